@@ -1,0 +1,55 @@
+"""Yahtzee as a reinforcement-learning benchmark.
+
+Importing this package registers the Gymnasium ids (nothing heavy is imported until
+`gymnasium.make`)::
+
+    import gymnasium as gym
+    import yahtzee_env  # noqa: F401  (or gym.make("yahtzee_env:Yahtzee-v0"))
+
+    env = gym.make("Yahtzee-v0", rules="official")
+
+The rules engine (`yahtzee_env.engine`, `yahtzee_env.rules`, `yahtzee_env.dice`) does not
+import Gymnasium.
+"""
+
+from __future__ import annotations
+
+from yahtzee_env.engine import (
+    NUM_ACTIONS,
+    Game,
+    IllegalActionError,
+    Scorecard,
+    box_action,
+    hold_action,
+)
+from yahtzee_env.rules import BOX_NAMES, PRESETS, Box, RuleSet
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BOX_NAMES",
+    "NUM_ACTIONS",
+    "PRESETS",
+    "Box",
+    "Game",
+    "IllegalActionError",
+    "RuleSet",
+    "Scorecard",
+    "__version__",
+    "box_action",
+    "hold_action",
+]
+
+
+def _register() -> None:
+    from gymnasium.envs.registration import register, registry
+
+    if "Yahtzee-v0" not in registry:
+        register(
+            id="Yahtzee-v0",
+            entry_point="yahtzee_env.env:YahtzeeEnv",
+            vector_entry_point="yahtzee_env.vector:YahtzeeVectorEnv",
+        )
+
+
+_register()

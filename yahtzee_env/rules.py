@@ -1,0 +1,297 @@
+"""The scorecard and the rules: box order, rule variants (`RuleSet`) and scoring tables.
+
+This module is the one place where a box is scored. Scores are looked up in tables built
+once per rule set over the 252 sorted rolls (`yahtzee_env.dice`), so the engine, the vector
+env and the solver all score a roll the same way, with no branches over dice at run time.
+
+Boxes, in the order used everywhere (box ``b`` is action ``32 + b``)::
+
+    0 aces   1 twos   2 threes   3 fours   4 fives   5 sixes            (upper section)
+    6 three_of_a_kind  7 four_of_a_kind  8 full_house  9 small_straight
+    10 large_straight  11 yahtzee  12 chance                            (lower section)
+
+A set of filled boxes is a 13-bit integer ``filled`` (bit ``b`` set: box ``b`` is filled).
+The yahtzee box has three states (``YAHTZEE_OPEN``, ``YAHTZEE_50``, ``YAHTZEE_0``) because the
+Yahtzee bonus and the joker rules depend on what it holds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import IntEnum
+from functools import cached_property
+from typing import Literal
+
+import numpy as np
+
+from yahtzee_env.dice import COUNTS, DICE, NUM_ROLLS
+
+BOX_NAMES: tuple[str, ...] = (
+    "aces",
+    "twos",
+    "threes",
+    "fours",
+    "fives",
+    "sixes",
+    "three_of_a_kind",
+    "four_of_a_kind",
+    "full_house",
+    "small_straight",
+    "large_straight",
+    "yahtzee",
+    "chance",
+)
+
+
+class Box(IntEnum):
+    ACES = 0
+    TWOS = 1
+    THREES = 2
+    FOURS = 3
+    FIVES = 4
+    SIXES = 5
+    THREE_OF_A_KIND = 6
+    FOUR_OF_A_KIND = 7
+    FULL_HOUSE = 8
+    SMALL_STRAIGHT = 9
+    LARGE_STRAIGHT = 10
+    YAHTZEE = 11
+    CHANCE = 12
+
+
+NUM_BOXES = 13
+NUM_UPPER = 6
+UPPER_MASK = (1 << NUM_UPPER) - 1  # bits of the six upper boxes
+ALL_FILLED = (1 << NUM_BOXES) - 1
+NUM_FILLED_MASKS = 1 << NUM_BOXES  # 8192
+MAX_UPPER_TOTAL = 5 * sum(range(1, 7))  # 105: five of each face in every upper box
+
+YAHTZEE_OPEN, YAHTZEE_50, YAHTZEE_0 = 0, 1, 2
+
+FULL_HOUSE_POINTS = 25
+SMALL_STRAIGHT_POINTS = 30
+LARGE_STRAIGHT_POINTS = 40
+YAHTZEE_POINTS = 50
+
+JokerRule = Literal["forced", "free", "none"]
+
+
+# --------------------------------------------------------------------------- natural scores
+def _natural_scores() -> np.ndarray:
+    """``[252, 13]`` points each roll scores in each box, no joker rule applied."""
+    counts = COUNTS.astype(np.int16)
+    total = DICE.astype(np.int16).sum(axis=1)
+    most = counts.max(axis=1)
+    present = counts > 0
+    runs4 = [present[:, a : a + 4].all(axis=1) for a in range(3)]  # 1-4, 2-5, 3-6
+    runs5 = [present[:, a : a + 5].all(axis=1) for a in range(2)]  # 1-5, 2-6
+    scores = np.zeros((NUM_ROLLS, NUM_BOXES), dtype=np.int16)
+    scores[:, :NUM_UPPER] = counts * np.arange(1, 7, dtype=np.int16)
+    scores[:, Box.THREE_OF_A_KIND] = np.where(most >= 3, total, 0)
+    scores[:, Box.FOUR_OF_A_KIND] = np.where(most >= 4, total, 0)
+    ranked = np.sort(counts, axis=1)
+    full_house = (ranked[:, -1] == 3) & (ranked[:, -2] == 2)  # three of one, two of another
+    scores[:, Box.FULL_HOUSE] = np.where(full_house, FULL_HOUSE_POINTS, 0)
+    scores[:, Box.SMALL_STRAIGHT] = np.where(np.any(runs4, axis=0), SMALL_STRAIGHT_POINTS, 0)
+    scores[:, Box.LARGE_STRAIGHT] = np.where(np.any(runs5, axis=0), LARGE_STRAIGHT_POINTS, 0)
+    scores[:, Box.YAHTZEE] = np.where(most == 5, YAHTZEE_POINTS, 0)
+    scores[:, Box.CHANCE] = total
+    return scores
+
+
+NATURAL_SCORES = _natural_scores()
+NATURAL_SCORES.flags.writeable = False
+IS_YAHTZEE = COUNTS.max(axis=1) == 5
+YAHTZEE_FACE = np.where(IS_YAHTZEE, DICE[:, 0] - 1, -1).astype(np.int8)  # 0..5, or -1
+
+
+# --------------------------------------------------------------------------- rule sets
+@dataclass(frozen=True)
+class RuleSet:
+    """Immutable, validated rule variant. Use a preset name with `RuleSet.from_spec`.
+
+    Attributes:
+        joker: what a Yahtzee rolled when the yahtzee box is already filled may do.
+            ``"forced"`` (official): it must go in its face's upper box if open; else in any
+            open lower box at full value (full house 25, straights 30/40, 3K/4K/chance the
+            sum); else 0 in an open upper box. ``"free"``: it may go in any open box; joker
+            values apply in the lower section only when its face's upper box is filled too.
+            ``"none"``: five alike is only what it is (0 in full house and the straights).
+        yahtzee_bonus: +``yahtzee_bonus_value`` for every further Yahtzee while the yahtzee
+            box holds 50 (never when it holds 0).
+        upper_first: the lower boxes stay closed until the six upper boxes are filled.
+        upper_bonus_threshold, upper_bonus_value: the upper bonus (35 at 63 by default).
+    """
+
+    joker: JokerRule = "forced"
+    yahtzee_bonus: bool = True
+    yahtzee_bonus_value: int = 100
+    upper_first: bool = False
+    upper_bonus_threshold: int = 63
+    upper_bonus_value: int = 35
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            expected = {"joker": str, "yahtzee_bonus": bool, "upper_first": bool}.get(
+                field.name, int
+            )
+            if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+                raise ValueError(
+                    f"RuleSet.{field.name} must be {expected.__name__}, got {value!r}"
+                )
+        if self.joker not in ("forced", "free", "none"):
+            raise ValueError(
+                f"RuleSet.joker must be 'forced', 'free' or 'none', got {self.joker!r}"
+            )
+        if not 1 <= self.upper_bonus_threshold <= MAX_UPPER_TOTAL:
+            raise ValueError(
+                f"RuleSet.upper_bonus_threshold must be in 1..{MAX_UPPER_TOTAL} "
+                f"(the most the upper section can hold), got {self.upper_bonus_threshold}"
+            )
+        if self.upper_bonus_value < 0:
+            raise ValueError(f"RuleSet.upper_bonus_value must be >= 0, got {self.upper_bonus_value}")
+        if self.yahtzee_bonus_value <= 0:
+            raise ValueError(
+                f"RuleSet.yahtzee_bonus_value must be > 0, got {self.yahtzee_bonus_value}"
+            )
+        if not self.yahtzee_bonus and self.yahtzee_bonus_value != 100:
+            raise ValueError(
+                "RuleSet.yahtzee_bonus_value is set but RuleSet.yahtzee_bonus is False: "
+                "a bonus value without the bonus is a contradiction"
+            )
+
+    # ----------------------------------------------------------------------- construction
+    @classmethod
+    def from_spec(cls, spec: str | RuleSet | None) -> RuleSet:
+        """A `RuleSet` from a preset name (see `PRESETS`), a `RuleSet`, or None (official)."""
+        if spec is None:
+            return PRESETS["official"]
+        if isinstance(spec, RuleSet):
+            return spec
+        if isinstance(spec, str) and spec in PRESETS:
+            return PRESETS[spec]
+        raise ValueError(f"unknown rules {spec!r}; presets are: {', '.join(PRESETS)}")
+
+    @property
+    def name(self) -> str:
+        """The preset name if this is a preset, else a description of the fields."""
+        for name, preset in PRESETS.items():
+            if preset == self:
+                return name
+        return ",".join(
+            f"{f.name}={getattr(self, f.name)}"
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) != f.default
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+    # ----------------------------------------------------------------------- tables
+    @cached_property
+    def tables(self) -> ScoringTables:
+        return ScoringTables(self)
+
+
+PRESETS: dict[str, RuleSet] = {
+    "official": RuleSet(),
+    "free-joker": RuleSet(joker="free"),
+    "no-joker": RuleSet(joker="none"),
+    "no-joker-no-bonus": RuleSet(joker="none", yahtzee_bonus=False),
+    "upper-first": RuleSet(upper_first=True),
+}
+
+
+# --------------------------------------------------------------------------- scoring
+# Points context: 0 natural scoring; 1 joker values (lower boxes at full value).
+POINTS_NATURAL, POINTS_JOKER = 0, 1
+
+
+class ScoringTables:
+    """Legal boxes and points of every (roll, filled boxes, yahtzee-box state), as tables.
+
+    ``legal[context, filled]`` is the bool[13] set of boxes that may be filled, where
+    ``context`` is 0 for an ordinary roll and ``1 + face`` for a Yahtzee of that face rolled
+    while the yahtzee box is filled (the joker situation; see `RuleSet.joker`).
+    ``points[roll, joker_values]`` is what the roll scores in each box.
+    """
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        filled = np.arange(NUM_FILLED_MASKS)[:, None]
+        is_filled = ((filled >> np.arange(NUM_BOXES)) & 1).astype(bool)  # [8192, 13]
+        is_open = ~is_filled
+        upper_full = (filled[:, 0] & UPPER_MASK) == UPPER_MASK
+        allowed = is_open.copy()
+        if rules.upper_first:
+            allowed[~upper_full, NUM_UPPER:] = False
+
+        legal = np.zeros((7, NUM_FILLED_MASKS, NUM_BOXES), dtype=bool)
+        legal[0] = allowed
+        lower = np.zeros(NUM_BOXES, dtype=bool)
+        lower[NUM_UPPER:] = True
+        for face in range(6):
+            if rules.joker == "forced":
+                own_upper_open = is_open[:, face]
+                lower_choices = allowed & lower
+                any_lower = lower_choices.any(axis=1)
+                forced = np.where(any_lower[:, None], lower_choices, allowed & ~lower)
+                only_own = np.zeros(NUM_BOXES, dtype=bool)
+                only_own[face] = True
+                legal[1 + face] = np.where(own_upper_open[:, None], only_own, forced)
+            else:  # "free" and "none": any allowed box
+                legal[1 + face] = allowed
+        self.legal = legal
+        self.legal.flags.writeable = False
+
+        points = np.repeat(NATURAL_SCORES[:, None, :], 2, axis=1).copy()  # [252, 2, 13]
+        rows = np.flatnonzero(IS_YAHTZEE)
+        points[rows, POINTS_JOKER, Box.FULL_HOUSE] = FULL_HOUSE_POINTS
+        points[rows, POINTS_JOKER, Box.SMALL_STRAIGHT] = SMALL_STRAIGHT_POINTS
+        points[rows, POINTS_JOKER, Box.LARGE_STRAIGHT] = LARGE_STRAIGHT_POINTS
+        self.points = points
+        self.points.flags.writeable = False
+        self.bonus_value = rules.yahtzee_bonus_value if rules.yahtzee_bonus else 0
+
+    # Both forms below are the whole joker logic: which context and which points apply.
+    def context(self, roll: int, filled: int, yahtzee_state: int) -> tuple[int, int]:
+        """(legal-table context, points context) for one roll."""
+        face = int(YAHTZEE_FACE[roll])
+        if face < 0 or yahtzee_state == YAHTZEE_OPEN or self.rules.joker == "none":
+            return 0, POINTS_NATURAL
+        if self.rules.joker == "forced" or (filled >> face) & 1:
+            return 1 + face, POINTS_JOKER
+        return 1 + face, POINTS_NATURAL  # free joker, own upper box still open
+
+    def context_batch(
+        self, rolls: np.ndarray, filled: np.ndarray, yahtzee_state: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`context` over arrays of rolls and states (any matching shapes)."""
+        face = YAHTZEE_FACE[rolls].astype(np.int64)
+        joker = (face >= 0) & (yahtzee_state != YAHTZEE_OPEN) & (self.rules.joker != "none")
+        if self.rules.joker == "forced":
+            values = joker
+        else:
+            values = joker & (((filled >> np.maximum(face, 0)) & 1) == 1)
+        return np.where(joker, 1 + face, 0), values.astype(np.int64)
+
+    def options(self, roll: int, filled: int, yahtzee_state: int) -> tuple[np.ndarray, np.ndarray]:
+        """(legal bool[13], points int16[13]) of placing ``roll``, bonus not included."""
+        ctx, values = self.context(roll, filled, yahtzee_state)
+        return self.legal[ctx, filled], self.points[roll, values]
+
+    def yahtzee_bonus(self, roll: int, yahtzee_state: int) -> int:
+        """The bonus a roll earns wherever it is placed (0 unless a further Yahtzee)."""
+        return self.bonus_value if IS_YAHTZEE[roll] and yahtzee_state == YAHTZEE_50 else 0
+
+    def yahtzee_bonus_batch(self, rolls: np.ndarray, yahtzee_state: np.ndarray) -> np.ndarray:
+        return np.where(IS_YAHTZEE[rolls] & (yahtzee_state == YAHTZEE_50), self.bonus_value, 0)
+
+
+def next_yahtzee_state(yahtzee_state: int, box: int, points: int) -> int:
+    """The yahtzee-box state after filling ``box`` with ``points``."""
+    if box != Box.YAHTZEE:
+        return yahtzee_state
+    return YAHTZEE_50 if points > 0 else YAHTZEE_0
