@@ -56,6 +56,11 @@ _KEEP_INDEX = np.full(NUM_FACES**NUM_FACES, -1, dtype=np.int16)
 _KEEP_INDEX[_counts_code(KEEP_COUNTS.astype(np.int64))] = np.arange(NUM_KEEPS)
 
 
+def roll_index_from_counts(counts: np.ndarray) -> np.ndarray:
+    """Roll indices of face counts ``[..., 6]`` (each row must sum to five)."""
+    return _ROLL_INDEX[_counts_code(np.asarray(counts, dtype=np.int64))].astype(np.int64)
+
+
 def roll_index(dice) -> int:
     """Index in ``DICE`` of five dice given in any order (faces 1..6)."""
     faces = np.asarray(dice, dtype=np.int64)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from yahtzee_env.dice import COUNTS, DICE, NUM_DICE, NUM_ROLLS
+from yahtzee_env.dice import COUNTS, DICE, NUM_DICE, NUM_ROLLS, roll_index_from_counts
 from yahtzee_env.rules import NUM_BOXES, NUM_FILLED_MASKS
 
 OBS_VERSION = 1
@@ -107,6 +107,21 @@ def encode_batch(
     obs[:, BONUS_INDEX] = bonus
     obs[:, PROGRESS_INDEX] = PROGRESS_FEATURES[filled]
     return obs
+
+
+def decode_batch(obs: np.ndarray, threshold: int) -> dict[str, np.ndarray]:
+    """The game state an observation shows: ``roll``, ``rolls_left``, ``filled``, ``upper``
+    (capped at ``threshold``) and ``yahtzee_state``, each an int64 array over the batch."""
+    obs = np.atleast_2d(obs)
+    counts = np.rint(obs[:, 30:36] * NUM_DICE).astype(np.int64)
+    open_boxes = obs[:, OPEN_SLICE] > 0.5
+    return {
+        "roll": roll_index_from_counts(counts),
+        "rolls_left": np.argmax(obs[:, ROLLS_LEFT_SLICE], axis=1),
+        "filled": (~open_boxes).astype(np.int64) @ (1 << np.arange(NUM_BOXES)),
+        "upper": np.rint(obs[:, 65].astype(np.float64) * threshold).astype(np.int64),
+        "yahtzee_state": np.argmax(obs[:, YAHTZEE_BOX_SLICE], axis=1),
+    }
 
 
 def encode_seat(game, seat: int | None = None) -> np.ndarray:

@@ -1,0 +1,45 @@
+# Two entry points for a fresh machine with nothing but Python 3.10+:
+#   make run    set up .venv and run the main job (benchmark the shipped CPU levels)
+#   make test   set up .venv with the dev/train extras and run the test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+# Small-matrix numpy/torch work is slower with thread pools on 2 shared cores.
+export OPENBLAS_NUM_THREADS = 1
+export OMP_NUM_THREADS = 1
+export MKL_NUM_THREADS = 1
+
+.PHONY: run test lint setup setup-dev clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.core: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[plot]"
+	touch $@
+
+# torch is pinned to 2.13.0 (a CPU build) in the `train` extra; it is installed first on its
+# own so that no other requirement can pull a CUDA build.
+$(VENV)/.dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet "torch==2.13.0"
+	$(BIN)/pip install --quiet -e ".[train,export,plot,dev]"
+	touch $@
+
+setup: $(VENV)/.core
+setup-dev: $(VENV)/.dev
+
+run: $(VENV)/.core
+	$(BIN)/yahtzee bench-env
+	$(BIN)/yahtzee solve --rules official
+	$(BIN)/yahtzee evaluate --policy random,greedy,heuristic,optimal --games 10000 --seed 0 \
+		--json out/benchmark.json --plot out/benchmark.png
+
+test: $(VENV)/.dev
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .ruff_cache

@@ -1,0 +1,295 @@
+"""Typed training configs: a YAML file maps one-to-one onto these dataclasses.
+
+An unknown key, a value of the wrong type or an impossible value fails in `load_config`,
+before anything is trained, with an error that names the key (``ppo.batch_size: ...``).
+`apply_overrides` takes ``--set section.key=value`` strings (values parsed as YAML).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+
+from yahtzee_env.rules import PRESETS
+
+
+class ConfigError(ValueError):
+    """A config that cannot be trained; the message starts with the offending key."""
+
+
+@dataclass
+class Schedule:
+    """A value that changes linearly with training progress, from ``start`` to ``end``."""
+
+    start: float
+    end: float
+    kind: Literal["linear"] = "linear"
+
+    def __call__(self, progress_remaining: float) -> float:
+        # SB3 calls schedules with progress_remaining going from 1 to 0.
+        return self.end + (self.start - self.end) * progress_remaining
+
+
+@dataclass
+class EnvConfig:
+    id: str = "Yahtzee-v0"
+    """Gymnasium id of the environment (only the native vector env is supported)."""
+    rules: str = "official"
+    """Rules preset name (see `yahtzee_env.rules.PRESETS`)."""
+    canonical_holds: bool = True
+    """Mask all but one hold per distinct kept multiset, and keep-all (a learning aid)."""
+    num_envs: int = 64
+    """Games played in parallel by the vector env."""
+    reward_scale: float = 0.01
+    """Rewards are multiplied by this for learning (returns of ~250 points become ~2.5)."""
+
+
+@dataclass
+class PolicyConfig:
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    """Hidden layer sizes of the policy network."""
+    vf_arch: list[int] | None = None
+    """Hidden layer sizes of the value network (None: same as net_arch, separate weights)."""
+    activation: Literal["relu", "tanh"] = "relu"
+
+
+@dataclass
+class PPOConfig:
+    """Arguments of `sb3_contrib.MaskablePPO`, same names and meanings."""
+
+    learning_rate: float | Schedule = 3e-4
+    n_steps: int = 128
+    batch_size: int = 2048
+    n_epochs: int = 4
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    clip_range: float | Schedule = 0.2
+    clip_range_vf: float | None = None
+    normalize_advantage: bool = True
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    target_kl: float | None = None
+
+
+@dataclass
+class WarmStartConfig:
+    """Supervised pre-training of the policy (and value) before PPO, from a teacher policy."""
+
+    teacher: Literal["none", "optimal", "heuristic"] = "none"
+    """Who to imitate: `optimal` (the exact solver, soft targets from its action values),
+    `heuristic` (the built-in heuristic's actions) or `none` (PPO from scratch)."""
+    games: int = 20_000
+    """Teacher games whose decisions make the training set."""
+    epochs: int = 10
+    batch_size: int = 4096
+    learning_rate: float = 1e-3
+    temperature: float = 1.0
+    """Soft targets softmax(Q / temperature) over legal actions (optimal teacher, in points)."""
+    explore: float = 0.0
+    """Probability that the teacher's games take a random legal action (more varied states)."""
+
+
+@dataclass
+class TrainConfig:
+    total_timesteps: int = 1_000_000
+    seed: int = 0
+    eval_interval: int = 200_000
+    """Evaluate every this many env steps (0: only at the end)."""
+    eval_games: int = 2_000
+    eval_seed: int = 12_345
+    """Evaluation games use fixed seeds, the same at every evaluation."""
+    checkpoint_interval: int = 200_000
+    keep_checkpoints: int = 3
+    torch_threads: int = 1
+
+
+@dataclass
+class RunConfig:
+    name: str
+    """Run name: the run folder is runs/<name>."""
+    level: str | None = None
+    """The CPU level this config trains (easy, medium, hard), if any."""
+    description: str = ""
+    env: EnvConfig = field(default_factory=EnvConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def digest(self) -> str:
+        """sha256 of the resolved config (canonical JSON), recorded in exported models."""
+        blob = json.dumps(self.to_dict(), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()
+
+
+# ------------------------------------------------------------------------------ parsing
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+def _convert(value: Any, tp: Any, key: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        errors = []
+        for option in typing.get_args(tp):
+            try:
+                return _convert(value, option, key)
+            except ConfigError as err:
+                errors.append(str(err))
+        raise ConfigError(f"{key}: expected {_type_name(tp)}, got {value!r}")
+    if tp is type(None):
+        if value is None:
+            return None
+        raise ConfigError(f"{key}: expected null, got {value!r}")
+    if origin is Literal:
+        if value in typing.get_args(tp):
+            return value
+        choices = ", ".join(repr(c) for c in typing.get_args(tp))
+        raise ConfigError(f"{key}: expected one of {choices}, got {value!r}")
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        if not isinstance(value, list):
+            raise ConfigError(f"{key}: expected a list, got {value!r}")
+        return [_convert(v, item, f"{key}[{i}]") for i, v in enumerate(value)]
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, key)
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+    else:  # pragma: no cover - a field type this parser does not know
+        raise TypeError(f"{key}: unsupported field type {tp!r}")
+    raise ConfigError(f"{key}: expected {_type_name(tp)}, got {value!r}")
+
+
+def _build(cls: type, data: Any, prefix: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{prefix or 'config'}: expected a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in names:
+            where = f"{prefix}.{key}" if prefix else str(key)
+            raise ConfigError(f"{where}: unknown key (known: {', '.join(sorted(names))})")
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        key = f"{prefix}.{f.name}" if prefix else f.name
+        if f.name in data:
+            kwargs[f.name] = _convert(data[f.name], hints[f.name], key)
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ConfigError(f"{key}: missing required key")
+    return cls(**kwargs)
+
+
+def _positive(key: str, value: float, allow_zero: bool = False) -> None:
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ConfigError(f"{key}: must be {'>= 0' if allow_zero else '> 0'}, got {value}")
+
+
+def validate(cfg: RunConfig) -> RunConfig:
+    """Check values that the types alone do not rule out."""
+    if not cfg.name or "/" in cfg.name or cfg.name.startswith("."):
+        raise ConfigError(f"name: must be a plain folder name, got {cfg.name!r}")
+    if cfg.env.id != "Yahtzee-v0":
+        raise ConfigError(f"env.id: only 'Yahtzee-v0' can be trained, got {cfg.env.id!r}")
+    if cfg.env.rules not in PRESETS:
+        raise ConfigError(f"env.rules: unknown preset {cfg.env.rules!r} (known: {', '.join(PRESETS)})")
+    _positive("env.num_envs", cfg.env.num_envs)
+    _positive("env.reward_scale", cfg.env.reward_scale)
+    for i, width in enumerate(cfg.policy.net_arch):
+        _positive(f"policy.net_arch[{i}]", width)
+    for i, width in enumerate(cfg.policy.vf_arch or []):
+        _positive(f"policy.vf_arch[{i}]", width)
+    p = cfg.ppo
+    for name in ("n_steps", "batch_size", "n_epochs"):
+        _positive(f"ppo.{name}", getattr(p, name))
+    rollout = p.n_steps * cfg.env.num_envs
+    if rollout % p.batch_size:
+        raise ConfigError(
+            f"ppo.batch_size: n_steps * env.num_envs = {p.n_steps} * {cfg.env.num_envs} = "
+            f"{rollout} is not divisible by batch_size {p.batch_size}"
+        )
+    if not 0 < p.gamma <= 1:
+        raise ConfigError(f"ppo.gamma: must be in (0, 1], got {p.gamma}")
+    if not 0 <= p.gae_lambda <= 1:
+        raise ConfigError(f"ppo.gae_lambda: must be in [0, 1], got {p.gae_lambda}")
+    for name in ("learning_rate", "clip_range"):
+        value = getattr(p, name)
+        for part, v in ((name, value),) if isinstance(value, float) else (
+            (f"{name}.start", value.start),
+            (f"{name}.end", value.end),
+        ):
+            _positive(f"ppo.{part}", v, allow_zero=isinstance(value, Schedule))
+    for name in ("ent_coef", "vf_coef"):
+        _positive(f"ppo.{name}", getattr(p, name), allow_zero=True)
+    _positive("ppo.max_grad_norm", p.max_grad_norm)
+    w = cfg.warm_start
+    if w.teacher != "none":
+        for name in ("games", "epochs", "batch_size", "learning_rate", "temperature"):
+            _positive(f"warm_start.{name}", getattr(w, name))
+    if not 0 <= w.explore < 1:
+        raise ConfigError(f"warm_start.explore: must be in [0, 1), got {w.explore}")
+    t = cfg.train
+    _positive("train.total_timesteps", t.total_timesteps, allow_zero=True)
+    _positive("train.eval_interval", t.eval_interval, allow_zero=True)
+    _positive("train.eval_games", t.eval_games)
+    _positive("train.checkpoint_interval", t.checkpoint_interval)
+    _positive("train.keep_checkpoints", t.keep_checkpoints)
+    _positive("train.torch_threads", t.torch_threads)
+    return cfg
+
+
+def config_from_dict(data: Any) -> RunConfig:
+    return validate(_build(RunConfig, data, ""))
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``section.key=value`` overrides (value parsed as YAML) to a raw config dict."""
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. ppo.learning_rate=1e-4")
+        dotted, raw = item.split("=", 1)
+        *path, last = dotted.strip().split(".")
+        node = data
+        for part in path:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {dotted}: {part!r} is not a section")
+        node[last] = yaml.safe_load(raw)
+    return data
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
+    """Read, override and validate a YAML run config."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise ConfigError(f"cannot read config {path}: {err.strerror}") from err
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from err
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    return config_from_dict(apply_overrides(data, overrides or []))

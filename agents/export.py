@@ -1,0 +1,92 @@
+"""Export a trained MaskablePPO policy: numpy weights (`.npz` + manifest) or ONNX.
+
+The exported network is the policy's action head only: observation -> hidden layers ->
+action logits; the player takes the argmax over legal actions. It reproduces the SB3 policy's
+deterministic action exactly (the parity test checks it on recorded states).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from yahtzee_env.observation import OBS_SIZE
+from yahtzee_env.opponents import MLPPolicy, save_policy
+
+
+def policy_weights(model: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
+    """(W [in, out], b) pairs of the policy path of an SB3 ActorCriticPolicy, and activation."""
+    import torch.nn as nn
+
+    policy = model.policy if hasattr(model, "policy") else model
+    layers = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
+    acts = {type(m) for m in policy.mlp_extractor.policy_net if not isinstance(m, nn.Linear)}
+    if acts - {nn.ReLU, nn.Tanh} or len(acts) > 1:
+        raise ValueError(f"unsupported activations in the policy network: {acts}")
+    activation = "tanh" if nn.Tanh in acts else "relu"
+    weights = [
+        (m.weight.detach().cpu().numpy().T.copy(), m.bias.detach().cpu().numpy().copy())
+        for m in [*layers, policy.action_net]
+    ]
+    if weights[0][0].shape[0] != OBS_SIZE:
+        raise ValueError(f"policy takes {weights[0][0].shape[0]} inputs, expected {OBS_SIZE}")
+    return weights, activation
+
+
+def numpy_policy(model: Any, name: str = "policy") -> MLPPolicy:
+    weights, activation = policy_weights(model)
+    return MLPPolicy(weights, activation, name=name)
+
+
+def export_npz(
+    model: Any,
+    out_dir: str | Path,
+    name: str,
+    *,
+    rules: str,
+    config_sha256: str,
+    level: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    weights, activation = policy_weights(model)
+    return save_policy(
+        out_dir, name, weights, activation, rules=rules, config_sha256=config_sha256,
+        level=level, extra=extra,
+    )
+
+
+def export_onnx(policy: MLPPolicy, path: str | Path, opset: int = 17) -> Path:
+    """Write the logits network of a numpy `MLPPolicy` as one ONNX file (input ``obs``
+    float32[N, 72], output ``logits`` float32[N, 45]); mask and argmax are the caller's."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits = [], []
+    x = "obs"
+    for i, (w, b) in enumerate(policy.weights):
+        inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}")]
+        last = i == len(policy.weights) - 1
+        y = "logits" if last else f"h{i}"
+        nodes.append(helper.make_node("Gemm", [x, f"w{i}", f"b{i}"], [y if last else f"z{i}"]))
+        if not last:
+            op = "Relu" if policy.activation == "relu" else "Tanh"
+            nodes.append(helper.make_node(op, [f"z{i}"], [y]))
+        x = y
+    graph = helper.make_graph(
+        nodes,
+        "yahtzee_policy",
+        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", OBS_SIZE])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", policy.weights[-1][0].shape[1]])],
+        inits,
+    )
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx_model.ir_version = min(onnx_model.ir_version, 9)
+    onnx.checker.check_model(onnx_model)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".onnx.tmp")
+    onnx.save(onnx_model, tmp)
+    tmp.replace(path)
+    return path

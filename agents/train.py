@@ -1,0 +1,356 @@
+"""Train a MaskablePPO agent from a `RunConfig` into a run folder ``runs/<name>/``.
+
+The run folder holds everything needed to understand and continue the run::
+
+    config.yaml        the resolved config (after --set overrides)
+    command.txt        the command line
+    meta.json          package version, git commit, library versions, start time
+    tb/                TensorBoard logs
+    checkpoints/       ckpt_<steps>.zip, written atomically; the last K are kept
+    best/              best model by evaluation score (model.zip + eval.json)
+    final/             the model at the end of training (model.zip + eval.json)
+
+`train` resumes from the newest checkpoint when ``resume=True``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from agents.config import RunConfig, Schedule, config_from_dict
+
+CHECKPOINT_PREFIX = "ckpt_"
+
+
+@dataclass
+class RunPaths:
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config.yaml"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.root / "checkpoints"
+
+    @property
+    def best(self) -> Path:
+        return self.root / "best"
+
+    @property
+    def final(self) -> Path:
+        return self.root / "final"
+
+    @property
+    def tb(self) -> Path:
+        return self.root / "tb"
+
+    def latest_checkpoint(self) -> Path | None:
+        ckpts = sorted(
+            self.checkpoints.glob(f"{CHECKPOINT_PREFIX}*.zip"),
+            key=lambda p: int(p.stem.removeprefix(CHECKPOINT_PREFIX)),
+        )
+        return ckpts[-1] if ckpts else None
+
+
+def load_run_config(run_dir: str | Path) -> RunConfig:
+    paths = RunPaths(Path(run_dir))
+    if not paths.config.exists():
+        raise FileNotFoundError(f"{run_dir}: not a run folder (no config.yaml)")
+    return config_from_dict(yaml.safe_load(paths.config.read_text()))
+
+
+# ------------------------------------------------------------------------------ env and model
+def make_env(cfg: RunConfig, seed: int):
+    """The native vector env behind the SB3 adapter, rewards scaled for learning."""
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    from agents.vec_env import SB3VecEnv
+    from yahtzee_env.vector import YahtzeeVectorEnv
+
+    class ScaleReward(VecEnvWrapper):
+        def __init__(self, venv, scale: float) -> None:
+            super().__init__(venv)
+            self.scale = scale
+
+        def reset(self):
+            return self.venv.reset()
+
+        def step_wait(self):
+            obs, rewards, dones, infos = self.venv.step_wait()
+            return obs, rewards * self.scale, dones, infos
+
+    vec = YahtzeeVectorEnv(
+        num_envs=cfg.env.num_envs, rules=cfg.env.rules, canonical_holds=cfg.env.canonical_holds
+    )
+    env = SB3VecEnv(vec)
+    env.seed(seed)
+    return ScaleReward(env, cfg.env.reward_scale)
+
+
+def _schedule(value: float | Schedule):
+    return value if isinstance(value, float) else value
+
+
+def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
+    import torch.nn as nn
+    from sb3_contrib import MaskablePPO
+
+    p = cfg.ppo
+    policy_kwargs = {
+        "net_arch": {"pi": list(cfg.policy.net_arch),
+                     "vf": list(cfg.policy.vf_arch or cfg.policy.net_arch)},
+        "activation_fn": {"relu": nn.ReLU, "tanh": nn.Tanh}[cfg.policy.activation],
+    }
+    return MaskablePPO(
+        "MlpPolicy",
+        env,
+        learning_rate=_schedule(p.learning_rate),
+        n_steps=p.n_steps,
+        batch_size=p.batch_size,
+        n_epochs=p.n_epochs,
+        gamma=p.gamma,
+        gae_lambda=p.gae_lambda,
+        clip_range=_schedule(p.clip_range),
+        clip_range_vf=p.clip_range_vf,
+        normalize_advantage=p.normalize_advantage,
+        ent_coef=p.ent_coef,
+        vf_coef=p.vf_coef,
+        max_grad_norm=p.max_grad_norm,
+        target_kl=p.target_kl,
+        policy_kwargs=policy_kwargs,
+        tensorboard_log=str(tb_dir) if tb_dir else None,
+        seed=cfg.train.seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
+# ------------------------------------------------------------------------------ run folder
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+            cwd=Path(__file__).resolve().parent,
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], capture_output=True, text=True,
+            cwd=Path(__file__).resolve().parent,
+        ).stdout.strip()
+        return out.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_run_metadata(paths: RunPaths, cfg: RunConfig, argv: list[str]) -> None:
+    import sb3_contrib
+    import stable_baselines3
+    import torch
+
+    import yahtzee_env
+
+    paths.root.mkdir(parents=True, exist_ok=True)
+    _atomic_write_text(paths.config, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    with open(paths.root / "command.txt", "a") as f:
+        f.write(shlex.join(argv) + "\n")
+    meta = {
+        "package_version": yahtzee_env.__version__,
+        "git_commit": _git_commit(),
+        "config_sha256": cfg.digest(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "stable_baselines3": stable_baselines3.__version__,
+        "sb3_contrib": sb3_contrib.__version__,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    _atomic_write_text(paths.root / "meta.json", json.dumps(meta, indent=2) + "\n")
+
+
+def save_model_atomic(model: Any, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.stem + ".tmp.zip")
+    model.save(tmp)
+    os.replace(tmp, path)
+
+
+# ------------------------------------------------------------------------------ callback
+def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from agents.export import numpy_policy
+    from yahtzee_env.evaluation import evaluate_policy
+
+    class TrainingCallback(BaseCallback):
+        """Episode statistics, periodic evaluation, checkpoints and the progress bar."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.scores: list[float] = []
+            self.upper: list[bool] = []
+            self.yahtzees: list[bool] = []
+            self.best = -np.inf
+            self.last_eval: dict[str, Any] | None = None
+            self.next_eval = 0
+            self.next_ckpt = 0
+            self.bar = None
+            self.t0 = time.perf_counter()
+            self.steps0 = 0
+
+        def _on_training_start(self) -> None:
+            t = cfg.train
+            n = self.num_timesteps
+            self.next_eval = (n // t.eval_interval + 1) * t.eval_interval if t.eval_interval else 0
+            self.next_ckpt = (n // t.checkpoint_interval + 1) * t.checkpoint_interval
+            best_file = paths.best / "eval.json"
+            if best_file.exists():
+                self.best = json.loads(best_file.read_text())["mean"]
+            self.t0, self.steps0 = time.perf_counter(), n
+            if progress:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=t.total_timesteps, initial=n, unit="step",
+                                unit_scale=True, dynamic_ncols=True, desc=cfg.name)
+
+        def _on_step(self) -> bool:
+            for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
+                if done and "episode" in info:
+                    self.scores.append(info["episode"]["r"])
+                    self.upper.append(info.get("upper_bonus", 0) > 0)
+                    self.yahtzees.append(info.get("scorecard_yahtzee", 0) == 50)
+            n = self.num_timesteps
+            if self.bar is not None:
+                self.bar.update(n - self.bar.n)
+            if cfg.train.eval_interval and n >= self.next_eval:
+                self.evaluate()
+                self.next_eval += cfg.train.eval_interval
+            if n >= self.next_ckpt:
+                self.checkpoint()
+                self.next_ckpt += cfg.train.checkpoint_interval
+            return True
+
+        def _on_rollout_end(self) -> None:
+            if self.scores:
+                self.logger.record("episode/score", float(np.mean(self.scores)))
+                self.logger.record("episode/upper_bonus_rate", float(np.mean(self.upper)))
+                self.logger.record("episode/yahtzee_rate", float(np.mean(self.yahtzees)))
+                self.scores, self.upper, self.yahtzees = [], [], []
+            sps = (self.num_timesteps - self.steps0) / max(time.perf_counter() - self.t0, 1e-9)
+            self.logger.record("time/sps_run", sps)
+
+        def evaluate(self) -> dict[str, Any]:
+            policy = numpy_policy(self.model, cfg.name)
+            result = evaluate_policy(
+                policy, games=cfg.train.eval_games, seed=cfg.train.eval_seed,
+                rules=cfg.env.rules, regret="if-cached",
+            )
+            self.last_eval = result
+            self.logger.record("eval/mean_score", result["mean"])
+            self.logger.record("eval/ci95", result["ci95"])
+            self.logger.record("eval/upper_bonus_rate", result["upper_bonus_rate"])
+            self.logger.record("eval/yahtzee_rate", result["yahtzee_rate"])
+            if result.get("regret") is not None:
+                self.logger.record("eval/regret_per_game", result["regret"]["mean"])
+            self.logger.dump(self.num_timesteps)
+            if self.bar is not None:
+                self.bar.set_postfix(eval=f"{result['mean']:.1f}±{result['ci95']:.1f}")
+            if result["mean"] > self.best:
+                self.best = result["mean"]
+                save_model_atomic(self.model, paths.best / "model.zip")
+                _atomic_write_text(paths.best / "eval.json", json.dumps(
+                    {**_brief(result), "timesteps": self.num_timesteps}, indent=2))
+            return result
+
+        def checkpoint(self) -> None:
+            path = paths.checkpoints / f"{CHECKPOINT_PREFIX}{self.num_timesteps}.zip"
+            save_model_atomic(self.model, path)
+            ckpts = sorted(paths.checkpoints.glob(f"{CHECKPOINT_PREFIX}*.zip"),
+                           key=lambda p: int(p.stem.removeprefix(CHECKPOINT_PREFIX)))
+            for old in ckpts[: -cfg.train.keep_checkpoints]:
+                old.unlink()
+
+        def _on_training_end(self) -> None:
+            if self.bar is not None:
+                self.bar.close()
+
+    return TrainingCallback()
+
+
+def _brief(result: dict[str, Any]) -> dict[str, Any]:
+    keys = ("games", "seed", "mean", "ci95", "std", "median", "upper_bonus_rate", "yahtzee_rate")
+    brief = {k: result[k] for k in keys if k in result}
+    if result.get("regret") is not None:
+        brief["regret_per_game"] = result["regret"]["mean"]
+    return brief
+
+
+# ------------------------------------------------------------------------------ entry point
+def train(cfg: RunConfig, runs_dir: str | Path = "runs", *, resume: bool = False,
+          progress: bool = True, argv: list[str] | None = None) -> Path:
+    """Train (or resume) the run described by ``cfg``; return the run folder."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(cfg.train.torch_threads)
+    paths = RunPaths(Path(runs_dir) / cfg.name)
+    ckpt = paths.latest_checkpoint() if resume else None
+    if not resume and paths.config.exists():
+        raise FileExistsError(
+            f"{paths.root} already exists: resume it with --resume, or choose another name"
+        )
+    write_run_metadata(paths, cfg, argv if argv is not None else sys.argv)
+    env = make_env(cfg, seed=cfg.train.seed)
+    if ckpt is not None:
+        model = MaskablePPO.load(ckpt, env=env, device="cpu")
+        model.tensorboard_log = str(paths.tb)
+        # A fresh env stream for the continuation, derived from the seed and the step count.
+        env.seed(cfg.train.seed + model.num_timesteps)
+        model._last_obs = None
+        print(f"resuming {cfg.name} from {ckpt.name} at {model.num_timesteps} steps")
+    else:
+        model = build_model(cfg, env, paths.tb)
+        if cfg.warm_start.teacher != "none":
+            from agents.warm_start import warm_start
+
+            stats = warm_start(model, cfg, log_dir=paths.root)
+            _atomic_write_text(paths.root / "warm_start.json", json.dumps(stats, indent=2))
+    callback = _make_callback(cfg, paths, progress)
+    remaining = cfg.train.total_timesteps - model.num_timesteps
+    t0 = time.perf_counter()
+    if remaining > 0:
+        model.learn(
+            total_timesteps=remaining,
+            callback=callback,
+            reset_num_timesteps=ckpt is None,
+            tb_log_name="ppo",
+        )
+    elapsed = time.perf_counter() - t0
+    callback.checkpoint()
+    save_model_atomic(model, paths.final / "model.zip")
+    result = callback.evaluate() if callback.last_eval is None or remaining > 0 else callback.last_eval
+    _atomic_write_text(paths.final / "eval.json", json.dumps(
+        {**_brief(result), "timesteps": model.num_timesteps,
+         "train_seconds_this_session": elapsed}, indent=2))
+    with open(paths.root / "sessions.jsonl", "a") as f:
+        f.write(json.dumps({"seconds": elapsed, "end_timesteps": model.num_timesteps}) + "\n")
+    env.close()
+    return paths.root

@@ -1,0 +1,106 @@
+"""``yahtzee evaluate``: play N games of one or more policies and report statistics."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from yahtzee_env.rules import PRESETS
+
+HELP = "play N games of policies (random, greedy, heuristic, optimal, easy, medium, hard, "\
+       "or a model .json) and report score statistics and regret against optimal"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policy", required=True,
+                        help="comma-separated policy names or model manifest paths")
+    parser.add_argument("--games", type=_positive_int, default=10_000, help="games per policy")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the games (and policies)")
+    parser.add_argument("--rules", default="official", choices=list(PRESETS))
+    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    parser.add_argument("--plot", type=Path, default=None, help="write a PNG plot here")
+    parser.add_argument("--workers", type=_positive_int, default=min(2, os.cpu_count() or 1),
+                        help="worker processes (default: 2 or the CPU count if lower)")
+    parser.add_argument("--no-regret", action="store_true",
+                        help="skip grading decisions against the optimal strategy")
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def resolve_policy(name: str, rules: str, seed: int):
+    """A policy object from a built-in name, a shipped level or a model manifest path."""
+    from yahtzee_env.opponents import LEVELS, load_opponent
+    from yahtzee_env.policies import POLICIES, make_policy
+
+    if name in POLICIES or name == "optimal":
+        return make_policy(name, rules=rules, seed=seed)
+    if name in LEVELS or name.endswith((".json", ".npz")):
+        return load_opponent(name)
+    raise ValueError(
+        f"unknown policy {name!r}: use one of {', '.join([*POLICIES, *LEVELS])} or a model "
+        "manifest path (NAME.json)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from yahtzee_env.evaluation import evaluate_policy, format_table, plot_results
+    from yahtzee_env.opponents import ModelFormatError
+
+    names = [n.strip() for n in args.policy.split(",") if n.strip()]
+    try:
+        policies = [(n, resolve_policy(n, args.rules, args.seed)) for n in names]
+    except (ValueError, ModelFormatError) as err:
+        print(f"yahtzee evaluate: error: {err}", file=sys.stderr)
+        return 2
+    results = []
+    for name, policy in policies:
+        progress = _game_progress(name, not args.no_progress)
+        result = evaluate_policy(
+            policy, args.games, args.seed, args.rules, name=name, workers=args.workers,
+            regret="no" if args.no_regret else "yes", progress=progress,
+        )
+        results.append(result)
+    print(format_table(results))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        tmp = args.json.with_name(args.json.name + ".tmp")
+        tmp.write_text(json.dumps({"results": results}, indent=2) + "\n")
+        tmp.replace(args.json)
+        print(f"wrote {args.json}")
+    if args.plot:
+        args.plot.parent.mkdir(parents=True, exist_ok=True)
+        plot_results(results, args.plot)
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def _game_progress(label: str, enabled: bool):
+    import time
+
+    start = time.perf_counter()
+
+    def report(done: int, total: int) -> None:
+        if not enabled:
+            return
+        width = 30
+        filled = round(width * done / total)
+        rate = done / max(time.perf_counter() - start, 1e-9)
+        sys.stderr.write(f"\r{label:<10} [{'#' * filled}{'.' * (width - filled)}] "
+                         f"{done}/{total} games {rate:,.0f}/s")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return report

@@ -1,0 +1,56 @@
+"""``yahtzee solve``: compute (or load from the cache) the optimal-strategy table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from yahtzee_env.rules import PRESETS
+
+HELP = "compute the exact optimal solitaire strategy table (cached) and print its value"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rules", default="official", choices=list(PRESETS),
+                        help="rules preset (default: official, forced joker)")
+    parser.add_argument("--cache-dir", default=None,
+                        help="cache directory (default: $YAHTZEE_CACHE_DIR, else the XDG cache)")
+    parser.add_argument("--force", action="store_true",
+                        help="recompute even if a valid cached table exists")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def progress_printer(label: str, enabled: bool):
+    """A tiny text progress bar on stderr (no tqdm needed on a core install)."""
+    start = time.perf_counter()
+
+    def report(done: int, total: int) -> None:
+        if not enabled:
+            return
+        width = 30
+        filled = round(width * done / total)
+        elapsed = time.perf_counter() - start
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] "
+                         f"{done}/{total} layers {elapsed:5.1f}s")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return report
+
+
+def run(args: argparse.Namespace) -> int:
+    from yahtzee_env import solver
+
+    path = solver.cache_path(args.rules, args.cache_dir)
+    if args.force and path.exists():
+        path.unlink()
+    t0 = time.perf_counter()
+    progress = progress_printer(f"solving {args.rules}", enabled=not args.no_progress)
+    table = solver.load_or_solve(args.rules, cache_dir=args.cache_dir, progress=progress)
+    elapsed = time.perf_counter() - t0
+    print(f"rules: {args.rules}")
+    print(f"expected score under optimal play: {table.expected_score:.4f}")
+    print(f"table: {path} ({elapsed:.1f} s)")
+    return 0

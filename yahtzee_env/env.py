@@ -1,0 +1,408 @@
+"""`Yahtzee-v0`: one player, thirteen turns, as a Gymnasium environment.
+
+The env only adapts `yahtzee_env.engine.Game` to Gymnasium spaces: the engine applies the
+action and scores it, `yahtzee_env.observation` defines the observation vector. What is here
+is bookkeeping for speed (an observation buffer updated in place, cached mask rows).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from functools import lru_cache
+from typing import Any, ClassVar, Literal
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from yahtzee_env.dice import CANONICAL_HOLDS, NUM_HOLDS
+from yahtzee_env.engine import (
+    BOX_ACTION_OFFSET,
+    NUM_ACTIONS,
+    NUM_TURNS,
+    ROLLS_PER_TURN,
+    Game,
+    IllegalActionError,
+    describe_action,
+)
+from yahtzee_env.observation import (
+    BONUS_INDEX,
+    DICE_FEATURES,
+    OBS_SIZE,
+    OPEN_FEATURES,
+    OPEN_SLICE,
+    POINTS_SCALE,
+    PROGRESS_FEATURES,
+    PROGRESS_INDEX,
+    ROLLS_LEFT_FEATURES,
+    YAHTZEE_BOX_FEATURES,
+    YAHTZEE_BOX_SLICE,
+    encode_seat,
+)
+from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, NUM_UPPER, RuleSet
+
+IllegalActionPolicy = Literal["raise", "penalize"]
+
+_DICE_AND_ROLLS_END = ROLLS_LEFT_FEATURES.shape[1] + DICE_FEATURES.shape[1]  # obs[0:39]
+_POINTS_START = OPEN_SLICE.stop  # obs[52:65]
+_POINTS_STOP = _POINTS_START + NUM_BOXES
+
+
+class _StepTables:
+    """Per-rule-set lookup rows that make a step a handful of indexing operations.
+
+    ``mask[has_rolls, context, filled]`` is the bool[45] legal-action row (read-only, so it can
+    be handed out without copying; its int8 view is ``info["action_mask"]``).
+    ``points_scaled[roll, joker_values]`` is the observation's points row before masking.
+    ``dice_rolls[roll, rolls_left]`` is obs[0:39]: the dice features and re-rolls one-hot.
+    """
+
+    def __init__(self, rules: RuleSet) -> None:
+        tables = rules.tables
+        legal = tables.legal  # [7, 8192, 13]
+        mask = np.zeros((2, *legal.shape[:2], NUM_ACTIONS), dtype=bool)
+        mask[1, :, :, :NUM_HOLDS] = True
+        mask[:, :, :, BOX_ACTION_OFFSET:] = legal
+        mask.flags.writeable = False
+        self.mask = mask
+        self.mask_int8 = mask.view(np.int8)
+        self.points_scaled = (tables.points / POINTS_SCALE).astype(np.float32)
+        self.dice_rolls = np.concatenate(
+            [
+                np.repeat(DICE_FEATURES[:, None, :], ROLLS_PER_TURN, axis=1),
+                np.broadcast_to(
+                    ROLLS_LEFT_FEATURES, (len(DICE_FEATURES), *ROLLS_LEFT_FEATURES.shape)
+                ),
+            ],
+            axis=2,
+        )
+        for table in (self.points_scaled, self.dice_rolls):
+            table.flags.writeable = False
+
+
+@lru_cache(maxsize=16)
+def step_tables(rules: RuleSet) -> _StepTables:
+    """The `_StepTables` of a rule set, built once per process (about 10 MB each)."""
+    return _StepTables(rules)
+
+
+class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
+    """
+    Solitaire Yahtzee: thirteen turns of up to three rolls of five dice, each turn ending by
+    filling one of the thirteen boxes of the scorecard.
+
+    ## Description
+    Each turn starts with a roll of all five dice. While re-rolls are left (two per turn) the
+    agent may keep any subset of the dice and roll the others again, or fill a box at once.
+    After the third roll it must fill a box. Every box is filled exactly once; the game ends
+    after the thirteenth. Scoring follows the official rules (upper bonus of 35 at 63 points,
+    Yahtzee bonus of 100 per further Yahtzee once the yahtzee box holds 50, joker rules), or a
+    variant chosen with `rules`. All scoring is done by `yahtzee_env.engine` and
+    `yahtzee_env.rules`; this class only adapts them to Gymnasium.
+
+    ## Action Space
+    `Discrete(45)`:
+
+    - `0..31` hold mask: bit `i` set keeps die `i` of the *sorted* dice (`info["dice"]`),
+      the others are re-rolled. Legal while `rolls_left > 0`. `31` keeps all dice and spends a
+      roll.
+    - `32..44` fill box `action - 32`, in the order `aces, twos, threes, fours, fives, sixes,
+      three_of_a_kind, four_of_a_kind, full_house, small_straight, large_straight, yahtzee,
+      chance` (`yahtzee_env.rules.BOX_NAMES`).
+
+    Which actions are legal now is given by `action_masks()` (`bool[45]`, the sb3-contrib
+    `MaskablePPO` contract) and `info["action_mask"]` (`int8[45]`). A box is illegal once
+    filled, under `upper_first` until the upper section is full, and under the forced joker
+    rule when the Yahtzee on the table must go elsewhere. The mask is never all False before the
+    end. With `canonical_holds=True` only one hold per distinct kept multiset is legal (and not
+    keep-all), which shrinks the hold choices from 32 to at most 31 and often far fewer.
+
+    ## Observation Space
+    `Box(0, 1, (72,), float32)`, built by `yahtzee_env.observation` (`OBS_VERSION = 1`):
+
+    | index     | meaning                                                                 |
+    |-----------|-------------------------------------------------------------------------|
+    | `0:30`    | sorted dice one-hot: die `i` shows face `f` -> `6*i + f - 1`            |
+    | `30:36`   | face counts / 5                                                         |
+    | `36:39`   | re-rolls left (0, 1, 2) one-hot                                         |
+    | `39:52`   | box open (1) / filled (0)                                               |
+    | `52:65`   | points the dice would score in each box / 50 (0 where illegal now)      |
+    | `65`      | upper total / upper-bonus threshold, capped at 1                        |
+    | `66`      | upper bonus earned                                                      |
+    | `67:70`   | yahtzee box open / holds 50 / holds 0, one-hot                          |
+    | `70`      | the dice on the table earn a Yahtzee bonus wherever they are placed     |
+    | `71`      | boxes filled / 13                                                       |
+
+    `wrappers.DictObservation` turns it into the PettingZoo-style
+    `{"observation": Box, "action_mask": Box(int8)}` dict.
+
+    ## Starting State
+    An empty scorecard and the first roll of turn 1 (all five dice rolled, `rolls_left == 2`).
+    All randomness comes from `self.np_random` (seeded by `reset(seed=...)`).
+
+    ## Rewards
+    The points an action adds to the total score, bonuses included: 0 for holds; the box's
+    points for a fill, plus 35 on the fill that takes the upper total to the threshold, plus
+    100 for a further Yahtzee while the yahtzee box holds 50. The undiscounted return is the
+    final score exactly. With `illegal_action="penalize"` an illegal action earns
+    `illegal_penalty` (default `-1.0`) and changes nothing.
+
+    ## Episode End
+    - Termination: the thirteenth box is filled (after exactly 13 fill actions).
+    - Truncation: never (an episode is at most 39 actions long).
+
+    ## Information
+    `reset()` and `step()` return a dict with:
+
+    - `"dice"`: the five dice on the table, a sorted tuple of ints;
+    - `"rolls_left"`: re-rolls left this turn (2 after the first roll, 0 after the third);
+    - `"scorecard"`: box name -> points, or `None` while open (a fresh dict each call);
+    - `"upper_total"`, `"upper_bonus"`, `"yahtzee_bonus"`: ints;
+    - `"total"`: the score so far, bonuses included;
+    - `"action_mask"`: `int8[45]`, 1 where legal;
+    - `"illegal_action"`: `True`, only on a step penalized under `illegal_action="penalize"`.
+
+    ## Arguments
+    ```python
+    import gymnasium as gym
+    import yahtzee_env  # registers the ids (or use "yahtzee_env:Yahtzee-v0")
+
+    env = gym.make("Yahtzee-v0", rules="official", render_mode=None, canonical_holds=False,
+                   illegal_action="raise", illegal_penalty=-1.0)
+    ```
+
+    - `rules`: a preset name (`"official"`, `"free-joker"`, `"no-joker"`,
+      `"no-joker-no-bonus"`, `"upper-first"`) or a `yahtzee_env.rules.RuleSet`.
+    - `render_mode`: `"ansi"` (`render()` returns the scorecard and dice as text) or
+      `"human"` (`render()` prints it).
+    - `canonical_holds`: only one hold action per distinct keep is legal (a learning aid).
+    - `illegal_action`: `"raise"` (an illegal action raises
+      `yahtzee_env.IllegalActionError`, state unchanged) or `"penalize"` (reward
+      `illegal_penalty`, state unchanged, `info["illegal_action"] = True`). Action ids
+      outside `0..44` and steps after the end always raise.
+    - `illegal_penalty`: the reward of a penalized illegal action, a finite number <= 0.
+
+    ## Version History
+    * v0: Initial version (observation layout `OBS_VERSION = 1`).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        rules: str | RuleSet | None = "official",
+        render_mode: str | None = None,
+        canonical_holds: bool = False,
+        illegal_action: IllegalActionPolicy = "raise",
+        illegal_penalty: float = -1.0,
+    ) -> None:
+        self.rules = RuleSet.from_spec(rules)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+        if not isinstance(canonical_holds, bool):
+            raise ValueError(f"canonical_holds must be a bool, got {canonical_holds!r}")
+        if illegal_action not in ("raise", "penalize"):
+            raise ValueError(
+                f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}"
+            )
+        if (
+            isinstance(illegal_penalty, bool)
+            or not isinstance(illegal_penalty, (int, float))
+            or not math.isfinite(illegal_penalty)
+            or illegal_penalty > 0
+        ):
+            raise ValueError(
+                f"illegal_penalty must be a finite number <= 0, got {illegal_penalty!r}"
+            )
+        self.render_mode = render_mode
+        self.canonical_holds = canonical_holds
+        self.illegal_action = illegal_action
+        self.illegal_penalty = float(illegal_penalty)
+
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
+        self._game = Game(self.rules, num_players=1, canonical_holds=canonical_holds)
+        self._tables = step_tables(self.rules)
+        self._threshold = self.rules.upper_bonus_threshold
+        self._obs = np.zeros(OBS_SIZE, dtype=np.float32)
+        self._mask = self._tables.mask[0, 0, 0]
+        self._mask_int8 = self._tables.mask_int8[0, 0, 0]
+        self._scorecard: dict[str, int | None] = dict.fromkeys(BOX_NAMES)
+        self._total = 0
+        self._upper_bonus = 0
+
+    # ------------------------------------------------------------------------- Gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        if options:
+            raise ValueError(f"Yahtzee-v0 takes no reset options, got {sorted(options)}")
+        game = self._game
+        game.reset(self.np_random)
+        card = game.players[0]
+        self._card = card
+        self._scorecard = card.as_dict()
+        self._total = 0
+        self._upper_bonus = 0
+        self._obs[:] = encode_seat(game)
+        self._update_mask()
+        if self.render_mode == "human":
+            self.render()
+        return self._obs.copy(), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if type(action) is not int:
+            action = _action_id(action)
+        game = self._game
+        try:
+            points = game.step(action)
+        except IllegalActionError:
+            if self.illegal_action == "raise" or game.over or not 0 <= action < NUM_ACTIONS:
+                raise
+            info = self._info()
+            info["illegal_action"] = True
+            return self._obs.copy(), self.illegal_penalty, False, False, info
+
+        obs = self._obs
+        roll = game.roll
+        if action >= BOX_ACTION_OFFSET:
+            # A box was filled: everything about the scorecard changed (and a new turn began).
+            card = self._card
+            self._total += points
+            self._scorecard = card.as_dict()
+            filled = card.filled
+            upper_total = card.upper_total
+            self._upper_bonus = card.upper_bonus
+            obs[OPEN_SLICE] = OPEN_FEATURES[filled]
+            obs[65] = min(upper_total / self._threshold, 1.0)
+            obs[66] = upper_total >= self._threshold
+            obs[YAHTZEE_BOX_SLICE] = YAHTZEE_BOX_FEATURES[card.yahtzee_state]
+            obs[PROGRESS_INDEX] = PROGRESS_FEATURES[filled]
+        obs[:_DICE_AND_ROLLS_END] = self._tables.dice_rolls[roll, game.rolls_left]
+        self._update_mask()
+        if self.render_mode == "human":
+            self.render()
+        return obs.copy(), float(points), game.over, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """bool[45]: the legal actions now (all False once the game is over). Read-only."""
+        return self._mask
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn(
+                "You are calling render method without specifying any render mode. "
+                'Set render_mode="ansi" or "human" when making the env.'
+            )
+            return None
+        text = self._render_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    # ------------------------------------------------------------------------- internals
+    def _update_mask(self) -> None:
+        """Point the mask at the row of the current state; refresh the observed points.
+
+        Once the game is over ``rolls_left`` is 0 and every box is filled, so the row is all
+        False and the observed points are 0, as `observation.encode` gives.
+        """
+        game = self._game
+        card = self._card
+        roll = game.roll
+        filled = card.filled
+        obs = self._obs
+        tables = card.rules.tables
+        context, values = tables.context(roll, filled, card.yahtzee_state)
+        has_rolls = 1 if game.rolls_left else 0
+        mask = self._tables.mask[has_rolls, context, filled]
+        if self.canonical_holds and has_rolls:
+            mask = mask.copy()
+            mask[:NUM_HOLDS] = CANONICAL_HOLDS[roll]
+            mask.flags.writeable = False
+        self._mask = mask
+        self._mask_int8 = mask.view(np.int8)
+        np.multiply(
+            self._tables.points_scaled[roll, values],
+            mask[BOX_ACTION_OFFSET:],
+            out=obs[_POINTS_START:_POINTS_STOP],
+        )
+        obs[BONUS_INDEX] = tables.yahtzee_bonus(roll, card.yahtzee_state) > 0
+
+    def _info(self) -> dict[str, Any]:
+        card = self._card
+        return {
+            "dice": self._game.dice,
+            "rolls_left": self._game.rolls_left,
+            "scorecard": self._scorecard.copy(),
+            "upper_total": card.upper_total,
+            "upper_bonus": self._upper_bonus,
+            "yahtzee_bonus": card.yahtzee_bonus,
+            "total": self._total,
+            "action_mask": self._mask_int8.copy(),
+        }
+
+    def _render_text(self) -> str:
+        game = self._game
+        if not game.players:
+            return "Yahtzee: call reset() to start a game"
+        card = game.players[0]
+        turn = min(card.filled.bit_count() + 1, NUM_TURNS)
+        status = (
+            "game over" if game.over else f"turn {turn}/{NUM_TURNS}, rolls left {game.rolls_left}"
+        )
+        lines = [
+            f"Yahtzee ({self.rules.name}): {status}",
+            "dice: " + " ".join(f"[{d}]" for d in game.dice),
+        ]
+        legal, points = (None, None) if game.over else game.box_options()
+        for box, name in enumerate(BOX_NAMES):
+            score = card.scores[box]
+            if score is not None:
+                cell = f"{score:>4}"
+            elif legal is not None and legal[box]:
+                cell = f"   . (+{int(points[box])})"
+            else:
+                cell = "   ."
+            lines.append(f"  {name:<16}{cell}")
+            if box == NUM_UPPER - 1:
+                lines.append(
+                    f"  {'upper total':<16}{card.upper_total:>4} / {self._threshold}"
+                    f"  bonus {card.upper_bonus}"
+                )
+        lines.append(f"  {'yahtzee bonus':<16}{card.yahtzee_bonus:>4}")
+        lines.append(f"  {'total':<16}{card.total:>4}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------------- pickling
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_tables"]  # a process-wide cache, rebuilt (or found) on load
+        state["_mask"] = state["_mask"].copy()  # a view of the cache: pickle just the row
+        del state["_mask_int8"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._tables = step_tables(self.rules)
+        self._mask.flags.writeable = False
+        self._mask_int8 = self._mask.view(np.int8)
+
+
+def _action_id(action: Any) -> int:
+    """An action as a Python int: ints, numpy integers and 0-d integer arrays are accepted."""
+    try:
+        return operator.index(action)
+    except TypeError:
+        raise IllegalActionError(
+            f"action {action!r} is not an action id (an integer in 0..{NUM_ACTIONS - 1})"
+        ) from None
+
+
+__all__ = ["YahtzeeEnv", "describe_action", "step_tables"]

@@ -1,0 +1,276 @@
+"""The evaluation harness: play N games of any policy on the vector env, grade every decision
+against the optimal strategy, and summarise with confidence intervals.
+
+    from yahtzee_env.evaluation import evaluate_policy
+    result = evaluate_policy(policy, games=10_000, seed=0, rules="official")
+    result["mean"], result["ci95"], result["regret"]["mean"]
+
+Games are played in chunks of ``chunk_size``; chunk ``i`` is seeded with the ``i``-th child
+of ``SeedSequence(seed)``, and results are concatenated in chunk order, so the same seed gives
+the same numbers whatever the number of worker processes.
+
+Regret of a decision is the expected final score it gives up against the best action there
+(the exact solver's action values); a game's regret is the sum over its 30-odd decisions.
+An optimal player has regret exactly 0.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, RuleSet
+
+RegretMode = Literal["yes", "no", "if-cached"]
+Z95 = 1.959963984540054
+HIST_BIN = 5  # points per histogram bin
+
+
+@dataclass
+class GameRecords:
+    """Per-game results of an evaluation (arrays over games, in a fixed order)."""
+
+    scores: np.ndarray  # [G] final totals
+    box_scores: np.ndarray  # [G, 13]
+    upper_bonus: np.ndarray  # [G] points
+    yahtzee_bonus: np.ndarray  # [G] points
+    regret: np.ndarray | None  # [G] summed per-decision regret
+    decisions: int
+
+    @staticmethod
+    def concat(parts: Sequence[GameRecords]) -> GameRecords:
+        regret = None if parts[0].regret is None else np.concatenate([p.regret for p in parts])
+        return GameRecords(
+            np.concatenate([p.scores for p in parts]),
+            np.concatenate([p.box_scores for p in parts]),
+            np.concatenate([p.upper_bonus for p in parts]),
+            np.concatenate([p.yahtzee_bonus for p in parts]),
+            regret,
+            sum(p.decisions for p in parts),
+        )
+
+
+def _mean_ci(x: np.ndarray) -> tuple[float, float]:
+    x = np.asarray(x, dtype=np.float64)
+    if x.size < 2:
+        return float(x.mean()), float("nan")
+    return float(x.mean()), float(Z95 * x.std(ddof=1) / np.sqrt(x.size))
+
+
+# ------------------------------------------------------------------------------ playing
+def play_chunk(
+    policy: Any,
+    games: int,
+    seed: np.random.SeedSequence | int,
+    rules: RuleSet | str,
+    table: Any = None,
+) -> GameRecords:
+    """Play ``games`` games at once (one vector env of that size); grade if ``table``."""
+    from yahtzee_env.oracle import OptimalOracle
+    from yahtzee_env.vector import YahtzeeVectorEnv
+
+    oracle = OptimalOracle(table) if table is not None else None
+    env = YahtzeeVectorEnv(num_envs=games, rules=rules)
+    if isinstance(seed, np.random.SeedSequence):
+        seed = int(seed.generate_state(1)[0])
+    env_seed = int(seed)
+    obs, _ = env.reset(seed=env_seed)
+    done = np.zeros(games, dtype=bool)
+    scores = np.zeros(games, dtype=np.int64)
+    box_scores = np.zeros((games, NUM_BOXES), dtype=np.int64)
+    upper_bonus = np.zeros(games, dtype=np.int64)
+    yahtzee_bonus = np.zeros(games, dtype=np.int64)
+    regret = np.zeros(games, dtype=np.float64) if oracle else None
+    actions = np.zeros(games, dtype=np.int64)
+    decisions = 0
+    while not done.all():
+        active = np.flatnonzero(~done)
+        masks = env.action_masks()
+        actions[:] = 0
+        actions[active] = policy.act_batch(obs[active], masks[active])
+        if oracle is not None:
+            av = oracle.action_values(obs[active])
+            taken = av[np.arange(active.size), actions[active]]
+            regret[active] += av.max(axis=1) - taken
+        decisions += active.size
+        obs, _, terminated, _, info = env.step(actions)
+        ended = np.flatnonzero(terminated & ~done)
+        if ended.size:
+            scores[ended] = info["total"][ended]
+            box_scores[ended] = info["scorecard"][ended]
+            upper_bonus[ended] = info["upper_bonus"][ended]
+            yahtzee_bonus[ended] = info["yahtzee_bonus"][ended]
+            done[ended] = True
+    env.close()
+    return GameRecords(scores, box_scores, upper_bonus, yahtzee_bonus, regret, decisions)
+
+
+def _solver_table(rules: RuleSet, mode: RegretMode):
+    if mode == "no":
+        return None
+    from yahtzee_env import solver
+
+    if mode == "if-cached" and not solver.cache_path(rules).exists():
+        return None
+    return solver.load_or_solve(rules)
+
+
+def _play_chunk_job(args: tuple) -> GameRecords:
+    policy, games, seed, rules, mode = args
+    return play_chunk(policy, games, seed, rules, _solver_table(rules, mode))
+
+
+def play_games(
+    policy: Any,
+    games: int,
+    seed: int = 0,
+    rules: RuleSet | str = "official",
+    *,
+    regret: RegretMode = "yes",
+    chunk_size: int = 4096,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> GameRecords:
+    """Play ``games`` games of ``policy`` (``act_batch(obs, masks)``), in seeded chunks."""
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got {games}")
+    rules = RuleSet.from_spec(rules)
+    sizes = [min(chunk_size, games - lo) for lo in range(0, games, chunk_size)]
+    seeds = np.random.SeedSequence(seed).spawn(len(sizes))
+    jobs = [(policy, n, s, rules, regret) for n, s in zip(sizes, seeds, strict=True)]
+    workers = min(workers or os.cpu_count() or 1, len(jobs))
+    parts: list[GameRecords] = []
+    if workers <= 1:
+        table = _solver_table(rules, regret)
+        for i, (p, n, s, r, _) in enumerate(jobs):
+            parts.append(play_chunk(p, n, s, r, table))
+            if progress:
+                progress(sum(sizes[: i + 1]), games)
+    else:
+        _solver_table(rules, regret)  # solve/cache once before the workers load it
+        with ProcessPoolExecutor(workers) as pool:
+            for i, part in enumerate(pool.map(_play_chunk_job, jobs)):
+                parts.append(part)
+                if progress:
+                    progress(sum(sizes[: i + 1]), games)
+    return GameRecords.concat(parts)
+
+
+# ------------------------------------------------------------------------------ summaries
+def summarize(records: GameRecords, *, name: str = "policy", seed: int | None = None,
+              rules: str = "official") -> dict[str, Any]:
+    """Statistics of an evaluation, JSON-ready. CIs are normal 95% intervals of the mean."""
+    s = records.scores
+    mean, ci = _mean_ci(s)
+    edges = np.arange(0, max(int(s.max()) + HIST_BIN + 1, 400), HIST_BIN)
+    counts, _ = np.histogram(s, bins=edges)
+    result: dict[str, Any] = {
+        "policy": name,
+        "rules": rules,
+        "games": int(s.size),
+        "seed": seed,
+        "mean": mean,
+        "ci95": ci,
+        "std": float(s.std(ddof=1)) if s.size > 1 else 0.0,
+        "median": float(np.median(s)),
+        "p5": float(np.percentile(s, 5)),
+        "p95": float(np.percentile(s, 95)),
+        "min": int(s.min()),
+        "max": int(s.max()),
+        "upper_bonus_rate": float((records.upper_bonus > 0).mean()),
+        "yahtzee_rate": float((records.box_scores[:, BOX_NAMES.index("yahtzee")] > 0).mean()),
+        "yahtzee_bonus_mean": float(records.yahtzee_bonus.mean()),
+        "box_means": {b: float(m) for b, m in zip(BOX_NAMES, records.box_scores.mean(axis=0),
+                                                  strict=True)},
+        "decisions": int(records.decisions),
+        "regret": None,
+        "histogram": {"bin_width": HIST_BIN, "counts": counts.tolist()},
+    }
+    if records.regret is not None:
+        r_mean, r_ci = _mean_ci(records.regret)
+        result["regret"] = {
+            "mean": r_mean,
+            "ci95": r_ci,
+            "per_decision": float(records.regret.sum() / max(records.decisions, 1)),
+        }
+    return result
+
+
+def evaluate_policy(
+    policy: Any,
+    games: int,
+    seed: int = 0,
+    rules: RuleSet | str = "official",
+    *,
+    regret: RegretMode = "yes",
+    name: str | None = None,
+    workers: int | None = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Play and summarise; see `play_games` and `summarize`."""
+    rules = RuleSet.from_spec(rules)
+    t0 = time.perf_counter()
+    records = play_games(policy, games, seed, rules, regret=regret, workers=workers,
+                         progress=progress)
+    result = summarize(records, name=name or getattr(policy, "name", type(policy).__name__),
+                       seed=seed, rules=rules.name)
+    result["seconds"] = time.perf_counter() - t0
+    return result
+
+
+def format_table(results: Sequence[dict[str, Any]]) -> str:
+    """A plain-text results table."""
+    header = (f"{'policy':<12} {'games':>7} {'mean ± 95% CI':>17} {'std':>6} {'median':>7} "
+              f"{'p5':>5} {'p95':>5} {'bonus':>6} {'yahtzee':>7} {'regret/game ± CI':>18}")
+    lines = [header, "-" * len(header)]
+    for r in results:
+        reg = r.get("regret")
+        reg_s = f"{reg['mean']:8.2f} ± {reg['ci95']:5.2f}" if reg else "-"
+        lines.append(
+            f"{r['policy']:<12} {r['games']:>7} {r['mean']:>9.2f} ± {r['ci95']:5.2f} "
+            f"{r['std']:>6.1f} {r['median']:>7.1f} {r['p5']:>5.0f} {r['p95']:>5.0f} "
+            f"{100 * r['upper_bonus_rate']:>5.1f}% {100 * r['yahtzee_rate']:>6.1f}% {reg_s:>18}"
+        )
+    return "\n".join(lines)
+
+
+def plot_results(results: Sequence[dict[str, Any]], path: str | os.PathLike) -> None:
+    """Score histograms overlaid, and mean points per box, of several evaluations (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_hist, ax_box) = plt.subplots(1, 2, figsize=(15, 5.5))
+    for r in results:
+        h = r["histogram"]
+        counts = np.asarray(h["counts"], dtype=float)
+        edges = np.arange(counts.size + 1) * h["bin_width"]
+        ax_hist.stairs(counts / counts.sum() / h["bin_width"], edges,
+                       label=f"{r['policy']} ({r['mean']:.1f})", linewidth=1.5)
+    ax_hist.set_xlim(0, 500)
+    ax_hist.set_xlabel("final score")
+    ax_hist.set_ylabel("density")
+    ax_hist.set_title(f"Score distribution ({results[0]['games']} games each)")
+    ax_hist.legend()
+    width = 0.8 / len(results)
+    x = np.arange(NUM_BOXES)
+    for i, r in enumerate(results):
+        ax_box.bar(x + i * width, [r["box_means"][b] for b in BOX_NAMES], width,
+                   label=r["policy"])
+    ax_box.set_xticks(x + 0.4 - width / 2, [b.replace("_", " ") for b in BOX_NAMES],
+                      rotation=45, ha="right")
+    ax_box.set_ylabel("mean points")
+    ax_box.set_title("Mean points per box")
+    ax_box.legend()
+    fig.tight_layout()
+    tmp = f"{os.fspath(path)}.tmp.png"
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, path)
