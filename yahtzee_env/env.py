@@ -53,8 +53,9 @@ class _StepTables:
     """Per-rule-set lookup rows that make a step a handful of indexing operations.
 
     ``mask[has_rolls, context, filled]`` is the bool[45] legal-action row (read-only, so it can
-    be handed out without copying; its int8 view is ``info["action_mask"]``).
-    ``points_scaled[roll, joker_values]`` is the observation's points row before masking.
+    be handed out without copying).
+    ``points_scaled[roll, joker_values] * legal_f32[context, filled]`` is the observation's
+    points row (a float32 product: several times cheaper than float32 times bool).
     ``dice_rolls[roll, rolls_left]`` is obs[0:39]: the dice features and re-rolls one-hot.
     """
 
@@ -66,7 +67,7 @@ class _StepTables:
         mask[:, :, :, BOX_ACTION_OFFSET:] = legal
         mask.flags.writeable = False
         self.mask = mask
-        self.mask_int8 = mask.view(np.int8)
+        self.legal_f32 = legal.astype(np.float32)
         self.points_scaled = (tables.points / POINTS_SCALE).astype(np.float32)
         self.dice_rolls = np.concatenate(
             [
@@ -77,7 +78,7 @@ class _StepTables:
             ],
             axis=2,
         )
-        for table in (self.points_scaled, self.dice_rolls):
+        for table in (self.legal_f32, self.points_scaled, self.dice_rolls):
             table.flags.writeable = False
 
 
@@ -229,8 +230,9 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         self._tables = step_tables(self.rules)
         self._threshold = self.rules.upper_bonus_threshold
         self._obs = np.zeros(OBS_SIZE, dtype=np.float32)
+        self._make_views()
         self._mask = self._tables.mask[0, 0, 0]
-        self._mask_int8 = self._tables.mask_int8[0, 0, 0]
+        self._card = None
         self._scorecard: dict[str, int | None] = dict.fromkeys(BOX_NAMES)
         self._total = 0
         self._upper_bonus = 0
@@ -246,10 +248,11 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         game.reset(self.np_random)
         card = game.players[0]
         self._card = card
+        self._rule_tables = card.rules.tables
         self._scorecard = card.as_dict()
         self._total = 0
         self._upper_bonus = 0
-        self._obs[:] = encode_seat(game)
+        self._obs[...] = encode_seat(game)
         self._update_mask()
         if self.render_mode == "human":
             self.render()
@@ -268,26 +271,19 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
             info["illegal_action"] = True
             return self._obs.copy(), self.illegal_penalty, False, False, info
 
-        obs = self._obs
-        roll = game.roll
         if action >= BOX_ACTION_OFFSET:
-            # A box was filled: everything about the scorecard changed (and a new turn began).
+            # A box was filled: the scorecard part of the observation changes (and a new turn
+            # began, or the game ended).
             card = self._card
             self._total += points
             self._scorecard = card.as_dict()
-            filled = card.filled
-            upper_total = card.upper_total
             self._upper_bonus = card.upper_bonus
-            obs[OPEN_SLICE] = OPEN_FEATURES[filled]
-            obs[65] = min(upper_total / self._threshold, 1.0)
-            obs[66] = upper_total >= self._threshold
-            obs[YAHTZEE_BOX_SLICE] = YAHTZEE_BOX_FEATURES[card.yahtzee_state]
-            obs[PROGRESS_INDEX] = PROGRESS_FEATURES[filled]
-        obs[:_DICE_AND_ROLLS_END] = self._tables.dice_rolls[roll, game.rolls_left]
+            self._update_scorecard_features()
+        self._dice_view[...] = self._tables.dice_rolls[game.roll, game.rolls_left]
         self._update_mask()
         if self.render_mode == "human":
             self.render()
-        return obs.copy(), float(points), game.over, False, self._info()
+        return self._obs.copy(), float(points), game.over, False, self._info()
 
     def action_masks(self) -> np.ndarray:
         """bool[45]: the legal actions now (all False once the game is over). Read-only."""
@@ -307,6 +303,26 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         return text
 
     # ------------------------------------------------------------------------- internals
+    def _make_views(self) -> None:
+        """Views of the observation buffer that `step` writes through (slicing costs time)."""
+        obs = self._obs
+        self._dice_view = obs[:_DICE_AND_ROLLS_END]
+        self._open_view = obs[OPEN_SLICE]
+        self._points_view = obs[_POINTS_START:_POINTS_STOP]
+        self._yahtzee_box_view = obs[YAHTZEE_BOX_SLICE]
+
+    def _update_scorecard_features(self) -> None:
+        """Rewrite the observation entries that change only when a box is filled."""
+        card = self._card
+        obs = self._obs
+        filled = card.filled
+        upper_total = card.upper_total
+        self._open_view[...] = OPEN_FEATURES[filled]
+        obs[65] = min(upper_total / self._threshold, 1.0)
+        obs[66] = upper_total >= self._threshold
+        self._yahtzee_box_view[...] = YAHTZEE_BOX_FEATURES[card.yahtzee_state]
+        obs[PROGRESS_INDEX] = PROGRESS_FEATURES[filled]
+
     def _update_mask(self) -> None:
         """Point the mask at the row of the current state; refresh the observed points.
 
@@ -317,23 +333,23 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         card = self._card
         roll = game.roll
         filled = card.filled
-        obs = self._obs
-        tables = card.rules.tables
+        tables = self._rule_tables
         context, values = tables.context(roll, filled, card.yahtzee_state)
         has_rolls = 1 if game.rolls_left else 0
-        mask = self._tables.mask[has_rolls, context, filled]
+        step_rows = self._tables
         if self.canonical_holds and has_rolls:
-            mask = mask.copy()
+            mask = step_rows.mask[has_rolls, context, filled].copy()
             mask[:NUM_HOLDS] = CANONICAL_HOLDS[roll]
             mask.flags.writeable = False
-        self._mask = mask
-        self._mask_int8 = mask.view(np.int8)
+            self._mask = mask
+        else:
+            self._mask = step_rows.mask[has_rolls, context, filled]
         np.multiply(
-            self._tables.points_scaled[roll, values],
-            mask[BOX_ACTION_OFFSET:],
-            out=obs[_POINTS_START:_POINTS_STOP],
+            step_rows.points_scaled[roll, values],
+            step_rows.legal_f32[context, filled],
+            out=self._points_view,
         )
-        obs[BONUS_INDEX] = tables.yahtzee_bonus(roll, card.yahtzee_state) > 0
+        self._obs[BONUS_INDEX] = tables.yahtzee_bonus(roll, card.yahtzee_state) > 0
 
     def _info(self) -> dict[str, Any]:
         card = self._card
@@ -345,7 +361,7 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
             "upper_bonus": self._upper_bonus,
             "yahtzee_bonus": card.yahtzee_bonus,
             "total": self._total,
-            "action_mask": self._mask_int8.copy(),
+            "action_mask": self._mask.astype(np.int8),
         }
 
     def _render_text(self) -> str:
@@ -383,16 +399,17 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
     # ------------------------------------------------------------------------- pickling
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        del state["_tables"]  # a process-wide cache, rebuilt (or found) on load
-        state["_mask"] = state["_mask"].copy()  # a view of the cache: pickle just the row
-        del state["_mask_int8"]
+        del state["_tables"]  # a process-wide cache, found again (or rebuilt) on load
+        for name in ("_dice_view", "_open_view", "_points_view", "_yahtzee_box_view"):
+            del state[name]  # views of _obs: re-made on load, so that they alias it again
+        state["_mask"] = state["_mask"].copy()  # pickle the row, not the table it views
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._tables = step_tables(self.rules)
+        self._make_views()
         self._mask.flags.writeable = False
-        self._mask_int8 = self._mask.view(np.int8)
 
 
 def _action_id(action: Any) -> int:

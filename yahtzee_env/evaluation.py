@@ -92,7 +92,7 @@ def play_chunk(
     while not done.all():
         active = np.flatnonzero(~done)
         masks = env.action_masks()
-        actions[:] = 0
+        actions[:] = np.argmax(masks, axis=1)  # finished games: any legal move, unrecorded
         actions[active] = policy.act_batch(obs[active], masks[active])
         if oracle is not None:
             av = oracle.action_values(obs[active])
@@ -101,11 +101,12 @@ def play_chunk(
         decisions += active.size
         obs, _, terminated, _, info = env.step(actions)
         ended = np.flatnonzero(terminated & ~done)
-        if ended.size:
-            scores[ended] = info["total"][ended]
-            box_scores[ended] = info["scorecard"][ended]
-            upper_bonus[ended] = info["upper_bonus"][ended]
-            yahtzee_bonus[ended] = info["yahtzee_bonus"][ended]
+        if ended.size:  # same-step autoreset: the finished games are in final_info
+            final = info["final_info"]
+            scores[ended] = final["total"][ended]
+            box_scores[ended] = final["scorecard"][ended]
+            upper_bonus[ended] = final["upper_bonus"][ended]
+            yahtzee_bonus[ended] = final["yahtzee_bonus"][ended]
             done[ended] = True
     env.close()
     return GameRecords(scores, box_scores, upper_bonus, yahtzee_bonus, regret, decisions)

@@ -18,29 +18,30 @@ of `yahtzee_env.engine.Game`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from yahtzee_env.dice import COUNTS, FIRST_ROLL_KEEP, HOLD_TO_KEEP, KEEP_PROBS, NUM_ROLLS
+from yahtzee_env.dice import COUNTS, DICE, FIRST_ROLL_KEEP, HOLD_TO_KEEP, KEEP_PROBS
 from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS, Game
 from yahtzee_env.observation import (
     BONUS_INDEX,
-    DICE_SLICE,
     OBS_SIZE,
     OPEN_SLICE,
     POINTS_SCALE,
     POINTS_SLICE,
-    PROGRESS_INDEX,
-    ROLLS_LEFT_SLICE,
     UPPER_SLICE,
-    YAHTZEE_BOX_SLICE,
+    decode_batch,
     encode_seat,
 )
 from yahtzee_env.rules import (
+    BOX_NAMES,
+    IS_YAHTZEE,
     NUM_BOXES,
     NUM_UPPER,
+    POINTS_NATURAL,
+    YAHTZEE_POINTS,
     Box,
     RuleSet,
 )
@@ -61,6 +62,7 @@ __all__ = [
 
 SeedLike = int | np.random.Generator | None
 RulesLike = RuleSet | str | None
+_UPPER_BONUS_INDEX = UPPER_SLICE.start + 1  # [65] upper total / threshold, [66] bonus earned
 
 
 # ------------------------------------------------------------------------------ protocol
@@ -112,59 +114,52 @@ def _masked_argmax(values: np.ndarray, masks: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------ decoding
-# Dense lookup from the base-6 code of face counts to the roll index in `DICE`.
-_COUNT_CODE_WEIGHTS = 6 ** np.arange(6)
-_ROLL_OF_CODE = np.full(6**6, -1, dtype=np.int64)
-_ROLL_OF_CODE[COUNTS.astype(np.int64) @ _COUNT_CODE_WEIGHTS] = np.arange(NUM_ROLLS)
-_BOX_BITS = 1 << np.arange(NUM_BOXES)
-
-
 @dataclass(frozen=True)
 class DecodedObservation:
-    """An observation in game terms. Every field has the observation's leading shape."""
+    """A batch of observations in game terms: every field is an array over the batch."""
 
-    roll: np.ndarray  # int64: index into `yahtzee_env.dice.DICE`
-    dice: np.ndarray  # int64 [..., 5]: the sorted dice, faces 1..6
-    counts: np.ndarray  # int64 [..., 6]: how many aces .. sixes
-    rolls_left: np.ndarray  # int64: re-rolls left this turn, 0..2
-    open_boxes: np.ndarray  # bool [..., 13]
-    filled: np.ndarray  # int64: 13-bit filled mask (bit b: box b filled)
-    points: np.ndarray  # int64 [..., 13]: points of the dice in each box, 0 where not legal
-    upper_total: np.ndarray  # int64: upper total, capped at the threshold
-    upper_bonus: np.ndarray  # bool: upper bonus earned
-    yahtzee_state: np.ndarray  # int64: YAHTZEE_OPEN / YAHTZEE_50 / YAHTZEE_0
-    yahtzee_bonus: np.ndarray  # bool: the dice earn a Yahtzee bonus wherever placed
-    boxes_filled: np.ndarray  # int64: 0..13
+    roll: np.ndarray  # int64 [N]: index into `yahtzee_env.dice.DICE`
+    dice: np.ndarray  # int8 [N, 5]: the sorted dice, faces 1..6
+    rolls_left: np.ndarray  # int64 [N]: re-rolls left this turn, 0..2
+    open_boxes: np.ndarray  # bool [N, 13]
+    filled: np.ndarray  # int64 [N]: 13-bit filled mask (bit b: box b filled)
+    boxes_filled: np.ndarray  # int64 [N]: 0..13
+    points: np.ndarray  # int64 [N, 13]: points of the dice in each box, 0 where not legal
+    upper_total: np.ndarray  # int64 [N]: upper total, capped at the threshold
+    upper_bonus: np.ndarray  # bool [N]: upper bonus earned
+    yahtzee_state: np.ndarray  # int64 [N]: YAHTZEE_OPEN / YAHTZEE_50 / YAHTZEE_0
+    yahtzee_bonus: np.ndarray  # bool [N]: the dice earn a Yahtzee bonus wherever placed
+
+    def take(self, rows: np.ndarray) -> DecodedObservation:
+        """The rows ``rows`` (indices or a bool mask) of the batch."""
+        return DecodedObservation(**{f.name: getattr(self, f.name)[rows] for f in fields(self)})
 
 
-def decode(observation: np.ndarray, rules: RulesLike = None) -> DecodedObservation:
-    """Decode one observation [72] or a batch [..., 72] (layout: `yahtzee_env.observation`).
+def decode(observations: np.ndarray, rules: RulesLike = None) -> DecodedObservation:
+    """Decode observations [N, 72] (or one, [72], as a batch of one) into game terms.
 
-    The observation carries the upper total only as ``total / threshold`` capped at 1, so
-    ``upper_total`` is exact below the threshold of ``rules`` and equal to it once reached.
+    The state itself comes from `yahtzee_env.observation.decode_batch`; the rest is read off
+    the slices of the layout. The observation carries the upper total only as ``total /
+    threshold`` capped at 1, so ``upper_total`` is exact below the threshold of ``rules`` and
+    equal to it once reached.
     """
-    obs = np.asarray(observation, dtype=np.float64)
-    if obs.shape[-1:] != (OBS_SIZE,):
-        raise ValueError(f"observations must end in a {OBS_SIZE} axis, got {obs.shape}")
-    threshold = RuleSet.from_spec(rules).upper_bonus_threshold
-    dice_part = obs[..., DICE_SLICE]
-    dice = dice_part[..., :30].reshape(*obs.shape[:-1], 5, 6).argmax(axis=-1) + 1
-    counts = np.rint(dice_part[..., 30:36] * 5).astype(np.int64)
-    open_boxes = obs[..., OPEN_SLICE] > 0.5
-    upper = obs[..., UPPER_SLICE]
+    obs = np.atleast_2d(np.asarray(observations))
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
+        raise ValueError(f"observations must have shape [N, {OBS_SIZE}], got {obs.shape}")
+    state = decode_batch(obs, RuleSet.from_spec(rules).upper_bonus_threshold)
+    open_boxes = obs[:, OPEN_SLICE] > 0.5
     return DecodedObservation(
-        roll=_ROLL_OF_CODE[counts @ _COUNT_CODE_WEIGHTS],
-        dice=dice.astype(np.int64),
-        counts=counts,
-        rolls_left=obs[..., ROLLS_LEFT_SLICE].argmax(axis=-1),
+        roll=state["roll"],
+        dice=DICE[state["roll"]],
+        rolls_left=state["rolls_left"],
         open_boxes=open_boxes,
-        filled=(~open_boxes).astype(np.int64) @ _BOX_BITS,
-        points=np.rint(obs[..., POINTS_SLICE] * POINTS_SCALE).astype(np.int64),
-        upper_total=np.rint(upper[..., 0] * threshold).astype(np.int64),
-        upper_bonus=upper[..., 1] > 0.5,
-        yahtzee_state=obs[..., YAHTZEE_BOX_SLICE].argmax(axis=-1),
-        yahtzee_bonus=obs[..., BONUS_INDEX] > 0.5,
-        boxes_filled=np.rint(obs[..., PROGRESS_INDEX] * NUM_BOXES).astype(np.int64),
+        filled=state["filled"],
+        boxes_filled=NUM_BOXES - open_boxes.sum(axis=1),
+        points=np.rint(obs[:, POINTS_SLICE] * POINTS_SCALE).astype(np.int64),
+        upper_total=state["upper"],
+        upper_bonus=obs[:, _UPPER_BONUS_INDEX] > 0.5,
+        yahtzee_state=state["yahtzee_state"],
+        yahtzee_bonus=obs[:, BONUS_INDEX] > 0.5,
     )
 
 
@@ -185,7 +180,7 @@ class RandomPolicy(BasePolicy):
 # ------------------------------------------------------------------------------ greedy
 def _single_roll_box_values(rules: RuleSet) -> np.ndarray:
     """float[13]: expected points of one fresh roll of five dice in each box."""
-    return KEEP_PROBS[FIRST_ROLL_KEEP] @ rules.tables.points[:, 0].astype(np.float64)
+    return KEEP_PROBS[FIRST_ROLL_KEEP] @ rules.tables.points[:, POINTS_NATURAL].astype(np.float64)
 
 
 class GreedyPolicy(BasePolicy):
@@ -215,117 +210,155 @@ class GreedyPolicy(BasePolicy):
 
 
 # ------------------------------------------------------------------------------ heuristic
-def _logistic(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))  # 1 / (1 + exp(-x)), without overflow
-
-
 class HeuristicPolicy(BasePolicy):
-    """A human-like strategy: rules of thumb for what each box is worth, and the best hold
-    for them over the rest of the turn.
+    """A human-like strategy: simple rules of thumb for what a box is worth, and the hold
+    that does best by them over the rest of the turn.
 
-    Boxes are valued ``points + bonus - par``: the points now, plus what the upper bonus
-    gains or loses, minus the box's *par* — what an open box is expected to bring later in
-    the game (`PAR_START` with twelve turns to go, shrinking towards `PAR_END`, its worth
-    when its one turn is spent on it, as turns run out). So three of a face in the upper
-    section is on par; 0 goes where the least is lost (aces, or the yahtzee box late, or four
-    of a kind); a full house or straight is taken when it beats its par. The upper bonus is
-    chased through an estimated chance of reaching the threshold if every open upper box
-    scores about ``UPPER_COUNT`` dice of its face; a filled yahtzee box holding 50 is worth
-    ``YAHTZEE_BONUS_RATE`` x bonus per remaining turn.
+    Filling box b with the dice on the table is worth:
+
+    * its points now, plus the upper bonus if this box reaches the threshold;
+    * in the upper section, while the bonus is still open and reachable, ``UPPER_PAR_WEIGHT``
+      x (points - 3 x face) more: aim for three of each face, chase the bonus;
+    * a 0 in the yahtzee box costs the chance of rolling a Yahtzee in the turns left
+      (``YAHTZEE_RATE`` a turn), so it is kept early and dumped late; a 50 there is worth
+      ``YAHTZEE_RATE`` x the Yahtzee bonus per turn left;
+    * minus a small cost for giving up the box, growing along `GIVE_UP_ORDER`, which mostly
+      decides between equals: a zero goes to aces, then four of a kind, large straight, ...;
+      equal points go to three of a kind rather than chance.
 
     Holds: each of the 32 holds is valued by the expected best box value after the re-rolls
-    left (exact over the turn with the `yahtzee_env.dice` keep tables), and a hold is taken
-    only if it beats filling a box now. Everything is table lookups and matrix products over
+    left (exact over the turn, from the keep tables of `yahtzee_env.dice`); a hold is taken
+    only if it beats filling a box now. All of it is table lookups and matrix products over
     the 252 rolls, so `act_batch` is vectorised over rows.
     """
 
-    # box order of BOX_NAMES: aces..sixes, 3K, 4K, full house, small/large straight, yahtzee,
-    # chance. PAR_START ~ average scores of good play; PAR_END ~ one dedicated turn.
-    PAR_START = np.array(
-        [2.0, 5.3, 8.6, 12.2, 15.7, 19.2, 21.7, 13.1, 22.6, 29.5, 32.7, 16.9, 22.0]
+    # Cheapest box to give up first; the cost grows by GIVE_UP_STEP along the list.
+    GIVE_UP_ORDER = (
+        "aces",
+        "four_of_a_kind",
+        "large_straight",
+        "full_house",
+        "twos",
+        "yahtzee",  # replaced by its own cost, above
+        "threes",
+        "small_straight",
+        "fours",
+        "three_of_a_kind",
+        "fives",
+        "sixes",
+        "chance",
     )
-    PAR_END = np.array([2.1, 4.2, 6.3, 8.4, 10.5, 12.6, 15.0, 5.0, 9.0, 18.0, 10.6, 2.3, 23.3])
-    UPPER_COUNT = 2.8  # dice of its face an open upper box is expected to score
-    UPPER_SPREAD = 1.1  # their standard deviation, in dice
-    YAHTZEE_BONUS_RATE = 0.02
-    LOOKAHEAD = 2
+    GIVE_UP_STEP = 0.5
+    UPPER_PAR_WEIGHT = 1.5
+    YAHTZEE_RATE = 0.034  # a Yahtzee about one turn in thirty
 
     def __init__(self, rules: RulesLike = None, seed: SeedLike = None) -> None:
         self.rules = RuleSet.from_spec(rules)
         self.tables = self.rules.tables
         self.threshold = self.rules.upper_bonus_threshold
-        self.bonus_value = float(self.rules.upper_bonus_value)
+        self.upper_bonus = float(self.rules.upper_bonus_value)
         self.yahtzee_bonus = float(self.tables.bonus_value)
-        faces = np.arange(1, NUM_UPPER + 1, dtype=np.float64)
-        self.upper_mean = self.UPPER_COUNT * faces
-        self.upper_var = (self.UPPER_SPREAD * faces) ** 2
-        self.upper_points = faces[:, None] * np.arange(6)  # [face box, count] -> points
-        self.rolls = np.arange(NUM_ROLLS)
+        self.give_up_cost = np.array(
+            [self.GIVE_UP_STEP * self.GIVE_UP_ORDER.index(name) for name in BOX_NAMES]
+        )
+        faces = np.arange(1, NUM_UPPER + 1)
+        self.upper_max = 5 * faces  # [box]: the most it can score
+        self.upper_points = faces[:, None] * np.arange(6)  # [box, count]: points
+        self.upper_base = self.upper_points - self.give_up_cost[:NUM_UPPER, None]
+        self.upper_par = self.UPPER_PAR_WEIGHT * (self.upper_points - 3 * faces[:, None])
+        # Upper box b with c dice of its face is entry 6 * b + c of a [box, count] table.
+        self.count_index = np.arange(NUM_UPPER) * 6 + COUNTS[:, :NUM_UPPER].astype(np.int64)
+        # Only the six Yahtzees can be jokers: every other roll scores its natural points.
+        self.yahtzee_rolls = np.flatnonzero(IS_YAHTZEE)
+        self.lower_points = self.tables.points[:, POINTS_NATURAL, NUM_UPPER:].astype(np.float64)
         self.keep_probs_t = np.ascontiguousarray(KEEP_PROBS.T)  # [252 rolls, 462 keeps]
-        self.roll_counts = COUNTS[:, :NUM_UPPER].astype(np.int64)  # [252, 6]
-        self.upper_boxes = np.arange(NUM_UPPER)[None, :]
+        self.hold_to_keep = HOLD_TO_KEEP.astype(np.int64)  # [252 rolls, 32 holds]
+        # The distinct keeps of each roll, flattened roll after roll (4368 of 252 x 32 holds).
+        sub_keeps = [np.unique(row) for row in self.hold_to_keep]
+        self.sub_keeps = np.concatenate(sub_keeps)
+        self.sub_keep_starts = np.cumsum([0] + [len(k) for k in sub_keeps[:-1]])
 
     # --------------------------------------------------------------------- box values
-    def _bonus_chance(self, upper: np.ndarray, open_upper: np.ndarray) -> np.ndarray:
-        """Estimated chance of the upper bonus; ``open_upper`` is bool [..., 6]."""
-        need = self.threshold - upper
-        mean = open_upper @ self.upper_mean
-        std = np.sqrt(open_upper @ self.upper_var) + 1e-9
-        chance = _logistic(1.7 * (mean - need) / std)
-        reachable = open_upper @ (5 * np.arange(1, 7)) >= need
-        return np.where(need <= 0, 1.0, np.where(reachable, chance, 0.0))
+    def _state_terms(self, d: DecodedObservation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per row: what filling each box adds to its points [N, 13]; upper box values by
+        count of its face, points included, flattened [N, 36] (see ``count_index``); the
+        worth of a 50 in the yahtzee box beyond its points [N]."""
+        n = len(d.filled)
+        future_turns = np.maximum(NUM_BOXES - d.boxes_filled - 1, 0)  # after this one
+        delta = np.repeat(-self.give_up_cost[None], n, axis=0)  # [N, 13]
+        yahtzee_chance = 1.0 - (1.0 - self.YAHTZEE_RATE) ** future_turns
+        delta[:, Box.YAHTZEE] = -YAHTZEE_POINTS * yahtzee_chance
+        # Upper boxes: the bonus when reached, and three of each while it is in play.
+        open_upper = (d.filled[:, None] >> np.arange(NUM_UPPER) & 1) == 0  # [N, 6]
+        earned = d.upper_total >= self.threshold
+        in_play = ~earned & (d.upper_total + open_upper @ self.upper_max >= self.threshold)
+        reaches = ~earned[:, None, None] & (
+            d.upper_total[:, None, None] + self.upper_points >= self.threshold
+        )  # [N, box, count]
+        upper = (
+            self.upper_base
+            + self.upper_bonus * reaches
+            + np.where(in_play[:, None, None], self.upper_par, 0.0)
+        )
+        # A 50 in the yahtzee box keeps the Yahtzee bonus alive for the turns left.
+        bonus_life = self.YAHTZEE_RATE * self.yahtzee_bonus * future_turns
+        return delta, upper.reshape(n, NUM_UPPER * 6), bonus_life
 
-    def _box_values(self, d: DecodedObservation) -> np.ndarray:
-        """float[N, 252, 13]: value of filling each box with each roll (-inf where illegal)."""
+    def _box_values(self, d: DecodedObservation, terms, rolls: np.ndarray) -> np.ndarray:
+        """float[N, R, 13]: value of filling each box with rolls [N, R] (-inf where illegal)."""
+        delta, upper, bonus_life = terms
         filled = d.filled[:, None]
         ystate = d.yahtzee_state[:, None]
-        ctx, joker = self.tables.context_batch(self.rolls[None], filled, ystate)  # [N, 252]
-        legal = self.tables.legal[ctx, filled]  # [N, 252, 13]
-        points = self.tables.points[self.rolls[None], joker].astype(np.float64)
-
-        future_turns = np.maximum(NUM_BOXES - d.boxes_filled - 1, 0)
-        w = np.clip((future_turns - 1) / 11.0, 0.0, 1.0)[:, None]
-        par = self.PAR_END + w * (self.PAR_START - self.PAR_END)  # [N, 13]
-        delta = -par
-
-        # Upper boxes: par plus the change in the chance of the bonus, per count 0..5.
-        open_upper = d.open_boxes[:, :NUM_UPPER]
-        after_open = open_upper[:, None, :] & ~np.eye(NUM_UPPER, dtype=bool)  # [N, box, face]
-        after_upper = d.upper_total[:, None, None] + self.upper_points[None]  # [N, box, count]
-        chance = self._bonus_chance(after_upper, after_open[:, :, None, :].astype(np.float64))
-        upper_delta = delta[:, :NUM_UPPER, None] + self.bonus_value * chance  # [N, 6, 6]
-        # [N, 252, 6]: by each roll's count of each face
-        upper_values = upper_delta[:, self.upper_boxes, self.roll_counts]
+        ctx, joker = self.tables.context_batch(rolls, filled, ystate)  # [N, R]
+        legal = self.tables.legal[ctx, filled]  # [N, R, 13]
+        points = self.tables.points[rolls, joker]  # [N, R, 13]
         values = points + delta[:, None, :]
-        values[:, :, :NUM_UPPER] = points[:, :, :NUM_UPPER] + upper_values
-        # Yahtzee box: 50 there keeps the Yahtzee bonus alive for the turns left.
-        bonus_life = self.YAHTZEE_BONUS_RATE * self.yahtzee_bonus * future_turns
-        values[:, :, Box.YAHTZEE] += np.where(points[:, :, Box.YAHTZEE] > 0, bonus_life[:, None], 0)
+        rows = np.arange(len(rolls))[:, None, None]
+        values[..., :NUM_UPPER] = upper[rows, self.count_index[rolls]]
+        is_fifty = points[..., Box.YAHTZEE] > 0
+        values[..., Box.YAHTZEE] += np.where(is_fifty, bonus_life[:, None], 0.0)
         # A Yahtzee bonus is earned wherever the dice go.
-        values += self.tables.yahtzee_bonus_batch(self.rolls[None], ystate)[:, :, None]
+        values += self.tables.yahtzee_bonus_batch(rolls, ystate)[..., None]
         return np.where(legal, values, -np.inf)
+
+    def _best_values(self, d: DecodedObservation, terms, yahtzee_best: np.ndarray) -> np.ndarray:
+        """float[N, 252]: the best box value of every roll, i.e. `_box_values` of all rolls
+        maxed over boxes, computed fast; ``yahtzee_best`` [N, 6] is that of the six Yahtzees."""
+        delta, upper, _ = terms
+        legal = self.tables.legal[0, d.filled]  # [N, 13]: no joker outside the six Yahtzees
+        lower_delta = np.where(legal[:, NUM_UPPER:], delta[:, NUM_UPPER:], -np.inf)
+        best = (self.lower_points + lower_delta[:, None, :]).max(axis=2)
+        upper = np.where(legal[:, :NUM_UPPER].repeat(6, axis=1), upper, -np.inf)
+        np.maximum(best, upper[:, self.count_index].max(axis=2), out=best)
+        best[:, self.yahtzee_rolls] = yahtzee_best
+        return best
 
     # --------------------------------------------------------------------- actions
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         masks = _check_masks(action_masks)
         d = decode(observations, self.rules)
-        box_values = self._box_values(d)  # [N, 252, 13]
-        best_box = box_values.max(axis=2)  # [N, 252]: value of the dice with no roll left
-        rows = np.arange(len(masks))
+        terms = self._state_terms(d)
+        # The box values of the dice on the table, and of the six Yahtzees (joker rules).
+        rolls = np.empty((len(masks), 1 + len(self.yahtzee_rolls)), dtype=np.int64)
+        rolls[:, 0] = d.roll
+        rolls[:, 1:] = self.yahtzee_rolls
+        box_values = self._box_values(d, terms, rolls)  # [N, 7, 13]
         values = np.full(masks.shape, -np.inf)
-        values[:, BOX_ACTION_OFFSET:] = box_values[rows, d.roll]
-        hold_keeps = HOLD_TO_KEEP[d.roll].astype(np.int64)  # [N, 32]
-        rerolls = d.rolls_left > 0
-        if rerolls.any():
-            # Expected value of each keep with one roll left, then (if two) with two.
-            keep_value = best_box[rerolls] @ self.keep_probs_t  # [M, 462]
-            two = d.rolls_left[rerolls] == 2
-            if two.any() and self.LOOKAHEAD >= 2:
-                one_left = np.take_along_axis(
-                    keep_value[two][:, None, :], HOLD_TO_KEEP[None].astype(np.int64), axis=2
-                )  # [K, 252, 32]
-                keep_value[two] = one_left.max(axis=2) @ self.keep_probs_t
-            hold_values = np.take_along_axis(keep_value, hold_keeps[rerolls], axis=1)
+        values[:, BOX_ACTION_OFFSET:] = box_values[:, 0]
+        rerolls = np.flatnonzero(d.rolls_left > 0)
+        if len(rerolls):
+            r = d.take(rerolls)
+            yahtzee_best = box_values[rerolls, 1:].max(axis=2)
+            # Expected best box value of each keep with one roll left, then with two.
+            best = self._best_values(r, tuple(t[rerolls] for t in terms), yahtzee_best)
+            keep_value = best @ self.keep_probs_t  # [M, 462]
+            two = r.rolls_left == 2
+            if two.any():
+                by_roll = np.maximum.reduceat(
+                    keep_value[two][:, self.sub_keeps], self.sub_keep_starts, axis=1
+                )  # [K, 252]: the best keep of each roll with one roll left
+                keep_value[two] = by_roll @ self.keep_probs_t
+            hold_values = np.take_along_axis(keep_value, self.hold_to_keep[r.roll], axis=1)
             # Prefer filling a box when a hold is only as good (keep-all, or a sure thing).
             values[rerolls, :BOX_ACTION_OFFSET] = hold_values - 1e-9
         fallback = np.where(np.isfinite(values), values, -1e18)  # legal in the mask only
@@ -334,50 +367,31 @@ class HeuristicPolicy(BasePolicy):
 
 # ------------------------------------------------------------------------------ optimal
 class OptimalPolicy(BasePolicy):
-    """The exact optimal strategy from `yahtzee_env.solver` (solved or loaded on first use).
-
-    Uses ``table.action_values`` (values of the 45 actions) when the table has it, so the
-    best *legal* action is taken under any mask; otherwise ``table.best_action``, with a hold
-    the mask forbids replaced by a legal hold of the same kept dice, and keep-all by what the
-    solver would do with the same dice and one roll fewer.
+    """The exact optimal strategy: the best legal action by the action values of
+    `yahtzee_env.oracle.OptimalOracle` over the solver table of ``rules`` (loaded from the
+    cache or solved on first use by `yahtzee_env.solver.load_or_solve`, unless ``table`` is
+    given). Ties go to filling a box, then to the lowest hold (`yahtzee_env.solver.best_of`),
+    so a mask with only canonical holds gets the canonical one of the best keep.
     """
 
     def __init__(self, rules: RulesLike = None, seed: SeedLike = None, table=None) -> None:
         self.rules = RuleSet.from_spec(rules)
-        if table is None:
-            try:
-                from yahtzee_env.solver import load_or_solve
-            except ImportError as err:
-                raise ImportError(
-                    "the 'optimal' policy needs yahtzee_env.solver.load_or_solve, which could "
-                    f"not be imported ({err}); use 'heuristic', 'greedy' or 'random' instead"
-                ) from err
-            table = load_or_solve(self.rules)
-        self.table = table
+        try:
+            from yahtzee_env.oracle import OptimalOracle
+            from yahtzee_env.solver import best_of, load_or_solve
+        except ImportError as err:
+            raise ImportError(
+                "the 'optimal' policy needs yahtzee_env.solver and yahtzee_env.oracle, which "
+                f"could not be imported ({err}); use 'heuristic', 'greedy' or 'random' instead"
+            ) from err
+        self._best_of = best_of
+        self.oracle = OptimalOracle(load_or_solve(self.rules) if table is None else table)
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         masks = _check_masks(action_masks)
-        d = decode(observations, self.rules)
-        state = (d.filled, d.upper_total, d.yahtzee_state, d.roll)
-        if hasattr(self.table, "action_values"):
-            values = np.asarray(self.table.action_values(*state, d.rolls_left), dtype=np.float64)
-            return _masked_argmax(values.reshape(masks.shape), masks)
-        actions = np.empty(len(masks), dtype=np.int64)
-        for i, mask in enumerate(masks):
-            filled, upper, ystate, roll = (int(x[i]) for x in state)
-            rolls_left = int(d.rolls_left[i])
-            action = int(self.table.best_action(filled, upper, ystate, roll, rolls_left))
-            while action == BOX_ACTION_OFFSET - 1 and not mask[action] and rolls_left > 1:
-                rolls_left -= 1  # keep-all: the same dice, one roll fewer
-                action = int(self.table.best_action(filled, upper, ystate, roll, rolls_left))
-            if action < BOX_ACTION_OFFSET and not mask[action]:
-                same_keep = HOLD_TO_KEEP[roll] == HOLD_TO_KEEP[roll, action]
-                candidates = np.flatnonzero(same_keep & mask[:BOX_ACTION_OFFSET])
-                if len(candidates) == 0:
-                    raise ValueError(f"the mask allows no hold equivalent to action {action}")
-                action = int(candidates[0])
-            actions[i] = action
-        return actions
+        values = np.asarray(self.oracle.action_values(np.atleast_2d(observations)), np.float64)
+        values = np.where(np.isfinite(values), values, -1e18)  # the mask has the last word
+        return self._best_of(np.where(masks, values, -np.inf)).astype(np.int64)
 
 
 # ------------------------------------------------------------------------------ registry
@@ -390,7 +404,11 @@ POLICIES: dict[str, Callable[..., BasePolicy]] = {
 
 
 def make_policy(name: str, rules: RulesLike = None, seed: SeedLike = None) -> BasePolicy:
-    """A built-in policy by name (see `POLICIES`) for ``rules``, seeded where random."""
+    """A built-in policy by name (see `POLICIES`) for ``rules``.
+
+    ``seed`` (an int or a `numpy.random.Generator`) seeds the random policies; the
+    deterministic ones accept and ignore it, so every entry is built the same way.
+    """
     try:
         factory = POLICIES[name]
     except KeyError:

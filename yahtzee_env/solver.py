@@ -34,9 +34,11 @@ import tempfile
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from yahtzee_env.dice import (
     FIRST_ROLL_KEEP,
@@ -51,16 +53,18 @@ from yahtzee_env.dice import (
     NUM_ROLLS,
     keep_index,
 )
+from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS, ROLLS_PER_TURN
 from yahtzee_env.rules import (
     ALL_FILLED,
+    IS_YAHTZEE,
     NUM_BOXES,
     NUM_FILLED_MASKS,
     NUM_UPPER,
+    PRESETS,
     UPPER_MASK,
     YAHTZEE_0,
     YAHTZEE_50,
     YAHTZEE_OPEN,
-    IS_YAHTZEE,
     Box,
     RuleSet,
     next_yahtzee_state,
@@ -71,18 +75,17 @@ __all__ = [
     "CacheError",
     "SolverTable",
     "TurnValues",
+    "best_of",
     "cache_path",
     "default_cache_dir",
     "load_or_solve",
     "load_table",
+    "regret_of",
     "save_table",
     "solve",
 ]
 
 FORMAT_VERSION = 1
-NUM_ACTIONS = NUM_HOLDS + NUM_BOXES  # 45: holds 0..31, then box b is action 32 + b
-BOX_ACTION_OFFSET = NUM_HOLDS
-ROLLS_PER_TURN = 3
 NUM_YSTATES = 3
 YAHTZEE_BIT = 1 << Box.YAHTZEE
 CHUNK_STATES = 512  # states per vectorised block: the keep arrays stay cache-sized
@@ -116,7 +119,7 @@ def _keep_graph() -> tuple[np.ndarray, list[int], list[np.ndarray], list[np.ndar
             [[rank[keep_index(counts[k] + eye[f])] for f in range(NUM_FACES)] for k in order[a:b]],
             dtype=np.intp,
         )
-        for a, b in zip(starts[:NUM_DICE], starts[1 : NUM_DICE + 1])
+        for a, b in pairwise(starts[: NUM_DICE + 1])
     ]
     parents = []
     for i in range(NUM_KEEPS):
@@ -207,7 +210,10 @@ class _TurnModel:
         max_points = int(points.max())
         self.next_ystate = np.array(  # next_yahtzee_state as a table [ystate, box, points]
             [
-                [[next_yahtzee_state(y, b, p) for p in range(max_points + 1)] for b in range(13)]
+                [
+                    [next_yahtzee_state(y, b, p) for p in range(max_points + 1)]
+                    for b in range(NUM_BOXES)
+                ]
                 for y in range(NUM_YSTATES)
             ],
             dtype=np.intp,
@@ -297,7 +303,9 @@ class _TurnModel:
             else:
                 reward = np.broadcast_to(values, (values.shape[0], n))
                 next_upper = upper[None, :]
-            nxt = table[(filled | (1 << b))[None, :], next_upper, self.next_ystate[ystate, b, values]]
+            nxt = table[
+                (filled | (1 << b))[None, :], next_upper, self.next_ystate[ystate, b, values]
+            ]
             # the Yahtzees: their own points context, bonus and legality
             code = self.yahtzee_codes[b][np.arange(ys.size)[:, None], y_points]  # [6, N]
             y_val = (reward[code, cols] + y_bonus).astype(table.dtype) + nxt[code, cols]
@@ -313,6 +321,8 @@ class _TurnModel:
             else:
                 np.take(fut, self.codes[b], axis=0, out=tmp)
                 np.maximum(out, tmp, out=out)
+        if first:  # no ordinary roll can be placed (a full card): nothing to gain
+            out.fill(-np.inf)
         out[self.yahtzee_rows] = y_best
         return out
 
@@ -354,22 +364,23 @@ def solve(
     rules: RuleSet | str | None = None,
     progress: ProgressCallback | None = None,
     *,
-    dtype: type[np.floating] = np.float32,
     chunk: int = CHUNK_STATES,
 ) -> SolverTable:
     """Solve ``rules`` exactly: the optimal expected remaining score of every turn start.
 
+    The backward induction runs in float64 (float32 would drift by ~2e-4 over the 13
+    layers); the returned table is stored as float32, which is exact to ~1e-5 per entry.
+
     Args:
         rules: a `RuleSet`, a preset name, or None for the official rules.
         progress: called as ``progress(done_layers, total_layers)`` after each of the 13
-            layers (states with 12, 11, ..., 0 boxes filled).
-        dtype: float type of the computation and the table (float32 is exact to ~1e-4).
-        chunk: states per vectorised block.
+            layers (the states with 12, 11, ..., 0 boxes filled).
+        chunk: states per vectorised block (memory ~ 20 KB per state).
     """
     rules = RuleSet.from_spec(rules)
     model = _TurnModel(rules)
     table = np.full(
-        (NUM_FILLED_MASKS, rules.upper_bonus_threshold + 1, NUM_YSTATES), np.nan, dtype=dtype
+        (NUM_FILLED_MASKS, rules.upper_bonus_threshold + 1, NUM_YSTATES), np.nan, dtype=np.float64
     )
     table[ALL_FILLED] = 0.0
     total = NUM_BOXES
@@ -380,70 +391,102 @@ def solve(
             table[f, u, y] = model.turn_start_values(table, f, u, y)
         if progress is not None:
             progress(done, total)
-    return SolverTable(rules, table, _model=model)
+    return SolverTable(rules, table.astype(np.float32), _model=model)
 
 
 # --------------------------------------------------------------------------- table API
-@dataclass(frozen=True)
-class TurnValues:
-    """Within-turn values of a batch of turn-start states (see `SolverTable.turn_values`).
+_HOLD_KEEP_RANK = _KEEP_RANK[HOLD_TO_KEEP]  # [252, 32] internal keep of each hold
 
-    Distinct states are solved once: row ``i`` of the batch is row ``inverse[i]`` of the
-    ``unique_*`` arrays. Memory is ~6.7 KB per distinct state.
+
+@dataclass(frozen=True, eq=False)
+class TurnValues:
+    """Within-turn values of a batch of ``N`` turn-start states (`SolverTable.turn_values`).
+
+    Valid for the whole turn of each state (until a box is filled). Distinct states are
+    solved once: state ``i`` is column ``inverse[i]`` of the internal arrays, which hold
+    ~4.7 KB (float32) per distinct state.
 
     Attributes:
-        unique_roll_values: ``[U, 3, 252]``; ``[:, k, roll]`` is the value of having ``roll``
-            on the table with ``k`` re-rolls left (the turn's remaining rewards included).
-        unique_keep_values: ``[U, 2, 462]``; ``[:, k, keep]`` is the expected value of
-            re-rolling the dice outside ``keep`` when ``k`` re-rolls will be left after it.
-        inverse: ``[N]`` row of each input state in the ``unique_*`` arrays.
-        filled, upper, ystate: the ``[N]`` input states (``upper`` capped).
+        filled, upper, ystate: the ``[N]`` states (``upper`` capped at the threshold).
+        inverse: ``[N]`` column of each state in the internal arrays.
     """
 
     table: SolverTable
-    unique_roll_values: np.ndarray
-    unique_keep_values: np.ndarray
-    inverse: np.ndarray
     filled: np.ndarray
     upper: np.ndarray
     ystate: np.ndarray
+    inverse: np.ndarray
+    # [2, 462, U], internal keep order: [k, keep] = value of re-rolling the dice outside
+    # ``keep`` when k re-rolls remain after that; a five-dice keep is the roll with k left.
+    _keep_values: np.ndarray
+    _start_roll_values: np.ndarray  # [252, U], internal roll order: rolls_left = 2
 
     @property
     def roll_values(self) -> np.ndarray:
-        """``[N, 3, 252]`` value of each roll at each ``rolls_left`` for every input state."""
+        """``[N, 3, 252]``: ``[i, k, roll]`` = value of ``roll`` with ``k`` re-rolls left.
+
+        The value includes every reward still to come in the game from that point.
+        """
         return self.unique_roll_values[self.inverse]
+
+    @property
+    def unique_roll_values(self) -> np.ndarray:
+        """``[U, 3, 252]`` `roll_values` of the distinct states (state ``i``: ``inverse[i]``)."""
+        stages = np.concatenate(
+            [self._keep_values[:, _ROLL_OFFSET:], self._start_roll_values[None]], axis=0
+        )  # [3, 252, U]
+        return stages[:, _ROLL_RANK].transpose(2, 0, 1)
+
+    @property
+    def unique_keep_values(self) -> np.ndarray:
+        """``[U, 2, 462]`` keep values of the distinct states (state ``i``: ``inverse[i]``).
+
+        ``[u, k, keep]`` is the expected value of re-rolling the dice outside ``keep`` (a
+        `KEEP_COUNTS` index) with ``k`` re-rolls left after that re-roll. A hold action
+        ``h`` at ``rolls_left`` is worth ``[u, rolls_left - 1, HOLD_TO_KEEP[roll, h]]``.
+        """
+        return self._keep_values[:, _KEEP_RANK].transpose(2, 0, 1)
 
     @property
     def start_values(self) -> np.ndarray:
         """``[N]`` expected remaining score before the first roll (= `SolverTable.values`)."""
-        return self.unique_roll_values[self.inverse, ROLLS_PER_TURN - 1] @ _FIRST_ROLL_PROBS
+        return (_FIRST_ROLL_PROBS @ self._start_roll_values)[self.inverse]
 
-    def action_values(self, roll, rolls_left, rows=None) -> np.ndarray:
-        """``[N, 45]`` value of every action (-inf if illegal) with ``roll`` on the table.
+    def action_values(
+        self, roll: ArrayLike, rolls_left: ArrayLike, rows: ArrayLike | None = None
+    ) -> np.ndarray:
+        """``[M, 45]`` value of every action (-inf if illegal) with ``roll`` on the table.
 
         A hold action is worth the expected value after re-rolling the other dice; a box
         action its reward (points + Yahtzee bonus + upper bonus) plus the value of the next
-        turn start. ``rows`` selects a subset of the batch (``roll``/``rolls_left`` then
-        match it).
+        turn start. ``roll`` (`DICE` index) and ``rolls_left`` are scalars or ``[M]``;
+        ``rows`` (default: all ``N`` states) picks the states they belong to.
         """
         idx = np.arange(self.inverse.size) if rows is None else np.asarray(rows, dtype=np.intp)
+        idx = idx.ravel()
         roll = np.broadcast_to(np.asarray(roll, dtype=np.intp), idx.shape)
         rolls_left = np.broadcast_to(np.asarray(rolls_left, dtype=np.intp), idx.shape)
         if ((roll < 0) | (roll >= NUM_ROLLS)).any():
             raise ValueError(f"roll must be in 0..{NUM_ROLLS - 1}")
         if ((rolls_left < 0) | (rolls_left >= ROLLS_PER_TURN)).any():
             raise ValueError(f"rolls_left must be in 0..{ROLLS_PER_TURN - 1}")
-        out = np.full((idx.size, NUM_ACTIONS), -np.inf, dtype=self.unique_roll_values.dtype)
+        out = np.full((idx.size, NUM_ACTIONS), -np.inf, dtype=self._keep_values.dtype)
         can_hold = rolls_left > 0
         if can_hold.any():
-            u = self.inverse[idx[can_hold]]
-            stage = rolls_left[can_hold] - 1
-            keeps = HOLD_TO_KEEP[roll[can_hold]].astype(np.intp)  # [H, 32]
-            out[can_hold, :NUM_HOLDS] = self.unique_keep_values[u[:, None], stage[:, None], keeps]
-        out[:, BOX_ACTION_OFFSET:] = self.table._model.box_values(
-            self.table.table, roll, self.filled[idx], self.upper[idx], self.ystate[idx]
+            stage = rolls_left[can_hold, None] - 1
+            keeps = _HOLD_KEEP_RANK[roll[can_hold]]  # [H, 32]
+            column = self.inverse[idx[can_hold], None]
+            out[can_hold, :NUM_HOLDS] = self._keep_values[stage, keeps, column]
+        out[:, BOX_ACTION_OFFSET:] = self.table._box_values(
+            self.filled[idx], self.upper[idx], self.ystate[idx], roll
         )
         return out
+
+    def best_action(
+        self, roll: ArrayLike, rolls_left: ArrayLike, rows: ArrayLike | None = None
+    ) -> np.ndarray:
+        """``[M]`` optimal action with ``roll`` on the table (ties: see `best_of`)."""
+        return best_of(self.action_values(roll, rolls_left, rows))
 
 
 class SolverTable:
@@ -453,10 +496,12 @@ class SolverTable:
     score under optimal play from the start of a turn: the points and bonuses still to come.
     ``upper`` is the upper-section total capped at ``rules.upper_bonus_threshold``; inputs
     may pass the raw total, it is capped here. ``ystate`` must be 0 (open) while the yahtzee
-    box is open, and 1 (holds 50) or 2 (holds 0) once it is filled.
+    box is open, and 1 (holds 50) or 2 (holds 0) once it is filled. Only reachable states
+    are solved: an upper total that the filled upper boxes cannot make (5 with only sixes
+    filled) has no value; `values` gives NaN there and the other methods raise ValueError.
 
     Actions follow `yahtzee_env.engine`: 0..31 hold masks over the sorted dice, 32 + b fills
-    box b. Every method takes scalars or equal-length arrays (the array forms are batched).
+    box b. Every method takes scalars or arrays that broadcast together (batched forms).
     """
 
     def __init__(self, rules: RuleSet, table: np.ndarray, *, _model: _TurnModel | None = None):
@@ -474,7 +519,11 @@ class SolverTable:
         """Expected final score of a whole game under optimal play (the empty card)."""
         return float(self.table[0, 0, YAHTZEE_OPEN])
 
-    def _states(self, filled, upper, ystate) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _states(
+        self, filled: ArrayLike, upper: ArrayLike, ystate: ArrayLike, *, reachable: bool = True
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Validated, flattened states with ``upper`` capped; ValueError on a bad one (and,
+        with ``reachable``, on an upper total the filled upper boxes cannot make)."""
         filled, upper, ystate = np.broadcast_arrays(
             np.asarray(filled, dtype=np.intp),
             np.asarray(upper, dtype=np.intp),
@@ -492,7 +541,16 @@ class SolverTable:
                 "yahtzee_state must be 0 (open) while the yahtzee box is open and 1 (50) or "
                 "2 (0) once it is filled"
             )
-        return filled, np.minimum(upper, self.rules.upper_bonus_threshold), ystate
+        upper = np.minimum(upper, self.rules.upper_bonus_threshold)
+        if reachable:
+            ok = self._model.reachable_upper[filled & UPPER_MASK, upper]
+            if not ok.all():
+                i = int(np.flatnonzero(~ok)[0])
+                raise ValueError(
+                    f"unreachable state: upper total {upper[i]} cannot be made with the upper "
+                    f"boxes filled in {int(filled[i]):#015b} (only reachable states are solved)"
+                )
+        return filled, upper, ystate
 
     def value(self, filled: int, upper_total: int, yahtzee_state: int) -> float:
         """Expected remaining score from the start of a turn in this state.
@@ -500,60 +558,110 @@ class SolverTable:
         Raises ValueError for an invalid or unreachable state.
         """
         f, u, y = self._states(filled, upper_total, yahtzee_state)
-        v = float(self.table[f[0], u[0], y[0]])
-        if np.isnan(v):
-            raise ValueError(f"state ({filled}, {upper_total}, {yahtzee_state}) is unreachable")
-        return v
+        return float(self.table[f[0], u[0], y[0]])
 
-    def values(self, filled, upper_total, yahtzee_state) -> np.ndarray:
-        """Batched `value`: ``[N]`` (NaN for unreachable upper totals)."""
-        f, u, y = self._states(filled, upper_total, yahtzee_state)
+    def values(
+        self, filled: ArrayLike, upper_total: ArrayLike, yahtzee_state: ArrayLike
+    ) -> np.ndarray:
+        """Batched `value`: ``[N]``, NaN for unreachable states instead of an error."""
+        f, u, y = self._states(filled, upper_total, yahtzee_state, reachable=False)
         return self.table[f, u, y]
 
     # ----------------------------------------------------------------------- within a turn
-    def turn_values(self, filled, upper_total, yahtzee_state) -> TurnValues:
+    def box_values(
+        self,
+        filled: ArrayLike,
+        upper_total: ArrayLike,
+        yahtzee_state: ArrayLike,
+        roll: ArrayLike,
+    ) -> np.ndarray:
+        """``[..., 13]`` value of filling each box with ``roll`` (a `DICE` index): the reward
+        (points + Yahtzee bonus + upper bonus) plus the value of the next turn start; -inf
+        where the rules close the box. The box-action part of `action_values`; it does not
+        depend on the re-rolls left.
+        """
+        arrays = np.broadcast_arrays(
+            *(np.asarray(a) for a in (filled, upper_total, yahtzee_state, roll))
+        )
+        f, u, y = self._states(*arrays[:3])
+        out = self._box_values(f, u, y, arrays[3].ravel())
+        return out.reshape(*arrays[0].shape, NUM_BOXES)
+
+    def _box_values(self, f: np.ndarray, u: np.ndarray, y: np.ndarray, roll) -> np.ndarray:
+        roll = np.asarray(roll, dtype=np.intp)
+        if ((roll < 0) | (roll >= NUM_ROLLS)).any():
+            raise ValueError(f"roll must be in 0..{NUM_ROLLS - 1}")
+        return self._model.box_values(self.table, roll, f, u, y)
+
+    def turn_values(
+        self, filled: ArrayLike, upper_total: ArrayLike, yahtzee_state: ArrayLike
+    ) -> TurnValues:
         """Within-turn values of ``[N]`` turn-start states (the batched engine of evaluation).
 
-        Work and memory are per distinct state. Use ``TurnValues.action_values`` for each
-        decision of the turn; a state's values stay valid until a box is filled.
+        Work and memory are per distinct state (~7 us and 4.7 KB each); for very large
+        batches call it on slices. Use ``TurnValues.action_values`` for each decision.
         """
         f, u, y = self._states(filled, upper_total, yahtzee_state)
+        if (f == ALL_FILLED).any():
+            raise ValueError("a full scorecard has no turn left to play")
         keys = (f * (self.rules.upper_bonus_threshold + 1) + u) * NUM_YSTATES + y
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         n = first.size
-        dtype = self.table.dtype
-        rolls = np.empty((n, ROLLS_PER_TURN, NUM_ROLLS), dtype=dtype)
-        keeps = np.empty((n, ROLLS_PER_TURN - 1, NUM_KEEPS), dtype=dtype)
+        keeps = np.empty((ROLLS_PER_TURN - 1, NUM_KEEPS, n), dtype=self.table.dtype)
+        start = np.empty((NUM_ROLLS, n), dtype=self.table.dtype)
         for lo in range(0, n, CHUNK_STATES):
             sel = first[lo : lo + CHUNK_STATES]
-            rows = slice(lo, lo + sel.size)
+            cols = slice(lo, lo + sel.size)
             values = self._model.final_roll_values(self.table, f[sel], u[sel], y[sel])
-            rolls[rows, 0] = values[_ROLL_RANK].T  # internal order -> `DICE` order
-            for k in range(1, ROLLS_PER_TURN):
-                kv = _keep_values(values)
-                keeps[rows, k - 1] = kv[_KEEP_RANK].T
-                values = _best_sub_keep(kv)
-                rolls[rows, k] = values[_ROLL_RANK].T
-        return TurnValues(self, rolls, keeps, inverse.ravel(), f, u, y)
+            for k in range(ROLLS_PER_TURN - 1):
+                keeps[k, :, cols] = _keep_values(values)
+                values = _best_sub_keep(keeps[k, :, cols])
+            start[:, cols] = values
+        return TurnValues(self, f, u, y, inverse.ravel(), keeps, start)
 
-    def action_values(self, filled, upper_total, yahtzee_state, roll, rolls_left) -> np.ndarray:
-        """Value of every action: ``float[45]`` for scalars, ``[N, 45]`` for arrays.
+    def action_values(
+        self,
+        filled: ArrayLike,
+        upper_total: ArrayLike,
+        yahtzee_state: ArrayLike,
+        roll: ArrayLike,
+        rolls_left: ArrayLike,
+    ) -> np.ndarray:
+        """Value of every action: ``float[45]`` for scalars, ``[..., 45]`` for arrays.
 
         -inf marks illegal actions (holds when no re-roll is left, boxes the rules close).
         For several decisions of the same turns, call `turn_values` once and use
         ``TurnValues.action_values``.
         """
-        scalar = np.ndim(filled) == 0 and np.ndim(roll) == 0
-        out = self.turn_values(filled, upper_total, yahtzee_state).action_values(roll, rolls_left)
-        return out[0] if scalar else out
+        arrays = np.broadcast_arrays(
+            *(np.asarray(a) for a in (filled, upper_total, yahtzee_state, roll, rolls_left))
+        )
+        f, u, y, r, k = (a.ravel() for a in arrays)
+        out = self.turn_values(f, u, y).action_values(r, k)
+        return out.reshape(*arrays[0].shape, NUM_ACTIONS)
 
-    def best_action(self, filled, upper_total, yahtzee_state, roll, rolls_left):
-        """The optimal action (int, or ``[N]`` array); see `best_of`."""
+    def best_action(
+        self,
+        filled: ArrayLike,
+        upper_total: ArrayLike,
+        yahtzee_state: ArrayLike,
+        roll: ArrayLike,
+        rolls_left: ArrayLike,
+    ) -> int | np.ndarray:
+        """The optimal action: an int for scalars, else an array; ties as in `best_of`."""
         av = self.action_values(filled, upper_total, yahtzee_state, roll, rolls_left)
         best = best_of(av)
         return int(best) if np.ndim(best) == 0 else best
 
-    def regret(self, filled, upper_total, yahtzee_state, roll, rolls_left, action):
+    def regret(
+        self,
+        filled: ArrayLike,
+        upper_total: ArrayLike,
+        yahtzee_state: ArrayLike,
+        roll: ArrayLike,
+        rolls_left: ArrayLike,
+        action: ArrayLike,
+    ) -> float | np.ndarray:
         """Expected points lost by ``action``: max action value - its value (0 for the best).
 
         +inf for an illegal action. Scalar or ``[N]`` like the inputs.
@@ -562,7 +670,7 @@ class SolverTable:
         return regret_of(av, action)
 
 
-def best_of(action_values: np.ndarray) -> np.ndarray:
+def best_of(action_values: ArrayLike) -> np.ndarray:
     """Argmax of ``[..., 45]`` action values; ties go to box actions, then the lowest hold.
 
     Holding all five dice (31) with one re-roll left is worth exactly the best box, so the
@@ -573,7 +681,7 @@ def best_of(action_values: np.ndarray) -> np.ndarray:
     return order[np.argmax(av[..., order], axis=-1)]
 
 
-def regret_of(action_values: np.ndarray, action) -> np.ndarray | float:
+def regret_of(action_values: ArrayLike, action: ArrayLike) -> float | np.ndarray:
     """``max - value of action`` over ``[..., 45]`` action values (+inf if illegal)."""
     av = np.asarray(action_values)
     taken = np.take_along_axis(av, np.asarray(action, dtype=np.intp)[..., None], axis=-1)[..., 0]
@@ -603,18 +711,15 @@ def _rules_json(rules: RuleSet) -> str:
     return json.dumps(rules.to_dict(), sort_keys=True)
 
 
-def cache_path(rules: RuleSet | str | None = None, cache_dir: str | os.PathLike | None = None) -> Path:
+def cache_path(
+    rules: RuleSet | str | None = None, cache_dir: str | os.PathLike | None = None
+) -> Path:
     """The cache file of ``rules``: ``<cache_dir>/solver-v<version>-<name>-<hash>.bin``."""
     rules = RuleSet.from_spec(rules)
     directory = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     digest = hashlib.sha256(_rules_json(rules).encode()).hexdigest()[:12]
-    name = rules.name if rules.name in _PRESET_NAMES else "custom"
+    name = rules.name if rules.name in PRESETS else "custom"
     return directory / f"solver-v{FORMAT_VERSION}-{name}-{digest}.bin"
-
-
-_PRESET_NAMES = frozenset(
-    ("official", "free-joker", "no-joker", "no-joker-no-bonus", "upper-first")
-)
 
 
 def save_table(table: SolverTable, path: str | os.PathLike) -> Path:
@@ -642,6 +747,7 @@ def save_table(table: SolverTable, path: str | os.PathLike) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a cache is plain data
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -674,6 +780,8 @@ def load_table(path: str | os.PathLike, rules: RuleSet | str | None = None) -> S
         nbytes = int(header["payload_bytes"])
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
         raise CacheError(f"{path}: corrupt header ({exc})") from exc
+    if dtype.kind != "f":
+        raise CacheError(f"{path}: payload dtype {dtype} is not a float type")
     if version != FORMAT_VERSION:
         raise CacheError(f"{path}: format version {version}, expected {FORMAT_VERSION}")
     if json.dumps(file_rules, sort_keys=True) != _rules_json(rules):
@@ -712,5 +820,7 @@ def load_or_solve(
     try:
         save_table(table, path)
     except OSError as exc:
-        warnings.warn(f"could not write the solver cache {path}: {exc}", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"could not write the solver cache {path}: {exc}", RuntimeWarning, stacklevel=2
+        )
     return table

@@ -1,0 +1,1 @@
+"""Training and evaluation agents for yahtzee-rl (the optional `train` extra: torch, SB3)."""

@@ -1,0 +1,187 @@
+"""Stable-Baselines3 adapter for the native `Yahtzee-v0` vector env.
+
+`SB3VecEnv` wraps a `yahtzee_env.vector.YahtzeeVectorEnv` (N games as numpy arrays) in SB3's
+`VecEnv` interface, so that PPO / sb3-contrib `MaskablePPO` train on it directly::
+
+    from sb3_contrib import MaskablePPO
+    from agents.vec_env import SB3VecEnv
+
+    env = SB3VecEnv(num_envs=256, rules="official", seed=0)
+    model = MaskablePPO("MlpPolicy", env, n_steps=64).learn(100_000)
+
+SB3 semantics: ``step`` returns ``(obs, rewards float32[N], dones bool[N], infos list[dict])``
+and a finished game is reset in the same step (the vector env's same-step autoreset), its
+last observation in ``infos[i]["terminal_observation"]``. Episode statistics are built in:
+``infos[i]["episode"] = {"r": return, "l": length, "t": seconds}`` at the end of each game, as
+SB3's `Monitor` gives, so SB3's logger reports ``rollout/ep_rew_mean`` without `VecMonitor`
+(wrapping in `VecMonitor` also works; its statistics replace these). The other keys of a
+finished game's info are its final ``total``, ``scorecard`` (int16[13], box order of
+`BOX_NAMES`), ``upper_total``, ``upper_bonus``, ``yahtzee_bonus``, ``dice`` and
+``rolls_left``; the infos of running games are empty unless ``info_keys`` names keys of the
+vector env's infos to copy (one dict entry per game per step: costly for large N).
+
+Masks: ``env_method("action_masks")`` returns one ``bool[45]`` row per game, so
+`sb3_contrib.common.maskable.utils.get_action_masks(env)` works.
+
+Importing this module imports SB3 (the ``train`` extra); `yahtzee_env` itself never does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env.base_vec_env import (
+    VecEnvIndices,
+    VecEnvObs,
+    VecEnvStepReturn,
+)
+
+from yahtzee_env.rules import RuleSet
+from yahtzee_env.vector import YahtzeeVectorEnv
+
+
+class SB3VecEnv(VecEnv):
+    """SB3 `VecEnv` over a `YahtzeeVectorEnv` (one is built from the keyword arguments if
+    ``venv`` is None).
+
+    Args:
+        venv: the vector env to wrap (must use same-step autoreset).
+        num_envs, rules, canonical_holds: passed to `YahtzeeVectorEnv` when ``venv`` is None.
+        seed: seed for the first ``reset()`` (same as calling ``seed(seed)`` first).
+        info_keys: keys of the vector env's infos to copy into every game's info dict.
+
+    Seeding: all games share one generator (the vector env's ``np_random``); ``seed(s)``
+    seeds it at the next ``reset()`` and returns ``[s] * num_envs``.
+    """
+
+    def __init__(
+        self,
+        venv: YahtzeeVectorEnv | None = None,
+        *,
+        num_envs: int = 8,
+        rules: str | RuleSet | None = "official",
+        canonical_holds: bool = False,
+        seed: int | None = None,
+        info_keys: Sequence[str] = (),
+    ) -> None:
+        if venv is None:
+            venv = YahtzeeVectorEnv(num_envs=num_envs, rules=rules, canonical_holds=canonical_holds)
+        if venv.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
+            raise ValueError(
+                "SB3VecEnv needs a vector env with AutoresetMode.SAME_STEP, got "
+                f"{venv.metadata.get('autoreset_mode')!r}"
+            )
+        self.venv = venv
+        self.info_keys = tuple(info_keys)
+        super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
+        self._pending_seed = seed
+        self._actions: np.ndarray | None = None
+        n = self.num_envs
+        self._episode_returns = np.zeros(n, dtype=np.float64)
+        self._episode_lengths = np.zeros(n, dtype=np.int64)
+        self._episode_starts = np.full(n, time.perf_counter())
+
+    # ------------------------------------------------------------------------- VecEnv API
+    def reset(self) -> VecEnvObs:
+        obs, infos = self.venv.reset(seed=self._pending_seed)
+        self._pending_seed = None
+        self._reset_seeds()
+        self._reset_options()
+        self.reset_infos = self._per_env_infos(infos)
+        self._episode_returns[:] = 0.0
+        self._episode_lengths[:] = 0
+        self._episode_starts[:] = time.perf_counter()
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        if self._actions is None:
+            raise RuntimeError("step_wait() called without step_async()")
+        actions, self._actions = self._actions, None
+        obs, rewards, terminations, truncations, infos = self.venv.step(actions)
+        dones = terminations | truncations
+        self._episode_returns += rewards
+        self._episode_lengths += 1
+        per_env = self._per_env_infos(infos)
+        if dones.any():
+            now = time.perf_counter()
+            final_obs, final_info = infos["final_obs"], infos["final_info"]
+            for i in np.flatnonzero(dones).tolist():
+                info = per_env[i]
+                info.update({key: value[i] for key, value in final_info.items()})
+                info["terminal_observation"] = final_obs[i]
+                info["TimeLimit.truncated"] = bool(truncations[i] and not terminations[i])
+                info["episode"] = {
+                    "r": float(self._episode_returns[i]),
+                    "l": int(self._episode_lengths[i]),
+                    "t": round(float(now - self._episode_starts[i]), 6),
+                }
+            self._episode_returns[dones] = 0.0
+            self._episode_lengths[dones] = 0
+            self._episode_starts[dones] = now
+        return obs, rewards.astype(np.float32), dones, per_env
+
+    def close(self) -> None:
+        self.venv.close()
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        if seed is None:
+            # As SB3's own VecEnvs: drawn from the global generator that set_random_seed seeds.
+            seed = int(np.random.randint(0, np.iinfo(np.uint32).max, dtype=np.uint32))  # noqa: NPY002
+        self._pending_seed = seed
+        return [seed] * self.num_envs
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """The vector env's attribute, once per game (attributes are shared by all games)."""
+        value = getattr(self.venv, attr_name)
+        return [value for _ in self._indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Set an attribute of the vector env; only for all games at once."""
+        if len(self._indices(indices)) != self.num_envs:
+            raise ValueError("attributes are shared by all games: set them for all indices")
+        setattr(self.venv, attr_name, value)
+
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
+        """``"action_masks"``: one ``bool[45]`` row per game. No other per-game methods."""
+        if method_name != "action_masks":
+            raise AttributeError(
+                f"SB3VecEnv has no per-game method {method_name!r} (only 'action_masks'); "
+                "use get_attr/set_attr or the wrapped vector env (.venv)"
+            )
+        masks = self.venv.action_masks(*method_args, **method_kwargs)
+        return [masks[i] for i in self._indices(indices)]
+
+    def env_is_wrapped(
+        self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None
+    ) -> list[bool]:
+        return [False for _ in self._indices(indices)]
+
+    def action_masks(self) -> np.ndarray:
+        """bool ``[N, 45]`` (the same as stacking ``env_method("action_masks")``)."""
+        return self.venv.action_masks()
+
+    # ------------------------------------------------------------------------- internals
+    def _indices(self, indices: VecEnvIndices) -> list[int]:
+        selected: Iterable[int] = self._get_indices(indices)
+        return list(selected)
+
+    def _per_env_infos(self, infos: dict[str, Any]) -> list[dict[str, Any]]:
+        if not self.info_keys:
+            return [{} for _ in range(self.num_envs)]
+        columns = [(key, infos[key]) for key in self.info_keys]
+        return [{key: column[i] for key, column in columns} for i in range(self.num_envs)]

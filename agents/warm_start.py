@@ -1,0 +1,142 @@
+"""Warm start: supervised pre-training of a MaskablePPO policy from a teacher, before PPO.
+
+The teacher plays ``warm_start.games`` games on the native vector env (taking a random legal
+action with probability ``explore``, for more varied states). Every decision becomes one
+training example:
+
+* ``optimal`` teacher: the target is ``softmax(Q / temperature)`` over the legal actions,
+  where Q are the exact solver's action values (expected final-score-to-go, in points); the
+  value target is the best Q (the optimal value of the state), times ``env.reward_scale``.
+* ``heuristic`` teacher: the target is the heuristic's action; the value target is the
+  return actually obtained from that decision on, times ``env.reward_scale``.
+
+The policy head is trained by cross-entropy against the target over legal actions, the value
+head by mean squared error, with Adam; PPO then starts from these weights.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from agents.config import RunConfig
+
+
+def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
+    """Play the teacher's games and record (obs, mask, target distribution, value target)."""
+    from yahtzee_env.oracle import OptimalOracle
+    from yahtzee_env.policies import make_policy
+    from yahtzee_env.solver import load_or_solve
+    from yahtzee_env.vector import YahtzeeVectorEnv
+
+    w = cfg.warm_start
+    rng = np.random.default_rng(seed)
+    oracle = OptimalOracle(load_or_solve(cfg.env.rules)) if w.teacher == "optimal" else None
+    heuristic = make_policy("heuristic", rules=cfg.env.rules) if w.teacher == "heuristic" else None
+    chunks: list[dict[str, np.ndarray]] = []
+    per_chunk = 4096
+    for lo in range(0, w.games, per_chunk):
+        n = min(per_chunk, w.games - lo)
+        env = YahtzeeVectorEnv(num_envs=n, rules=cfg.env.rules,
+                               canonical_holds=cfg.env.canonical_holds)
+        obs, _ = env.reset(seed=int(rng.integers(2**31)))
+        done = np.zeros(n, dtype=bool)
+        steps: list[dict[str, np.ndarray]] = []
+        while not done.all():
+            active = np.flatnonzero(~done)
+            masks = env.action_masks()
+            o, m = obs[active], masks[active]
+            if oracle is not None:
+                q = oracle.action_values(o)
+                q = np.where(m, q, -np.inf)
+                act = np.argmax(q, axis=1)
+                z = (q - q.max(axis=1, keepdims=True)) / w.temperature
+                target = np.exp(z)
+                target /= target.sum(axis=1, keepdims=True)
+                value = q.max(axis=1)
+            else:
+                act = heuristic.act_batch(o, m)
+                target = np.zeros((active.size, m.shape[1]), dtype=np.float32)
+                target[np.arange(active.size), act] = 1.0
+                value = np.zeros(active.size)
+            explore = rng.random(active.size) < w.explore
+            if explore.any():
+                u = rng.random(m[explore].shape) * m[explore]
+                act[explore] = np.argmax(u, axis=1)
+            actions = np.zeros(n, dtype=np.int64)
+            actions[active] = act
+            obs, rewards, terminated, _, _ = env.step(actions)
+            steps.append({"env": active, "obs": o, "mask": m, "target": target.astype(np.float16),
+                          "value": value.astype(np.float32), "reward": rewards[active]})
+            done |= terminated
+        env.close()
+        if heuristic is not None:  # Monte-Carlo return-to-go of each recorded decision
+            to_go = np.zeros(n)
+            for step in reversed(steps):
+                to_go[step["env"]] += step["reward"]
+                step["value"] = to_go[step["env"]].astype(np.float32)
+        chunks.append({k: np.concatenate([s[k] for s in steps]) for k in
+                       ("obs", "mask", "target", "value")})
+    return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
+
+
+def warm_start(model: Any, cfg: RunConfig, log_dir=None) -> dict[str, Any]:
+    """Pre-train ``model.policy`` on the teacher's decisions; return training statistics."""
+    import torch
+
+    w = cfg.warm_start
+    t0 = time.perf_counter()
+    data = teacher_dataset(cfg, seed=cfg.train.seed)
+    gen_seconds = time.perf_counter() - t0
+    policy = model.policy
+    obs = torch.as_tensor(data["obs"])
+    masks = torch.as_tensor(data["mask"])
+    target = torch.as_tensor(data["target"].astype(np.float32))
+    value = torch.as_tensor(data["value"] * cfg.env.reward_scale)
+    n = obs.shape[0]
+    optimizer = torch.optim.Adam(policy.parameters(), lr=w.learning_rate)
+    gen = torch.Generator().manual_seed(cfg.train.seed)
+    history = []
+    steps_per_epoch = (n + w.batch_size - 1) // w.batch_size
+    total_steps = steps_per_epoch * w.epochs
+    step = 0
+    policy.train()
+    for epoch in range(w.epochs):
+        perm = torch.randperm(n, generator=gen)
+        sums = {"policy_loss": 0.0, "value_loss": 0.0, "agree": 0.0}
+        for lo in range(0, n, w.batch_size):
+            idx = perm[lo : lo + w.batch_size]
+            lr = w.learning_rate * 0.5 * (1 + np.cos(np.pi * step / total_steps))
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            features = policy.extract_features(obs[idx])
+            latent_pi, latent_vf = policy.mlp_extractor(features)
+            logits = policy.action_net(latent_pi).masked_fill(~masks[idx], -1e8)
+            log_probs = torch.log_softmax(logits, dim=1)
+            policy_loss = -(target[idx] * log_probs).sum(dim=1).mean()
+            value_loss = torch.nn.functional.mse_loss(
+                policy.value_net(latent_vf).squeeze(1), value[idx])
+            loss = policy_loss + cfg.ppo.vf_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            step += 1
+            k = idx.numel()
+            sums["policy_loss"] += policy_loss.item() * k
+            sums["value_loss"] += value_loss.item() * k
+            sums["agree"] += (logits.argmax(1) == target[idx].argmax(1)).float().sum().item()
+        epoch_stats = {key: v / n for key, v in sums.items()}
+        history.append(epoch_stats)
+        print(f"warm start epoch {epoch + 1}/{w.epochs}: "
+              + ", ".join(f"{k} {v:.4f}" for k, v in epoch_stats.items()), flush=True)
+    policy.eval()
+    return {
+        "teacher": w.teacher,
+        "games": w.games,
+        "decisions": int(n),
+        "generate_seconds": gen_seconds,
+        "train_seconds": time.perf_counter() - t0 - gen_seconds,
+        "epochs": history,
+    }

@@ -1,0 +1,74 @@
+"""Training config validation: bad configs fail before training, naming the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+yaml = pytest.importorskip("yaml")
+
+from agents.config import ConfigError, Schedule, apply_overrides, config_from_dict, load_config
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_configs_load(path: Path) -> None:
+    cfg = load_config(path)
+    assert cfg.name == path.stem
+    assert len(cfg.digest()) == 64
+
+
+@pytest.mark.parametrize(
+    ("data", "key"),
+    [
+        ({"name": "x", "ppo": {"learning_rte": 1e-3}}, "ppo.learning_rte: unknown key"),
+        ({"name": "x", "bogus": 1}, "bogus: unknown key"),
+        ({"name": "x", "ppo": {"n_steps": "many"}}, "ppo.n_steps: expected int"),
+        ({"name": "x", "ppo": {"n_steps": 1.5}}, "ppo.n_steps: expected int"),
+        ({"name": "x", "env": {"canonical_holds": "yes"}}, "env.canonical_holds: expected bool"),
+        ({"name": "x", "policy": {"net_arch": [64, "wide"]}}, "policy.net_arch[1]"),
+        ({"name": "x", "policy": {"activation": "gelu"}}, "policy.activation: expected one of"),
+        ({"name": "x", "ppo": {"batch_size": 1000}}, "ppo.batch_size: n_steps * env.num_envs"),
+        ({"name": "x", "ppo": {"gamma": 1.5}}, "ppo.gamma"),
+        ({"name": "x", "ppo": {"learning_rate": -1.0}}, "ppo.learning_rate"),
+        ({"name": "x", "ppo": {"learning_rate": {"start": 1e-3}}}, "ppo.learning_rate"),
+        ({"name": "x", "env": {"rules": "yatzy"}}, "env.rules: unknown preset"),
+        ({"name": "x", "env": {"num_envs": 0}}, "env.num_envs: must be > 0"),
+        ({"name": "x", "warm_start": {"teacher": "optimal", "games": 0}}, "warm_start.games"),
+        ({"name": "x", "warm_start": {"explore": 1.0}}, "warm_start.explore"),
+        ({"name": "x", "train": {"keep_checkpoints": 0}}, "train.keep_checkpoints"),
+        ({"name": "../escape"}, "name:"),
+        ({"env": {}}, "name: missing required key"),
+    ],
+)
+def test_bad_values_name_the_key(data: dict, key: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        config_from_dict(data)
+    assert str(err.value).startswith(key.split(":")[0])
+    assert key in str(err.value)
+
+
+def test_schedule_and_overrides() -> None:
+    data = apply_overrides({"name": "x"}, ["ppo.learning_rate={start: 1.0e-3, end: 0.0}",
+                                           "env.num_envs=32", "train.seed=7"])
+    cfg = config_from_dict(data)
+    assert isinstance(cfg.ppo.learning_rate, Schedule)
+    assert cfg.ppo.learning_rate(1.0) == pytest.approx(1e-3)
+    assert cfg.ppo.learning_rate(0.0) == 0.0
+    assert cfg.env.num_envs == 32 and cfg.train.seed == 7
+
+
+def test_override_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        apply_overrides({}, ["ppo.learning_rate"])
+    path = tmp_path / "c.yaml"
+    path.write_text("name: x\n")
+    with pytest.raises(ConfigError, match="ppo.n_epochs: expected int"):
+        load_config(path, ["ppo.n_epochs=abc"])
+    path.write_text("name: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(tmp_path / "missing.yaml")

@@ -1,0 +1,54 @@
+"""``yahtzee train``: train a MaskablePPO agent from a YAML config (needs the train extra)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "train a MaskablePPO agent from a YAML config into runs/<name> (or --resume a run)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", nargs="?", type=Path, help="YAML run config (configs/*.yaml)")
+    parser.add_argument("--resume", type=Path, metavar="RUN_DIR",
+                        help="continue runs/<name> from its newest checkpoint, same config")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config value, e.g. --set ppo.learning_rate=1e-4")
+    parser.add_argument("--runs-dir", type=Path, default=Path("runs"),
+                        help="parent folder of run folders (default: runs)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from agents.config import ConfigError, load_config
+        from agents.train import load_run_config, train
+    except ImportError as err:
+        print(f"yahtzee train: error: training needs the train extra "
+              f"(pip install 'yahtzee-rl[train]'): {err}", file=sys.stderr)
+        return 2
+    if (args.config is None) == (args.resume is None):
+        print("yahtzee train: error: give a CONFIG file or --resume RUN_DIR (not both)",
+              file=sys.stderr)
+        return 2
+    try:
+        if args.resume is not None:
+            if args.set:
+                raise ConfigError("--set cannot be combined with --resume (same config)")
+            cfg = load_run_config(args.resume)
+            runs_dir = args.resume.resolve().parent
+        else:
+            cfg = load_config(args.config, args.set)
+            runs_dir = args.runs_dir
+    except (ConfigError, FileNotFoundError) as err:
+        print(f"yahtzee train: error: {err}", file=sys.stderr)
+        return 2
+    try:
+        run_dir = train(cfg, runs_dir, resume=args.resume is not None,
+                        progress=not args.no_progress, argv=sys.argv)
+    except FileExistsError as err:
+        print(f"yahtzee train: error: {err}", file=sys.stderr)
+        return 2
+    print(f"run folder: {run_dir}")
+    return 0
