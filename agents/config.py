@@ -213,7 +213,9 @@ def validate(cfg: RunConfig) -> RunConfig:
     if cfg.env.id != "Yahtzee-v0":
         raise ConfigError(f"env.id: only 'Yahtzee-v0' can be trained, got {cfg.env.id!r}")
     if cfg.env.rules not in PRESETS:
-        raise ConfigError(f"env.rules: unknown preset {cfg.env.rules!r} (known: {', '.join(PRESETS)})")
+        raise ConfigError(
+            f"env.rules: unknown preset {cfg.env.rules!r} (known: {', '.join(PRESETS)})"
+        )
     _positive("env.num_envs", cfg.env.num_envs)
     _positive("env.reward_scale", cfg.env.reward_scale)
     for i, width in enumerate(cfg.policy.net_arch):
@@ -235,9 +237,13 @@ def validate(cfg: RunConfig) -> RunConfig:
         raise ConfigError(f"ppo.gae_lambda: must be in [0, 1], got {p.gae_lambda}")
     for name in ("learning_rate", "clip_range"):
         value = getattr(p, name)
-        for part, v in ((name, value),) if isinstance(value, float) else (
-            (f"{name}.start", value.start),
-            (f"{name}.end", value.end),
+        for part, v in (
+            ((name, value),)
+            if isinstance(value, float)
+            else (
+                (f"{name}.start", value.start),
+                (f"{name}.end", value.end),
+            )
         ):
             _positive(f"ppo.{part}", v, allow_zero=isinstance(value, Schedule))
     for name in ("ent_coef", "vf_coef"):

@@ -52,8 +52,14 @@ def export_npz(
 ) -> Path:
     weights, activation = policy_weights(model)
     return save_policy(
-        out_dir, name, weights, activation, rules=rules, config_sha256=config_sha256,
-        level=level, extra=extra,
+        out_dir,
+        name,
+        weights,
+        activation,
+        rules=rules,
+        config_sha256=config_sha256,
+        level=level,
+        extra=extra,
     )
 
 
@@ -78,7 +84,11 @@ def export_onnx(policy: MLPPolicy, path: str | Path, opset: int = 17) -> Path:
         nodes,
         "yahtzee_policy",
         [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", OBS_SIZE])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", policy.weights[-1][0].shape[1]])],
+        [
+            helper.make_tensor_value_info(
+                "logits", TensorProto.FLOAT, ["batch", policy.weights[-1][0].shape[1]]
+            )
+        ],
         inits,
     )
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])

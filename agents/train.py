@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.config import RunConfig, Schedule, config_from_dict
+from agents.config import RunConfig, config_from_dict
 
 CHECKPOINT_PREFIX = "ckpt_"
 
@@ -101,30 +101,28 @@ def make_env(cfg: RunConfig, seed: int):
     return ScaleReward(env, cfg.env.reward_scale)
 
 
-def _schedule(value: float | Schedule):
-    return value if isinstance(value, float) else value
-
-
 def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
     import torch.nn as nn
     from sb3_contrib import MaskablePPO
 
     p = cfg.ppo
     policy_kwargs = {
-        "net_arch": {"pi": list(cfg.policy.net_arch),
-                     "vf": list(cfg.policy.vf_arch or cfg.policy.net_arch)},
+        "net_arch": {
+            "pi": list(cfg.policy.net_arch),
+            "vf": list(cfg.policy.vf_arch or cfg.policy.net_arch),
+        },
         "activation_fn": {"relu": nn.ReLU, "tanh": nn.Tanh}[cfg.policy.activation],
     }
     return MaskablePPO(
         "MlpPolicy",
         env,
-        learning_rate=_schedule(p.learning_rate),
+        learning_rate=p.learning_rate,
         n_steps=p.n_steps,
         batch_size=p.batch_size,
         n_epochs=p.n_epochs,
         gamma=p.gamma,
         gae_lambda=p.gae_lambda,
-        clip_range=_schedule(p.clip_range),
+        clip_range=p.clip_range,
         clip_range_vf=p.clip_range_vf,
         normalize_advantage=p.normalize_advantage,
         ent_coef=p.ent_coef,
@@ -143,11 +141,16 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
 def _git_commit() -> str | None:
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
             cwd=Path(__file__).resolve().parent,
         )
         dirty = subprocess.run(
-            ["git", "status", "--porcelain"], capture_output=True, text=True,
+            ["git", "status", "--porcelain"],
+            capture_output=True,
+            text=True,
             cwd=Path(__file__).resolve().parent,
         ).stdout.strip()
         return out.stdout.strip() + ("-dirty" if dirty else "")
@@ -228,8 +231,14 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
             if progress:
                 from tqdm import tqdm
 
-                self.bar = tqdm(total=t.total_timesteps, initial=n, unit="step",
-                                unit_scale=True, dynamic_ncols=True, desc=cfg.name)
+                self.bar = tqdm(
+                    total=t.total_timesteps,
+                    initial=n,
+                    unit="step",
+                    unit_scale=True,
+                    dynamic_ncols=True,
+                    desc=cfg.name,
+                )
 
         def _on_step(self) -> bool:
             for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
@@ -260,8 +269,11 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
         def evaluate(self) -> dict[str, Any]:
             policy = numpy_policy(self.model, cfg.name)
             result = evaluate_policy(
-                policy, games=cfg.train.eval_games, seed=cfg.train.eval_seed,
-                rules=cfg.env.rules, regret="if-cached",
+                policy,
+                games=cfg.train.eval_games,
+                seed=cfg.train.eval_seed,
+                rules=cfg.env.rules,
+                regret="if-cached",
             )
             self.last_eval = result
             self.logger.record("eval/mean_score", result["mean"])
@@ -276,15 +288,19 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
             if result["mean"] > self.best:
                 self.best = result["mean"]
                 save_model_atomic(self.model, paths.best / "model.zip")
-                _atomic_write_text(paths.best / "eval.json", json.dumps(
-                    {**_brief(result), "timesteps": self.num_timesteps}, indent=2))
+                _atomic_write_text(
+                    paths.best / "eval.json",
+                    json.dumps({**_brief(result), "timesteps": self.num_timesteps}, indent=2),
+                )
             return result
 
         def checkpoint(self) -> None:
             path = paths.checkpoints / f"{CHECKPOINT_PREFIX}{self.num_timesteps}.zip"
             save_model_atomic(self.model, path)
-            ckpts = sorted(paths.checkpoints.glob(f"{CHECKPOINT_PREFIX}*.zip"),
-                           key=lambda p: int(p.stem.removeprefix(CHECKPOINT_PREFIX)))
+            ckpts = sorted(
+                paths.checkpoints.glob(f"{CHECKPOINT_PREFIX}*.zip"),
+                key=lambda p: int(p.stem.removeprefix(CHECKPOINT_PREFIX)),
+            )
             for old in ckpts[: -cfg.train.keep_checkpoints]:
                 old.unlink()
 
@@ -304,8 +320,14 @@ def _brief(result: dict[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ entry point
-def train(cfg: RunConfig, runs_dir: str | Path = "runs", *, resume: bool = False,
-          progress: bool = True, argv: list[str] | None = None) -> Path:
+def train(
+    cfg: RunConfig,
+    runs_dir: str | Path = "runs",
+    *,
+    resume: bool = False,
+    progress: bool = True,
+    argv: list[str] | None = None,
+) -> Path:
     """Train (or resume) the run described by ``cfg``; return the run folder."""
     import torch
     from sb3_contrib import MaskablePPO
@@ -346,10 +368,20 @@ def train(cfg: RunConfig, runs_dir: str | Path = "runs", *, resume: bool = False
     elapsed = time.perf_counter() - t0
     callback.checkpoint()
     save_model_atomic(model, paths.final / "model.zip")
-    result = callback.evaluate() if callback.last_eval is None or remaining > 0 else callback.last_eval
-    _atomic_write_text(paths.final / "eval.json", json.dumps(
-        {**_brief(result), "timesteps": model.num_timesteps,
-         "train_seconds_this_session": elapsed}, indent=2))
+    result = callback.last_eval
+    if result is None or remaining > 0:
+        result = callback.evaluate()
+    _atomic_write_text(
+        paths.final / "eval.json",
+        json.dumps(
+            {
+                **_brief(result),
+                "timesteps": model.num_timesteps,
+                "train_seconds_this_session": elapsed,
+            },
+            indent=2,
+        ),
+    )
     with open(paths.root / "sessions.jsonl", "a") as f:
         f.write(json.dumps({"seconds": elapsed, "end_timesteps": model.num_timesteps}) + "\n")
     env.close()

@@ -39,8 +39,9 @@ def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
     per_chunk = 4096
     for lo in range(0, w.games, per_chunk):
         n = min(per_chunk, w.games - lo)
-        env = YahtzeeVectorEnv(num_envs=n, rules=cfg.env.rules,
-                               canonical_holds=cfg.env.canonical_holds)
+        env = YahtzeeVectorEnv(
+            num_envs=n, rules=cfg.env.rules, canonical_holds=cfg.env.canonical_holds
+        )
         obs, _ = env.reset(seed=int(rng.integers(2**31)))
         done = np.zeros(n, dtype=bool)
         steps: list[dict[str, np.ndarray]] = []
@@ -68,8 +69,16 @@ def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
             actions = np.zeros(n, dtype=np.int64)
             actions[active] = act
             obs, rewards, terminated, _, _ = env.step(actions)
-            steps.append({"env": active, "obs": o, "mask": m, "target": target.astype(np.float16),
-                          "value": value.astype(np.float32), "reward": rewards[active]})
+            steps.append(
+                {
+                    "env": active,
+                    "obs": o,
+                    "mask": m,
+                    "target": target.astype(np.float16),
+                    "value": value.astype(np.float32),
+                    "reward": rewards[active],
+                }
+            )
             done |= terminated
         env.close()
         if heuristic is not None:  # Monte-Carlo return-to-go of each recorded decision
@@ -77,8 +86,9 @@ def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
             for step in reversed(steps):
                 to_go[step["env"]] += step["reward"]
                 step["value"] = to_go[step["env"]].astype(np.float32)
-        chunks.append({k: np.concatenate([s[k] for s in steps]) for k in
-                       ("obs", "mask", "target", "value")})
+        chunks.append(
+            {k: np.concatenate([s[k] for s in steps]) for k in ("obs", "mask", "target", "value")}
+        )
     return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
 
 
@@ -117,7 +127,8 @@ def warm_start(model: Any, cfg: RunConfig, log_dir=None) -> dict[str, Any]:
             log_probs = torch.log_softmax(logits, dim=1)
             policy_loss = -(target[idx] * log_probs).sum(dim=1).mean()
             value_loss = torch.nn.functional.mse_loss(
-                policy.value_net(latent_vf).squeeze(1), value[idx])
+                policy.value_net(latent_vf).squeeze(1), value[idx]
+            )
             loss = policy_loss + cfg.ppo.vf_coef * value_loss
             optimizer.zero_grad()
             loss.backward()
@@ -129,8 +140,11 @@ def warm_start(model: Any, cfg: RunConfig, log_dir=None) -> dict[str, Any]:
             sums["agree"] += (logits.argmax(1) == target[idx].argmax(1)).float().sum().item()
         epoch_stats = {key: v / n for key, v in sums.items()}
         history.append(epoch_stats)
-        print(f"warm start epoch {epoch + 1}/{w.epochs}: "
-              + ", ".join(f"{k} {v:.4f}" for k, v in epoch_stats.items()), flush=True)
+        print(
+            f"warm start epoch {epoch + 1}/{w.epochs}: "
+            + ", ".join(f"{k} {v:.4f}" for k, v in epoch_stats.items()),
+            flush=True,
+        )
     policy.eval()
     return {
         "teacher": w.teacher,

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 
-yaml = pytest.importorskip("yaml")
-
 from agents.config import ConfigError, Schedule, apply_overrides, config_from_dict, load_config
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -51,8 +49,10 @@ def test_bad_values_name_the_key(data: dict, key: str) -> None:
 
 
 def test_schedule_and_overrides() -> None:
-    data = apply_overrides({"name": "x"}, ["ppo.learning_rate={start: 1.0e-3, end: 0.0}",
-                                           "env.num_envs=32", "train.seed=7"])
+    data = apply_overrides(
+        {"name": "x"},
+        ["ppo.learning_rate={start: 1.0e-3, end: 0.0}", "env.num_envs=32", "train.seed=7"],
+    )
     cfg = config_from_dict(data)
     assert isinstance(cfg.ppo.learning_rate, Schedule)
     assert cfg.ppo.learning_rate(1.0) == pytest.approx(1e-3)
@@ -65,7 +65,7 @@ def test_override_errors(tmp_path: Path) -> None:
         apply_overrides({}, ["ppo.learning_rate"])
     path = tmp_path / "c.yaml"
     path.write_text("name: x\n")
-    with pytest.raises(ConfigError, match="ppo.n_epochs: expected int"):
+    with pytest.raises(ConfigError, match=r"ppo\.n_epochs: expected int"):
         load_config(path, ["ppo.n_epochs=abc"])
     path.write_text("name: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):

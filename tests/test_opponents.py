@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import pickle
 import subprocess
@@ -28,14 +29,15 @@ def _weights(seed: int = 0, hidden=(16, 8)):
     sizes = [OBS_SIZE, *hidden, NUM_ACTIONS]
     return [
         (rng.normal(size=(a, b)).astype(np.float32), rng.normal(size=b).astype(np.float32))
-        for a, b in zip(sizes[:-1], sizes[1:], strict=True)
+        for a, b in itertools.pairwise(sizes)
     ]
 
 
 @pytest.fixture
 def model(tmp_path: Path) -> Path:
-    return save_policy(tmp_path, "m", _weights(), "relu", rules="official",
-                       config_sha256="0" * 64, level="test")
+    return save_policy(
+        tmp_path, "m", _weights(), "relu", rules="official", config_sha256="0" * 64, level="test"
+    )
 
 
 def test_round_trip_and_legal_actions(model: Path) -> None:
@@ -49,7 +51,8 @@ def test_round_trip_and_legal_actions(model: Path) -> None:
     assert masks[np.arange(500), actions].all()
     np.testing.assert_array_equal(actions, reference.act_batch(obs, masks))
     assert [policy.act(o, m) for o, m in zip(obs[:50], masks[:50], strict=True)] == list(
-        actions[:50])
+        actions[:50]
+    )
     assert load_opponent(model.with_suffix(".npz")).act(obs[0], masks[0]) == actions[0]
 
 
@@ -62,8 +65,11 @@ def test_truncated_weights(model: Path) -> None:
 
 def test_tampered_weights_even_with_valid_npz(model: Path) -> None:
     w = _weights(seed=5)
-    np.savez(model.with_suffix(".npz"), **{f"{n}.{k}": a for n, (wt, b) in zip(
-        ["hidden0", "hidden1", "logits"], w, strict=True) for k, a in (("weight", wt), ("bias", b))})
+    layers = ["hidden0", "hidden1", "logits"]
+    arrays = {}
+    for layer, (weight, bias) in zip(layers, w, strict=True):
+        arrays[f"{layer}.weight"], arrays[f"{layer}.bias"] = weight, bias
+    np.savez(model.with_suffix(".npz"), **arrays)
     with pytest.raises(ModelFormatError, match="does not match the manifest"):
         load_opponent(model)
 
@@ -146,7 +152,8 @@ obs, info = env.reset(seed=0)
 done = False
 while not done:
     obs, r, done, _, info = env.step(policy.act(obs, info['action_mask']))
-assert not any(m.split('.')[0] in ('torch', 'stable_baselines3', 'sb3_contrib') for m in sys.modules)
+heavy = ('torch', 'stable_baselines3', 'sb3_contrib')
+assert not any(m.split('.')[0] in heavy for m in sys.modules)
 print(info['total'])
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

@@ -35,7 +35,7 @@ DICE = np.array(
     list(combinations_with_replacement(range(1, NUM_FACES + 1), NUM_DICE)), dtype=np.int8
 )
 NUM_ROLLS = len(DICE)  # 252
-COUNTS = np.stack([(DICE == f).sum(axis=1) for f in range(1, NUM_FACES + 1)], axis=1).astype(
+COUNTS = np.stack([(f == DICE).sum(axis=1) for f in range(1, NUM_FACES + 1)], axis=1).astype(
     np.int8
 )
 

@@ -30,10 +30,10 @@ from yahtzee_env.dice import (
     ROLL_OUTCOMES,
 )
 from yahtzee_env.rules import (
+    ALL_FILLED,
     BOX_NAMES,
     NUM_BOXES,
     NUM_UPPER,
-    ALL_FILLED,
     YAHTZEE_OPEN,
     RuleSet,
     next_yahtzee_state,
@@ -235,7 +235,9 @@ class Game:
         if self.over:
             raise IllegalActionError("the game is over; reset it first")
         if not isinstance(action, (int, np.integer)) or not 0 <= action < NUM_ACTIONS:
-            raise IllegalActionError(f"action {action!r} is not an action id (0..{NUM_ACTIONS - 1})")
+            raise IllegalActionError(
+                f"action {action!r} is not an action id (0..{NUM_ACTIONS - 1})"
+            )
         action = int(action)
         if action < NUM_HOLDS:
             self._hold(action)

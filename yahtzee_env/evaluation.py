@@ -164,8 +164,9 @@ def play_games(
 
 
 # ------------------------------------------------------------------------------ summaries
-def summarize(records: GameRecords, *, name: str = "policy", seed: int | None = None,
-              rules: str = "official") -> dict[str, Any]:
+def summarize(
+    records: GameRecords, *, name: str = "policy", seed: int | None = None, rules: str = "official"
+) -> dict[str, Any]:
     """Statistics of an evaluation, JSON-ready. CIs are normal 95% intervals of the mean."""
     s = records.scores
     mean, ci = _mean_ci(s)
@@ -187,8 +188,9 @@ def summarize(records: GameRecords, *, name: str = "policy", seed: int | None = 
         "upper_bonus_rate": float((records.upper_bonus > 0).mean()),
         "yahtzee_rate": float((records.box_scores[:, BOX_NAMES.index("yahtzee")] > 0).mean()),
         "yahtzee_bonus_mean": float(records.yahtzee_bonus.mean()),
-        "box_means": {b: float(m) for b, m in zip(BOX_NAMES, records.box_scores.mean(axis=0),
-                                                  strict=True)},
+        "box_means": {
+            b: float(m) for b, m in zip(BOX_NAMES, records.box_scores.mean(axis=0), strict=True)
+        },
         "decisions": int(records.decisions),
         "regret": None,
         "histogram": {"bin_width": HIST_BIN, "counts": counts.tolist()},
@@ -217,18 +219,25 @@ def evaluate_policy(
     """Play and summarise; see `play_games` and `summarize`."""
     rules = RuleSet.from_spec(rules)
     t0 = time.perf_counter()
-    records = play_games(policy, games, seed, rules, regret=regret, workers=workers,
-                         progress=progress)
-    result = summarize(records, name=name or getattr(policy, "name", type(policy).__name__),
-                       seed=seed, rules=rules.name)
+    records = play_games(
+        policy, games, seed, rules, regret=regret, workers=workers, progress=progress
+    )
+    result = summarize(
+        records,
+        name=name or getattr(policy, "name", type(policy).__name__),
+        seed=seed,
+        rules=rules.name,
+    )
     result["seconds"] = time.perf_counter() - t0
     return result
 
 
 def format_table(results: Sequence[dict[str, Any]]) -> str:
     """A plain-text results table."""
-    header = (f"{'policy':<12} {'games':>7} {'mean ± 95% CI':>17} {'std':>6} {'median':>7} "
-              f"{'p5':>5} {'p95':>5} {'bonus':>6} {'yahtzee':>7} {'regret/game ± CI':>18}")
+    header = (
+        f"{'policy':<12} {'games':>7} {'mean ± 95% CI':>17} {'std':>6} {'median':>7} "
+        f"{'p5':>5} {'p95':>5} {'bonus':>6} {'yahtzee':>7} {'regret/game ± CI':>18}"
+    )
     lines = [header, "-" * len(header)]
     for r in results:
         reg = r.get("regret")
@@ -253,8 +262,12 @@ def plot_results(results: Sequence[dict[str, Any]], path: str | os.PathLike) -> 
         h = r["histogram"]
         counts = np.asarray(h["counts"], dtype=float)
         edges = np.arange(counts.size + 1) * h["bin_width"]
-        ax_hist.stairs(counts / counts.sum() / h["bin_width"], edges,
-                       label=f"{r['policy']} ({r['mean']:.1f})", linewidth=1.5)
+        ax_hist.stairs(
+            counts / counts.sum() / h["bin_width"],
+            edges,
+            label=f"{r['policy']} ({r['mean']:.1f})",
+            linewidth=1.5,
+        )
     ax_hist.set_xlim(0, 500)
     ax_hist.set_xlabel("final score")
     ax_hist.set_ylabel("density")
@@ -263,10 +276,10 @@ def plot_results(results: Sequence[dict[str, Any]], path: str | os.PathLike) -> 
     width = 0.8 / len(results)
     x = np.arange(NUM_BOXES)
     for i, r in enumerate(results):
-        ax_box.bar(x + i * width, [r["box_means"][b] for b in BOX_NAMES], width,
-                   label=r["policy"])
-    ax_box.set_xticks(x + 0.4 - width / 2, [b.replace("_", " ") for b in BOX_NAMES],
-                      rotation=45, ha="right")
+        ax_box.bar(x + i * width, [r["box_means"][b] for b in BOX_NAMES], width, label=r["policy"])
+    ax_box.set_xticks(
+        x + 0.4 - width / 2, [b.replace("_", " ") for b in BOX_NAMES], rotation=45, ha="right"
+    )
     ax_box.set_ylabel("mean points")
     ax_box.set_title("Mean points per box")
     ax_box.legend()

@@ -56,7 +56,7 @@ def _require(data: dict[str, Any], key: str, kind: type | tuple[type, ...], wher
     if key not in data:
         raise ModelFormatError(f"{where}: manifest has no {key!r}")
     value = data[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise ModelFormatError(f"{where}: manifest {key!r} has the wrong type: {value!r}")
     return value
 
@@ -125,8 +125,9 @@ def _layer_names(num_hidden: int) -> list[str]:
 class MLPPolicy:
     """A masked-argmax MLP policy: ``act(observation, action_mask) -> int`` with numpy only."""
 
-    def __init__(self, weights: list[tuple[np.ndarray, np.ndarray]], activation: str,
-                 name: str = "mlp") -> None:
+    def __init__(
+        self, weights: list[tuple[np.ndarray, np.ndarray]], activation: str, name: str = "mlp"
+    ) -> None:
         self.weights = [(w.astype(np.float32), b.astype(np.float32)) for w, b in weights]
         self.activation = activation
         self.name = name
@@ -168,7 +169,9 @@ def load_opponent(name_or_path: str | Path) -> MLPPolicy:
     if isinstance(name_or_path, str) and name_or_path in LEVELS:
         path = LEVELS_DIR / f"{name_or_path}.json"
         if not path.exists():
-            raise ModelFormatError(f"level {name_or_path!r} is not shipped in this install ({path})")
+            raise ModelFormatError(
+                f"level {name_or_path!r} is not shipped in this install ({path})"
+            )
     else:
         path = Path(name_or_path)
         if path.suffix == ".npz":
@@ -177,7 +180,9 @@ def load_opponent(name_or_path: str | Path) -> MLPPolicy:
     try:
         blob = manifest.weights_path.read_bytes()
     except OSError as err:
-        raise ModelFormatError(f"{manifest.weights_path}: cannot read weights: {err.strerror}") from err
+        raise ModelFormatError(
+            f"{manifest.weights_path}: cannot read weights: {err.strerror}"
+        ) from err
     digest = hashlib.sha256(blob).hexdigest()
     if digest != manifest.weights_sha256:
         raise ModelFormatError(

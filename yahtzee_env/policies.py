@@ -11,8 +11,8 @@ the set bits, 32 + b fills box b::
     actions = policy.act_batch(observations, action_masks)   # [N, 72], [N, 45] -> int64[N]
 
 `decode` turns observations back into game terms (roll index, rolls left, filled boxes, ...)
-using the slices of `yahtzee_env.observation`; `play_games` measures a policy over seeded games
-of `yahtzee_env.engine.Game`.
+using the slices of `yahtzee_env.observation`. To measure a policy, use
+`yahtzee_env.evaluation.evaluate_policy`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from yahtzee_env.dice import COUNTS, DICE, FIRST_ROLL_KEEP, HOLD_TO_KEEP, KEEP_PROBS
-from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS, Game
+from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS
 from yahtzee_env.observation import (
     BONUS_INDEX,
     OBS_SIZE,
@@ -33,7 +33,6 @@ from yahtzee_env.observation import (
     POINTS_SLICE,
     UPPER_SLICE,
     decode_batch,
-    encode_seat,
 )
 from yahtzee_env.rules import (
     BOX_NAMES,
@@ -57,7 +56,6 @@ __all__ = [
     "RandomPolicy",
     "decode",
     "make_policy",
-    "play_games",
 ]
 
 SeedLike = int | np.random.Generator | None
@@ -414,30 +412,3 @@ def make_policy(name: str, rules: RulesLike = None, seed: SeedLike = None) -> Ba
     except KeyError:
         raise ValueError(f"unknown policy {name!r}; choose one of: {', '.join(POLICIES)}") from None
     return factory(rules=rules, seed=seed)
-
-
-# ------------------------------------------------------------------------------ measuring
-def play_games(
-    policy: Policy,
-    num_games: int,
-    *,
-    rules: RulesLike = None,
-    seed: int = 0,
-    canonical_holds: bool = False,
-) -> np.ndarray:
-    """int64[num_games]: final totals of one-player games played by ``policy``.
-
-    Game ``i`` rolls its dice from child ``i`` of ``SeedSequence(seed)``, so a game's dice do
-    not depend on how many games are played; the games advance together through `act_batch`.
-    """
-    games = [Game(rules, canonical_holds=canonical_holds) for _ in range(num_games)]
-    for game, child in zip(games, np.random.SeedSequence(seed).spawn(num_games), strict=True):
-        game.reset(np.random.default_rng(child))
-    active = list(games)
-    while active:
-        observations = np.stack([encode_seat(g) for g in active])
-        masks = np.stack([g.legal_action_mask() for g in active])
-        for game, action in zip(active, policy.act_batch(observations, masks), strict=True):
-            game.step(int(action))
-        active = [g for g in active if not g.over]
-    return np.array([g.players[0].total for g in games], dtype=np.int64)

@@ -138,9 +138,7 @@ class RuleSet:
                 field.name, int
             )
             if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-                raise ValueError(
-                    f"RuleSet.{field.name} must be {expected.__name__}, got {value!r}"
-                )
+                raise ValueError(f"RuleSet.{field.name} must be {expected.__name__}, got {value!r}")
         if self.joker not in ("forced", "free", "none"):
             raise ValueError(
                 f"RuleSet.joker must be 'forced', 'free' or 'none', got {self.joker!r}"
@@ -151,7 +149,9 @@ class RuleSet:
                 f"(the most the upper section can hold), got {self.upper_bonus_threshold}"
             )
         if self.upper_bonus_value < 0:
-            raise ValueError(f"RuleSet.upper_bonus_value must be >= 0, got {self.upper_bonus_value}")
+            raise ValueError(
+                f"RuleSet.upper_bonus_value must be >= 0, got {self.upper_bonus_value}"
+            )
         if self.yahtzee_bonus_value <= 0:
             raise ValueError(
                 f"RuleSet.yahtzee_bonus_value must be > 0, got {self.yahtzee_bonus_value}"

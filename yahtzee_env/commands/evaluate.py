@@ -10,8 +10,10 @@ from pathlib import Path
 
 from yahtzee_env.rules import PRESETS
 
-HELP = "play N games of policies (random, greedy, heuristic, optimal, easy, medium, hard, "\
-       "or a model .json) and report score statistics and regret against optimal"
+HELP = (
+    "play N games of policies (random, greedy, heuristic, optimal, easy, medium, hard, "
+    "or a model .json) and report score statistics and regret against optimal"
+)
 
 
 def _positive_int(text: str) -> int:
@@ -25,17 +27,25 @@ def _positive_int(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--policy", required=True,
-                        help="comma-separated policy names or model manifest paths")
+    parser.add_argument(
+        "--policy", required=True, help="comma-separated policy names or model manifest paths"
+    )
     parser.add_argument("--games", type=_positive_int, default=10_000, help="games per policy")
     parser.add_argument("--seed", type=int, default=0, help="seed of the games (and policies)")
     parser.add_argument("--rules", default="official", choices=list(PRESETS))
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     parser.add_argument("--plot", type=Path, default=None, help="write a PNG plot here")
-    parser.add_argument("--workers", type=_positive_int, default=min(2, os.cpu_count() or 1),
-                        help="worker processes (default: 2 or the CPU count if lower)")
-    parser.add_argument("--no-regret", action="store_true",
-                        help="skip grading decisions against the optimal strategy")
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=min(2, os.cpu_count() or 1),
+        help="worker processes (default: 2 or the CPU count if lower)",
+    )
+    parser.add_argument(
+        "--no-regret",
+        action="store_true",
+        help="skip grading decisions against the optimal strategy",
+    )
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -68,8 +78,14 @@ def run(args: argparse.Namespace) -> int:
     for name, policy in policies:
         progress = _game_progress(name, not args.no_progress)
         result = evaluate_policy(
-            policy, args.games, args.seed, args.rules, name=name, workers=args.workers,
-            regret="no" if args.no_regret else "yes", progress=progress,
+            policy,
+            args.games,
+            args.seed,
+            args.rules,
+            name=name,
+            workers=args.workers,
+            regret="no" if args.no_regret else "yes",
+            progress=progress,
         )
         results.append(result)
     print(format_table(results))
@@ -97,8 +113,10 @@ def _game_progress(label: str, enabled: bool):
         width = 30
         filled = round(width * done / total)
         rate = done / max(time.perf_counter() - start, 1e-9)
-        sys.stderr.write(f"\r{label:<10} [{'#' * filled}{'.' * (width - filled)}] "
-                         f"{done}/{total} games {rate:,.0f}/s")
+        sys.stderr.write(
+            f"\r{label:<10} [{'#' * filled}{'.' * (width - filled)}] "
+            f"{done}/{total} games {rate:,.0f}/s"
+        )
         if done == total:
             sys.stderr.write("\n")
         sys.stderr.flush()

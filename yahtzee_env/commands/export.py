@@ -13,8 +13,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", type=Path, help="run folder (runs/<name>)")
     parser.add_argument("--format", choices=("npz", "onnx"), default="npz")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
-    parser.add_argument("--model", choices=("best", "final", "latest"), default="best",
-                        help="which model of the run (default: best by evaluation)")
+    parser.add_argument(
+        "--model",
+        choices=("best", "final", "latest"),
+        default="best",
+        help="which model of the run (default: best by evaluation)",
+    )
     parser.add_argument("--name", default=None, help="file name stem (default: run name)")
     parser.add_argument("--level", default=None, help="record this level name in the manifest")
 
@@ -34,8 +38,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"yahtzee export: error: {err}", file=sys.stderr)
         return 2
     paths = RunPaths(args.run)
-    model_path = {"best": paths.best / "model.zip", "final": paths.final / "model.zip",
-                  "latest": paths.latest_checkpoint()}[args.model]
+    model_path = {
+        "best": paths.best / "model.zip",
+        "final": paths.final / "model.zip",
+        "latest": paths.latest_checkpoint(),
+    }[args.model]
     if model_path is None or not model_path.exists():
         print(f"yahtzee export: error: {args.run} has no {args.model} model", file=sys.stderr)
         return 2
@@ -48,8 +55,15 @@ def run(args: argparse.Namespace) -> int:
         extra = {"source": f"{cfg.name}/{args.model}", "timesteps": int(model.num_timesteps)}
         if eval_file.exists():
             extra["evaluation"] = json.loads(eval_file.read_text())
-        path = export_npz(model, args.out, name, rules=cfg.env.rules,
-                          config_sha256=cfg.digest(), level=args.level or cfg.level, extra=extra)
+        path = export_npz(
+            model,
+            args.out,
+            name,
+            rules=cfg.env.rules,
+            config_sha256=cfg.digest(),
+            level=args.level or cfg.level,
+            extra=extra,
+        )
     else:
         path = export_onnx(numpy_policy(model, name), args.out / f"{name}.onnx")
     print(f"wrote {path}")

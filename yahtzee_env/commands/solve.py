@@ -12,12 +12,20 @@ HELP = "compute the exact optimal solitaire strategy table (cached) and print it
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rules", default="official", choices=list(PRESETS),
-                        help="rules preset (default: official, forced joker)")
-    parser.add_argument("--cache-dir", default=None,
-                        help="cache directory (default: $YAHTZEE_CACHE_DIR, else the XDG cache)")
-    parser.add_argument("--force", action="store_true",
-                        help="recompute even if a valid cached table exists")
+    parser.add_argument(
+        "--rules",
+        default="official",
+        choices=list(PRESETS),
+        help="rules preset (default: official, forced joker)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        default=None,
+        help="cache directory (default: $YAHTZEE_CACHE_DIR, else the XDG cache)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="recompute even if a valid cached table exists"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -31,8 +39,10 @@ def progress_printer(label: str, enabled: bool):
         width = 30
         filled = round(width * done / total)
         elapsed = time.perf_counter() - start
-        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] "
-                         f"{done}/{total} layers {elapsed:5.1f}s")
+        sys.stderr.write(
+            f"\r{label} [{'#' * filled}{'.' * (width - filled)}] "
+            f"{done}/{total} layers {elapsed:5.1f}s"
+        )
         if done == total:
             sys.stderr.write("\n")
         sys.stderr.flush()

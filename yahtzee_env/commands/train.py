@@ -11,12 +11,25 @@ HELP = "train a MaskablePPO agent from a YAML config into runs/<name> (or --resu
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", nargs="?", type=Path, help="YAML run config (configs/*.yaml)")
-    parser.add_argument("--resume", type=Path, metavar="RUN_DIR",
-                        help="continue runs/<name> from its newest checkpoint, same config")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config value, e.g. --set ppo.learning_rate=1e-4")
-    parser.add_argument("--runs-dir", type=Path, default=Path("runs"),
-                        help="parent folder of run folders (default: runs)")
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="continue runs/<name> from its newest checkpoint, same config",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value, e.g. --set ppo.learning_rate=1e-4",
+    )
+    parser.add_argument(
+        "--runs-dir",
+        type=Path,
+        default=Path("runs"),
+        help="parent folder of run folders (default: runs)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -25,12 +38,17 @@ def run(args: argparse.Namespace) -> int:
         from agents.config import ConfigError, load_config
         from agents.train import load_run_config, train
     except ImportError as err:
-        print(f"yahtzee train: error: training needs the train extra "
-              f"(pip install 'yahtzee-rl[train]'): {err}", file=sys.stderr)
+        print(
+            f"yahtzee train: error: training needs the train extra "
+            f"(pip install 'yahtzee-rl[train]'): {err}",
+            file=sys.stderr,
+        )
         return 2
     if (args.config is None) == (args.resume is None):
-        print("yahtzee train: error: give a CONFIG file or --resume RUN_DIR (not both)",
-              file=sys.stderr)
+        print(
+            "yahtzee train: error: give a CONFIG file or --resume RUN_DIR (not both)",
+            file=sys.stderr,
+        )
         return 2
     try:
         if args.resume is not None:
@@ -45,8 +63,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"yahtzee train: error: {err}", file=sys.stderr)
         return 2
     try:
-        run_dir = train(cfg, runs_dir, resume=args.resume is not None,
-                        progress=not args.no_progress, argv=sys.argv)
+        run_dir = train(
+            cfg,
+            runs_dir,
+            resume=args.resume is not None,
+            progress=not args.no_progress,
+            argv=sys.argv,
+        )
     except FileExistsError as err:
         print(f"yahtzee train: error: {err}", file=sys.stderr)
         return 2
