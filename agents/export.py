@@ -35,9 +35,9 @@ def policy_weights(model: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str
     return weights, activation
 
 
-def numpy_policy(model: Any, name: str = "policy") -> MLPPolicy:
+def numpy_policy(model: Any, name: str = "policy", canonical_holds: bool = True) -> MLPPolicy:
     weights, activation = policy_weights(model)
-    return MLPPolicy(weights, activation, name=name)
+    return MLPPolicy(weights, activation, name=name, canonical_holds=canonical_holds)
 
 
 def export_npz(
@@ -48,6 +48,7 @@ def export_npz(
     rules: str,
     config_sha256: str,
     level: str | None = None,
+    canonical_holds: bool = True,
     extra: dict[str, Any] | None = None,
 ) -> Path:
     weights, activation = policy_weights(model)
@@ -59,6 +60,7 @@ def export_npz(
         rules=rules,
         config_sha256=config_sha256,
         level=level,
+        canonical_holds=canonical_holds,
         extra=extra,
     )
 

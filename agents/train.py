@@ -30,6 +30,7 @@ import numpy as np
 import yaml
 
 from agents.config import RunConfig, config_from_dict
+from yahtzee_env.rules import Box
 
 CHECKPOINT_PREFIX = "ckpt_"
 
@@ -213,6 +214,7 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
             self.yahtzees: list[bool] = []
             self.best = -np.inf
             self.last_eval: dict[str, Any] | None = None
+            self.last_eval_step = -1
             self.next_eval = 0
             self.next_ckpt = 0
             self.bar = None
@@ -228,6 +230,8 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
             if best_file.exists():
                 self.best = json.loads(best_file.read_text())["mean"]
             self.t0, self.steps0 = time.perf_counter(), n
+            if n == 0 and cfg.warm_start.teacher != "none":
+                self.evaluate()  # the warm-started policy competes for "best" too
             if progress:
                 from tqdm import tqdm
 
@@ -244,8 +248,8 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
             for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
                 if done and "episode" in info:
                     self.scores.append(info["episode"]["r"])
-                    self.upper.append(info.get("upper_bonus", 0) > 0)
-                    self.yahtzees.append(info.get("scorecard_yahtzee", 0) == 50)
+                    self.upper.append(info["upper_bonus"] > 0)
+                    self.yahtzees.append(info["scorecard"][Box.YAHTZEE] > 0)
             n = self.num_timesteps
             if self.bar is not None:
                 self.bar.update(n - self.bar.n)
@@ -267,7 +271,7 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
             self.logger.record("time/sps_run", sps)
 
         def evaluate(self) -> dict[str, Any]:
-            policy = numpy_policy(self.model, cfg.name)
+            policy = numpy_policy(self.model, cfg.name, cfg.env.canonical_holds)
             result = evaluate_policy(
                 policy,
                 games=cfg.train.eval_games,
@@ -276,6 +280,7 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
                 regret="if-cached",
             )
             self.last_eval = result
+            self.last_eval_step = self.num_timesteps
             self.logger.record("eval/mean_score", result["mean"])
             self.logger.record("eval/ci95", result["ci95"])
             self.logger.record("eval/upper_bonus_rate", result["upper_bonus_rate"])
@@ -365,11 +370,16 @@ def train(
             reset_num_timesteps=ckpt is None,
             tb_log_name="ppo",
         )
+    else:  # nothing left to learn: evaluate and save as is
+        from stable_baselines3.common.logger import configure
+
+        model.set_logger(configure(str(paths.tb / "final"), ["tensorboard"]))
+        callback.init_callback(model)
     elapsed = time.perf_counter() - t0
     callback.checkpoint()
     save_model_atomic(model, paths.final / "model.zip")
     result = callback.last_eval
-    if result is None or remaining > 0:
+    if result is None or callback.last_eval_step != model.num_timesteps:
         result = callback.evaluate()
     _atomic_write_text(
         paths.final / "eval.json",

@@ -66,7 +66,7 @@ def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
             if explore.any():
                 u = rng.random(m[explore].shape) * m[explore]
                 act[explore] = np.argmax(u, axis=1)
-            actions = np.zeros(n, dtype=np.int64)
+            actions = np.argmax(masks, axis=1)  # finished games: any legal move, unrecorded
             actions[active] = act
             obs, rewards, terminated, _, _ = env.step(actions)
             steps.append(

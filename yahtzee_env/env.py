@@ -24,7 +24,6 @@ from yahtzee_env.engine import (
     ROLLS_PER_TURN,
     Game,
     IllegalActionError,
-    describe_action,
 )
 from yahtzee_env.observation import (
     BONUS_INDEX,
@@ -40,7 +39,7 @@ from yahtzee_env.observation import (
     YAHTZEE_BOX_SLICE,
     encode_seat,
 )
-from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, NUM_UPPER, RuleSet
+from yahtzee_env.rules import ALL_FILLED, BOX_NAMES, NUM_BOXES, NUM_UPPER, RuleSet
 
 IllegalActionPolicy = Literal["raise", "penalize"]
 
@@ -231,7 +230,7 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         self._threshold = self.rules.upper_bonus_threshold
         self._obs = np.zeros(OBS_SIZE, dtype=np.float32)
         self._make_views()
-        self._mask = self._tables.mask[0, 0, 0]
+        self._mask = self._tables.mask[0, 0, ALL_FILLED]  # all False until reset
         self._card = None
         self._scorecard: dict[str, int | None] = dict.fromkeys(BOX_NAMES)
         self._total = 0
@@ -422,4 +421,4 @@ def _action_id(action: Any) -> int:
         ) from None
 
 
-__all__ = ["YahtzeeEnv", "describe_action", "step_tables"]
+__all__ = ["YahtzeeEnv", "step_tables"]

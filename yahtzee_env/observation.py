@@ -31,6 +31,7 @@ OBS_SIZE = 72
 POINTS_SCALE = 50.0
 
 DICE_SLICE = slice(0, 36)
+COUNTS_SLICE = slice(30, 36)
 ROLLS_LEFT_SLICE = slice(36, 39)
 OPEN_SLICE = slice(39, 52)
 POINTS_SLICE = slice(52, 65)
@@ -113,7 +114,7 @@ def decode_batch(obs: np.ndarray, threshold: int) -> dict[str, np.ndarray]:
     """The game state an observation shows: ``roll``, ``rolls_left``, ``filled``, ``upper``
     (capped at ``threshold``) and ``yahtzee_state``, each an int64 array over the batch."""
     obs = np.atleast_2d(obs)
-    counts = np.rint(obs[:, 30:36] * NUM_DICE).astype(np.int64)
+    counts = np.rint(obs[:, COUNTS_SLICE] * NUM_DICE).astype(np.int64)
     open_boxes = obs[:, OPEN_SLICE] > 0.5
     return {
         "roll": roll_index_from_counts(counts),

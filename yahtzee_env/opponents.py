@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from yahtzee_env.dice import CANONICAL_HOLDS, NUM_DICE, NUM_HOLDS, roll_index_from_counts
 from yahtzee_env.engine import NUM_ACTIONS
-from yahtzee_env.observation import OBS_SIZE, OBS_VERSION
+from yahtzee_env.observation import COUNTS_SLICE, OBS_SIZE, OBS_VERSION
 
 FORMAT_NAME = "yahtzee-rl-policy"
 FORMAT_VERSION = 1
@@ -49,6 +50,7 @@ class Manifest:
     level: str | None
     config_sha256: str
     weights_sha256: str
+    canonical_holds: bool
     raw: dict[str, Any]
 
 
@@ -102,6 +104,9 @@ def read_manifest(path: str | Path) -> Manifest:
             f"{path}: network maps {arch.get('inputs')} -> {arch.get('outputs')}, expected "
             f"{OBS_SIZE} -> {NUM_ACTIONS}"
         )
+    holds = _require(data, "holds", str, path)
+    if holds not in ("canonical", "all"):
+        raise ModelFormatError(f"{path}: holds must be 'canonical' or 'all', got {holds!r}")
     weights_name = _require(data, "weights_file", str, path)
     if Path(weights_name).name != weights_name:
         raise ModelFormatError(f"{path}: weights_file must be a bare file name: {weights_name!r}")
@@ -114,6 +119,7 @@ def read_manifest(path: str | Path) -> Manifest:
         level=data.get("level"),
         config_sha256=_require(data, "config_sha256", str, path),
         weights_sha256=_require(data, "weights_sha256", str, path),
+        canonical_holds=holds == "canonical",
         raw=data,
     )
 
@@ -123,14 +129,26 @@ def _layer_names(num_hidden: int) -> list[str]:
 
 
 class MLPPolicy:
-    """A masked-argmax MLP policy: ``act(observation, action_mask) -> int`` with numpy only."""
+    """A masked-argmax MLP policy: ``act(observation, action_mask) -> int`` with numpy only.
+
+    With ``canonical_holds=True`` (how the levels are trained) the policy only ever picks the
+    canonical hold of each kept multiset (`yahtzee_env.dice.CANONICAL_HOLDS`): the logits of
+    the other holds were masked out in training and mean nothing. Any env mask allows the
+    canonical holds whenever it allows holds, so the choice is always legal.
+    """
 
     def __init__(
-        self, weights: list[tuple[np.ndarray, np.ndarray]], activation: str, name: str = "mlp"
+        self,
+        weights: list[tuple[np.ndarray, np.ndarray]],
+        activation: str,
+        name: str = "mlp",
+        *,
+        canonical_holds: bool = True,
     ) -> None:
         self.weights = [(w.astype(np.float32), b.astype(np.float32)) for w, b in weights]
         self.activation = activation
         self.name = name
+        self.canonical_holds = canonical_holds
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
         """Unmasked action logits for a batch ``[N, 72]`` (or one observation ``[72]``)."""
@@ -145,19 +163,21 @@ class MLPPolicy:
                 np.tanh(x, out=x)
         return x @ w_out + b_out
 
+    def _allowed(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        masks = np.array(action_masks, dtype=bool, ndmin=2)
+        if not masks.any(axis=1).all():
+            raise ValueError("an action_mask has no legal action")
+        if self.canonical_holds:
+            counts = np.rint(np.array(observations, ndmin=2)[:, COUNTS_SLICE] * NUM_DICE)
+            masks[:, :NUM_HOLDS] &= CANONICAL_HOLDS[roll_index_from_counts(counts)]
+        return masks
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        logits = self.logits(observation)
-        mask = np.asarray(action_mask, dtype=bool)
-        if not mask.any():
-            raise ValueError("action_mask has no legal action")
-        return int(np.argmax(np.where(mask, logits, -np.inf)))
+        return int(self.act_batch(observation, action_mask)[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        logits = self.logits(observations)
-        masks = np.asarray(action_masks, dtype=bool)
-        if not masks.any(axis=1).all():
-            raise ValueError("an action_mask row has no legal action")
-        return np.argmax(np.where(masks, logits, -np.inf), axis=1)
+        logits = np.array(self.logits(observations), ndmin=2)
+        return np.argmax(np.where(self._allowed(observations, action_masks), logits, -np.inf), 1)
 
     def __repr__(self) -> str:
         sizes = [w.shape[1] for w, _ in self.weights[:-1]]
@@ -190,7 +210,12 @@ def load_opponent(name_or_path: str | Path) -> MLPPolicy:
             f"{manifest.weights_sha256[:12]}… (file corrupt, truncated or replaced)"
         )
     weights = _read_weights(manifest)
-    return MLPPolicy(weights, manifest.activation, name=manifest.level or path.stem)
+    return MLPPolicy(
+        weights,
+        manifest.activation,
+        name=manifest.level or path.stem,
+        canonical_holds=manifest.canonical_holds,
+    )
 
 
 def _read_weights(manifest: Manifest) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -232,6 +257,7 @@ def save_policy(
     rules: str,
     config_sha256: str,
     level: str | None = None,
+    canonical_holds: bool = True,
     extra: dict[str, Any] | None = None,
 ) -> Path:
     """Write ``NAME.npz`` and ``NAME.json`` atomically; return the manifest path.
@@ -269,6 +295,7 @@ def save_policy(
             "output": "masked argmax over action logits",
         },
         "observation_version": OBS_VERSION,
+        "holds": "canonical" if canonical_holds else "all",
         "rules": rules,
         "level": level,
         "config_sha256": config_sha256,

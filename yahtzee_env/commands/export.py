@@ -62,9 +62,12 @@ def run(args: argparse.Namespace) -> int:
             rules=cfg.env.rules,
             config_sha256=cfg.digest(),
             level=args.level or cfg.level,
+            canonical_holds=cfg.env.canonical_holds,
             extra=extra,
         )
     else:
-        path = export_onnx(numpy_policy(model, name), args.out / f"{name}.onnx")
+        path = export_onnx(
+            numpy_policy(model, name, cfg.env.canonical_holds), args.out / f"{name}.onnx"
+        )
     print(f"wrote {path}")
     return 0

@@ -1,0 +1,207 @@
+"""`YahtzeeVs-v0`: checker, opponents inside step, seats, determinism, masks, rewards,
+illegal actions and opponent kinds."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.envs.registration import register
+from gymnasium.utils.env_checker import check_env
+
+import yahtzee_env  # noqa: F401  (registers Yahtzee-v0)
+from yahtzee_env.engine import BOX_ACTION_OFFSET, IllegalActionError
+from yahtzee_env.match import play_game
+from yahtzee_env.observation import OBS_SIZE
+from yahtzee_env.opponents import LEVELS_DIR, ModelFormatError, save_policy
+from yahtzee_env.policies import make_policy
+from yahtzee_env.rules import BOX_NAMES
+from yahtzee_env.versus import YahtzeeVsEnv
+
+if "YahtzeeVs-v0" not in gym.registry:
+    register(id="YahtzeeVs-v0", entry_point="yahtzee_env.versus:YahtzeeVsEnv")
+
+CHANCE = BOX_ACTION_OFFSET + BOX_NAMES.index("chance")
+
+
+def play(env, seed, policy_seed=0):
+    """Random legal actions to the end; (observations, rewards, infos)."""
+    rng = np.random.default_rng(policy_seed)
+    obs, info = env.reset(seed=seed)
+    observations, rewards, infos = [obs], [], [info]
+    terminated = False
+    while not terminated:
+        mask = env.unwrapped.action_masks()
+        assert mask.any()
+        assert np.array_equal(mask, info["action_mask"].astype(bool))
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        assert not truncated
+        observations.append(obs)
+        rewards.append(reward)
+        infos.append(info)
+    assert not env.unwrapped.action_masks().any() and not info["action_mask"].any()
+    return observations, rewards, infos
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"opponents": ["greedy", "random", "heuristic"], "seat": "random", "reward": "score"},
+    ],
+)
+def test_check_env_without_warnings(kwargs, capsys):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env = gym.make("YahtzeeVs-v0", **kwargs)
+        check_env(env.unwrapped)
+    assert [str(w.message) for w in caught] == []
+    capsys.readouterr()  # check_env renders the "human" mode
+
+
+def test_opponents_move_inside_step_and_reset():
+    env = YahtzeeVsEnv(opponents=["greedy"], seat=1)
+    obs, info = env.reset(seed=0)
+    # greedy sits before the agent: it has played its first turn already.
+    assert env.game.players[0].filled.bit_count() == 1 and info["totals"][0] > 0
+    assert env.game.current == 1 and info["seat"] == 1
+    env.step(CHANCE)
+    assert env.game.players[0].filled.bit_count() == 2
+    assert env.game.players[1].filled.bit_count() == 1
+    assert env.game.current == 1
+
+    env = YahtzeeVsEnv(opponents=["greedy", "greedy"], seat=0)
+    env.reset(seed=0)
+    assert all(p.filled == 0 for p in env.game.players)
+    _, _, _, _, info = env.step(CHANCE)
+    assert [p.filled.bit_count() for p in env.game.players] == [1, 1, 1]
+    assert info["totals"] == env.game.totals()
+
+
+def test_random_seat_and_observation_size():
+    env = YahtzeeVsEnv(opponents=["greedy", "random", "greedy"], seat="random")
+    assert env.observation_space.shape == (133,)
+    seats = set()
+    for seed in range(24):
+        obs, info = env.reset(seed=seed)
+        seats.add(info["seat"])
+        assert env.game.current == info["seat"]
+        assert obs.shape == (133,) and obs.dtype == np.float32
+        assert env.observation_space.contains(obs)
+    assert seats == {0, 1, 2, 3}
+
+
+def test_determinism_with_seed_including_random_opponents():
+    env = YahtzeeVsEnv(opponents=["random", "random"], seat="random")
+    first = play(env, seed=7)
+    second = play(env, seed=7)
+    for a, b in zip(first[0], second[0], strict=True):
+        assert np.array_equal(a, b)
+    assert first[1] == second[1]
+    assert [i["totals"] for i in first[2]] == [i["totals"] for i in second[2]]
+    other = play(env, seed=8)
+    assert [i["totals"] for i in other[2]] != [i["totals"] for i in first[2]]
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_win_reward_at_the_end(seat):
+    env = YahtzeeVsEnv(opponents=["greedy"], seat=seat, reward="win")
+    _, rewards, infos = play(env, seed=3)
+    assert all(r == 0.0 for r in rewards[:-1])
+    final = infos[-1]
+    totals = final["totals"]
+    best = max(totals)
+    expected = (1.0 if totals.count(best) == 1 else 0.0) if totals[seat] == best else -1.0
+    assert rewards[-1] == expected
+    assert final["winners"] == [s for s, t in enumerate(totals) if t == best]
+    assert final["total"] == totals[seat]
+    assert all(p.complete for p in env.game.players)
+
+
+def test_score_reward_sums_to_agent_total():
+    env = YahtzeeVsEnv(opponents=["random", "greedy"], seat=2, reward="score")
+    _, rewards, infos = play(env, seed=4)
+    assert sum(rewards) == infos[-1]["total"] == env.game.players[2].total
+
+
+def test_info_keys():
+    env = YahtzeeVsEnv(opponents=["greedy"])
+    _, info = env.reset(seed=0)
+    assert {
+        "dice",
+        "rolls_left",
+        "scorecard",
+        "upper_total",
+        "upper_bonus",
+        "yahtzee_bonus",
+        "total",
+        "action_mask",
+        "seat",
+        "totals",
+    } <= set(info)
+    assert info["action_mask"].dtype == np.int8
+
+
+def test_illegal_actions_raise_or_penalize():
+    env = YahtzeeVsEnv(opponents=["greedy"])
+    env.reset(seed=0)
+    env.step(CHANCE)
+    before = (env.game.roll, env.game.totals())
+    with pytest.raises(IllegalActionError):
+        env.step(CHANCE)
+    assert (env.game.roll, env.game.totals()) == before
+    with pytest.raises(IllegalActionError):
+        env.step(45)
+
+    env = YahtzeeVsEnv(opponents=["greedy"], illegal_action="penalize", illegal_penalty=-2.0)
+    obs, _ = env.reset(seed=0)
+    obs, _, _, _, _ = env.step(CHANCE)
+    again, reward, terminated, _, info = env.step(CHANCE)
+    assert reward == -2.0 and not terminated and info["illegal_action"]
+    assert np.array_equal(obs, again)
+
+
+def test_agent_policy_plays_the_same_game_as_the_engine():
+    """The agent's first 72 entries are its `Yahtzee-v0` observation: a CPU policy in the
+    agent's seat plays the engine's game exactly (same seed, seat 0 starts)."""
+    heuristic, greedy = make_policy("heuristic"), make_policy("greedy")
+    env = YahtzeeVsEnv(opponents=[greedy], seat=0, reward="score")
+    obs, info = env.reset(seed=21)
+    terminated = False
+    while not terminated:
+        action = heuristic.act(obs[:OBS_SIZE], env.action_masks())
+        obs, _, terminated, _, info = env.step(action)
+    assert info["totals"] == play_game([heuristic, greedy], "official", np.random.default_rng(21))
+
+
+def test_opponent_kinds(tmp_path):
+    rng = np.random.default_rng(0)
+    weights = [
+        (rng.normal(size=(72, 16)).astype(np.float32), np.zeros(16, np.float32)),
+        (rng.normal(size=(16, 45)).astype(np.float32), np.zeros(45, np.float32)),
+    ]
+    path = save_policy(tmp_path, "tiny", weights, "relu", rules="official", config_sha256="0" * 64)
+    env = YahtzeeVsEnv(opponents=[str(path), make_policy("greedy")], seat=1)
+    assert env.opponent_names == [str(path), "GreedyPolicy"]
+    play(env, seed=0)
+    with pytest.raises(ValueError, match="opponents"):
+        YahtzeeVsEnv(opponents=[])
+    with pytest.raises(ValueError, match="unknown policy"):
+        YahtzeeVsEnv(opponents=["nobody"])
+    with pytest.raises(ValueError, match="seat"):
+        YahtzeeVsEnv(opponents=["greedy"], seat=2)
+
+
+@pytest.mark.skipif((LEVELS_DIR / "hard.json").exists(), reason="the level is shipped")
+def test_missing_level_says_so():
+    with pytest.raises(ModelFormatError, match="not shipped"):
+        YahtzeeVsEnv(opponents=["hard"])
+
+
+def test_render():
+    env = YahtzeeVsEnv(opponents=["greedy"], render_mode="ansi")
+    env.reset(seed=0)
+    text = env.render()
+    assert "agent" in text and "greedy" in text

@@ -1,0 +1,99 @@
+"""``yahtzee play``: play Yahtzee in the terminal against one to three CPU players."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from yahtzee_env.rules import PRESETS
+
+HELP = "play Yahtzee in the terminal against 1-3 CPU opponents (a game or a best-of-five match)"
+
+# Works on every install today. Once the trained levels ship (yahtzee_env/levels/*.json),
+# the default should become "medium".
+DEFAULT_OPPONENTS = "heuristic"
+CPU_CHOICES = (
+    "easy, medium, hard (trained levels), heuristic, greedy, random, optimal, or a model .json"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--opponents",
+        default=DEFAULT_OPPONENTS,
+        help=f"comma-separated CPU players, 1 to 3: {CPU_CHOICES} (default {DEFAULT_OPPONENTS})",
+    )
+    parser.add_argument("--name", default="You", help="your name at the table (default You)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the dice (default: random)")
+    parser.add_argument("--rules", default="official", choices=list(PRESETS))
+    parser.add_argument(
+        "--match", action="store_true", help="play a best-of-five match (first to 3 game wins)"
+    )
+    parser.add_argument(
+        "--first",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seat that starts (1 = you, 2.. = the CPUs in --opponents order); "
+        "default: a roll of the dice decides",
+    )
+    parser.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours")
+
+
+def _cpu_names(specs: list[str]) -> list[str]:
+    from pathlib import Path
+
+    from yahtzee_env.match import unique_names
+
+    return unique_names([Path(s).stem if s.endswith((".json", ".npz")) else s for s in specs])
+
+
+def run(args: argparse.Namespace) -> int:
+    from yahtzee_env.commands.evaluate import resolve_policy
+    from yahtzee_env.opponents import LEVELS, ModelFormatError
+    from yahtzee_env.terminal import Player, Style, TerminalGame, color_enabled, line_reader
+
+    specs = [s.strip() for s in args.opponents.split(",") if s.strip()]
+    if not 1 <= len(specs) <= 3:
+        print(
+            f"yahtzee play: error: --opponents needs 1 to 3 CPU players, got {len(specs)}",
+            file=sys.stderr,
+        )
+        return 2
+    seats = 1 + len(specs)
+    if args.first is not None and not 1 <= args.first <= seats:
+        print(
+            f"yahtzee play: error: --first must be 1..{seats} (1 = you), got {args.first}",
+            file=sys.stderr,
+        )
+        return 2
+    cpus = []
+    for i, spec in enumerate(specs):
+        try:
+            policy = resolve_policy(spec, args.rules, None if args.seed is None else args.seed + i)
+        except ModelFormatError as err:
+            hint = (
+                "the trained CPU levels are not installed yet; play against heuristic, greedy, "
+                "random or optimal instead"
+                if spec in LEVELS
+                else "check the model path"
+            )
+            print(
+                f"yahtzee play: error: CPU {spec!r} is not available: {err}. ({hint})",
+                file=sys.stderr,
+            )
+            return 2
+        except ValueError as err:
+            print(f"yahtzee play: error: {err}", file=sys.stderr)
+            return 2
+        cpus.append(policy)
+    players = [Player(args.name)] + [
+        Player(name, policy) for name, policy in zip(_cpu_names(specs), cpus, strict=True)
+    ]
+    out = sys.stdout
+    style = Style(color_enabled(out) and not args.no_color)
+    game = TerminalGame(
+        players, args.rules, args.seed, input_fn=line_reader(sys.stdin, out), out=out, style=style
+    )
+    first = None if args.first is None else args.first - 1
+    return game.run(match=args.match, first=first)

@@ -1,0 +1,623 @@
+"""Yahtzee in a terminal, for people: one human against one to three CPU players.
+
+The logic of ``yahtzee play`` lives here and does its I/O through two injected objects, an
+input function (``prompt -> line``, raising `EOFError` at the end of input) and an output
+stream, so a whole session can be scripted and tested::
+
+    from yahtzee_env.policies import make_policy
+    from yahtzee_env.terminal import Player, TerminalGame
+
+    players = [Player("Ada"), Player("heuristic", make_policy("heuristic"))]
+    TerminalGame(players, seed=1).run()
+
+What the human types (dice positions 1-5 count from the left of the sorted dice; boxes go by
+name, unambiguous prefix or number 1-13) is listed in `HELP_TEXT`. Bad input gets a one-line
+explanation and the prompt again, and changes nothing. `render_table` (every player's
+scorecard, with what the dice on the table would score in the mover's open boxes) is also the
+text render of the PettingZoo and versus envs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, TextIO
+
+import numpy as np
+
+from yahtzee_env.dice import NUM_DICE
+from yahtzee_env.engine import (
+    BOX_ACTION_OFFSET,
+    MATCH_WINS_NEEDED,
+    NUM_TURNS,
+    Game,
+    IllegalActionError,
+    MatchResult,
+    box_action,
+    hold_action,
+    match_is_decided,
+    match_winners,
+    roll_for_first_player,
+)
+from yahtzee_env.observation import encode_seat
+from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, NUM_UPPER, RuleSet
+
+InputFn = Callable[[str], str]
+
+HELP_TEXT = """\
+Commands (dice positions are 1-5 from the left; boxes by name, prefix or number 1-13):
+  hold 1 3 5     hold dice 1, 3 and 5; the others will be re-rolled (also: h 135)
+  keep 5 5       hold dice by face, here two 5s (also: keep 55)
+  hold none      release every held die (also: release)
+  roll, r        re-roll the dice that are not held
+  roll 2 4       re-roll dice 2 and 4 now, keeping the others (also: r 24)
+  score NAME     fill a box: score full_house, score 9, score ful (also: s 9)
+  card           show the scorecards and dice again
+  help, ?        this help
+  quit, q        leave the game (asks first)
+Held dice stay held after a roll until you release them. Open boxes show, in brackets,
+what the dice would score there now."""
+
+BOX_ALIASES = {
+    "ones": 0,
+    "3k": 6,
+    "4k": 7,
+    "fh": 8,
+    "ss": 9,
+    "ls": 10,
+    "yatzy": 11,
+}
+
+
+# ------------------------------------------------------------------------------ colour
+class Style:
+    """ANSI styling, or plain text when ``color`` is False (every method returns its input)."""
+
+    CODES: ClassVar[dict[str, str]] = {
+        "bold": "1",
+        "dim": "2",
+        "red": "31",
+        "green": "32",
+        "yellow": "33",
+        "cyan": "36",
+    }
+
+    def __init__(self, color: bool = False) -> None:
+        self.color = color
+
+    def paint(self, text: str, *styles: str) -> str:
+        if not self.color or not styles:
+            return text
+        codes = ";".join(self.CODES[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+
+PLAIN = Style(False)
+
+
+def color_enabled(stream: TextIO, environ: dict[str, str] | None = None) -> bool:
+    """ANSI colour only for a terminal, and not when ``NO_COLOR`` is set (https://no-color.org)."""
+    environ = os.environ if environ is None else environ
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not environ.get("NO_COLOR")
+
+
+# ------------------------------------------------------------------------------ rendering
+def box_label(box: int) -> str:
+    return BOX_NAMES[box].replace("_", " ")
+
+
+def format_dice(dice: Sequence[int]) -> str:
+    return " ".join(str(d) for d in dice)
+
+
+def render_table(
+    game: Game,
+    names: Sequence[str],
+    style: Style = PLAIN,
+    show_options: bool = True,
+) -> str:
+    """Every player's scorecard side by side. While the game runs, the mover's column is
+    marked and (with ``show_options``) each of its open boxes that the rules allow now shows
+    in brackets what the dice on the table would score there (joker rules applied; the
+    Yahtzee bonus, earned wherever the dice go, is noted below the table)."""
+    if not game.players:
+        return "(no game yet)"
+    mover = None if game.over else game.current
+    legal, points = game.box_options() if mover is not None else (None, None)
+    width = max(7, *(len(n) + 2 for n in names))
+    label_width = 20
+    header = " " * (4 + label_width)
+    for seat, name in enumerate(names):
+        cell = f"{name:>{width}}"
+        header += style.paint(cell, "bold", "cyan") if seat == mover else cell
+    lines = [header]
+
+    def cell_for(seat: int, box: int) -> str:
+        score = game.players[seat].scores[box]
+        if score is not None:
+            return f"{score:>{width}}"
+        if show_options and seat == mover and legal[box]:
+            return style.paint(f"{'(' + str(int(points[box])) + ')':>{width}}", "dim")
+        return f"{'.':>{width}}"
+
+    def summary(label: str, values: list[int | str], *styles: str) -> None:
+        row = f"    {label:<{label_width}}" + "".join(f"{v:>{width}}" for v in values)
+        lines.append(style.paint(row, *styles))
+
+    threshold = game.rules.upper_bonus_threshold
+    cards = game.players
+    for box in range(NUM_BOXES):
+        row = f"{box + 1:>3} {box_label(box):<{label_width}}"
+        row += "".join(cell_for(seat, box) for seat in range(len(cards)))
+        lines.append(row)
+        if box == NUM_UPPER - 1:
+            summary(f"upper total (/{threshold})", [c.upper_total for c in cards])
+            summary("upper bonus", [c.upper_bonus for c in cards])
+    summary("yahtzee bonus", [c.yahtzee_bonus for c in cards])
+    summary("TOTAL", [c.total for c in cards], "bold")
+    if mover is not None and show_options:
+        card = cards[mover]
+        bonus = card.rules.tables.yahtzee_bonus(game.roll, card.yahtzee_state)
+        if bonus:
+            lines.append(
+                style.paint(f"    Yahtzee bonus: +{bonus} wherever these dice go", "green")
+            )
+        lines.append(
+            f"    dice {format_dice(game.dice)}, roll {3 - game.rolls_left} of 3, "
+            f"{names[mover]} to move"
+        )
+    return "\n".join(lines)
+
+
+def render_dice(dice: Sequence[int], held: set[int], rolls_left: int, style: Style = PLAIN) -> str:
+    """The dice with their positions 1-5 and which are held, and the rolls left."""
+    positions = "  position " + "".join(f"{i + 1:^6}" for i in range(len(dice)))
+    faces = "  dice     "
+    marks = "           "
+    for i, d in enumerate(dice):
+        die = f"[{d}]"
+        faces += style.paint(f"{die:^6}", "bold", "yellow") if i in held else f"{die:^6}"
+        marks += f"{'held' if i in held else '':^6}"
+    roll_no = 3 - rolls_left
+    rolls = f"  roll {roll_no} of 3: " + (
+        f"{rolls_left} re-roll{'s' if rolls_left != 1 else ''} left"
+        if rolls_left
+        else "no re-rolls left, score a box"
+    )
+    return "\n".join([positions, faces, marks.rstrip(), rolls])
+
+
+# ------------------------------------------------------------------------------ parsing
+class InputError(ValueError):
+    """A command the game cannot carry out; the message is shown to the player."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A parsed command. ``verb`` is one of hold, keep, release, roll, score, card, help,
+    quit; ``values`` are 0-based dice positions (hold, roll) or faces (keep); ``box`` is the
+    box to score."""
+
+    verb: str
+    values: tuple[int, ...] = ()
+    box: int | None = None
+
+
+_VERBS = {
+    "hold": "hold",
+    "h": "hold",
+    "keep": "keep",
+    "k": "keep",
+    "release": "release",
+    "roll": "roll",
+    "r": "roll",
+    "reroll": "roll",
+    "score": "score",
+    "s": "score",
+    "card": "card",
+    "show": "card",
+    "c": "card",
+    "help": "help",
+    "?": "help",
+    "quit": "quit",
+    "q": "quit",
+    "exit": "quit",
+}
+
+
+def _digits(tokens: Sequence[str], what: str) -> list[int]:
+    text = "".join(tokens).replace(",", "")
+    if not text:
+        raise InputError(f"say which {what}, e.g. 1 3 5")
+    if not text.isdigit():
+        raise InputError(f"expected {what} as digits, e.g. 1 3 5, got {' '.join(tokens)!r}")
+    return [int(ch) for ch in text]
+
+
+def parse_positions(tokens: Sequence[str]) -> tuple[int, ...]:
+    """0-based dice positions from ``1 3 5``, ``135`` or ``1,3,5``."""
+    positions = _digits(tokens, "dice positions")
+    for p in positions:
+        if not 1 <= p <= NUM_DICE:
+            raise InputError(f"there is no die {p}: dice positions are 1 to {NUM_DICE}")
+    return tuple(sorted({p - 1 for p in positions}))
+
+
+def parse_faces(tokens: Sequence[str]) -> tuple[int, ...]:
+    faces = _digits(tokens, "faces")
+    for f in faces:
+        if not 1 <= f <= 6:
+            raise InputError(f"dice faces are 1 to 6, not {f}")
+    return tuple(faces)
+
+
+def parse_box(tokens: Sequence[str]) -> int:
+    """A box (0-based) from its number 1-13, its name, an alias or an unambiguous prefix."""
+    text = "_".join(tokens).lower().replace("-", "_")
+    if not text:
+        raise InputError("say which box, e.g. score chance or score 13")
+    if text.isdigit():
+        number = int(text)
+        if not 1 <= number <= NUM_BOXES:
+            raise InputError(f"boxes are numbered 1 to {NUM_BOXES}, not {number}")
+        return number - 1
+    if text in BOX_NAMES:
+        return BOX_NAMES.index(text)
+    if text in BOX_ALIASES:
+        return BOX_ALIASES[text]
+    matches = [b for b, name in enumerate(BOX_NAMES) if name.startswith(text)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        names = ", ".join(BOX_NAMES[b] for b in matches)
+        raise InputError(f"{text!r} could be {names}: type more of the name")
+    raise InputError(f"there is no box {text!r}; boxes: {', '.join(BOX_NAMES)}")
+
+
+def parse_command(line: str) -> Command:
+    """One line of input as a `Command` (raises `InputError` with the reason)."""
+    tokens = line.strip().split()
+    if not tokens:
+        raise InputError("type a command (help lists them)")
+    word, args = tokens[0].lower(), tokens[1:]
+    verb = _VERBS.get(word)
+    if verb is None:
+        raise InputError(f"unknown command {tokens[0]!r} (type help for the commands)")
+    if verb == "hold" and [a.lower() for a in args] in (["none"], ["nothing"]):
+        return Command("release")
+    if verb == "hold":
+        return Command("hold", parse_positions(args))
+    if verb == "keep":
+        return Command("keep", parse_faces(args))
+    if verb == "roll":
+        return Command("roll", parse_positions(args) if args else ())
+    if verb == "score":
+        return Command("score", box=parse_box(args))
+    if args:
+        raise InputError(f"{word!r} takes no arguments")
+    return Command(verb)
+
+
+# ------------------------------------------------------------------------------ the game
+class Quit(Exception):
+    """The human left the game (confirmed quit, or end of input)."""
+
+
+@dataclass
+class Player:
+    """A seat: a human when ``policy`` is None, else a CPU acting on its `Yahtzee-v0`
+    observation with ``policy.act(observation, action_mask)``."""
+
+    name: str
+    policy: Any = None
+
+    @property
+    def is_human(self) -> bool:
+        return self.policy is None
+
+
+def line_reader(stdin: TextIO, out: TextIO) -> InputFn:
+    """An input function over a text stream: writes the prompt to ``out``; when the input is
+    not a terminal, echoes the line read so that a piped session reads as a transcript."""
+    echo = not (hasattr(stdin, "isatty") and stdin.isatty())
+
+    def read(prompt: str) -> str:
+        out.write(prompt)
+        out.flush()
+        line = stdin.readline()
+        if not line:
+            out.write("\n")
+            raise EOFError
+        if echo:
+            out.write(line if line.endswith("\n") else line + "\n")
+        return line.rstrip("\n")
+
+    return read
+
+
+class TerminalGame:
+    """Plays games (or a best-of-five match) between the given players in a terminal.
+
+    ``players`` are in seat order (2 to 4, any of them human). ``seed`` seeds the dice, the
+    roll for first player and the CPU policies' randomness is theirs. ``input_fn(prompt)``
+    returns one line and raises `EOFError` at the end of input; text goes to ``out``.
+    """
+
+    def __init__(
+        self,
+        players: Sequence[Player],
+        rules: str | RuleSet | None = "official",
+        seed: int | None = None,
+        *,
+        input_fn: InputFn | None = None,
+        out: TextIO | None = None,
+        style: Style = PLAIN,
+    ) -> None:
+        if not 2 <= len(players) <= 4:
+            raise ValueError(f"a table has 2 to 4 players, got {len(players)}")
+        self.players = list(players)
+        self.names = [p.name for p in self.players]
+        self.rules = RuleSet.from_spec(rules)
+        self.rng = np.random.default_rng(seed)
+        self.out = sys.stdout if out is None else out
+        self.input_fn = input_fn if input_fn is not None else line_reader(sys.stdin, self.out)
+        self.style = style
+        self.game = Game(self.rules, num_players=len(self.players))
+        self.held: set[int] = set()
+
+    # --------------------------------------------------------------------- entry points
+    def run(self, match: bool = False, first: int | None = None) -> int:
+        """Play one game (or a match); ``first`` is the starting seat (0-based), None to roll
+        the dice for it. Returns the exit status: 0, also when the human quits."""
+        try:
+            if match:
+                self.play_match(first)
+            else:
+                self.play_game(first)
+        except Quit:
+            self.say("Game abandoned.")
+        return 0
+
+    def play_game(self, first: int | None = None, title: str = "") -> list[int]:
+        """Play one game to the end; return the final totals in seat order."""
+        if first is None:
+            first = self.roll_for_first()
+        self.game.reset(self.rng, first=first)
+        self.say(
+            self.style.paint(f"=== {title or 'New game'}: {self.names[first]} starts ===", "bold")
+        )
+        while not self.game.over:
+            seat = self.game.current
+            turn = self.game.players[seat].filled.bit_count() + 1
+            self.say("")
+            self.say(
+                self.style.paint(f"--- Round {turn}/{NUM_TURNS}: {self.names[seat]} ---", "cyan")
+            )
+            if self.players[seat].is_human:
+                self.human_turn(seat)
+            else:
+                self.cpu_turn(seat)
+        totals = self.game.totals()
+        self.say("")
+        self.say(render_table(self.game, self.names, self.style, show_options=False))
+        self.say(self.style.paint(self.describe_result(totals), "bold", "green"))
+        return totals
+
+    def play_match(self, first: int | None = None) -> MatchResult:
+        """Best of five: first to three game wins; draws count for nobody; if five games
+        leave no one with three wins, most wins and then total points decide
+        (`engine.match_winners`). The roll (or ``first``) picks who starts game 1; the start
+        then passes to the next seat each game."""
+        if first is None:
+            first = self.roll_for_first()
+        results: list[list[int]] = []
+        while not match_is_decided(results):
+            number = len(results) + 1
+            start = (first + number - 1) % len(self.players)
+            results.append(self.play_game(start, title=f"Match game {number}"))
+            standing = match_winners(results)
+            self.say(self.describe_standing(standing))
+        result = match_winners(results)
+        self.say(self.style.paint(self.describe_match(result), "bold", "green"))
+        return result
+
+    def roll_for_first(self) -> int:
+        first = roll_for_first_player(len(self.players), self.rng)
+        self.say(f"Each player rolls the dice for first turn: {self.names[first]} rolls highest.")
+        return first
+
+    # --------------------------------------------------------------------- turns
+    def cpu_turn(self, seat: int) -> None:
+        game, policy, name = self.game, self.players[seat].policy, self.names[seat]
+        self.say(f"{name} rolls: {format_dice(game.dice)}")
+        while True:
+            mask = game.legal_action_mask()
+            action = int(policy.act(encode_seat(game, seat), mask))
+            if not 0 <= action < len(mask) or not mask[action]:
+                raise RuntimeError(f"CPU player {name} chose an illegal action {action}")
+            if action >= BOX_ACTION_OFFSET:
+                self.fill(seat, action - BOX_ACTION_OFFSET)
+                return
+            kept = [d for i, d in enumerate(game.dice) if action >> i & 1]
+            game.step(action)
+            self.say(self.describe_reroll(name, kept))
+
+    def human_turn(self, seat: int) -> None:
+        game = self.game
+        self.held = set()
+        self.show_position()
+        while True:
+            line = self.ask(f"{self.names[seat]} [roll {3 - game.rolls_left}/3]> ")
+            try:
+                command = parse_command(line)
+                if self.apply(seat, command):
+                    return
+            except InputError as err:
+                self.say(self.style.paint(f"  {err}", "red"))
+
+    def apply(self, seat: int, command: Command) -> bool:
+        """Carry out one command of the human; True when the turn is over."""
+        game = self.game
+        verb = command.verb
+        if verb == "help":
+            self.say(HELP_TEXT)
+        elif verb == "card":
+            self.show_position()
+        elif verb == "quit":
+            answer = self.ask("Really quit the game? [y/N] ").strip().lower()
+            if answer in ("y", "yes"):
+                raise Quit
+            self.say("  Not quitting.")
+        elif verb == "score":
+            self.fill(seat, command.box)
+            return True
+        elif game.rolls_left == 0:
+            raise InputError("no re-rolls left this turn: score a box (e.g. score chance)")
+        elif verb == "hold":
+            self.held = set(command.values)
+            self.say("  " + self.describe_held())
+        elif verb == "keep":
+            self.held = self.positions_of_faces(command.values)
+            self.say("  " + self.describe_held())
+        elif verb == "release":
+            self.held = set()
+            self.say("  " + self.describe_held())
+        elif verb == "roll":
+            held = self.held
+            if command.values:
+                held = set(range(NUM_DICE)) - set(command.values)
+            if len(held) == NUM_DICE:
+                raise InputError("all five dice are held: release some (hold none) or score a box")
+            kept = [game.dice[i] for i in sorted(held)]
+            game.step(hold_action(sorted(held)))
+            self.held = self.positions_of_faces(kept)
+            self.say(self.describe_reroll(self.names[seat], kept))
+            self.show_position()
+        return False
+
+    def fill(self, seat: int, box: int) -> None:
+        """Score ``box`` for the mover (raises `InputError` with the engine's reason if the
+        rules do not allow it; nothing changes then)."""
+        card = self.game.players[seat]
+        before_upper, before_yahtzee = card.upper_bonus, card.yahtzee_bonus
+        try:
+            gained = self.game.step(box_action(box))
+        except IllegalActionError as err:
+            raise InputError(str(err)) from None
+        extras = []
+        if card.yahtzee_bonus > before_yahtzee:
+            extras.append(f"+{card.yahtzee_bonus - before_yahtzee} Yahtzee bonus")
+        if card.upper_bonus > before_upper:
+            extras.append(f"+{card.upper_bonus - before_upper} upper bonus")
+        extra = f" and {' and '.join(extras)}" if extras else ""
+        self.say(
+            f"{self.names[seat]} scores {card.scores[box]} in {box_label(box)}{extra} "
+            f"(+{gained}, total {card.total})"
+        )
+
+    # --------------------------------------------------------------------- helpers
+    def positions_of_faces(self, faces: Sequence[int]) -> set[int]:
+        """Positions of the dice on the table showing ``faces`` (a multiset)."""
+        dice = self.game.dice
+        free = list(range(NUM_DICE))
+        chosen = set()
+        for face in faces:
+            spot = next((i for i in free if dice[i] == face), None)
+            if spot is None:
+                have = dice.count(face)
+                if have == 0:
+                    raise InputError(f"there is no {face} on the table (dice: {format_dice(dice)})")
+                raise InputError(
+                    f"only {have} {face}{'s' if have > 1 else ''} on the table "
+                    f"(dice: {format_dice(dice)})"
+                )
+            free.remove(spot)
+            chosen.add(spot)
+        return chosen
+
+    def describe_held(self) -> str:
+        if not self.held:
+            return "holding nothing: roll re-rolls all five dice"
+        dice = self.game.dice
+        kept = " ".join(f"{i + 1}:{dice[i]}" for i in sorted(self.held))
+        return f"holding {kept}; roll re-rolls the other {NUM_DICE - len(self.held)}"
+
+    def describe_reroll(self, name: str, kept: Sequence[int]) -> str:
+        dice = format_dice(self.game.dice)
+        if not kept:
+            return f"{name} re-rolls all five dice: {dice}"
+        if len(kept) == NUM_DICE:
+            return f"{name} keeps all five dice and spends a roll: {dice}"
+        n = NUM_DICE - len(kept)
+        dice_word = "dice" if n > 1 else "die"
+        return f"{name} keeps {format_dice(kept)} and re-rolls {n} {dice_word}: {dice}"
+
+    def describe_result(self, totals: Sequence[int]) -> str:
+        best = max(totals)
+        top = [s for s, t in enumerate(totals) if t == best]
+        others = ", ".join(f"{self.names[s]} {t}" for s, t in enumerate(totals) if s not in top)
+        rest = f" ({others})" if others else ""
+        if len(top) == 1:
+            return f"{self.names[top[0]]} wins with {best} points{rest}."
+        tied = " and ".join(self.names[s] for s in top)
+        return f"Draw: {tied} tie on {best} points{rest}."
+
+    def describe_standing(self, result: MatchResult) -> str:
+        draws = sum(1 for t in result.game_totals if list(t).count(max(t)) > 1)
+        wins = ", ".join(f"{n} {w}" for n, w in zip(self.names, result.wins, strict=True))
+        return (
+            f"Match after {len(result.game_totals)} game(s): wins {wins}; draws {draws} "
+            f"(first to {MATCH_WINS_NEEDED} wins)."
+        )
+
+    def describe_match(self, result: MatchResult) -> str:
+        names = [self.names[s] for s in result.winners]
+        wins = "-".join(str(w) for w in result.wins)
+        if len(names) > 1:
+            return (
+                f"The match is drawn between {' and '.join(names)}: equal wins ({wins}) and "
+                f"equal points ({result.points[result.winners[0]]})."
+            )
+        winner = result.winners[0]
+        if result.wins[winner] >= MATCH_WINS_NEEDED:
+            return f"{names[0]} wins the match ({wins} in games)."
+        points = ", ".join(f"{n} {p}" for n, p in zip(self.names, result.points, strict=True))
+        return (
+            f"{names[0]} wins the match on total points after {len(result.game_totals)} games "
+            f"(games {wins}; points {points})."
+        )
+
+    def show_position(self) -> None:
+        game = self.game
+        self.say(render_table(game, self.names, self.style))
+        self.say(render_dice(game.dice, self.held, game.rolls_left, self.style))
+
+    def say(self, text: str) -> None:
+        self.out.write(text + "\n")
+
+    def ask(self, prompt: str) -> str:
+        try:
+            return self.input_fn(prompt)
+        except EOFError:
+            raise Quit from None
+
+
+__all__ = [
+    "HELP_TEXT",
+    "PLAIN",
+    "Command",
+    "InputError",
+    "Player",
+    "Quit",
+    "Style",
+    "TerminalGame",
+    "color_enabled",
+    "line_reader",
+    "parse_box",
+    "parse_command",
+    "render_dice",
+    "render_table",
+]
