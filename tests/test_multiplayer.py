@@ -63,9 +63,7 @@ def test_api_test(num_players):
 
 @pytest.mark.parametrize("num_players", [2, 4])
 def test_seed_test(num_players):
-    seed_test(
-        lambda: multiplayer.env(num_players=num_players, first_player="roll"), num_cycles=60
-    )
+    seed_test(lambda: multiplayer.env(num_players=num_players, first_player="roll"), num_cycles=60)
 
 
 def test_win_rewards_function():

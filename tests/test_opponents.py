@@ -22,6 +22,7 @@ from yahtzee_env.opponents import (
     load_opponent,
     save_policy,
 )
+from yahtzee_env.vector import YahtzeeVectorEnv
 
 
 def _weights(seed: int = 0, hidden=(16, 8)):
@@ -43,10 +44,13 @@ def model(tmp_path: Path) -> Path:
 def test_round_trip_and_legal_actions(model: Path) -> None:
     policy = load_opponent(model)
     reference = MLPPolicy(_weights(), "relu")
+    env = YahtzeeVectorEnv(num_envs=500)
+    obs, _ = env.reset(seed=1)
     rng = np.random.default_rng(1)
-    obs = rng.random((500, OBS_SIZE), dtype=np.float32)
-    masks = rng.random((500, NUM_ACTIONS)) < 0.2
-    masks[np.arange(500), rng.integers(0, NUM_ACTIONS, 500)] = True
+    for _ in range(7):  # somewhere mid-game, with holds and without
+        masks = env.action_masks()
+        obs, *_ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+    masks = env.action_masks()
     actions = policy.act_batch(obs, masks)
     assert masks[np.arange(500), actions].all()
     np.testing.assert_array_equal(actions, reference.act_batch(obs, masks))
@@ -54,6 +58,11 @@ def test_round_trip_and_legal_actions(model: Path) -> None:
         actions[:50]
     )
     assert load_opponent(model.with_suffix(".npz")).act(obs[0], masks[0]) == actions[0]
+
+
+def test_garbage_observation_is_refused(model: Path) -> None:
+    with pytest.raises(ValueError, match="five dice"):
+        load_opponent(model).act(np.zeros(OBS_SIZE, np.float32), np.ones(NUM_ACTIONS, bool))
 
 
 def test_truncated_weights(model: Path) -> None:

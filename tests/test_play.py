@@ -121,7 +121,9 @@ def test_quit_needs_confirmation(monkeypatch, capsys):
 
 
 def test_first_option_and_roll_for_first(monkeypatch, capsys):
-    _, out, _ = run_play(["--opponents", "greedy", "--seed", "2", "--first", "2"], [], monkeypatch, capsys)
+    _, out, _ = run_play(
+        ["--opponents", "greedy", "--seed", "2", "--first", "2"], [], monkeypatch, capsys
+    )
     assert "=== New game: greedy starts ===" in out
     _, out, _ = run_play(["--opponents", "greedy", "--seed", "2"], [], monkeypatch, capsys)
     assert "rolls highest" in out
@@ -149,7 +151,10 @@ def test_missing_level_is_explained(monkeypatch, capsys):
 
 def test_match_through_stdin(monkeypatch, capsys):
     code, out, _ = run_play(
-        ["--opponents", "greedy", "--seed", "9", "--match"], SCORE_EVERY_BOX * 5, monkeypatch, capsys
+        ["--opponents", "greedy", "--seed", "9", "--match"],
+        SCORE_EVERY_BOX * 5,
+        monkeypatch,
+        capsys,
     )
     assert code == 0
     games = out.count("=== Match game")
@@ -160,12 +165,18 @@ def test_match_through_stdin(monkeypatch, capsys):
 
 # ------------------------------------------------------------------ the terminal game
 def test_adaptive_human_plays_to_the_end_with_holds():
+    last = [""]
+
     def human(game):
-        if game.rolls_left == 2:
-            return "keep " + str(max(game.dice))  # hold the highest face, then roll
-        if game.rolls_left == 1:
-            return "roll"
-        return first_legal_box(game)
+        if game.rolls_left == 2 and not last[0].startswith("keep"):
+            last[0] = "keep " + str(max(game.dice))  # hold the highest face, then roll
+        elif game.rolls_left == 2:
+            last[0] = "roll"
+        elif game.rolls_left == 1:
+            last[0] = "r"
+        else:
+            last[0] = first_legal_box(game)
+        return last[0]
 
     script = Script(fallback=human)
     tg, out = make_game(script, opponents=("greedy", "random", "greedy"), seed=4)

@@ -63,7 +63,7 @@ def test_check_env_without_warnings(kwargs, capsys):
 
 def test_opponents_move_inside_step_and_reset():
     env = YahtzeeVsEnv(opponents=["greedy"], seat=1)
-    obs, info = env.reset(seed=0)
+    _, info = env.reset(seed=0)
     # greedy sits before the agent: it has played its first turn already.
     assert env.game.players[0].filled.bit_count() == 1 and info["totals"][0] > 0
     assert env.game.current == 1 and info["seat"] == 1

@@ -50,6 +50,8 @@ def _register() -> None:
             entry_point="yahtzee_env.env:YahtzeeEnv",
             vector_entry_point="yahtzee_env.vector:YahtzeeVectorEnv",
         )
+    if "YahtzeeVs-v0" not in registry:
+        register(id="YahtzeeVs-v0", entry_point="yahtzee_env.versus:YahtzeeVsEnv")
 
 
 _register()

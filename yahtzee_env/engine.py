@@ -7,8 +7,8 @@ Action ids (shared by every env, the solver and the policies)::
     32..44  fill box 0..12 (order of `yahtzee_env.rules.BOX_NAMES`).
 
 All randomness comes from a `DiceRoller` wrapping an explicit `numpy.random.Generator`: a
-roll is one uniform integer in [0, 6**5) looked up in the exact outcome table of the keep, so
-the same generator state gives the same dice in the engine and in the vector env.
+roll is one uniform integer in [0, 6**5) looked up in the exact outcome table of the keep;
+the vector env uses the same table, so both have exactly the same roll distribution.
 """
 
 from __future__ import annotations
@@ -234,7 +234,11 @@ class Game:
         """
         if self.over:
             raise IllegalActionError("the game is over; reset it first")
-        if not isinstance(action, (int, np.integer)) or not 0 <= action < NUM_ACTIONS:
+        if (
+            isinstance(action, bool)
+            or not isinstance(action, (int, np.integer))
+            or not 0 <= action < NUM_ACTIONS
+        ):
             raise IllegalActionError(
                 f"action {action!r} is not an action id (0..{NUM_ACTIONS - 1})"
             )

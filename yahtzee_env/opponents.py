@@ -169,7 +169,10 @@ class MLPPolicy:
             raise ValueError("an action_mask has no legal action")
         if self.canonical_holds:
             counts = np.rint(np.array(observations, ndmin=2)[:, COUNTS_SLICE] * NUM_DICE)
-            masks[:, :NUM_HOLDS] &= CANONICAL_HOLDS[roll_index_from_counts(counts)]
+            rolls = roll_index_from_counts(counts)
+            if (rolls < 0).any():
+                raise ValueError("an observation does not show five dice (not a Yahtzee-v0 obs)")
+            masks[:, :NUM_HOLDS] &= CANONICAL_HOLDS[rolls]
         return masks
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:

@@ -56,6 +56,7 @@ __all__ = [
     "RandomPolicy",
     "decode",
     "make_policy",
+    "resolve_policy",
 ]
 
 SeedLike = int | np.random.Generator | None
@@ -412,3 +413,17 @@ def make_policy(name: str, rules: RulesLike = None, seed: SeedLike = None) -> Ba
     except KeyError:
         raise ValueError(f"unknown policy {name!r}; choose one of: {', '.join(POLICIES)}") from None
     return factory(rules=rules, seed=seed)
+
+
+def resolve_policy(name: str, rules: RulesLike = None, seed: SeedLike = None):
+    """A policy object from a built-in name, a shipped level or a model manifest path."""
+    from yahtzee_env.opponents import LEVELS, load_opponent
+
+    if name in POLICIES or name == "optimal":
+        return make_policy(name, rules=rules, seed=seed)
+    if name in LEVELS or name.endswith((".json", ".npz")):
+        return load_opponent(name)
+    raise ValueError(
+        f"unknown policy {name!r}: use one of {', '.join([*POLICIES, *LEVELS])} or a model "
+        "manifest path (NAME.json)"
+    )

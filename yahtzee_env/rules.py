@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import cached_property
+from functools import cache
 from typing import Literal
 
 import numpy as np
@@ -190,9 +190,10 @@ class RuleSet:
         return dataclasses.asdict(self)
 
     # ----------------------------------------------------------------------- tables
-    @cached_property
+    @property
     def tables(self) -> ScoringTables:
-        return ScoringTables(self)
+        """The scoring tables of these rules (built once per distinct rule set, shared)."""
+        return _scoring_tables(self)
 
 
 PRESETS: dict[str, RuleSet] = {
@@ -288,6 +289,11 @@ class ScoringTables:
 
     def yahtzee_bonus_batch(self, rolls: np.ndarray, yahtzee_state: np.ndarray) -> np.ndarray:
         return np.where(IS_YAHTZEE[rolls] & (yahtzee_state == YAHTZEE_50), self.bonus_value, 0)
+
+
+@cache
+def _scoring_tables(rules: RuleSet) -> ScoringTables:
+    return ScoringTables(rules)
 
 
 def next_yahtzee_state(yahtzee_state: int, box: int, points: int) -> int:

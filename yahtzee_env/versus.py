@@ -42,7 +42,7 @@ def resolve_opponent(spec: Any, rules: RuleSet, seed: int = 0) -> tuple[str, Any
     """(name, policy) of an opponent given as a name (built-in policy, CPU level, model
     manifest path) or as an object with ``act(observation, action_mask)``."""
     if isinstance(spec, str):
-        from yahtzee_env.commands.evaluate import resolve_policy
+        from yahtzee_env.policies import resolve_policy
 
         return spec, resolve_policy(spec, rules, seed)
     if callable(getattr(spec, "act", None)):
@@ -110,7 +110,7 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
     ```
 
     - `opponents`: 1 to 3 opponents, each a name resolved by
-      `yahtzee_env.commands.evaluate.resolve_policy` (`random`, `greedy`, `heuristic`,
+      `yahtzee_env.policies.resolve_policy` (`random`, `greedy`, `heuristic`,
       `optimal`, `easy`, `medium`, `hard`, or a model manifest path) or a policy object with
       `act(observation, action_mask)`. A single name may be given as a string.
     - `reward`: `"win"` or `"score"`.

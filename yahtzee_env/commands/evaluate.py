@@ -49,24 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true")
 
 
-def resolve_policy(name: str, rules: str, seed: int):
-    """A policy object from a built-in name, a shipped level or a model manifest path."""
-    from yahtzee_env.opponents import LEVELS, load_opponent
-    from yahtzee_env.policies import POLICIES, make_policy
-
-    if name in POLICIES or name == "optimal":
-        return make_policy(name, rules=rules, seed=seed)
-    if name in LEVELS or name.endswith((".json", ".npz")):
-        return load_opponent(name)
-    raise ValueError(
-        f"unknown policy {name!r}: use one of {', '.join([*POLICIES, *LEVELS])} or a model "
-        "manifest path (NAME.json)"
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     from yahtzee_env.evaluation import evaluate_policy, format_table, plot_results
     from yahtzee_env.opponents import ModelFormatError
+    from yahtzee_env.policies import resolve_policy
 
     names = [n.strip() for n in args.policy.split(",") if n.strip()]
     try:

@@ -49,8 +49,8 @@ def _cpu_names(specs: list[str]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from yahtzee_env.commands.evaluate import resolve_policy
     from yahtzee_env.opponents import LEVELS, ModelFormatError
+    from yahtzee_env.policies import resolve_policy
     from yahtzee_env.terminal import Player, Style, TerminalGame, color_enabled, line_reader
 
     specs = [s.strip() for s in args.opponents.split(",") if s.strip()]
@@ -67,6 +67,14 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if "optimal" in specs:
+        from yahtzee_env.solver import cache_path
+
+        if not cache_path(args.rules).exists():
+            print(
+                "solving the optimal strategy for these rules (once; it is cached afterwards)...",
+                file=sys.stderr,
+            )
     cpus = []
     for i, spec in enumerate(specs):
         try:

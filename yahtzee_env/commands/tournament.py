@@ -11,7 +11,7 @@ from yahtzee_env.rules import PRESETS
 
 HELP = (
     "round-robin of policies (easy, medium, hard, heuristic, optimal, greedy, random, model "
-    ".json) in 2- or 4-player games: head-to-head scores and win rates with 95%% CIs"
+    ".json) in 2- or 4-player games: head-to-head scores and win rates with Wilson 95 percent CIs"
 )
 
 
@@ -50,7 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from yahtzee_env.commands.evaluate import resolve_policy
     from yahtzee_env.match import (
         DEFAULT_BATCH,
         Entrant,
@@ -59,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         run_tournament,
     )
     from yahtzee_env.opponents import ModelFormatError
+    from yahtzee_env.policies import resolve_policy
 
     names = [n.strip() for n in args.policies.split(",") if n.strip()]
     if len(names) < args.players:

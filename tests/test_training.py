@@ -1,0 +1,138 @@
+"""A tiny training run end to end: warm start, PPO, checkpoints, resume after a kill, export,
+numpy loading, and parity between the SB3 policy, the npz policy and the ONNX model."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+torch = pytest.importorskip("torch")
+
+from agents.config import load_config  # noqa: E402
+from agents.train import train  # noqa: E402
+from yahtzee_env.opponents import load_opponent  # noqa: E402
+from yahtzee_env.vector import YahtzeeVectorEnv  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "configs" / "tiny.yaml"
+
+
+def _cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "yahtzee_env", *args], capture_output=True,
+                          text=True, env=env, cwd=ROOT, check=False, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> Path:
+    torch.set_num_threads(1)
+    runs = tmp_path_factory.mktemp("runs")
+    return train(load_config(TINY), runs, progress=False, argv=["test"])
+
+
+def test_run_folder_contents(tiny_run: Path) -> None:
+    for name in ("config.yaml", "command.txt", "meta.json", "warm_start.json",
+                 "best/model.zip", "best/eval.json", "final/model.zip", "final/eval.json"):
+        assert (tiny_run / name).exists(), name
+    meta = json.loads((tiny_run / "meta.json").read_text())
+    assert meta["config_sha256"] == load_config(TINY).digest()
+    assert meta["package_version"]
+    ckpts = sorted((tiny_run / "checkpoints").glob("ckpt_*.zip"))
+    assert 1 <= len(ckpts) <= load_config(TINY).train.keep_checkpoints
+    assert not list(tiny_run.rglob("*.tmp*")), "no half-written files left behind"
+    assert list((tiny_run / "tb").rglob("events.out.tfevents.*"))
+    final = json.loads((tiny_run / "final" / "eval.json").read_text())
+    assert final["timesteps"] >= load_config(TINY).train.total_timesteps
+    assert final["games"] == load_config(TINY).train.eval_games
+
+
+def test_refuses_to_overwrite_a_run(tiny_run: Path) -> None:
+    out = _cli("train", str(TINY), "--runs-dir", str(tiny_run.parent), "--no-progress")
+    assert out.returncode == 2
+    assert "already exists" in out.stderr
+
+
+def test_bad_config_fails_before_training(tmp_path: Path) -> None:
+    out = _cli("train", str(TINY), "--runs-dir", str(tmp_path), "--set", "ppo.batch_size=100")
+    assert out.returncode == 2
+    assert "ppo.batch_size" in out.stderr
+    assert not (tmp_path / "tiny").exists()
+
+
+def _recorded_states(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and canonical masks from random games."""
+    env = YahtzeeVectorEnv(num_envs=256, canonical_holds=True)
+    obs, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    all_obs, all_masks = [], []
+    while sum(len(o) for o in all_obs) < n:
+        masks = env.action_masks().copy()
+        all_obs.append(obs)
+        all_masks.append(masks)
+        obs, *_ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+    return np.concatenate(all_obs)[:n], np.concatenate(all_masks)[:n]
+
+
+def test_export_parity_sb3_npz_onnx(tiny_run: Path, tmp_path: Path) -> None:
+    from sb3_contrib import MaskablePPO
+
+    out = _cli("export", str(tiny_run), "--format", "npz", "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    out = _cli("export", str(tiny_run), "--format", "onnx", "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    policy = load_opponent(tmp_path / "tiny.json")
+    model = MaskablePPO.load(tiny_run / "best" / "model.zip", device="cpu")
+    obs, masks = _recorded_states(10_000)
+
+    with torch.no_grad():
+        dist = model.policy.get_distribution(torch.as_tensor(obs))
+        sb3_logits = dist.distribution.logits.numpy()  # log-softmax of the raw logits
+    np_logits = policy.logits(obs)
+    shift = np_logits - sb3_logits  # equal up to a per-row constant (log-softmax)
+    np.testing.assert_allclose(shift - shift.mean(axis=1, keepdims=True), 0, atol=1e-4)
+    sb3_actions, _ = model.predict(obs, action_masks=masks, deterministic=True)
+    np.testing.assert_array_equal(policy.act_batch(obs, masks), sb3_actions)
+
+    onnxruntime = pytest.importorskip("onnxruntime")
+    session = onnxruntime.InferenceSession(str(tmp_path / "tiny.onnx"))
+    onnx_logits = session.run(["logits"], {"obs": obs})[0]
+    np.testing.assert_allclose(onnx_logits, np_logits, atol=1e-4)
+    onnx_actions = np.argmax(np.where(policy._allowed(obs, masks), onnx_logits, -np.inf), 1)
+    np.testing.assert_array_equal(onnx_actions, sb3_actions)
+
+
+def test_resume_after_kill(tmp_path: Path) -> None:
+    """Kill a run after its first checkpoint; --resume finishes it with the same config."""
+    total = 12_288
+    args = ["train", str(TINY), "--runs-dir", str(tmp_path), "--no-progress",
+            "--set", f"train.total_timesteps={total}", "--set", "train.eval_interval=0",
+            "--set", "train.checkpoint_interval=1024", "--set", "warm_start.teacher=none"]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "yahtzee_env", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    ckpts = tmp_path / "tiny" / "checkpoints"
+    deadline = time.monotonic() + 120
+    while not list(ckpts.glob("ckpt_*.zip")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert list(ckpts.glob("ckpt_*.zip")), "no checkpoint was written before the deadline"
+    assert not (tmp_path / "tiny" / "final").exists(), "the run finished before it was killed"
+
+    out = _cli("train", "--resume", str(tmp_path / "tiny"), "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert "resuming tiny from ckpt_" in out.stdout
+    final = json.loads((tmp_path / "tiny" / "final" / "eval.json").read_text())
+    assert final["timesteps"] >= total
+    assert len((tmp_path / "tiny" / "command.txt").read_text().splitlines()) == 2
+    out = _cli("train", "--resume", str(tmp_path / "tiny"), "--set", "ppo.n_epochs=3")
+    assert out.returncode == 2 and "--set cannot be combined" in out.stderr
