@@ -28,8 +28,15 @@ TINY = ROOT / "configs" / "tiny.yaml"
 
 def _cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "yahtzee_env", *args], capture_output=True,
-                          text=True, env=env, cwd=ROOT, check=False, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "yahtzee_env", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=False,
+        **kwargs,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +47,16 @@ def tiny_run(tmp_path_factory) -> Path:
 
 
 def test_run_folder_contents(tiny_run: Path) -> None:
-    for name in ("config.yaml", "command.txt", "meta.json", "warm_start.json",
-                 "best/model.zip", "best/eval.json", "final/model.zip", "final/eval.json"):
+    for name in (
+        "config.yaml",
+        "command.txt",
+        "meta.json",
+        "warm_start.json",
+        "best/model.zip",
+        "best/eval.json",
+        "final/model.zip",
+        "final/eval.json",
+    ):
         assert (tiny_run / name).exists(), name
     meta = json.loads((tiny_run / "meta.json").read_text())
     assert meta["config_sha256"] == load_config(TINY).digest()
@@ -113,12 +128,29 @@ def test_export_parity_sb3_npz_onnx(tiny_run: Path, tmp_path: Path) -> None:
 def test_resume_after_kill(tmp_path: Path) -> None:
     """Kill a run after its first checkpoint; --resume finishes it with the same config."""
     total = 12_288
-    args = ["train", str(TINY), "--runs-dir", str(tmp_path), "--no-progress",
-            "--set", f"train.total_timesteps={total}", "--set", "train.eval_interval=0",
-            "--set", "train.checkpoint_interval=1024", "--set", "warm_start.teacher=none"]
+    args = [
+        "train",
+        str(TINY),
+        "--runs-dir",
+        str(tmp_path),
+        "--no-progress",
+        "--set",
+        f"train.total_timesteps={total}",
+        "--set",
+        "train.eval_interval=0",
+        "--set",
+        "train.checkpoint_interval=1024",
+        "--set",
+        "warm_start.teacher=none",
+    ]
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "yahtzee_env", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "yahtzee_env", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     ckpts = tmp_path / "tiny" / "checkpoints"
     deadline = time.monotonic() + 120
     while not list(ckpts.glob("ckpt_*.zip")) and time.monotonic() < deadline:
