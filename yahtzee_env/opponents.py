@@ -310,6 +310,10 @@ def save_policy(
     with os.fdopen(fd, "w") as f:
         json.dump(manifest, f, indent=2)
         f.write("\n")
+    umask = os.umask(0)
+    os.umask(umask)
+    for tmp in (tmp_npz, tmp_json):  # mkstemp makes 0600 files; models are ordinary files
+        os.chmod(tmp, 0o666 & ~umask)
     os.replace(tmp_npz, npz_path)
     os.replace(tmp_json, json_path)
     return json_path

@@ -1,0 +1,56 @@
+"""Training throughput: env steps per second of MaskablePPO on the native vector env, end to
+end (rollout collection + gradient updates), for a config and a network size."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from agents.config import RunConfig, apply_overrides, config_from_dict, load_config
+
+
+def bench_config(cfg: RunConfig, timesteps: int) -> dict[str, Any]:
+    """Time ``timesteps`` env steps of PPO (no warm start, evaluation or checkpoints)."""
+    import torch
+
+    from agents.train import build_model, make_env
+
+    torch.set_num_threads(cfg.train.torch_threads)
+    env = make_env(cfg, seed=cfg.train.seed)
+    model = build_model(cfg, env, tb_dir=None)
+    rollout = cfg.ppo.n_steps * cfg.env.num_envs
+    model.learn(total_timesteps=rollout)  # warm-up: first rollout, allocations
+    start_steps, t0 = model.num_timesteps, time.perf_counter()
+    model.learn(total_timesteps=timesteps, reset_num_timesteps=False)
+    seconds = time.perf_counter() - t0
+    steps = model.num_timesteps - start_steps
+    env.close()
+    return {
+        "config": cfg.name,
+        "net_arch": cfg.policy.net_arch,
+        "num_envs": cfg.env.num_envs,
+        "n_steps": cfg.ppo.n_steps,
+        "batch_size": cfg.ppo.batch_size,
+        "n_epochs": cfg.ppo.n_epochs,
+        "torch_threads": cfg.train.torch_threads,
+        "steps": steps,
+        "seconds": seconds,
+        "steps_per_second": steps / seconds,
+    }
+
+
+REFERENCE_256 = {
+    "name": "bench-256x256",
+    "env": {"num_envs": 512, "canonical_holds": True},
+    "policy": {"net_arch": [256, 256]},
+    "ppo": {"n_steps": 32, "batch_size": 4096, "n_epochs": 2},
+}
+
+
+def run_bench(configs: list[Path], timesteps: int, overrides: list[str]) -> list[dict[str, Any]]:
+    results = [
+        bench_config(config_from_dict(apply_overrides(dict(REFERENCE_256), overrides)), timesteps)
+    ]
+    results += [bench_config(load_config(path, overrides), timesteps) for path in configs]
+    return results
