@@ -1,6 +1,7 @@
 # Two entry points for a fresh machine with nothing but Python 3.10+:
 #   make run    set up .venv and run the main job (benchmark the shipped CPU levels)
 #   make test   set up .venv with the dev/train extras and run the test suite
+#   make bench  the speed benchmarks quoted in the README
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
@@ -9,7 +10,7 @@ export OPENBLAS_NUM_THREADS = 1
 export OMP_NUM_THREADS = 1
 export MKL_NUM_THREADS = 1
 
-.PHONY: run test lint setup setup-dev clean
+.PHONY: run test bench lint setup setup-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,10 +31,17 @@ setup: $(VENV)/.core
 setup-dev: $(VENV)/.dev
 
 run: $(VENV)/.core
-	$(BIN)/yahtzee bench-env
 	$(BIN)/yahtzee solve --rules official
-	$(BIN)/yahtzee evaluate --policy random,greedy,heuristic,optimal --games 10000 --seed 0 \
-		--json out/benchmark.json --plot out/benchmark.png
+	$(BIN)/yahtzee evaluate --policy easy,medium,hard,random,greedy,heuristic,optimal \
+		--games 10000 --seed 0 --json out/benchmark.json --plot out/benchmark.png
+	$(BIN)/yahtzee tournament --policies easy,medium,hard --players 2 --games 5000 --seed 0 \
+		--json out/ladder.json --plot out/ladder.png
+
+bench: $(VENV)/.dev
+	$(BIN)/yahtzee bench-env
+	$(BIN)/python experiments/bench_solver.py --rules official
+	$(BIN)/python experiments/bench_levels.py
+	$(BIN)/python experiments/bench_train.py --config configs/hard.yaml
 
 test: $(VENV)/.dev
 	$(BIN)/python -m pytest -q

@@ -338,6 +338,7 @@ def train(
     from sb3_contrib import MaskablePPO
 
     torch.set_num_threads(cfg.train.torch_threads)
+    session_start = time.perf_counter()
     paths = RunPaths(Path(runs_dir) / cfg.name)
     ckpt = paths.latest_checkpoint() if resume else None
     if not resume and paths.config.exists():
@@ -393,6 +394,11 @@ def train(
         ),
     )
     with open(paths.root / "sessions.jsonl", "a") as f:
-        f.write(json.dumps({"seconds": elapsed, "end_timesteps": model.num_timesteps}) + "\n")
+        record = {
+            "wall_seconds": time.perf_counter() - session_start,  # warm start and evals too
+            "ppo_seconds": elapsed,
+            "end_timesteps": model.num_timesteps,
+        }
+        f.write(json.dumps(record) + "\n")
     env.close()
     return paths.root

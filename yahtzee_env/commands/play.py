@@ -11,7 +11,7 @@ HELP = "play Yahtzee in the terminal against 1-3 CPU opponents (a game or a best
 
 # Works on every install today. Once the trained levels ship (yahtzee_env/levels/*.json),
 # the default should become "medium".
-DEFAULT_OPPONENTS = "heuristic"
+DEFAULT_OPPONENTS = "medium"
 CPU_CHOICES = (
     "easy, medium, hard (trained levels), heuristic, greedy, random, optimal, or a model .json"
 )

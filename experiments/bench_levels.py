@@ -1,0 +1,57 @@
+"""Per-decision latency of the shipped CPU levels (numpy only), one observation at a time
+and batched.
+
+    OPENBLAS_NUM_THREADS=1 python experiments/bench_levels.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from yahtzee_env.opponents import LEVELS, load_opponent  # noqa: E402
+from yahtzee_env.vector import YahtzeeVectorEnv  # noqa: E402
+
+
+def recorded_states(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    env = YahtzeeVectorEnv(num_envs=n, rules="official")
+    obs, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(int(rng.integers(5, 20))):
+        masks = env.action_masks()
+        obs, *_ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+    return obs, env.action_masks().copy()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--decisions", type=int, default=20_000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    obs, masks = recorded_states(4096, args.seed)
+    print(
+        f"{'level':<8} {'hidden':<16} {'single (µs/decision)':>22} {'batched 4096 (µs/decision)':>28}"
+    )
+    for level in LEVELS:
+        policy = load_opponent(level)
+        hidden = str([w.shape[1] for w, _ in policy.weights[:-1]])
+        best_single = best_batch = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for i in range(args.decisions):
+                j = i % len(obs)
+                policy.act(obs[j], masks[j])
+            best_single = min(best_single, (time.perf_counter() - t0) / args.decisions)
+            t0 = time.perf_counter()
+            policy.act_batch(obs, masks)
+            best_batch = min(best_batch, (time.perf_counter() - t0) / len(obs))
+        print(f"{level:<8} {hidden:<16} {best_single * 1e6:>22.1f} {best_batch * 1e6:>28.2f}")
+
+
+if __name__ == "__main__":
+    main()
