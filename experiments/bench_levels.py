@@ -12,10 +12,10 @@ import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from yahtzee_env.opponents import LEVELS, load_opponent  # noqa: E402
-from yahtzee_env.vector import YahtzeeVectorEnv  # noqa: E402
+from yahtzee_env.opponents import LEVELS, load_opponent
+from yahtzee_env.vector import YahtzeeVectorEnv
 
 
 def recorded_states(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -35,7 +35,8 @@ def main() -> None:
     args = parser.parse_args()
     obs, masks = recorded_states(4096, args.seed)
     print(
-        f"{'level':<8} {'hidden':<16} {'single (µs/decision)':>22} {'batched 4096 (µs/decision)':>28}"
+        f"{'level':<8} {'hidden':<16} {'single (µs/decision)':>22} "
+        f"{'batched 4096 (µs/decision)':>28}"
     )
     for level in LEVELS:
         policy = load_opponent(level)

@@ -15,7 +15,6 @@ import pytest
 from yahtzee_env.cli import main
 from yahtzee_env.dice import roll_index
 from yahtzee_env.engine import MATCH_WINS_NEEDED, match_is_decided, match_winners
-from yahtzee_env.opponents import LEVELS_DIR
 from yahtzee_env.policies import make_policy
 from yahtzee_env.rules import BOX_NAMES, YAHTZEE_50, Box
 from yahtzee_env.terminal import (
@@ -142,8 +141,8 @@ def test_bad_arguments(argv, message, monkeypatch, capsys):
     assert code == 2 and message in err
 
 
-@pytest.mark.skipif((LEVELS_DIR / "hard.json").exists(), reason="the level is shipped")
-def test_missing_level_is_explained(monkeypatch, capsys):
+def test_missing_level_is_explained(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr("yahtzee_env.opponents.LEVELS_DIR", tmp_path)  # an install without it
     code, _, err = run_play(["--opponents", "hard"], [], monkeypatch, capsys)
     assert code == 2
     assert "'hard' is not available" in err and "heuristic" in err

@@ -15,7 +15,7 @@ import yahtzee_env  # noqa: F401  (registers Yahtzee-v0)
 from yahtzee_env.engine import BOX_ACTION_OFFSET, IllegalActionError
 from yahtzee_env.match import play_game
 from yahtzee_env.observation import OBS_SIZE
-from yahtzee_env.opponents import LEVELS_DIR, ModelFormatError, save_policy
+from yahtzee_env.opponents import ModelFormatError, save_policy
 from yahtzee_env.policies import make_policy
 from yahtzee_env.rules import BOX_NAMES
 from yahtzee_env.versus import YahtzeeVsEnv
@@ -194,8 +194,8 @@ def test_opponent_kinds(tmp_path):
         YahtzeeVsEnv(opponents=["greedy"], seat=2)
 
 
-@pytest.mark.skipif((LEVELS_DIR / "hard.json").exists(), reason="the level is shipped")
-def test_missing_level_says_so():
+def test_missing_level_says_so(monkeypatch, tmp_path):
+    monkeypatch.setattr("yahtzee_env.opponents.LEVELS_DIR", tmp_path)  # an install without it
     with pytest.raises(ModelFormatError, match="not shipped"):
         YahtzeeVsEnv(opponents=["hard"])
 
