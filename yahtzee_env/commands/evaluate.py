@@ -50,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from yahtzee_env.commands import progress_bar
     from yahtzee_env.evaluation import evaluate_policy, format_table, plot_results
     from yahtzee_env.opponents import ModelFormatError
     from yahtzee_env.policies import resolve_policy
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     results = []
     for name, policy in policies:
-        progress = _game_progress(name, not args.no_progress)
+        progress = progress_bar(name, "games", not args.no_progress)
         result = evaluate_policy(
             policy,
             args.games,
@@ -86,25 +87,3 @@ def run(args: argparse.Namespace) -> int:
         plot_results(results, args.plot)
         print(f"wrote {args.plot}")
     return 0
-
-
-def _game_progress(label: str, enabled: bool):
-    import time
-
-    start = time.perf_counter()
-
-    def report(done: int, total: int) -> None:
-        if not enabled:
-            return
-        width = 30
-        filled = round(width * done / total)
-        rate = done / max(time.perf_counter() - start, 1e-9)
-        sys.stderr.write(
-            f"\r{label:<10} [{'#' * filled}{'.' * (width - filled)}] "
-            f"{done}/{total} games {rate:,.0f}/s"
-        )
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    return report

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 from yahtzee_env.rules import PRESETS
@@ -29,35 +28,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def progress_printer(label: str, enabled: bool):
-    """A tiny text progress bar on stderr (no tqdm needed on a core install)."""
-    start = time.perf_counter()
-
-    def report(done: int, total: int) -> None:
-        if not enabled:
-            return
-        width = 30
-        filled = round(width * done / total)
-        elapsed = time.perf_counter() - start
-        sys.stderr.write(
-            f"\r{label} [{'#' * filled}{'.' * (width - filled)}] "
-            f"{done}/{total} layers {elapsed:5.1f}s"
-        )
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    return report
-
-
 def run(args: argparse.Namespace) -> int:
     from yahtzee_env import solver
+    from yahtzee_env.commands import progress_bar
 
     path = solver.cache_path(args.rules, args.cache_dir)
     if args.force and path.exists():
         path.unlink()
     t0 = time.perf_counter()
-    progress = progress_printer(f"solving {args.rules}", enabled=not args.no_progress)
+    progress = progress_bar(args.rules, "layers", enabled=not args.no_progress)
     table = solver.load_or_solve(args.rules, cache_dir=args.cache_dir, progress=progress)
     elapsed = time.perf_counter() - t0
     print(f"rules: {args.rules}")

@@ -50,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from yahtzee_env.commands import progress_bar
     from yahtzee_env.match import (
         DEFAULT_BATCH,
         Entrant,
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         rules=args.rules,
         batch_size=args.batch_size or DEFAULT_BATCH,
-        progress=None if args.no_progress else _progress(),
+        progress=progress_bar("tournament", "games", not args.no_progress),
     )
     print(format_tournament(result))
     if args.json:
@@ -98,13 +99,3 @@ def run(args: argparse.Namespace) -> int:
         plot_tournament(result, args.plot)
         print(f"wrote {args.plot}")
     return 0
-
-
-def _progress():
-    def report(done: int, total: int) -> None:
-        sys.stderr.write(f"\rgames {done}/{total}")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    return report
