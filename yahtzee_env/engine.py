@@ -138,9 +138,9 @@ class Scorecard:
         self.scores[box] = int(points[box])
         self.filled |= 1 << box
         if box < NUM_UPPER:
-            before = self.upper_bonus
+            before = self.upper_total
             self.upper_total += int(points[box])
-            gained += self.upper_bonus - before
+            gained += int(self.rules.upper_bonus_gain(before, self.upper_total))
         self.yahtzee_state = next_yahtzee_state(self.yahtzee_state, box, int(points[box]))
         return gained
 

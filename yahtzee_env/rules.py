@@ -186,6 +186,12 @@ class RuleSet:
             if getattr(self, f.name) != f.default
         )
 
+    def upper_bonus_gain(self, before, after):
+        """The upper bonus a fill earns: its value when the upper total goes from ``before``
+        (under the threshold) to ``after`` (at or over it), else 0. Ints or arrays."""
+        threshold = self.upper_bonus_threshold
+        return ((before < threshold) & (after >= threshold)) * self.upper_bonus_value
+
     def to_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
 

@@ -20,9 +20,8 @@ costs a few thousand operations instead of a dense 252 x 462 product. States are
 layer at a time (every mask with the same number of filled boxes, with all their reachable
 upper totals), in chunks of states along the last array axis.
 
-Scoring, legality and the joker rules come only from ``rules.tables`` (`ScoringTables`);
-this module adds the upper bonus (``upper_bonus_value`` once the upper total first reaches
-``upper_bonus_threshold``), exactly as `yahtzee_env.engine.Scorecard.place` does.
+Scoring, legality and the joker rules come only from ``rules.tables`` (`ScoringTables`),
+and the upper bonus from `RuleSet.upper_bonus_gain`, as in `yahtzee_env.engine`.
 """
 
 from __future__ import annotations
@@ -194,7 +193,6 @@ class _TurnModel:
         self.rules = rules
         self.tables = rules.tables
         self.threshold = rules.upper_bonus_threshold
-        self.upper_bonus = rules.upper_bonus_value
         points = self.tables.points.astype(np.int64)  # [252, 2, 13]
         # The only rolls whose legal boxes, points or bonus can differ from the natural ones.
         self.yahtzee_rolls = np.flatnonzero(IS_YAHTZEE)
@@ -254,8 +252,7 @@ class _TurnModel:
         boxes = np.arange(NUM_BOXES)
         gain = np.where(boxes < NUM_UPPER, points, 0)
         raw = upper[:, None] + gain
-        crossed = (upper[:, None] < self.threshold) & (raw >= self.threshold)
-        reward = points + np.where(crossed, self.upper_bonus, 0)
+        reward = points + self.rules.upper_bonus_gain(upper[:, None], raw)
         reward += tables.yahtzee_bonus_batch(rolls, ystate)[:, None]
         nxt = table[
             filled[:, None] | (1 << boxes),
@@ -297,8 +294,7 @@ class _TurnModel:
             values = self.values[b][:, None]  # [J, 1]
             if b < NUM_UPPER:
                 raw = upper[None, :] + values  # [J, N]
-                crossed = (upper[None, :] < self.threshold) & (raw >= self.threshold)
-                reward = values + np.where(crossed, self.upper_bonus, 0)
+                reward = values + self.rules.upper_bonus_gain(upper[None, :], raw)
                 next_upper = np.minimum(raw, self.threshold)
             else:
                 reward = np.broadcast_to(values, (values.shape[0], n))

@@ -263,8 +263,7 @@ class YahtzeeVectorEnv(VectorEnv):
         filled = filled | (fill << box)
         upper_before = self._upper_total
         upper_total = upper_before + points * (box < NUM_UPPER)
-        upper_bonus = (upper_total >= t.threshold) & (upper_before < t.threshold)
-        rewards = points + bonus + upper_bonus * t.upper_bonus_value
+        rewards = points + bonus + self.rules.upper_bonus_gain(upper_before, upper_total)
         next_state = t.next_yahtzee_flat.take((ystate * NUM_BOXES + box) * 2 + (points > 0))
         ystate = np.where(fill, next_state, ystate)
         total = self._total + rewards
