@@ -27,7 +27,11 @@ COMMANDS: dict[str, str] = {
 def build_parser() -> argparse.ArgumentParser:
     from yahtzee_env import __version__
 
-    parser = argparse.ArgumentParser(prog="yahtzee", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="yahtzee",
+        description="Yahtzee as a reinforcement-learning benchmark: benchmarks, the optimal "
+        "solver, evaluation, training, export, and games against the CPU levels.",
+    )
     parser.add_argument("--version", action="version", version=f"yahtzee-rl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in COMMANDS.items():
