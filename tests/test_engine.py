@@ -269,3 +269,33 @@ def test_deepcopy_of_a_game_continues_identically():
         assert game.step(action) == twin.step(action)
         assert snapshot(game) == snapshot(twin)
     assert BOX_NAMES[0] == "aces"
+
+
+def test_engine_modules_do_not_import_gymnasium():
+    """The rules engine, the solver and the numpy levels run without Gymnasium."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] == 'gymnasium':
+            raise ImportError('blocked: ' + name)
+sys.meta_path.insert(0, Block())
+import numpy as np
+from yahtzee_env.engine import Game
+from yahtzee_env.observation import encode_seat
+from yahtzee_env.opponents import load_opponent
+from yahtzee_env.solver import solve
+game = Game()
+game.reset(np.random.default_rng(0))
+hard = load_opponent('hard')
+while not game.over:
+    game.step(hard.act(encode_seat(game), game.legal_action_mask()))
+assert 'gymnasium' not in sys.modules
+print(game.totals()[0])
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) > 0

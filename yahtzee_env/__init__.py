@@ -42,7 +42,10 @@ __all__ = [
 
 
 def _register() -> None:
-    from gymnasium.envs.registration import register, registry
+    try:
+        from gymnasium.envs.registration import register, registry
+    except ImportError:  # the engine, solver and levels work without Gymnasium
+        return
 
     if "Yahtzee-v0" not in registry:
         register(
