@@ -290,13 +290,15 @@ class YahtzeeVectorEnv(VectorEnv):
                 "total": total,
             }
             infos["_final_obs"] = infos["_final_info"] = terminations
+            done = np.flatnonzero(terminations)
             live = ~terminations
             filled = filled * live
             upper_total = upper_total * live
             ystate = np.where(live, ystate, YAHTZEE_OPEN)
             yahtzee_bonus = yahtzee_bonus * live
             total = total * live
-            scores = np.where(live[:, None], scores, np.int16(OPEN))
+            scores = scores.copy()  # final_info keeps the finished scorecards
+            scores[done] = OPEN
 
         self._roll, self._rolls_left, self._filled = new_roll, rolls_left, filled
         self._upper_total, self._yahtzee_state = upper_total, ystate
@@ -313,7 +315,7 @@ class YahtzeeVectorEnv(VectorEnv):
     # ------------------------------------------------------------------------- internals
     def _roll_dice(self, keep_offsets: np.ndarray) -> np.ndarray:
         """New rolls from ``keep * 7776`` per game (see the module docstring)."""
-        r = self.np_random.integers(0, ROLL_OUTCOMES, size=self.num_envs)
+        r = self.np_random.integers(0, ROLL_OUTCOMES, size=self.num_envs, dtype=np.uint16)
         return self._outcomes.take(keep_offsets + r).astype(np.intp)
 
     def _observe(self, changed: np.ndarray | None) -> None:
