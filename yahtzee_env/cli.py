@@ -54,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `yahtzee evaluate ... | head`: the reader left
+        sys.stderr.close()
+        return 141
 
 
 if __name__ == "__main__":
