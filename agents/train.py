@@ -359,7 +359,7 @@ def train(
         if cfg.warm_start.teacher != "none":
             from agents.warm_start import warm_start
 
-            stats = warm_start(model, cfg, log_dir=paths.root)
+            stats = warm_start(model, cfg)
             _atomic_write_text(paths.root / "warm_start.json", json.dumps(stats, indent=2))
     callback = _make_callback(cfg, paths, progress)
     remaining = cfg.train.total_timesteps - model.num_timesteps

@@ -92,7 +92,7 @@ def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
     return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
 
 
-def warm_start(model: Any, cfg: RunConfig, log_dir=None) -> dict[str, Any]:
+def warm_start(model: Any, cfg: RunConfig) -> dict[str, Any]:
     """Pre-train ``model.policy`` on the teacher's decisions; return training statistics."""
     import torch
 

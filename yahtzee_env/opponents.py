@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -267,9 +269,6 @@ def save_policy(
 
     ``weights`` are (W [in, out], b [out]) pairs, hidden layers first, logits last.
     """
-    import os
-    import tempfile
-
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     if activation not in ACTIVATIONS:
