@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from typing import Any, Literal, Union
 import yaml
 
 from yahtzee_env.rules import PRESETS
+
+_FLOAT_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
 class ConfigError(ValueError):
@@ -142,12 +145,11 @@ def _type_name(tp: Any) -> str:
 def _convert(value: Any, tp: Any, key: str) -> Any:
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
-        errors = []
         for option in typing.get_args(tp):
             try:
                 return _convert(value, option, key)
-            except ConfigError as err:
-                errors.append(str(err))
+            except ConfigError:
+                pass
         raise ConfigError(f"{key}: expected {_type_name(tp)}, got {value!r}")
     if tp is type(None):
         if value is None:
@@ -174,6 +176,8 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
     elif tp is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
+        if isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
+            return float(value)  # YAML 1.1 reads `1e-5` (no dot) as a string
     elif tp is str:
         if isinstance(value, str):
             return value
@@ -257,6 +261,8 @@ def validate(cfg: RunConfig) -> RunConfig:
         raise ConfigError(f"warm_start.explore: must be in [0, 1), got {w.explore}")
     t = cfg.train
     _positive("train.total_timesteps", t.total_timesteps, allow_zero=True)
+    _positive("train.seed", t.seed, allow_zero=True)
+    _positive("train.eval_seed", t.eval_seed, allow_zero=True)
     _positive("train.eval_interval", t.eval_interval, allow_zero=True)
     _positive("train.eval_games", t.eval_games)
     _positive("train.checkpoint_interval", t.checkpoint_interval)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from yahtzee_env.fileio import atomic_write
 from yahtzee_env.observation import OBS_SIZE
 from yahtzee_env.opponents import MLPPolicy, save_policy
 
@@ -96,9 +97,4 @@ def export_onnx(policy: MLPPolicy, path: str | Path, opset: int = 17) -> Path:
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     onnx_model.ir_version = min(onnx_model.ir_version, 9)
     onnx.checker.check_model(onnx_model)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".onnx.tmp")
-    onnx.save(onnx_model, tmp)
-    tmp.replace(path)
-    return path
+    return atomic_write(path, onnx_model.SerializeToString())

@@ -16,7 +16,6 @@ The run folder holds everything needed to understand and continue the run::
 from __future__ import annotations
 
 import json
-import os
 import platform
 import shlex
 import subprocess
@@ -30,6 +29,7 @@ import numpy as np
 import yaml
 
 from agents.config import RunConfig, config_from_dict
+from yahtzee_env.fileio import atomic_path, atomic_write
 from yahtzee_env.rules import Box
 
 CHECKPOINT_PREFIX = "ckpt_"
@@ -59,11 +59,17 @@ class RunPaths:
     def tb(self) -> Path:
         return self.root / "tb"
 
+    def checkpoint_files(self) -> list[Path]:
+        """Checkpoints ``ckpt_<steps>.zip``, oldest first (temporary files are not listed)."""
+        found = []
+        for path in self.checkpoints.glob(f"{CHECKPOINT_PREFIX}*.zip"):
+            steps = path.stem.removeprefix(CHECKPOINT_PREFIX)
+            if steps.isdigit():
+                found.append((int(steps), path))
+        return [path for _, path in sorted(found)]
+
     def latest_checkpoint(self) -> Path | None:
-        ckpts = sorted(
-            self.checkpoints.glob(f"{CHECKPOINT_PREFIX}*.zip"),
-            key=lambda p: int(p.stem.removeprefix(CHECKPOINT_PREFIX)),
-        )
+        ckpts = self.checkpoint_files()
         return ckpts[-1] if ckpts else None
 
 
@@ -159,12 +165,6 @@ def _git_commit() -> str | None:
         return None
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def write_run_metadata(paths: RunPaths, cfg: RunConfig, argv: list[str]) -> None:
     import sb3_contrib
     import stable_baselines3
@@ -173,7 +173,7 @@ def write_run_metadata(paths: RunPaths, cfg: RunConfig, argv: list[str]) -> None
     import yahtzee_env
 
     paths.root.mkdir(parents=True, exist_ok=True)
-    _atomic_write_text(paths.config, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    atomic_write(paths.config, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     with open(paths.root / "command.txt", "a") as f:
         f.write(shlex.join(argv) + "\n")
     meta = {
@@ -187,14 +187,13 @@ def write_run_metadata(paths: RunPaths, cfg: RunConfig, argv: list[str]) -> None
         "sb3_contrib": sb3_contrib.__version__,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    _atomic_write_text(paths.root / "meta.json", json.dumps(meta, indent=2) + "\n")
+    atomic_write(paths.root / "meta.json", json.dumps(meta, indent=2) + "\n")
 
 
 def save_model_atomic(model: Any, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + ".tmp.zip")
-    model.save(tmp)
-    os.replace(tmp, path)
+    """Save an SB3 model so that ``path`` is either the old file or the complete new one."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:  # the temp name is outside the glob
+        model.save(f)
 
 
 # ------------------------------------------------------------------------------ callback
@@ -214,21 +213,26 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
             self.yahtzees: list[bool] = []
             self.best = -np.inf
             self.last_eval: dict[str, Any] | None = None
-            self.last_eval_step = -1
             self.next_eval = 0
             self.next_ckpt = 0
             self.bar = None
             self.t0 = time.perf_counter()
             self.steps0 = 0
 
-        def _on_training_start(self) -> None:
-            t = cfg.train
-            n = self.num_timesteps
+        @property
+        def steps(self) -> int:
+            return int(self.model.num_timesteps)
+
+        def _init_callback(self) -> None:
+            t, n = cfg.train, self.steps
             self.next_eval = (n // t.eval_interval + 1) * t.eval_interval if t.eval_interval else 0
             self.next_ckpt = (n // t.checkpoint_interval + 1) * t.checkpoint_interval
             best_file = paths.best / "eval.json"
-            if best_file.exists():
+            if best_file.exists():  # a resumed run keeps competing with its earlier best
                 self.best = json.loads(best_file.read_text())["mean"]
+
+        def _on_training_start(self) -> None:
+            n = self.steps
             self.t0, self.steps0 = time.perf_counter(), n
             if n == 0 and cfg.warm_start.teacher != "none":
                 self.evaluate()  # the warm-started policy competes for "best" too
@@ -236,7 +240,7 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
                 from tqdm import tqdm
 
                 self.bar = tqdm(
-                    total=t.total_timesteps,
+                    total=cfg.train.total_timesteps,
                     initial=n,
                     unit="step",
                     unit_scale=True,
@@ -250,16 +254,21 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
                     self.scores.append(info["episode"]["r"])
                     self.upper.append(info["upper_bonus"] > 0)
                     self.yahtzees.append(info["scorecard"][Box.YAHTZEE] > 0)
-            n = self.num_timesteps
             if self.bar is not None:
-                self.bar.update(n - self.bar.n)
+                self.bar.update(self.steps - self.bar.n)
+            return True
+
+        def _on_rollout_start(self) -> None:
+            # Between PPO updates: the weights evaluated and saved are the ones trained so far.
+            n = self.steps
             if cfg.train.eval_interval and n >= self.next_eval:
                 self.evaluate()
-                self.next_eval += cfg.train.eval_interval
+                self.next_eval = (n // cfg.train.eval_interval + 1) * cfg.train.eval_interval
             if n >= self.next_ckpt:
                 self.checkpoint()
-                self.next_ckpt += cfg.train.checkpoint_interval
-            return True
+                self.next_ckpt = (n // cfg.train.checkpoint_interval + 1) * (
+                    cfg.train.checkpoint_interval
+                )
 
         def _on_rollout_end(self) -> None:
             if self.scores:
@@ -280,33 +289,28 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
                 regret="if-cached",
             )
             self.last_eval = result
-            self.last_eval_step = self.num_timesteps
             self.logger.record("eval/mean_score", result["mean"])
             self.logger.record("eval/ci95", result["ci95"])
             self.logger.record("eval/upper_bonus_rate", result["upper_bonus_rate"])
             self.logger.record("eval/yahtzee_rate", result["yahtzee_rate"])
             if result.get("regret") is not None:
                 self.logger.record("eval/regret_per_game", result["regret"]["mean"])
-            self.logger.dump(self.num_timesteps)
+            self.logger.dump(self.steps)
             if self.bar is not None:
                 self.bar.set_postfix(eval=f"{result['mean']:.1f}±{result['ci95']:.1f}")
             if result["mean"] > self.best:
                 self.best = result["mean"]
                 save_model_atomic(self.model, paths.best / "model.zip")
-                _atomic_write_text(
+                atomic_write(
                     paths.best / "eval.json",
-                    json.dumps({**_brief(result), "timesteps": self.num_timesteps}, indent=2),
+                    json.dumps({**_brief(result), "timesteps": self.steps}, indent=2),
                 )
             return result
 
         def checkpoint(self) -> None:
-            path = paths.checkpoints / f"{CHECKPOINT_PREFIX}{self.num_timesteps}.zip"
+            path = paths.checkpoints / f"{CHECKPOINT_PREFIX}{self.steps}.zip"
             save_model_atomic(self.model, path)
-            ckpts = sorted(
-                paths.checkpoints.glob(f"{CHECKPOINT_PREFIX}*.zip"),
-                key=lambda p: int(p.stem.removeprefix(CHECKPOINT_PREFIX)),
-            )
-            for old in ckpts[: -cfg.train.keep_checkpoints]:
+            for old in paths.checkpoint_files()[: -cfg.train.keep_checkpoints]:
                 old.unlink()
 
         def _on_training_end(self) -> None:
@@ -327,25 +331,26 @@ def _brief(result: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ entry point
 def train(
     cfg: RunConfig,
-    runs_dir: str | Path = "runs",
+    run_dir: str | Path,
     *,
     resume: bool = False,
     progress: bool = True,
     argv: list[str] | None = None,
 ) -> Path:
-    """Train (or resume) the run described by ``cfg``; return the run folder."""
+    """Train the run described by ``cfg`` into the folder ``run_dir`` (``runs/<name>``), or
+    with ``resume=True`` continue it from its newest checkpoint (a run killed before its first
+    checkpoint starts again from the beginning). Returns the run folder."""
     import torch
     from sb3_contrib import MaskablePPO
 
     torch.set_num_threads(cfg.train.torch_threads)
     session_start = time.perf_counter()
-    paths = RunPaths(Path(runs_dir) / cfg.name)
+    paths = RunPaths(Path(run_dir))
     ckpt = paths.latest_checkpoint() if resume else None
     if not resume and paths.config.exists():
         raise FileExistsError(
             f"{paths.root} already exists: resume it with --resume, or choose another name"
         )
-    write_run_metadata(paths, cfg, argv if argv is not None else sys.argv)
     env = make_env(cfg, seed=cfg.train.seed)
     if ckpt is not None:
         model = MaskablePPO.load(ckpt, env=env, device="cpu")
@@ -356,11 +361,12 @@ def train(
         print(f"resuming {cfg.name} from {ckpt.name} at {model.num_timesteps} steps")
     else:
         model = build_model(cfg, env, paths.tb)
-        if cfg.warm_start.teacher != "none":
-            from agents.warm_start import warm_start
+    write_run_metadata(paths, cfg, argv if argv is not None else sys.argv)
+    if ckpt is None and cfg.warm_start.teacher != "none":
+        from agents.warm_start import warm_start
 
-            stats = warm_start(model, cfg)
-            _atomic_write_text(paths.root / "warm_start.json", json.dumps(stats, indent=2))
+        stats = warm_start(model, cfg)
+        atomic_write(paths.root / "warm_start.json", json.dumps(stats, indent=2))
     callback = _make_callback(cfg, paths, progress)
     remaining = cfg.train.total_timesteps - model.num_timesteps
     t0 = time.perf_counter()
@@ -379,10 +385,8 @@ def train(
     elapsed = time.perf_counter() - t0
     callback.checkpoint()
     save_model_atomic(model, paths.final / "model.zip")
-    result = callback.last_eval
-    if result is None or callback.last_eval_step != model.num_timesteps:
-        result = callback.evaluate()
-    _atomic_write_text(
+    result = callback.evaluate()  # the final weights (also a candidate for "best")
+    atomic_write(
         paths.final / "eval.json",
         json.dumps(
             {

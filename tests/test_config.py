@@ -37,6 +37,8 @@ def test_shipped_configs_load(path: Path) -> None:
         ({"name": "x", "warm_start": {"teacher": "optimal", "games": 0}}, "warm_start.games"),
         ({"name": "x", "warm_start": {"explore": 1.0}}, "warm_start.explore"),
         ({"name": "x", "train": {"keep_checkpoints": 0}}, "train.keep_checkpoints"),
+        ({"name": "x", "train": {"seed": -1}}, "train.seed: must be >= 0"),
+        ({"name": "x", "ppo": {"learning_rate": "fast"}}, "ppo.learning_rate: expected"),
         ({"name": "../escape"}, "name:"),
         ({"env": {}}, "name: missing required key"),
     ],
@@ -58,6 +60,9 @@ def test_schedule_and_overrides() -> None:
     assert cfg.ppo.learning_rate(1.0) == pytest.approx(1e-3)
     assert cfg.ppo.learning_rate(0.0) == 0.0
     assert cfg.env.num_envs == 32 and cfg.train.seed == 7
+    # YAML 1.1 reads 1e-5 (no dot) as a string; float fields take it as the number it is.
+    cfg = config_from_dict(apply_overrides({"name": "x"}, ["ppo.learning_rate=1e-5"]))
+    assert cfg.ppo.learning_rate == 1e-5
 
 
 def test_override_errors(tmp_path: Path) -> None:

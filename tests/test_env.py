@@ -17,7 +17,7 @@ from gymnasium.utils.env_checker import check_env
 import yahtzee_env
 from yahtzee_env.dice import CANONICAL_HOLDS, roll_index
 from yahtzee_env.engine import IllegalActionError, box_action, hold_action
-from yahtzee_env.env import YahtzeeEnv
+from yahtzee_env.env import UnsupportedRenderModeError, YahtzeeEnv
 from yahtzee_env.observation import encode_seat
 from yahtzee_env.rules import BOX_NAMES, PRESETS, Box
 from yahtzee_env.wrappers import DictObservation
@@ -85,6 +85,64 @@ def test_stable_baselines3_check_env():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sb3_checker.check_env(YahtzeeEnv(illegal_action="penalize"))
+
+
+def test_stable_baselines3_make_vec_env():
+    """SB3's make_vec_env tries render_mode="rgb_array" first and falls back on TypeError."""
+    env_util = pytest.importorskip("stable_baselines3.common.env_util")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # gymnasium notes the unsupported render_mode first
+        vec = env_util.make_vec_env("Yahtzee-v0", n_envs=2, seed=0)
+    try:
+        assert vec.num_envs == 2
+        obs = vec.reset()
+        assert obs.shape == (2, 72)
+        for _ in range(5):
+            masks = np.stack(vec.env_method("action_masks"))
+            actions = np.array([np.flatnonzero(m)[0] for m in masks])
+            obs, rewards, _dones, infos = vec.step(actions)
+            assert obs.shape == (2, 72) and rewards.shape == (2,) and len(infos) == 2
+    finally:
+        vec.close()
+
+
+def test_unsupported_render_mode_is_a_value_and_type_error():
+    for error in (UnsupportedRenderModeError, ValueError, TypeError):
+        with pytest.raises(error, match="render_mode"):
+            YahtzeeEnv(render_mode="rgb_array")
+    assert issubclass(UnsupportedRenderModeError, ValueError)
+    assert issubclass(UnsupportedRenderModeError, TypeError)
+
+
+def test_action_masks_is_a_writable_copy():
+    env = YahtzeeEnv()
+    env.reset(seed=0)
+    mask = env.action_masks()
+    assert mask.flags.writeable and mask.dtype == bool
+    expected = mask.copy()
+    mask[:] = ~mask  # the caller's array: changing it changes nothing in the env
+    assert np.array_equal(env.action_masks(), expected)
+    env.step(hold_action([0]))
+    mask = env.action_masks()
+    mask[:] = False
+    assert env.action_masks().any()
+
+
+def test_maskable_ppo_predict_without_non_writable_warning():
+    """torch warns when it wraps a read-only array: `action_masks()` must not be one."""
+    torch = pytest.importorskip("torch")
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    env = YahtzeeEnv()
+    obs, _ = env.reset(seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert torch.as_tensor(env.action_masks()).dtype == torch.bool
+    model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+    assert not [w for w in caught if "not writable" in str(w.message)]
+    assert env.action_masks()[int(action)]
 
 
 def test_spaces():

@@ -36,6 +36,15 @@ def test_same_seed_same_results_whatever_the_workers() -> None:
     assert other["mean"] != one["mean"]
 
 
+def test_random_policy_is_reproducible_across_chunks_and_workers() -> None:
+    random = make_policy("random", seed=123)
+    kwargs = {"games": 9000, "seed": 0, "regret": "no"}  # three chunks of <= 4096 games
+    one = evaluate_policy(random, workers=1, **kwargs)
+    two = evaluate_policy(random, workers=2, **kwargs)
+    again = evaluate_policy(random, workers=1, **kwargs)
+    assert _strip_time(one) == _strip_time(two) == _strip_time(again)
+
+
 def test_statistics_are_consistent() -> None:
     records = play_games(make_policy("heuristic"), 500, seed=1, regret="no")
     assert records.scores.shape == (500,)
@@ -104,6 +113,10 @@ def test_cli_json_and_plot(tmp_path: Path, capsys) -> None:
         (["--policy", "nobody"], "unknown policy"),
         (["--policy", "greedy", "--rules", "yatzy"], "invalid choice"),
         (["--policy", "/nonexistent/model.json"], "cannot read"),
+        (["--policy", "greedy", "--seed", "-1"], "non-negative integer"),
+        (["--policy", ","], "names no policy"),
+        (["--policy", "greedy", "--json", "/tmp"], "is a directory"),
+        (["--policy", "hard", "--rules", "no-joker"], "trained for rules 'official'"),
     ],
 )
 def test_cli_bad_arguments(argv: list[str], message: str, capsys) -> None:
@@ -113,3 +126,23 @@ def test_cli_bad_arguments(argv: list[str], message: str, capsys) -> None:
         code = exit_.code
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+def test_oracle_handles_batches_larger_than_its_cache() -> None:
+    import pickle
+
+    from yahtzee_env.oracle import OptimalOracle
+    from yahtzee_env.solver import load_or_solve
+    from yahtzee_env.vector import YahtzeeVectorEnv
+
+    table = load_or_solve("official")
+    env = YahtzeeVectorEnv(num_envs=3000)
+    obs, _ = env.reset(seed=4)
+    rng = np.random.default_rng(4)
+    for _ in range(40):
+        masks = env.action_masks()
+        obs, *_ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+    small = OptimalOracle(table, max_states=50)
+    values = small.action_values(obs)  # far more distinct turn states than 50
+    np.testing.assert_array_equal(values, OptimalOracle(table).action_values(obs))
+    assert len(pickle.dumps(small)) < table.table.nbytes + 1_000_000  # the cache stays home

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from yahtzee_env import multiplayer
-from yahtzee_env.engine import BOX_ACTION_OFFSET
+from yahtzee_env import multiplayer, table
+from yahtzee_env.engine import BOX_ACTION_OFFSET, IllegalActionError
 from yahtzee_env.match import play_game
 from yahtzee_env.observation import OBS_SIZE, encode_seat
 from yahtzee_env.policies import make_policy
@@ -219,3 +219,47 @@ def test_render_ansi():
     text = aec.render()
     assert "player_0" in text and "player_1" in text and "chance" in text
     assert "\x1b[" not in text
+
+
+def test_raw_env_illegal_action_changes_nothing():
+    """The raw env (no TerminateIllegalWrapper) raises on an illegal move and leaves every
+    piece of state as it was, the rewards included."""
+    chance = BOX_ACTION_OFFSET + BOX_NAMES.index("chance")
+    aec = multiplayer.raw_env(num_players=2, reward="score")
+    aec.reset(seed=3)
+    aec.step(chance)  # player_0 fills chance
+    aec.step(chance)  # player_1 fills chance: rewards {player_0: 0, player_1: its points}
+    agent = aec.agent_selection
+    assert agent == "player_0" and aec.rewards["player_1"] > 0
+    before = (
+        dict(aec.rewards),
+        dict(aec._cumulative_rewards),
+        dict(aec.terminations),
+        aec.agent_selection,
+        aec.game.roll,
+        aec.game.rolls_left,
+        aec.game.totals(),
+        aec.observe(agent)["observation"].copy(),
+    )
+    with pytest.raises(IllegalActionError):
+        aec.step(chance)  # already filled
+    after = (
+        dict(aec.rewards),
+        dict(aec._cumulative_rewards),
+        dict(aec.terminations),
+        aec.agent_selection,
+        aec.game.roll,
+        aec.game.rolls_left,
+        aec.game.totals(),
+        aec.observe(agent)["observation"],
+    )
+    assert after[:-1] == before[:-1] and np.array_equal(after[-1], before[-1])
+    aec.step(BOX_ACTION_OFFSET + BOX_NAMES.index("aces"))  # the game goes on
+    assert aec.agent_selection == "player_1"
+
+
+def test_table_module_is_shared():
+    """The layout lives in `yahtzee_env.table`; `multiplayer` re-exports the same objects."""
+    for name in ("encode_table", "observation_size", "seat_info", "win_rewards", "MAX_PLAYERS"):
+        assert getattr(multiplayer, name) is getattr(table, name)
+    assert table.observation_size(3) == table.OPPONENTS_START + 2 * table.OPPONENT_SIZE == 113

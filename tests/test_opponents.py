@@ -94,6 +94,9 @@ def test_tampered_weights_even_with_valid_npz(model: Path) -> None:
         (lambda m: m["architecture"].update(inputs=10), "expected 72 -> 45"),
         (lambda m: m.update(weights_file="../other.npz"), "bare file name"),
         (lambda m: m.pop("weights_sha256"), "no 'weights_sha256'"),
+        (lambda m: m.update(rules="yatzy"), "unknown rules preset"),
+        (lambda m: m.update(level=["x"]), "'level' must be a string"),
+        (lambda m: m.update(config_sha256="zzz"), "config_sha256 is not a sha256"),
     ],
 )
 def test_mismatched_manifest(model: Path, edit, message: str) -> None:
@@ -101,6 +104,25 @@ def test_mismatched_manifest(model: Path, edit, message: str) -> None:
     edit(manifest)
     model.write_text(json.dumps(manifest))
     with pytest.raises(ModelFormatError, match=message):
+        load_opponent(model)
+
+
+def test_rules_mismatch_is_refused(model: Path) -> None:
+    assert load_opponent(model, rules="official").act is not None
+    with pytest.raises(ModelFormatError, match="trained for rules 'official'"):
+        load_opponent(model, rules="no-joker")
+
+
+def test_npy_instead_of_npz(model: Path) -> None:
+    import hashlib
+
+    npz = model.with_suffix(".npz")
+    with open(npz, "wb") as f:
+        np.save(f, np.zeros(3, np.float32))
+    manifest = json.loads(model.read_text())
+    manifest["weights_sha256"] = hashlib.sha256(npz.read_bytes()).hexdigest()
+    model.write_text(json.dumps(manifest))
+    with pytest.raises(ModelFormatError, match=r"not an \.npz archive"):
         load_opponent(model)
 
 

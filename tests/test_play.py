@@ -141,11 +141,21 @@ def test_bad_arguments(argv, message, monkeypatch, capsys):
     assert code == 2 and message in err
 
 
+@pytest.mark.parametrize("seed", ["-1", "abc"])
+def test_bad_seed_is_a_usage_error(seed, monkeypatch, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run_play(["--opponents", "greedy", "--seed", seed], [], monkeypatch, capsys)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert f"expected a non-negative integer, got '{seed}'" in err and "Traceback" not in err
+
+
 def test_missing_level_is_explained(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr("yahtzee_env.opponents.LEVELS_DIR", tmp_path)  # an install without it
     code, _, err = run_play(["--opponents", "hard"], [], monkeypatch, capsys)
     assert code == 2
     assert "'hard' is not available" in err and "heuristic" in err
+    assert "not installed yet" not in err  # the levels ship in yahtzee_env/levels/
 
 
 def test_match_through_stdin(monkeypatch, capsys):

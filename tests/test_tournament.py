@@ -3,6 +3,7 @@ fairness, agreement of the batched tables with the engine, the CLI outputs."""
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from yahtzee_env.cli import main
+from yahtzee_env.commands import non_negative_int, positive_int
 from yahtzee_env.match import (
     Entrant,
     format_tournament,
@@ -139,6 +141,52 @@ def test_play_match_on_the_engine():
         [make_policy("greedy"), make_policy("random", seed=0)], rng=np.random.default_rng(0)
     )
     assert result.winners == (0,) and result.wins[0] == 3 and len(result.game_totals) >= 3
+
+
+def test_engine_games_need_a_seed_or_rng():
+    policies = [make_policy("greedy"), make_policy("greedy")]
+    with pytest.raises(TypeError, match="needs rng"):
+        play_game(policies)
+    with pytest.raises(TypeError, match="needs rng"):
+        play_match(policies)
+    seeded = play_game(policies, "official", 7)  # an int seed is a fresh Generator
+    assert seeded == play_game(policies, "official", np.random.default_rng(7))
+    assert play_match(policies, rng=3) == play_match(policies, rng=np.random.default_rng(3))
+
+
+def test_argparse_integer_types():
+    assert positive_int("3") == 3 and non_negative_int("0") == 0
+    for text, parse, message in [
+        ("0", positive_int, "expected a positive integer, got '0'"),
+        ("x", positive_int, "expected a positive integer, got 'x'"),
+        ("-1", non_negative_int, "expected a non-negative integer, got '-1'"),
+        ("1.5", non_negative_int, "expected a non-negative integer, got '1.5'"),
+    ]:
+        with pytest.raises(argparse.ArgumentTypeError) as err:
+            parse(text)
+        assert str(err.value) == message
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tournament", "--policies", "greedy,random", "--no-progress", "--seed", "-1"],
+        ["bench-env", "--steps", "10", "--seed", "-1"],
+    ],
+)
+def test_negative_seed_is_a_usage_error(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert "expected a non-negative integer, got '-1'" in err and "Traceback" not in err
+
+
+def test_games_must_be_positive(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["tournament", "--policies", "greedy,random", "--games", "0"])
+    assert exit_info.value.code == 2
+    assert "expected a positive integer, got '0'" in capsys.readouterr().err
 
 
 def test_cli_json_plot_and_model_path(tmp_path, capsys):

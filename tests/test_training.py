@@ -43,7 +43,7 @@ def _cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
 def tiny_run(tmp_path_factory) -> Path:
     torch.set_num_threads(1)
     runs = tmp_path_factory.mktemp("runs")
-    return train(load_config(TINY), runs, progress=False, argv=["test"])
+    return train(load_config(TINY), runs / "tiny", progress=False, argv=["test"])
 
 
 def test_run_folder_contents(tiny_run: Path) -> None:
@@ -68,6 +68,34 @@ def test_run_folder_contents(tiny_run: Path) -> None:
     final = json.loads((tiny_run / "final" / "eval.json").read_text())
     assert final["timesteps"] >= load_config(TINY).train.total_timesteps
     assert final["games"] == load_config(TINY).train.eval_games
+
+
+def test_resuming_a_finished_run_keeps_its_best(tiny_run: Path) -> None:
+    """Nothing left to train: the final model is evaluated again, and `best` only changes if
+    it is better (it must never be replaced by a worse model)."""
+    import hashlib
+
+    best_before = json.loads((tiny_run / "best" / "eval.json").read_text())["mean"]
+    digest_before = hashlib.sha256((tiny_run / "best" / "model.zip").read_bytes()).hexdigest()
+    out = _cli("train", "--resume", str(tiny_run), "--no-progress")
+    assert out.returncode == 0, out.stderr
+    best_after = json.loads((tiny_run / "best" / "eval.json").read_text())["mean"]
+    final = json.loads((tiny_run / "final" / "eval.json").read_text())["mean"]
+    assert best_after == max(best_before, final)
+    if final <= best_before:
+        digest = hashlib.sha256((tiny_run / "best" / "model.zip").read_bytes()).hexdigest()
+        assert digest == digest_before
+
+
+def test_stray_temporary_files_are_ignored(tmp_path: Path) -> None:
+    from agents.train import RunPaths
+
+    paths = RunPaths(tmp_path)
+    paths.checkpoints.mkdir()
+    for name in ("ckpt_1024.zip", "ckpt_2048.zip", ".ckpt_4096.zip.tmp", "ckpt_x.zip"):
+        (paths.checkpoints / name).write_bytes(b"")
+    assert [p.name for p in paths.checkpoint_files()] == ["ckpt_1024.zip", "ckpt_2048.zip"]
+    assert paths.latest_checkpoint().name == "ckpt_2048.zip"
 
 
 def test_refuses_to_overwrite_a_run(tiny_run: Path) -> None:

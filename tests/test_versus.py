@@ -3,6 +3,9 @@ illegal actions and opponent kinds."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import gymnasium as gym
@@ -13,6 +16,7 @@ from gymnasium.utils.env_checker import check_env
 
 import yahtzee_env  # noqa: F401  (registers Yahtzee-v0)
 from yahtzee_env.engine import BOX_ACTION_OFFSET, IllegalActionError
+from yahtzee_env.env import UnsupportedRenderModeError
 from yahtzee_env.match import play_game
 from yahtzee_env.observation import OBS_SIZE
 from yahtzee_env.opponents import ModelFormatError, save_policy
@@ -205,3 +209,69 @@ def test_render():
     env.reset(seed=0)
     text = env.render()
     assert "agent" in text and "greedy" in text
+
+
+def test_works_without_pettingzoo():
+    """`YahtzeeVs-v0` needs gymnasium and numpy only: with every pettingzoo import failing it
+    still makes and plays a whole game (pettingzoo is a dev extra, not a core dependency)."""
+    code = textwrap.dedent(
+        """
+        import sys
+
+        class BlockPettingZoo:
+            def find_spec(self, name, path=None, target=None):
+                if name == "pettingzoo" or name.startswith("pettingzoo."):
+                    raise ImportError(f"{name} is blocked in this test")
+                return None
+
+        sys.meta_path.insert(0, BlockPettingZoo())
+        try:
+            import pettingzoo  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            raise AssertionError("pettingzoo was not blocked")
+
+        import gymnasium as gym
+        import numpy as np
+        import yahtzee_env  # noqa: F401
+
+        env = gym.make("YahtzeeVs-v0", opponents=["greedy"])
+        rng = np.random.default_rng(0)
+        obs, info = env.reset(seed=0)
+        terminated = False
+        while not terminated:
+            mask = env.unwrapped.action_masks()
+            action = int(rng.choice(np.flatnonzero(mask)))
+            obs, reward, terminated, truncated, info = env.step(action)
+        assert obs.shape == (93,) and "winners" in info and reward in (-1.0, 0.0, 1.0)
+        assert "yahtzee_env.multiplayer" not in sys.modules
+        assert not any(m.split(".")[0] == "pettingzoo" for m in sys.modules)
+        print("game over", info["totals"])
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("game over")
+
+
+def test_unsupported_render_mode_is_a_value_and_type_error():
+    # A TypeError too, so that SB3's make_vec_env retries without render_mode="rgb_array".
+    for error in (UnsupportedRenderModeError, ValueError, TypeError):
+        with pytest.raises(error, match="render_mode"):
+            YahtzeeVsEnv(opponents=["greedy"], render_mode="rgb_array")
+    with (
+        pytest.warns(UserWarning, match="render_mode"),  # gymnasium's own note, then ours
+        pytest.raises(TypeError, match="render_mode"),
+    ):
+        gym.make("YahtzeeVs-v0", opponents=["greedy"], render_mode="rgb_array")
+
+
+def test_action_masks_is_a_writable_copy():
+    env = YahtzeeVsEnv(opponents=["greedy"])
+    env.reset(seed=0)
+    mask = env.action_masks()
+    assert mask.flags.writeable and mask.any()
+    expected = mask.copy()
+    mask[:] = False
+    assert np.array_equal(env.action_masks(), expected)

@@ -43,6 +43,24 @@ from yahtzee_env.rules import ALL_FILLED, BOX_NAMES, NUM_BOXES, NUM_UPPER, RuleS
 
 IllegalActionPolicy = Literal["raise", "penalize"]
 
+
+class UnsupportedRenderModeError(ValueError, TypeError):
+    """An env was made with a ``render_mode`` it does not support.
+
+    A `ValueError` (a bad value), and also a `TypeError` because Stable-Baselines3's
+    `make_vec_env` first tries ``gym.make(env_id, render_mode="rgb_array")`` and retries
+    without a render mode only when that raises `TypeError`.
+    """
+
+
+def check_render_mode(render_mode: str | None, metadata: dict[str, Any]) -> None:
+    """Raise `UnsupportedRenderModeError` unless ``render_mode`` is None or in the metadata."""
+    if render_mode is not None and render_mode not in metadata["render_modes"]:
+        raise UnsupportedRenderModeError(
+            f"render_mode must be None or one of {metadata['render_modes']}, got {render_mode!r}"
+        )
+
+
 _DICE_AND_ROLLS_END = ROLLS_LEFT_FEATURES.shape[1] + DICE_FEATURES.shape[1]  # obs[0:39]
 _POINTS_START = OPEN_SLICE.stop  # obs[52:65]
 _POINTS_STOP = _POINTS_START + NUM_BOXES
@@ -198,11 +216,7 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         illegal_penalty: float = -1.0,
     ) -> None:
         self.rules = RuleSet.from_spec(rules)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
+        check_render_mode(render_mode, self.metadata)
         if not isinstance(canonical_holds, bool):
             raise ValueError(f"canonical_holds must be a bool, got {canonical_holds!r}")
         if illegal_action not in ("raise", "penalize"):
@@ -285,8 +299,12 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         return self._obs.copy(), float(points), game.over, False, self._info()
 
     def action_masks(self) -> np.ndarray:
-        """bool[45]: the legal actions now (all False once the game is over). Read-only."""
-        return self._mask
+        """bool[45]: the legal actions now (all False once the game is over).
+
+        A fresh, writable copy: torch (`MaskablePPO.predict`) warns on read-only arrays, and
+        changing it does not change the env.
+        """
+        return self._mask.copy()
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -421,4 +439,4 @@ def _action_id(action: Any) -> int:
         ) from None
 
 
-__all__ = ["YahtzeeEnv", "step_tables"]
+__all__ = ["UnsupportedRenderModeError", "YahtzeeEnv", "check_render_mode", "step_tables"]

@@ -16,6 +16,7 @@ An optimal player has regret exactly 0.
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from yahtzee_env.fileio import atomic_path
 from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, RuleSet
 
 RegretMode = Literal["yes", "no", "if-cached"]
@@ -76,11 +78,15 @@ def play_chunk(
     from yahtzee_env.vector import YahtzeeVectorEnv
 
     oracle = OptimalOracle(table) if table is not None else None
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    env_seed, policy_seed = seq.generate_state(2)
+    if isinstance(getattr(policy, "rng", None), np.random.Generator):
+        # A random policy draws from the chunk's own stream: the same games whatever the
+        # number of workers, and whatever the policy object did before.
+        policy = copy.copy(policy)
+        policy.rng = np.random.default_rng(int(policy_seed))
     env = YahtzeeVectorEnv(num_envs=games, rules=rules)
-    if isinstance(seed, np.random.SeedSequence):
-        seed = int(seed.generate_state(1)[0])
-    env_seed = int(seed)
-    obs, _ = env.reset(seed=env_seed)
+    obs, _ = env.reset(seed=int(env_seed))
     done = np.zeros(games, dtype=bool)
     scores = np.zeros(games, dtype=np.int64)
     box_scores = np.zeros((games, NUM_BOXES), dtype=np.int64)
@@ -284,7 +290,6 @@ def plot_results(results: Sequence[dict[str, Any]], path: str | os.PathLike) -> 
     ax_box.set_title("Mean points per box")
     ax_box.legend()
     fig.tight_layout()
-    tmp = f"{os.fspath(path)}.tmp.png"
-    fig.savefig(tmp, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
-    os.replace(tmp, path)

@@ -41,10 +41,10 @@ from typing import Any
 import numpy as np
 
 from yahtzee_env.engine import Game, match_is_decided, match_winners
+from yahtzee_env.evaluation import Z95
 from yahtzee_env.observation import encode_seat
 from yahtzee_env.rules import RuleSet
 
-Z95 = 1.959963984540054
 DEFAULT_BATCH = 1024  # games per vector env: the fastest size per game on one core
 CI_METHOD = "wilson-95"
 
@@ -142,16 +142,34 @@ def play_table(
     return totals
 
 
+SeedOrRng = np.random.Generator | np.random.SeedSequence | int
+
+
+def _required_rng(rng: SeedOrRng | None, caller: str) -> np.random.Generator:
+    """``rng`` as a Generator (a Generator is used as is); None is refused, so that no game
+    is played with unseeded dice by accident."""
+    if rng is None:
+        raise TypeError(
+            f"{caller} needs rng: a numpy Generator or a seed (int or SeedSequence), so the "
+            "game is reproducible"
+        )
+    return np.random.default_rng(rng)
+
+
 def play_game(
     policies: Sequence[Any],
     rules: RuleSet | str | None = "official",
-    rng: np.random.Generator | None = None,
+    rng: SeedOrRng | None = None,
     first: int = 0,
 ) -> list[int]:
     """One game on `engine.Game`, move by move (the reference for `play_table`); the final
-    totals in seat order."""
+    totals in seat order.
+
+    ``rng`` is required (None raises `TypeError`): a `numpy.random.Generator`, used and
+    advanced as is, or a seed for a new one.
+    """
     game = Game(rules, num_players=len(policies))
-    game.reset(np.random.default_rng() if rng is None else rng, first=first)
+    game.reset(_required_rng(rng, "play_game"), first=first)
     while not game.over:
         seat = game.current
         action = policies[seat].act(encode_seat(game, seat), game.legal_action_mask())
@@ -162,12 +180,12 @@ def play_game(
 def play_match(
     policies: Sequence[Any],
     rules: RuleSet | str | None = "official",
-    rng: np.random.Generator | None = None,
+    rng: SeedOrRng | None = None,
     first: int = 0,
 ):
     """A best-of-five match on the engine (the start passes to the next seat each game);
-    the `engine.MatchResult`."""
-    rng = np.random.default_rng() if rng is None else rng
+    the `engine.MatchResult`. ``rng`` is required, as in `play_game`."""
+    rng = _required_rng(rng, "play_match")
     results: list[list[int]] = []
     while not match_is_decided(results):
         start = (first + len(results)) % len(policies)

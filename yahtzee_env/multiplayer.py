@@ -13,7 +13,8 @@ needs: every opponent's progress in the observation, per-agent infos, win or sco
         action = None if terminated or truncated else policy(obs["observation"], obs["action_mask"])
         env.step(action)
 
-`encode_table` (the observation) is shared with `YahtzeeVs-v0` (`yahtzee_env.versus`).
+The observation (`encode_table`), infos and win rewards are in `yahtzee_env.table`, shared with
+`YahtzeeVs-v0` (`yahtzee_env.versus`), which does not need PettingZoo.
 """
 
 from __future__ import annotations
@@ -27,93 +28,32 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from yahtzee_env.engine import (
-    BOX_ACTION_OFFSET,
-    NUM_ACTIONS,
-    Game,
-    roll_for_first_player,
-)
-from yahtzee_env.observation import (
-    OBS_SIZE,
-    OPEN_FEATURES,
-    PROGRESS_FEATURES,
-    YAHTZEE_BOX_FEATURES,
-    encode_seat,
-)
+from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS, Game, roll_for_first_player
+from yahtzee_env.observation import encode_seat
 from yahtzee_env.rules import RuleSet
 
-RewardMode = Literal["win", "score"]
-REWARD_MODES = ("win", "score")
-MIN_PLAYERS, MAX_PLAYERS = 2, 4
-
-TOTAL_SCALE = 500.0  # totals are shown as min(total / 500, 1)
-OWN_TOTAL_INDEX = OBS_SIZE  # [72]: the observer's own total / 500
-OPPONENTS_START = OBS_SIZE + 1  # [73:]: one block per opponent
-OPPONENT_SIZE = 20
-# Offsets inside an opponent block (the scorecard entries of the `Yahtzee-v0` vector, + total).
-OPP_OPEN = slice(0, 13)  # box open (1) / filled (0)
-OPP_UPPER = 13  # upper total / threshold, capped at 1
-OPP_UPPER_BONUS = 14  # upper bonus earned
-OPP_YAHTZEE_BOX = slice(15, 18)  # yahtzee box open / 50 / 0, one-hot
-OPP_PROGRESS = 18  # boxes filled / 13
-OPP_TOTAL = 19  # total / 500, capped at 1
-
-
-def observation_size(num_players: int) -> int:
-    """Length of the table observation: 72 + 1 + 20 per opponent (93 for 2, 133 for 4)."""
-    return OPPONENTS_START + OPPONENT_SIZE * (num_players - 1)
-
-
-def _scaled_total(total: int) -> float:
-    return min(total / TOTAL_SCALE, 1.0)
-
-
-def encode_table(game: Game, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-    """The table observation of ``seat`` (float32, all in [0, 1]; layout in `raw_env`)."""
-    n = game.num_players
-    obs = np.empty(observation_size(n), dtype=np.float32) if out is None else out
-    obs[:OBS_SIZE] = encode_seat(game, seat)
-    obs[OWN_TOTAL_INDEX] = _scaled_total(game.players[seat].total)
-    threshold = game.rules.upper_bonus_threshold
-    for k in range(1, n):
-        card = game.players[(seat + k) % n]
-        block = obs[OPPONENTS_START + OPPONENT_SIZE * (k - 1) : OPPONENTS_START + OPPONENT_SIZE * k]
-        block[OPP_OPEN] = OPEN_FEATURES[card.filled]
-        block[OPP_UPPER] = min(card.upper_total / threshold, 1.0)
-        block[OPP_UPPER_BONUS] = card.upper_total >= threshold
-        block[OPP_YAHTZEE_BOX] = YAHTZEE_BOX_FEATURES[card.yahtzee_state]
-        block[OPP_PROGRESS] = PROGRESS_FEATURES[card.filled]
-        block[OPP_TOTAL] = _scaled_total(card.total)
-    return obs
-
-
-def win_rewards(totals: list[int]) -> list[float]:
-    """+1 to a sole top scorer, 0 to players tied on top (a draw), -1 to everyone else."""
-    best = max(totals)
-    top = [t == best for t in totals]
-    if sum(top) == 1:
-        return [1.0 if is_top else -1.0 for is_top in top]
-    return [0.0 if is_top else -1.0 for is_top in top]
-
-
-def seat_info(game: Game, seat: int, mask: np.ndarray | None = None) -> dict[str, Any]:
-    """The `Yahtzee-v0` info keys for ``seat``: the dice on the table and that seat's card.
-
-    ``mask`` (bool[45]) is the seat's legal actions: ``None`` means none (not its turn).
-    """
-    card = game.players[seat]
-    return {
-        "dice": game.dice,
-        "rolls_left": game.rolls_left,
-        "scorecard": card.as_dict(),
-        "upper_total": card.upper_total,
-        "upper_bonus": card.upper_bonus,
-        "yahtzee_bonus": card.yahtzee_bonus,
-        "total": card.total,
-        "action_mask": (
-            np.zeros(NUM_ACTIONS, dtype=np.int8) if mask is None else mask.astype(np.int8)
-        ),
-    }
+# The observation layout, infos and win rewards live in `yahtzee_env.table` (no PettingZoo
+# needed, so `YahtzeeVs-v0` shares them); re-exported here for compatibility.
+from yahtzee_env.table import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    OPP_OPEN,
+    OPP_PROGRESS,
+    OPP_TOTAL,
+    OPP_UPPER,
+    OPP_UPPER_BONUS,
+    OPP_YAHTZEE_BOX,
+    OPPONENT_SIZE,
+    OPPONENTS_START,
+    OWN_TOTAL_INDEX,
+    REWARD_MODES,
+    TOTAL_SCALE,
+    RewardMode,
+    encode_table,
+    observation_size,
+    seat_info,
+    win_rewards,
+)
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -274,6 +214,9 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------------- AEC API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game (seeded by ``seed``). ``options`` is accepted and ignored: unlike
+        the single-agent envs, which reject options, PettingZoo's `api_test` requires an AEC
+        env to accept arbitrary ones (it calls ``reset(seed=0, options={"options": 1})``)."""
         if seed is not None:
             self.np_random, self.np_random_seed = seeding.np_random(seed)
         if self.first_player == "roll":
@@ -314,9 +257,11 @@ class raw_env(AECEnv, EzPickle):
         game = self.game
         seat = self._seats[agent]
         action = int(action)
+        # Raises IllegalActionError if illegal, before anything here changes: the game, the
+        # rewards and the cumulative rewards are all left as they were.
+        points = game.step(action)
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
-        points = game.step(action)  # raises IllegalActionError (state unchanged) if illegal
         if self.reward_mode == "score":
             self.rewards[agent] = float(points)
         if game.over:
@@ -370,6 +315,16 @@ __all__ = [
     "MIN_PLAYERS",
     "OPPONENTS_START",
     "OPPONENT_SIZE",
+    "OPP_OPEN",
+    "OPP_PROGRESS",
+    "OPP_TOTAL",
+    "OPP_UPPER",
+    "OPP_UPPER_BONUS",
+    "OPP_YAHTZEE_BOX",
+    "OWN_TOTAL_INDEX",
+    "REWARD_MODES",
+    "TOTAL_SCALE",
+    "RewardMode",
     "encode_table",
     "env",
     "observation_size",

@@ -52,7 +52,13 @@ _filled_bits = (np.arange(NUM_FILLED_MASKS)[:, None] >> np.arange(NUM_BOXES)) & 
 OPEN_FEATURES = (1 - _filled_bits).astype(np.float32)  # [8192, 13]
 PROGRESS_FEATURES = (_filled_bits.sum(axis=1) / NUM_BOXES).astype(np.float32)  # [8192]
 YAHTZEE_BOX_FEATURES = np.eye(3, dtype=np.float32)  # [3, 3]
-for _t in (DICE_FEATURES, ROLLS_LEFT_FEATURES, OPEN_FEATURES, PROGRESS_FEATURES):
+for _t in (
+    DICE_FEATURES,
+    ROLLS_LEFT_FEATURES,
+    OPEN_FEATURES,
+    PROGRESS_FEATURES,
+    YAHTZEE_BOX_FEATURES,
+):
     _t.flags.writeable = False
 
 

@@ -16,9 +16,9 @@ it trusts a single number: a truncated, corrupt, tampered or mismatched model ra
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
-import tempfile
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +28,9 @@ import numpy as np
 
 from yahtzee_env.dice import CANONICAL_HOLDS, NUM_DICE, NUM_HOLDS, roll_index_from_counts
 from yahtzee_env.engine import NUM_ACTIONS
+from yahtzee_env.fileio import atomic_write
 from yahtzee_env.observation import COUNTS_SLICE, OBS_SIZE, OBS_VERSION
+from yahtzee_env.rules import PRESETS, RuleSet
 
 FORMAT_NAME = "yahtzee-rl-policy"
 FORMAT_VERSION = 1
@@ -36,6 +38,7 @@ LEVELS = ("easy", "medium", "hard")
 LEVELS_DIR = Path(__file__).with_name("levels")
 ACTIVATIONS = ("relu", "tanh")
 MAX_MANIFEST_BYTES = 1 << 20
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class ModelFormatError(ValueError):
@@ -69,7 +72,8 @@ def read_manifest(path: str | Path) -> Manifest:
     """Parse and check a manifest (not yet the weights: see `load_opponent`)."""
     path = Path(path)
     try:
-        blob = path.read_bytes()[: MAX_MANIFEST_BYTES + 1]
+        with open(path, "rb") as f:
+            blob = f.read(MAX_MANIFEST_BYTES + 1)
     except OSError as err:
         raise ModelFormatError(f"{path}: cannot read model manifest: {err.strerror}") from err
     if len(blob) > MAX_MANIFEST_BYTES:
@@ -106,6 +110,17 @@ def read_manifest(path: str | Path) -> Manifest:
             f"{path}: network maps {arch.get('inputs')} -> {arch.get('outputs')}, expected "
             f"{OBS_SIZE} -> {NUM_ACTIONS}"
         )
+    rules = _require(data, "rules", str, path)
+    if rules not in PRESETS:
+        raise ModelFormatError(f"{path}: unknown rules preset {rules!r}")
+    level = data.get("level")
+    if level is not None and not isinstance(level, str):
+        raise ModelFormatError(f"{path}: manifest 'level' must be a string or null: {level!r}")
+    config_sha256 = _require(data, "config_sha256", str, path)
+    if not _SHA256.fullmatch(config_sha256):
+        raise ModelFormatError(f"{path}: config_sha256 is not a sha256 hex digest")
+    if not _SHA256.fullmatch(_require(data, "weights_sha256", str, path)):
+        raise ModelFormatError(f"{path}: weights_sha256 is not a sha256 hex digest")
     holds = _require(data, "holds", str, path)
     if holds not in ("canonical", "all"):
         raise ModelFormatError(f"{path}: holds must be 'canonical' or 'all', got {holds!r}")
@@ -117,9 +132,9 @@ def read_manifest(path: str | Path) -> Manifest:
         weights_path=path.with_name(weights_name),
         hidden=tuple(hidden),
         activation=activation,
-        rules=_require(data, "rules", str, path),
-        level=data.get("level"),
-        config_sha256=_require(data, "config_sha256", str, path),
+        rules=rules,
+        level=level,
+        config_sha256=config_sha256,
         weights_sha256=_require(data, "weights_sha256", str, path),
         canonical_holds=holds == "canonical",
         raw=data,
@@ -189,8 +204,11 @@ class MLPPolicy:
         return f"MLPPolicy({self.name!r}, hidden={sizes}, activation={self.activation!r})"
 
 
-def load_opponent(name_or_path: str | Path) -> MLPPolicy:
-    """A shipped level (``"easy"``, ``"medium"``, ``"hard"``) or a model manifest path."""
+def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) -> MLPPolicy:
+    """A shipped level (``"easy"``, ``"medium"``, ``"hard"``) or a model manifest path.
+
+    With ``rules``, a model trained under other rules is refused (`ModelFormatError`).
+    """
     if isinstance(name_or_path, str) and name_or_path in LEVELS:
         path = LEVELS_DIR / f"{name_or_path}.json"
         if not path.exists():
@@ -214,7 +232,12 @@ def load_opponent(name_or_path: str | Path) -> MLPPolicy:
             f"{manifest.weights_path}: sha256 {digest[:12]}… does not match the manifest's "
             f"{manifest.weights_sha256[:12]}… (file corrupt, truncated or replaced)"
         )
-    weights = _read_weights(manifest)
+    if rules is not None and RuleSet.from_spec(rules) != RuleSet.from_spec(manifest.rules):
+        raise ModelFormatError(
+            f"{path}: model trained for rules {manifest.rules!r}, asked to play "
+            f"{RuleSet.from_spec(rules).name!r}"
+        )
+    weights = _read_weights(manifest, blob)
     return MLPPolicy(
         weights,
         manifest.activation,
@@ -223,12 +246,16 @@ def load_opponent(name_or_path: str | Path) -> MLPPolicy:
     )
 
 
-def _read_weights(manifest: Manifest) -> list[tuple[np.ndarray, np.ndarray]]:
+def _read_weights(manifest: Manifest, blob: bytes) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Arrays from the very bytes whose hash was checked (no second read of the file)."""
     path = manifest.weights_path
     try:
-        with np.load(path, allow_pickle=False) as npz:
+        loaded = np.load(io.BytesIO(blob), allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise ValueError("an .npy array, not an .npz archive")
+        with loaded as npz:
             arrays = {key: npz[key] for key in npz.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as err:
+    except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError) as err:
         raise ModelFormatError(f"{path}: not a readable npz weights file ({err})") from err
     sizes = [OBS_SIZE, *manifest.hidden, NUM_ACTIONS]
     expected = {}
@@ -281,10 +308,10 @@ def save_policy(
     hidden = [int(w.shape[1]) for w, _ in weights[:-1]]
     npz_path = directory / f"{name}.npz"
     json_path = directory / f"{name}.json"
-    fd, tmp_npz = tempfile.mkstemp(dir=directory, suffix=".npz.tmp")
-    with os.fdopen(fd, "wb") as f:
-        np.savez(f, **arrays)
-    digest = hashlib.sha256(Path(tmp_npz).read_bytes()).hexdigest()
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    weights = buffer.getvalue()
+    digest = hashlib.sha256(weights).hexdigest()
     manifest = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -305,14 +332,7 @@ def save_policy(
         "weights_sha256": digest,
         **(extra or {}),
     }
-    fd, tmp_json = tempfile.mkstemp(dir=directory, suffix=".json.tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(manifest, f, indent=2)
-        f.write("\n")
-    umask = os.umask(0)
-    os.umask(umask)
-    for tmp in (tmp_npz, tmp_json):  # mkstemp makes 0600 files; models are ordinary files
-        os.chmod(tmp, 0o666 & ~umask)
-    os.replace(tmp_npz, npz_path)
-    os.replace(tmp_json, json_path)
+    # Weights first: until the new manifest lands, the old one rejects the new weights by hash.
+    atomic_write(npz_path, weights)
+    atomic_write(json_path, json.dumps(manifest, indent=2) + "\n")
     return json_path

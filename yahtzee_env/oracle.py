@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from yahtzee_env.dice import HOLD_TO_KEEP, NUM_HOLDS
+from yahtzee_env.dice import HOLD_TO_KEEP, NUM_HOLDS, NUM_KEEPS
 from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS
 from yahtzee_env.observation import decode_batch
-from yahtzee_env.solver import SolverTable, best_of
+from yahtzee_env.solver import SolverTable
 
 NUM_YSTATES = 3
 
@@ -27,7 +27,13 @@ class OptimalOracle:
         self.threshold = table.rules.upper_bonus_threshold
         self.max_states = max_states
         self._slots: dict[int, int] = {}
-        self._keep_values = np.empty((max_states, 2, HOLD_TO_KEEP.max() + 1), np.float32)
+        self._keep_values = np.empty((0, 2, NUM_KEEPS), np.float32)  # grown on first use
+
+    def __getstate__(self) -> dict:
+        # The cache is a speed-up, not state: don't ship it to worker processes.
+        state = self.__dict__.copy()
+        state["_slots"], state["_keep_values"] = {}, np.empty((0, 2, NUM_KEEPS), np.float32)
+        return state
 
     def _slots_for(self, filled, upper, ystate) -> np.ndarray:
         """Cache slot of each state's keep values, solving the turns not seen yet."""
@@ -44,6 +50,10 @@ class OptimalOracle:
         rows = missing[first]
         tv = self.table.turn_values(filled[rows], upper[rows], ystate[rows])
         base = len(self._slots)
+        if base + rows.size > len(self._keep_values):  # grow (a batch may exceed max_states)
+            grown = np.empty((max(base + rows.size, self.max_states), 2, NUM_KEEPS), np.float32)
+            grown[:base] = self._keep_values[:base]
+            self._keep_values = grown
         self._keep_values[base : base + rows.size] = tv.unique_keep_values[tv.inverse]
         self._slots.update(zip(new_keys.tolist(), range(base, base + rows.size), strict=True))
         return np.fromiter((self._slots[k] for k in keys), dtype=np.int64, count=len(keys))
@@ -62,6 +72,3 @@ class OptimalOracle:
             out[holds, :NUM_HOLDS] = self._keep_values[slots[:, None], stage[:, None], keeps]
         out[:, BOX_ACTION_OFFSET:] = self.table.box_values(filled, upper, ystate, roll)
         return out
-
-    def best_actions(self, observations: np.ndarray) -> np.ndarray:
-        return best_of(self.action_values(observations))

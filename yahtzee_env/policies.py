@@ -419,10 +419,10 @@ def resolve_policy(name: str, rules: RulesLike = None, seed: SeedLike = None):
     """A policy object from a built-in name, a shipped level or a model manifest path."""
     from yahtzee_env.opponents import LEVELS, load_opponent
 
-    if name in POLICIES or name == "optimal":
+    if name in POLICIES:
         return make_policy(name, rules=rules, seed=seed)
     if name in LEVELS or name.endswith((".json", ".npz")):
-        return load_opponent(name)
+        return load_opponent(name, rules=rules)
     raise ValueError(
         f"unknown policy {name!r}: use one of {', '.join([*POLICIES, *LEVELS])} or a model "
         "manifest path (NAME.json)"

@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,6 +52,7 @@ from yahtzee_env.dice import (
     keep_index,
 )
 from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS, ROLLS_PER_TURN
+from yahtzee_env.fileio import atomic_write
 from yahtzee_env.rules import (
     ALL_FILLED,
     IS_YAHTZEE,
@@ -734,20 +734,7 @@ def save_table(table: SolverTable, path: str | os.PathLike) -> Path:
         "expected_score": table.expected_score,
     }
     head = json.dumps(header, sort_keys=True).encode()
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(_MAGIC)
-            fh.write(len(head).to_bytes(8, "little"))
-            fh.write(head)
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a cache is plain data
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, _MAGIC + len(head).to_bytes(8, "little") + head + data)
     return path
 
 

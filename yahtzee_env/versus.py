@@ -10,7 +10,8 @@ its chance of winning against our levels with any single-agent algorithm::
 
     env = gym.make("YahtzeeVs-v0", opponents=["hard", "medium"], reward="win", seat="random")
 
-The observation is the table observation of `yahtzee_env.multiplayer` for the agent's seat.
+The observation is the table observation (`yahtzee_env.table`) for the agent's seat; PettingZoo
+is not needed.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ import numpy as np
 from gymnasium import spaces
 
 from yahtzee_env.engine import NUM_ACTIONS, Game, IllegalActionError
-from yahtzee_env.multiplayer import (
+from yahtzee_env.env import check_render_mode
+from yahtzee_env.observation import encode_seat
+from yahtzee_env.rules import RuleSet
+from yahtzee_env.table import (
     MAX_PLAYERS,
     REWARD_MODES,
     RewardMode,
@@ -34,8 +38,6 @@ from yahtzee_env.multiplayer import (
     seat_info,
     win_rewards,
 )
-from yahtzee_env.observation import encode_seat
-from yahtzee_env.rules import RuleSet
 
 
 def resolve_opponent(spec: Any, rules: RuleSet, seed: int = 0) -> tuple[str, Any]:
@@ -71,7 +73,7 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
     `Box(0, 1, (D,), float32)`, `D = 73 + 20 * len(opponents)`: the agent's `Yahtzee-v0`
     vector (`[0:72]`), its total / 500 (`[72]`), then one block of 20 per opponent in seat
     order after the agent (box open flags, upper total, upper bonus, yahtzee box, progress,
-    total / 500): see `yahtzee_env.multiplayer.raw_env` for the layout. Whenever the agent
+    total / 500): see `yahtzee_env.table` for the layout. Whenever the agent
     observes it is the agent's turn, so the dice entries are its own dice.
 
     ## Starting State
@@ -151,11 +153,7 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
             isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.num_players
         ):
             raise ValueError(f"seat must be 'random' or 0..{self.num_players - 1}, got {seat!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
+        check_render_mode(render_mode, self.metadata)
         if illegal_action not in ("raise", "penalize"):
             raise ValueError(
                 f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}"

@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections.abc import Callable
+
+
+def _int_at_least(text: str, minimum: int, what: str) -> int:
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or value < minimum:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type``: an integer >= 1 (``'0'`` -> "expected a positive integer, got '0'")."""
+    return _int_at_least(text, 1, "a positive integer")
+
+
+def non_negative_int(text: str) -> int:
+    """argparse ``type``: an integer >= 0, e.g. a seed (numpy rejects negative seeds);
+    ``'-1'`` -> "expected a non-negative integer, got '-1'"."""
+    return _int_at_least(text, 0, "a non-negative integer")
 
 
 def progress_bar(label: str, unit: str, enabled: bool = True) -> Callable[[int, int], None]:

@@ -10,17 +10,9 @@ import argparse
 import json
 from pathlib import Path
 
+from yahtzee_env.commands import non_negative_int, positive_int
+
 HELP = "time Yahtzee-v0: single env (gym.make) steps/s and native vector env env-steps/s"
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,20 +20,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "--steps",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_STEPS,
         help=f"env-steps per timed run of each env (default {DEFAULT_STEPS:,}; the vector env "
         f"runs whole batches, at least {MIN_VECTOR_BATCHES})",
     )
     parser.add_argument(
         "--num-envs",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_NUM_ENVS,
         help=f"games in the vector env (default {DEFAULT_NUM_ENVS})",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the games and actions")
     parser.add_argument(
-        "--repeats", type=_positive_int, default=3, help="timed runs per figure; the best counts"
+        "--seed", type=non_negative_int, default=0, help="seed of the games and actions"
+    )
+    parser.add_argument(
+        "--repeats", type=positive_int, default=3, help="timed runs per figure; the best counts"
     )
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="write results")
 

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from yahtzee_env.commands import non_negative_int, positive_int
 from yahtzee_env.rules import PRESETS
 
 HELP = (
@@ -16,28 +17,20 @@ HELP = (
 )
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy", required=True, help="comma-separated policy names or model manifest paths"
     )
-    parser.add_argument("--games", type=_positive_int, default=10_000, help="games per policy")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the games (and policies)")
+    parser.add_argument("--games", type=positive_int, default=10_000, help="games per policy")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of the games (and policies)"
+    )
     parser.add_argument("--rules", default="official", choices=list(PRESETS))
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     parser.add_argument("--plot", type=Path, default=None, help="write a PNG plot here")
     parser.add_argument(
         "--workers",
-        type=_positive_int,
+        type=positive_int,
         default=min(2, os.cpu_count() or 1),
         help="worker processes (default: 2 or the CPU count if lower)",
     )
@@ -52,11 +45,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from yahtzee_env.commands import progress_bar
     from yahtzee_env.evaluation import evaluate_policy, format_table, plot_results
+    from yahtzee_env.fileio import atomic_write
     from yahtzee_env.opponents import ModelFormatError
     from yahtzee_env.policies import resolve_policy
 
     names = [n.strip() for n in args.policy.split(",") if n.strip()]
     try:
+        if not names:
+            raise ValueError("--policy names no policy")
+        for out in (args.json, args.plot):  # fail before the games, not after them
+            if out is not None and out.is_dir():
+                raise ValueError(f"{out} is a directory; give a file name")
+        if args.plot is not None:
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                raise ValueError(
+                    "--plot needs matplotlib (pip install 'yahtzee-rl[plot]')"
+                ) from None
         policies = [(n, resolve_policy(n, args.rules, args.seed)) for n in names]
     except (ValueError, ModelFormatError) as err:
         print(f"yahtzee evaluate: error: {err}", file=sys.stderr)
@@ -77,13 +83,9 @@ def run(args: argparse.Namespace) -> int:
         results.append(result)
     print(format_table(results))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        tmp = args.json.with_name(args.json.name + ".tmp")
-        tmp.write_text(json.dumps({"results": results}, indent=2) + "\n")
-        tmp.replace(args.json)
+        atomic_write(args.json, json.dumps({"results": results}, indent=2) + "\n")
         print(f"wrote {args.json}")
     if args.plot:
-        args.plot.parent.mkdir(parents=True, exist_ok=True)
         plot_results(results, args.plot)
         print(f"wrote {args.plot}")
     return 0

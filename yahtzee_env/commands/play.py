@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from yahtzee_env.commands import non_negative_int
 from yahtzee_env.rules import PRESETS
 
 HELP = "play Yahtzee in the terminal against 1-3 CPU opponents (a game or a best-of-five match)"
 
-# Works on every install today. Once the trained levels ship (yahtzee_env/levels/*.json),
-# the default should become "medium".
-DEFAULT_OPPONENTS = "medium"
+DEFAULT_OPPONENTS = "medium"  # a shipped trained level (yahtzee_env/levels/medium.json)
 CPU_CHOICES = (
     "easy, medium, hard (trained levels), heuristic, greedy, random, optimal, or a model .json"
 )
@@ -24,7 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"comma-separated CPU players, 1 to 3: {CPU_CHOICES} (default {DEFAULT_OPPONENTS})",
     )
     parser.add_argument("--name", default="You", help="your name at the table (default You)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the dice (default: random)")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=None, help="seed of the dice (default: random)"
+    )
     parser.add_argument("--rules", default="official", choices=list(PRESETS))
     parser.add_argument(
         "--match", action="store_true", help="play a best-of-five match (first to 3 game wins)"
@@ -81,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
             policy = resolve_policy(spec, args.rules, None if args.seed is None else args.seed + i)
         except ModelFormatError as err:
             hint = (
-                "the trained CPU levels are not installed yet; play against heuristic, greedy, "
-                "random or optimal instead"
+                "the level's files in yahtzee_env/levels/ are missing or damaged: reinstall the "
+                "package, or play against heuristic, greedy, random or optimal instead"
                 if spec in LEVELS
                 else "check the model path"
             )

@@ -33,11 +33,13 @@ def run(args: argparse.Namespace) -> int:
     from yahtzee_env.commands import progress_bar
 
     path = solver.cache_path(args.rules, args.cache_dir)
-    if args.force and path.exists():
-        path.unlink()
     t0 = time.perf_counter()
     progress = progress_bar(args.rules, "layers", enabled=not args.no_progress)
-    table = solver.load_or_solve(args.rules, cache_dir=args.cache_dir, progress=progress)
+    if args.force:  # the old table stays until the new one replaces it (atomic save)
+        table = solver.solve(args.rules, progress=progress)
+        solver.save_table(table, path)
+    else:
+        table = solver.load_or_solve(args.rules, cache_dir=args.cache_dir, progress=progress)
     elapsed = time.perf_counter() - t0
     print(f"rules: {args.rules}")
     print(f"expected score under optimal play: {table.expected_score:.4f}")

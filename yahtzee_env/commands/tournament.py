@@ -7,22 +7,13 @@ import json
 import sys
 from pathlib import Path
 
+from yahtzee_env.commands import non_negative_int, positive_int
 from yahtzee_env.rules import PRESETS
 
 HELP = (
     "round-robin of policies (easy, medium, hard, heuristic, optimal, greedy, random, model "
     ".json) in 2- or 4-player games: head-to-head scores and win rates with Wilson 95 percent CIs"
 )
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,14 +25,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--players", type=int, choices=(2, 4), default=2, help="seats per table")
     parser.add_argument(
         "--games",
-        type=_positive_int,
+        type=positive_int,
         default=5000,
         help="games per pairing (2 players) or per table of 4; rounded up so every seat "
         "arrangement plays equally often (default 5000)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the games and policies")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of the games and policies"
+    )
     parser.add_argument("--rules", default="official", choices=list(PRESETS))
-    parser.add_argument("--batch-size", type=_positive_int, default=None, help="games per batch")
+    parser.add_argument("--batch-size", type=positive_int, default=None, help="games per batch")
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     parser.add_argument("--plot", type=Path, default=None, help="write a PNG plot here")
     parser.add_argument("--no-progress", action="store_true")

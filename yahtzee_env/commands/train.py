@@ -55,17 +55,17 @@ def run(args: argparse.Namespace) -> int:
             if args.set:
                 raise ConfigError("--set cannot be combined with --resume (same config)")
             cfg = load_run_config(args.resume)
-            runs_dir = args.resume.resolve().parent
+            run_dir = args.resume
         else:
             cfg = load_config(args.config, args.set)
-            runs_dir = args.runs_dir
+            run_dir = args.runs_dir / cfg.name
     except (ConfigError, FileNotFoundError) as err:
         print(f"yahtzee train: error: {err}", file=sys.stderr)
         return 2
     try:
         run_dir = train(
             cfg,
-            runs_dir,
+            run_dir,
             resume=args.resume is not None,
             progress=not args.no_progress,
             argv=sys.argv,

@@ -1,0 +1,124 @@
+"""The multi-player observation layout: one seat's view of a table of two to four players.
+
+Shared by `yahtzee_v0` (`yahtzee_env.multiplayer`, PettingZoo) and `YahtzeeVs-v0`
+(`yahtzee_env.versus`, Gymnasium); it needs numpy only, so `YahtzeeVs-v0` works without
+PettingZoo. For seat ``s`` of an ``N``-player `yahtzee_env.engine.Game` the observation is
+float32, all in [0, 1], of length ``D = 73 + 20 * (N - 1)`` (93 for two players, 133 for four)::
+
+    [0:72]              the seat's own `Yahtzee-v0` vector (`observation.encode_seat`)
+    [72]                the seat's total / 500, capped at 1
+    [73 + 20k + 0:13]   opponent k: box open (1) / filled (0)
+    [73 + 20k + 13]     opponent k: upper total / upper-bonus threshold, capped at 1
+    [73 + 20k + 14]     opponent k: upper bonus earned
+    [73 + 20k + 15:18]  opponent k: yahtzee box open / holds 50 / holds 0, one-hot
+    [73 + 20k + 18]     opponent k: boxes filled / 13
+    [73 + 20k + 19]     opponent k: total / 500, capped at 1
+
+Opponent ``k = 0, 1, ..`` is the player ``k + 1`` seats after the observer (in seat order).
+Also here: the per-seat info dict (`seat_info`) and the end-of-game win rewards
+(`win_rewards`), which both envs give the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+
+from yahtzee_env.engine import NUM_ACTIONS, Game
+from yahtzee_env.observation import (
+    OBS_SIZE,
+    OPEN_FEATURES,
+    PROGRESS_FEATURES,
+    YAHTZEE_BOX_FEATURES,
+    encode_seat,
+)
+
+RewardMode = Literal["win", "score"]
+REWARD_MODES = ("win", "score")
+MIN_PLAYERS, MAX_PLAYERS = 2, 4
+
+TOTAL_SCALE = 500.0  # totals are shown as min(total / 500, 1)
+OWN_TOTAL_INDEX = OBS_SIZE  # [72]: the observer's own total / 500
+OPPONENTS_START = OBS_SIZE + 1  # [73:]: one block per opponent
+OPPONENT_SIZE = 20
+# Offsets inside an opponent block (the scorecard entries of the `Yahtzee-v0` vector, + total).
+OPP_OPEN = slice(0, 13)  # box open (1) / filled (0)
+OPP_UPPER = 13  # upper total / threshold, capped at 1
+OPP_UPPER_BONUS = 14  # upper bonus earned
+OPP_YAHTZEE_BOX = slice(15, 18)  # yahtzee box open / 50 / 0, one-hot
+OPP_PROGRESS = 18  # boxes filled / 13
+OPP_TOTAL = 19  # total / 500, capped at 1
+
+
+def observation_size(num_players: int) -> int:
+    """Length of the table observation: 72 + 1 + 20 per opponent (93 for 2, 133 for 4)."""
+    return OPPONENTS_START + OPPONENT_SIZE * (num_players - 1)
+
+
+def _scaled_total(total: int) -> float:
+    return min(total / TOTAL_SCALE, 1.0)
+
+
+def encode_table(game: Game, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+    """The table observation of ``seat`` (float32, all in [0, 1]; layout in the module doc)."""
+    n = game.num_players
+    obs = np.empty(observation_size(n), dtype=np.float32) if out is None else out
+    obs[:OBS_SIZE] = encode_seat(game, seat)
+    obs[OWN_TOTAL_INDEX] = _scaled_total(game.players[seat].total)
+    threshold = game.rules.upper_bonus_threshold
+    for k in range(1, n):
+        card = game.players[(seat + k) % n]
+        block = obs[OPPONENTS_START + OPPONENT_SIZE * (k - 1) : OPPONENTS_START + OPPONENT_SIZE * k]
+        block[OPP_OPEN] = OPEN_FEATURES[card.filled]
+        block[OPP_UPPER] = min(card.upper_total / threshold, 1.0)
+        block[OPP_UPPER_BONUS] = card.upper_total >= threshold
+        block[OPP_YAHTZEE_BOX] = YAHTZEE_BOX_FEATURES[card.yahtzee_state]
+        block[OPP_PROGRESS] = PROGRESS_FEATURES[card.filled]
+        block[OPP_TOTAL] = _scaled_total(card.total)
+    return obs
+
+
+def win_rewards(totals: list[int]) -> list[float]:
+    """+1 to a sole top scorer, 0 to players tied on top (a draw), -1 to everyone else."""
+    best = max(totals)
+    top = [t == best for t in totals]
+    if sum(top) == 1:
+        return [1.0 if is_top else -1.0 for is_top in top]
+    return [0.0 if is_top else -1.0 for is_top in top]
+
+
+def seat_info(game: Game, seat: int, mask: np.ndarray | None = None) -> dict[str, Any]:
+    """The `Yahtzee-v0` info keys for ``seat``: the dice on the table and that seat's card.
+
+    ``mask`` (bool[45]) is the seat's legal actions: ``None`` means none (not its turn).
+    """
+    card = game.players[seat]
+    return {
+        "dice": game.dice,
+        "rolls_left": game.rolls_left,
+        "scorecard": card.as_dict(),
+        "upper_total": card.upper_total,
+        "upper_bonus": card.upper_bonus,
+        "yahtzee_bonus": card.yahtzee_bonus,
+        "total": card.total,
+        "action_mask": (
+            np.zeros(NUM_ACTIONS, dtype=np.int8) if mask is None else mask.astype(np.int8)
+        ),
+    }
+
+
+__all__ = [
+    "MAX_PLAYERS",
+    "MIN_PLAYERS",
+    "OPPONENTS_START",
+    "OPPONENT_SIZE",
+    "OWN_TOTAL_INDEX",
+    "REWARD_MODES",
+    "TOTAL_SCALE",
+    "RewardMode",
+    "encode_table",
+    "observation_size",
+    "seat_info",
+    "win_rewards",
+]
