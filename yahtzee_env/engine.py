@@ -276,9 +276,13 @@ class Game:
 
     def winners(self) -> list[int]:
         """Seats with the highest total (more than one: a draw). Meaningful once over."""
-        totals = self.totals()
-        best = max(totals)
-        return [seat for seat, t in enumerate(totals) if t == best]
+        return top_seats(self.totals())
+
+
+def top_seats(totals: Sequence[int]) -> list[int]:
+    """Seats with the highest total: one is the winner; several tie on top (a draw)."""
+    best = max(totals)
+    return [seat for seat, t in enumerate(totals) if t == best]
 
 
 # ------------------------------------------------------------------------------ seating, matches
@@ -318,8 +322,7 @@ def match_winners(game_totals: Sequence[Sequence[int]]) -> MatchResult:
     wins = [0] * num_players
     points = [0] * num_players
     for totals in game_totals:
-        best = max(totals)
-        top = [p for p, t in enumerate(totals) if t == best]
+        top = top_seats(totals)
         if len(top) == 1:
             wins[top[0]] += 1
         for p, t in enumerate(totals):

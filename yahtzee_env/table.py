@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from yahtzee_env.engine import NUM_ACTIONS, Game
+from yahtzee_env.engine import NUM_ACTIONS, Game, top_seats
 from yahtzee_env.observation import (
     OBS_SIZE,
     OPEN_FEATURES,
@@ -81,11 +81,9 @@ def encode_table(game: Game, seat: int, out: np.ndarray | None = None) -> np.nda
 
 def win_rewards(totals: list[int]) -> list[float]:
     """+1 to a sole top scorer, 0 to players tied on top (a draw), -1 to everyone else."""
-    best = max(totals)
-    top = [t == best for t in totals]
-    if sum(top) == 1:
-        return [1.0 if is_top else -1.0 for is_top in top]
-    return [0.0 if is_top else -1.0 for is_top in top]
+    top = top_seats(totals)
+    first = 1.0 if len(top) == 1 else 0.0
+    return [first if seat in top else -1.0 for seat in range(len(totals))]
 
 
 def seat_info(game: Game, seat: int, mask: np.ndarray | None = None) -> dict[str, Any]:

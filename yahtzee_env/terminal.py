@@ -40,6 +40,7 @@ from yahtzee_env.engine import (
     match_is_decided,
     match_winners,
     roll_for_first_player,
+    top_seats,
 )
 from yahtzee_env.observation import encode_seat
 from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, NUM_UPPER, RuleSet
@@ -556,8 +557,8 @@ class TerminalGame:
         return f"{name} keeps {format_dice(kept)} and re-rolls {n} {dice_word}: {dice}"
 
     def describe_result(self, totals: Sequence[int]) -> str:
-        best = max(totals)
-        top = [s for s, t in enumerate(totals) if t == best]
+        top = top_seats(totals)
+        best = totals[top[0]]
         others = ", ".join(f"{self.names[s]} {t}" for s, t in enumerate(totals) if s not in top)
         rest = f" ({others})" if others else ""
         if len(top) == 1:
