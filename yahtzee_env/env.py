@@ -35,6 +35,8 @@ from yahtzee_env.observation import (
     PROGRESS_FEATURES,
     PROGRESS_INDEX,
     ROLLS_LEFT_FEATURES,
+    UPPER_BONUS_INDEX,
+    UPPER_INDEX,
     YAHTZEE_BOX_FEATURES,
     YAHTZEE_BOX_SLICE,
     encode_seat,
@@ -335,8 +337,8 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         filled = card.filled
         upper_total = card.upper_total
         self._open_view[...] = OPEN_FEATURES[filled]
-        obs[65] = min(upper_total / self._threshold, 1.0)
-        obs[66] = upper_total >= self._threshold
+        obs[UPPER_INDEX] = min(upper_total / self._threshold, 1.0)
+        obs[UPPER_BONUS_INDEX] = upper_total >= self._threshold
         self._yahtzee_box_view[...] = YAHTZEE_BOX_FEATURES[card.yahtzee_state]
         obs[PROGRESS_INDEX] = PROGRESS_FEATURES[filled]
 

@@ -36,6 +36,8 @@ ROLLS_LEFT_SLICE = slice(36, 39)
 OPEN_SLICE = slice(39, 52)
 POINTS_SLICE = slice(52, 65)
 UPPER_SLICE = slice(65, 67)
+UPPER_INDEX = 65  # upper total / threshold, capped at 1
+UPPER_BONUS_INDEX = 66  # upper bonus earned
 YAHTZEE_BOX_SLICE = slice(67, 70)
 BONUS_INDEX = 70
 PROGRESS_INDEX = 71
@@ -80,8 +82,8 @@ def encode(
     obs[ROLLS_LEFT_SLICE] = ROLLS_LEFT_FEATURES[rolls_left]
     obs[OPEN_SLICE] = OPEN_FEATURES[filled]
     obs[POINTS_SLICE] = points * legal / POINTS_SCALE
-    obs[65] = min(upper_total / threshold, 1.0)
-    obs[66] = upper_total >= threshold
+    obs[UPPER_INDEX] = min(upper_total / threshold, 1.0)
+    obs[UPPER_BONUS_INDEX] = upper_total >= threshold
     obs[YAHTZEE_BOX_SLICE] = YAHTZEE_BOX_FEATURES[yahtzee_state]
     obs[BONUS_INDEX] = bonus
     obs[PROGRESS_INDEX] = PROGRESS_FEATURES[filled]
@@ -108,25 +110,31 @@ def encode_batch(
     obs[:, OPEN_SLICE] = OPEN_FEATURES[filled]
     np.multiply(points, legal, out=obs[:, POINTS_SLICE], casting="unsafe")
     obs[:, POINTS_SLICE] /= POINTS_SCALE
-    np.minimum(upper_total / threshold, 1.0, out=obs[:, 65], casting="unsafe")
-    obs[:, 66] = upper_total >= threshold
+    np.minimum(upper_total / threshold, 1.0, out=obs[:, UPPER_INDEX], casting="unsafe")
+    obs[:, UPPER_BONUS_INDEX] = upper_total >= threshold
     obs[:, YAHTZEE_BOX_SLICE] = YAHTZEE_BOX_FEATURES[yahtzee_state]
     obs[:, BONUS_INDEX] = bonus
     obs[:, PROGRESS_INDEX] = PROGRESS_FEATURES[filled]
     return obs
 
 
+def decode_rolls(obs: np.ndarray) -> np.ndarray:
+    """Roll indices (into `yahtzee_env.dice.DICE`) of observations ``[N, 72]``; -1 where a row
+    does not show five dice."""
+    counts = np.rint(np.atleast_2d(obs)[:, COUNTS_SLICE] * NUM_DICE).astype(np.int64)
+    return roll_index_from_counts(counts)
+
+
 def decode_batch(obs: np.ndarray, threshold: int) -> dict[str, np.ndarray]:
     """The game state an observation shows: ``roll``, ``rolls_left``, ``filled``, ``upper``
     (capped at ``threshold``) and ``yahtzee_state``, each an int64 array over the batch."""
     obs = np.atleast_2d(obs)
-    counts = np.rint(obs[:, COUNTS_SLICE] * NUM_DICE).astype(np.int64)
     open_boxes = obs[:, OPEN_SLICE] > 0.5
     return {
-        "roll": roll_index_from_counts(counts),
+        "roll": decode_rolls(obs),
         "rolls_left": np.argmax(obs[:, ROLLS_LEFT_SLICE], axis=1),
         "filled": (~open_boxes).astype(np.int64) @ (1 << np.arange(NUM_BOXES)),
-        "upper": np.rint(obs[:, 65].astype(np.float64) * threshold).astype(np.int64),
+        "upper": np.rint(obs[:, UPPER_INDEX].astype(np.float64) * threshold).astype(np.int64),
         "yahtzee_state": np.argmax(obs[:, YAHTZEE_BOX_SLICE], axis=1),
     }
 

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from yahtzee_env.dice import CANONICAL_HOLDS, NUM_DICE, NUM_HOLDS, roll_index_from_counts
+from yahtzee_env.dice import CANONICAL_HOLDS, NUM_HOLDS
 from yahtzee_env.engine import NUM_ACTIONS
 from yahtzee_env.fileio import atomic_write
-from yahtzee_env.observation import COUNTS_SLICE, OBS_SIZE, OBS_VERSION
+from yahtzee_env.observation import OBS_SIZE, OBS_VERSION, decode_rolls
 from yahtzee_env.rules import PRESETS, RuleSet
 
 FORMAT_NAME = "yahtzee-rl-policy"
@@ -185,8 +185,7 @@ class MLPPolicy:
         if not masks.any(axis=1).all():
             raise ValueError("an action_mask has no legal action")
         if self.canonical_holds:
-            counts = np.rint(np.array(observations, ndmin=2)[:, COUNTS_SLICE] * NUM_DICE)
-            rolls = roll_index_from_counts(counts)
+            rolls = decode_rolls(np.asarray(observations))
             if (rolls < 0).any():
                 raise ValueError("an observation does not show five dice (not a Yahtzee-v0 obs)")
             masks[:, :NUM_HOLDS] &= CANONICAL_HOLDS[rolls]

@@ -31,7 +31,7 @@ from yahtzee_env.observation import (
     OPEN_SLICE,
     POINTS_SCALE,
     POINTS_SLICE,
-    UPPER_SLICE,
+    UPPER_BONUS_INDEX,
     decode_batch,
 )
 from yahtzee_env.rules import (
@@ -61,7 +61,6 @@ __all__ = [
 
 SeedLike = int | np.random.Generator | None
 RulesLike = RuleSet | str | None
-_UPPER_BONUS_INDEX = UPPER_SLICE.start + 1  # [65] upper total / threshold, [66] bonus earned
 
 
 # ------------------------------------------------------------------------------ protocol
@@ -156,7 +155,7 @@ def decode(observations: np.ndarray, rules: RulesLike = None) -> DecodedObservat
         boxes_filled=NUM_BOXES - open_boxes.sum(axis=1),
         points=np.rint(obs[:, POINTS_SLICE] * POINTS_SCALE).astype(np.int64),
         upper_total=state["upper"],
-        upper_bonus=obs[:, _UPPER_BONUS_INDEX] > 0.5,
+        upper_bonus=obs[:, UPPER_BONUS_INDEX] > 0.5,
         yahtzee_state=state["yahtzee_state"],
         yahtzee_bonus=obs[:, BONUS_INDEX] > 0.5,
     )

@@ -52,7 +52,8 @@ from yahtzee_env.observation import (
     PROGRESS_FEATURES,
     PROGRESS_INDEX,
     ROLLS_LEFT_SLICE,
-    UPPER_SLICE,
+    UPPER_BONUS_INDEX,
+    UPPER_INDEX,
     YAHTZEE_BOX_FEATURES,
     YAHTZEE_BOX_SLICE,
     encode_batch,
@@ -356,8 +357,8 @@ class YahtzeeVectorEnv(VectorEnv):
             f = filled.take(changed)
             u = upper_total.take(changed)
             card[changed, OPEN_SLICE] = OPEN_FEATURES.take(f, axis=0)
-            card[changed, UPPER_SLICE.start] = np.minimum(u / t.threshold, 1.0)
-            card[changed, UPPER_SLICE.start + 1] = u >= t.threshold
+            card[changed, UPPER_INDEX] = np.minimum(u / t.threshold, 1.0)
+            card[changed, UPPER_BONUS_INDEX] = u >= t.threshold
             card[changed, YAHTZEE_BOX_SLICE] = YAHTZEE_BOX_FEATURES.take(
                 ystate.take(changed), axis=0
             )
