@@ -26,6 +26,7 @@ from agents.config import RunConfig
 
 def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
     """Play the teacher's games and record (obs, mask, target distribution, value target)."""
+    from yahtzee_env.evaluation import FirstGames
     from yahtzee_env.oracle import OptimalOracle
     from yahtzee_env.policies import make_policy
     from yahtzee_env.solver import load_or_solve
@@ -42,13 +43,9 @@ def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
         env = YahtzeeVectorEnv(
             num_envs=n, rules=cfg.env.rules, canonical_holds=cfg.env.canonical_holds
         )
-        obs, _ = env.reset(seed=int(rng.integers(2**31)))
-        done = np.zeros(n, dtype=bool)
+        games = FirstGames(env, int(rng.integers(2**31)))
         steps: list[dict[str, np.ndarray]] = []
-        while not done.all():
-            active = np.flatnonzero(~done)
-            masks = env.action_masks()
-            o, m = obs[active], masks[active]
+        for active, o, m in games:
             if oracle is not None:
                 q = oracle.action_values(o)
                 q = np.where(m, q, -np.inf)
@@ -66,9 +63,7 @@ def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
             if explore.any():
                 u = rng.random(m[explore].shape) * m[explore]
                 act[explore] = np.argmax(u, axis=1)
-            actions = np.argmax(masks, axis=1)  # finished games: any legal move, unrecorded
-            actions[active] = act
-            obs, rewards, terminated, _, _ = env.step(actions)
+            rewards, _, _ = games.step(act)
             steps.append(
                 {
                     "env": active,
@@ -76,10 +71,9 @@ def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
                     "mask": m,
                     "target": target.astype(np.float16),
                     "value": value.astype(np.float32),
-                    "reward": rewards[active],
+                    "reward": rewards,
                 }
             )
-            done |= terminated
         env.close()
         if heuristic is not None:  # Monte-Carlo return-to-go of each recorded decision
             to_go = np.zeros(n)

@@ -66,6 +66,41 @@ def _mean_ci(x: np.ndarray) -> tuple[float, float]:
 
 
 # ------------------------------------------------------------------------------ playing
+class FirstGames:
+    """Play exactly one game (its first) in every env of a same-step-autoreset vector env.
+
+        games = FirstGames(env, seed)
+        for active, obs, masks in games:      # the envs still in their first game
+            rewards, ended, final_info = games.step(policy.act_batch(obs, masks))
+
+    Envs whose game is over keep stepping with any legal move (their later games are never
+    shown), so every recorded game is a whole, unbiased one.
+    """
+
+    def __init__(self, env: Any, seed: int) -> None:
+        self.env = env
+        self._obs, _ = env.reset(seed=seed)
+        self.done = np.zeros(env.num_envs, dtype=bool)
+        self._active = np.flatnonzero(~self.done)
+
+    def __iter__(self):
+        while not self.done.all():
+            self._active = np.flatnonzero(~self.done)
+            masks = self.env.action_masks()
+            self._masks = masks
+            yield self._active, self._obs[self._active], masks[self._active]
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, Any] | None]:
+        """Apply ``actions`` (one per active env); return their rewards, the env indices whose
+        first game just ended, and the vector env's ``final_info`` (None if none ended)."""
+        full = np.argmax(self._masks, axis=1)  # finished games: any legal move, unrecorded
+        full[self._active] = actions
+        self._obs, rewards, terminated, _, info = self.env.step(full)
+        ended = np.flatnonzero(terminated & ~self.done)
+        self.done |= terminated
+        return rewards[self._active], ended, info.get("final_info")
+
+
 def play_chunk(
     policy: Any,
     games: int,
@@ -86,34 +121,25 @@ def play_chunk(
         policy = copy.copy(policy)
         policy.rng = np.random.default_rng(int(policy_seed))
     env = YahtzeeVectorEnv(num_envs=games, rules=rules)
-    obs, _ = env.reset(seed=int(env_seed))
-    done = np.zeros(games, dtype=bool)
     scores = np.zeros(games, dtype=np.int64)
     box_scores = np.zeros((games, NUM_BOXES), dtype=np.int64)
     upper_bonus = np.zeros(games, dtype=np.int64)
     yahtzee_bonus = np.zeros(games, dtype=np.int64)
     regret = np.zeros(games, dtype=np.float64) if oracle else None
-    actions = np.zeros(games, dtype=np.int64)
     decisions = 0
-    while not done.all():
-        active = np.flatnonzero(~done)
-        masks = env.action_masks()
-        actions[:] = np.argmax(masks, axis=1)  # finished games: any legal move, unrecorded
-        actions[active] = policy.act_batch(obs[active], masks[active])
+    first_games = FirstGames(env, int(env_seed))
+    for active, obs, masks in first_games:
+        actions = policy.act_batch(obs, masks)
         if oracle is not None:
-            av = oracle.action_values(obs[active])
-            taken = av[np.arange(active.size), actions[active]]
-            regret[active] += av.max(axis=1) - taken
+            av = oracle.action_values(obs)
+            regret[active] += av.max(axis=1) - av[np.arange(active.size), actions]
         decisions += active.size
-        obs, _, terminated, _, info = env.step(actions)
-        ended = np.flatnonzero(terminated & ~done)
+        _, ended, final = first_games.step(actions)
         if ended.size:  # same-step autoreset: the finished games are in final_info
-            final = info["final_info"]
             scores[ended] = final["total"][ended]
             box_scores[ended] = final["scorecard"][ended]
             upper_bonus[ended] = final["upper_bonus"][ended]
             yahtzee_bonus[ended] = final["yahtzee_bonus"][ended]
-            done[ended] = True
     env.close()
     return GameRecords(scores, box_scores, upper_bonus, yahtzee_bonus, regret, decisions)
 
