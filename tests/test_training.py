@@ -142,15 +142,21 @@ def test_export_parity_sb3_npz_onnx(tiny_run: Path, tmp_path: Path) -> None:
     np_logits = policy.logits(obs)
     shift = np_logits - sb3_logits  # equal up to a per-row constant (log-softmax)
     np.testing.assert_allclose(shift - shift.mean(axis=1, keepdims=True), 0, atol=1e-4)
+    # Actions are compared only where the choice is clear: float32 log-softmax (SB3) and raw
+    # logits (numpy) can order a near-tie differently on another machine's BLAS.
+    allowed = policy._allowed(obs, masks)
+    masked = np.sort(np.where(allowed, np_logits, -np.inf), axis=1)
+    clear = (masked[:, -1] - masked[:, -2]) > 1e-4
+    assert clear.mean() > 0.5, "too few clear-cut states to compare actions"
     sb3_actions, _ = model.predict(obs, action_masks=masks, deterministic=True)
-    np.testing.assert_array_equal(policy.act_batch(obs, masks), sb3_actions)
+    np.testing.assert_array_equal(policy.act_batch(obs, masks)[clear], sb3_actions[clear])
 
     onnxruntime = pytest.importorskip("onnxruntime")
     session = onnxruntime.InferenceSession(str(tmp_path / "tiny.onnx"))
     onnx_logits = session.run(["logits"], {"obs": obs})[0]
     np.testing.assert_allclose(onnx_logits, np_logits, atol=1e-4)
-    onnx_actions = np.argmax(np.where(policy._allowed(obs, masks), onnx_logits, -np.inf), 1)
-    np.testing.assert_array_equal(onnx_actions, sb3_actions)
+    onnx_actions = np.argmax(np.where(allowed, onnx_logits, -np.inf), 1)
+    np.testing.assert_array_equal(onnx_actions[clear], sb3_actions[clear])
 
 
 def test_resume_after_kill(tmp_path: Path) -> None:
