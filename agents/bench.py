@@ -7,14 +7,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.config import RunConfig, apply_overrides, config_from_dict, load_config
+from yahtzee_agents.config import RunConfig, apply_overrides, config_from_dict, load_config
 
 
 def bench_config(cfg: RunConfig, timesteps: int) -> dict[str, Any]:
     """Time ``timesteps`` env steps of PPO (no warm start, evaluation or checkpoints)."""
     import torch
 
-    from agents.train import build_model, make_env
+    from yahtzee_agents.train import build_model, make_env
 
     torch.set_num_threads(cfg.train.torch_threads)
     env = make_env(cfg, seed=cfg.train.seed)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from agents.config import RunConfig, config_from_dict
+from yahtzee_agents.config import RunConfig, config_from_dict
 from yahtzee_env.fileio import atomic_path, atomic_write
 from yahtzee_env.rules import Box
 
@@ -85,7 +85,7 @@ def make_env(cfg: RunConfig, seed: int):
     """The native vector env behind the SB3 adapter, rewards scaled for learning."""
     from stable_baselines3.common.vec_env import VecEnvWrapper
 
-    from agents.vec_env import SB3VecEnv
+    from yahtzee_agents.vec_env import SB3VecEnv
     from yahtzee_env.vector import YahtzeeVectorEnv
 
     class ScaleReward(VecEnvWrapper):
@@ -200,7 +200,7 @@ def save_model_atomic(model: Any, path: Path) -> None:
 def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from agents.export import numpy_policy
+    from yahtzee_agents.export import numpy_policy
     from yahtzee_env.evaluation import evaluate_policy
 
     class TrainingCallback(BaseCallback):
@@ -363,7 +363,7 @@ def train(
         model = build_model(cfg, env, paths.tb)
     write_run_metadata(paths, cfg, argv if argv is not None else sys.argv)
     if ckpt is None and cfg.warm_start.teacher != "none":
-        from agents.warm_start import warm_start
+        from yahtzee_agents.warm_start import warm_start
 
         stats = warm_start(model, cfg)
         atomic_write(paths.root / "warm_start.json", json.dumps(stats, indent=2))

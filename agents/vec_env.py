@@ -4,7 +4,7 @@
 `VecEnv` interface, so that PPO / sb3-contrib `MaskablePPO` train on it directly::
 
     from sb3_contrib import MaskablePPO
-    from agents.vec_env import SB3VecEnv
+    from yahtzee_agents.vec_env import SB3VecEnv
 
     env = SB3VecEnv(num_envs=256, rules="official", seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=64).learn(100_000)

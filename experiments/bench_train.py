@@ -15,7 +15,7 @@ from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from agents.bench import run_bench
+from yahtzee_agents.bench import run_bench
 
 
 def main() -> None:

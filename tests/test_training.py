@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
 
-from agents.config import load_config  # noqa: E402
-from agents.train import train  # noqa: E402
+from yahtzee_agents.config import load_config  # noqa: E402
+from yahtzee_agents.train import train  # noqa: E402
 from yahtzee_env.opponents import load_opponent  # noqa: E402
 from yahtzee_env.vector import YahtzeeVectorEnv  # noqa: E402
 
@@ -88,7 +88,7 @@ def test_resuming_a_finished_run_keeps_its_best(tiny_run: Path) -> None:
 
 
 def test_stray_temporary_files_are_ignored(tmp_path: Path) -> None:
-    from agents.train import RunPaths
+    from yahtzee_agents.train import RunPaths
 
     paths = RunPaths(tmp_path)
     paths.checkpoints.mkdir()

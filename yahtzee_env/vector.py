@@ -147,7 +147,7 @@ class YahtzeeVectorEnv(VectorEnv):
     Same-step is chosen because every observation then shows a live position with a non-empty
     action mask (next-step autoreset would hand a masked policy an all-False mask and spend a
     no-op step per game), and it is what Stable-Baselines3 expects (see
-    `agents.vec_env.SB3VecEnv`). ``truncations`` is always False.
+    `yahtzee_agents.vec_env.SB3VecEnv`). ``truncations`` is always False.
 
     ``infos`` (every step and reset; dict of arrays, rows are games):
 

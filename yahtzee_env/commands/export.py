@@ -27,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         from sb3_contrib import MaskablePPO
 
-        from agents.export import export_npz, export_onnx, numpy_policy
-        from agents.train import RunPaths, load_run_config
+        from yahtzee_agents.export import export_npz, export_onnx, numpy_policy
+        from yahtzee_agents.train import RunPaths, load_run_config
     except ImportError as err:
         print(f"yahtzee export: error: needs the train extra: {err}", file=sys.stderr)
         return 2

@@ -35,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from agents.config import ConfigError, load_config
-        from agents.train import load_run_config, train
+        from yahtzee_agents.config import ConfigError, load_config
+        from yahtzee_agents.train import load_run_config, train
     except ImportError as err:
         print(
             f"yahtzee train: error: training needs the train extra "
