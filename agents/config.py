@@ -53,6 +53,15 @@ class EnvConfig:
     """Games played in parallel by the vector env."""
     reward_scale: float = 0.01
     """Rewards are multiplied by this for learning (returns of ~250 points become ~2.5)."""
+    observation_version: int = 1
+    """The network's input (`yahtzee_env.observation.model_input`): 1 is the 72-float
+    observation, 2 appends the rules-only strategy features."""
+    shaping: Literal["none", "upper-bonus"] = "none"
+    """Potential-based reward shaping (Ng et al. 1999; leaves the optimal policy unchanged):
+    `upper-bonus` pays the upper bonus in advance, Phi(s) = weight * bonus * min(upper /
+    threshold, 1) while the bonus is not yet earned, Phi = 0 at the end of a game."""
+    shaping_weight: float = 1.0
+    """The weight of Phi (see `shaping`)."""
 
 
 @dataclass
@@ -121,6 +130,8 @@ class RunConfig:
     """Run name: the run folder is runs/<name>."""
     level: str | None = None
     """The CPU level this config trains (easy, medium, hard), if any."""
+    reward_only: bool = False
+    """Learn from the env's rewards alone: no teacher, no solver values (checked)."""
     description: str = ""
     env: EnvConfig = field(default_factory=EnvConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
@@ -222,6 +233,19 @@ def validate(cfg: RunConfig) -> RunConfig:
         )
     _positive("env.num_envs", cfg.env.num_envs)
     _positive("env.reward_scale", cfg.env.reward_scale)
+    from yahtzee_env.observation import INPUT_SIZES
+
+    if cfg.env.observation_version not in INPUT_SIZES:
+        raise ConfigError(
+            f"env.observation_version: must be one of {sorted(INPUT_SIZES)}, "
+            f"got {cfg.env.observation_version}"
+        )
+    _positive("env.shaping_weight", cfg.env.shaping_weight, allow_zero=True)
+    if cfg.reward_only and cfg.warm_start.teacher != "none":
+        raise ConfigError(
+            f"warm_start.teacher: a reward_only config learns without a teacher, got "
+            f"{cfg.warm_start.teacher!r}"
+        )
     for i, width in enumerate(cfg.policy.net_arch):
         _positive(f"policy.net_arch[{i}]", width)
     for i, width in enumerate(cfg.policy.vf_arch or []):

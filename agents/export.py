@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from yahtzee_env.fileio import atomic_write
-from yahtzee_env.observation import OBS_SIZE
+from yahtzee_env.observation import INPUT_SIZES
 from yahtzee_env.opponents import MLPPolicy, save_policy
 
 
@@ -31,14 +31,31 @@ def policy_weights(model: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str
         (m.weight.detach().cpu().numpy().T.copy(), m.bias.detach().cpu().numpy().copy())
         for m in [*layers, policy.action_net]
     ]
-    if weights[0][0].shape[0] != OBS_SIZE:
-        raise ValueError(f"policy takes {weights[0][0].shape[0]} inputs, expected {OBS_SIZE}")
+    if weights[0][0].shape[0] not in INPUT_SIZES.values():
+        raise ValueError(
+            f"policy takes {weights[0][0].shape[0]} inputs, expected one of "
+            f"{sorted(INPUT_SIZES.values())}"
+        )
     return weights, activation
 
 
-def numpy_policy(model: Any, name: str = "policy", canonical_holds: bool = True) -> MLPPolicy:
+def input_version_of(weights: list[tuple[np.ndarray, np.ndarray]]) -> int:
+    """The network input version (`observation.INPUT_SIZES`) that the first layer reads."""
+    return {size: v for v, size in INPUT_SIZES.items()}[weights[0][0].shape[0]]
+
+
+def numpy_policy(
+    model: Any, name: str = "policy", canonical_holds: bool = True, threshold: int = 63
+) -> MLPPolicy:
     weights, activation = policy_weights(model)
-    return MLPPolicy(weights, activation, name=name, canonical_holds=canonical_holds)
+    return MLPPolicy(
+        weights,
+        activation,
+        name=name,
+        canonical_holds=canonical_holds,
+        input_version=input_version_of(weights),
+        threshold=threshold,
+    )
 
 
 def export_npz(
@@ -62,6 +79,7 @@ def export_npz(
         config_sha256=config_sha256,
         level=level,
         canonical_holds=canonical_holds,
+        input_version=input_version_of(weights),
         extra=extra,
     )
 
@@ -86,7 +104,11 @@ def export_onnx(policy: MLPPolicy, path: str | Path, opset: int = 17) -> Path:
     graph = helper.make_graph(
         nodes,
         "yahtzee_policy",
-        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", OBS_SIZE])],
+        [
+            helper.make_tensor_value_info(
+                "obs", TensorProto.FLOAT, ["batch", policy.weights[0][0].shape[0]]
+            )
+        ],
         [
             helper.make_tensor_value_info(
                 "logits", TensorProto.FLOAT, ["batch", policy.weights[-1][0].shape[1]]

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from yahtzee_agents.config import ConfigError, Schedule, apply_overrides, config_from_dict, load_config
+from yahtzee_agents.config import (
+    ConfigError,
+    Schedule,
+    apply_overrides,
+    config_from_dict,
+    load_config,
+)
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 

@@ -14,6 +14,10 @@ Layout (``OBS_VERSION = 1``, ``OBS_SIZE = 72``), all values in [0, 1]::
     [70]     the dice on the table earn a Yahtzee bonus if placed (1/0)
     [71]     boxes filled / 13
 
+Network inputs (``INPUT_SIZES``): a model reads `model_input(obs, version)`. Version 1 is the
+observation itself; version 2 appends ``STRATEGY_SIZE`` features computed from the observation
+by the rules alone (`strategy_features`), for the reward-only recipe.
+
 `encode` builds one vector for one scorecard and roll (the engine can do it for any seat of a
 multi-player game); `encode_batch` builds the same rows for arrays of states (the vector env).
 Both only concatenate rows of the tables below, so they cannot drift apart.
@@ -116,6 +120,61 @@ def encode_batch(
     obs[:, BONUS_INDEX] = bonus
     obs[:, PROGRESS_INDEX] = PROGRESS_FEATURES[filled]
     return obs
+
+
+# ------------------------------------------------------------------ network input, version 2
+_FACES = np.arange(1, 7, dtype=np.float32)
+STRATEGY_SIZE = 14
+INPUT_SIZES = {1: OBS_SIZE, 2: OBS_SIZE + STRATEGY_SIZE}
+
+
+def strategy_features(obs: np.ndarray, threshold: int = 63) -> np.ndarray:
+    """Rules-only features of observations ``[N, 72]`` (the upper-bonus race and the dice's
+    patterns), ``float32[N, STRATEGY_SIZE]``, each in [-1, 1]::
+
+        [0]     upper surplus over par: (upper total - 3 x the faces of the filled upper
+                boxes) / 21, clipped (par = three of each face makes the bonus exactly)
+        [1]     par margin: (upper total + 3 x the faces of the open upper boxes - threshold)
+                / 21, clipped (> 0: three of a kind in every open upper box makes the bonus)
+        [2]     the bonus is still reachable (five of a kind in every open upper box)
+        [3]     reach slack: (upper total + 5 x open faces - threshold) / 42, clipped
+        [4:9)   most dice of one face, one-hot (1 .. 5)
+        [9]     the dice hold a run of four;  [10] a run of five;  [11] a full-house pattern
+        [12]    open lower boxes / 7;  [13] the best points on offer now / 50
+    """
+    obs = np.atleast_2d(np.asarray(obs, dtype=np.float32))
+    n = len(obs)
+    out = np.zeros((n, STRATEGY_SIZE), dtype=np.float32)
+    upper = np.minimum(obs[:, UPPER_INDEX], 1.0) * threshold
+    open_upper = obs[:, OPEN_SLICE][:, :6]
+    filled_faces = (1.0 - open_upper) @ _FACES
+    open_faces = open_upper @ _FACES
+    out[:, 0] = np.clip((upper - 3 * filled_faces) / 21.0, -1, 1)
+    out[:, 1] = np.clip((upper + 3 * open_faces - threshold) / 21.0, -1, 1)
+    reach = upper + 5 * open_faces - threshold
+    out[:, 2] = reach >= 0
+    out[:, 3] = np.clip(reach / 42.0, -1, 1)
+    counts = np.rint(obs[:, COUNTS_SLICE] * NUM_DICE)
+    most = counts.max(axis=1).astype(np.int64)
+    out[np.arange(n), 4 + np.clip(most, 1, 5) - 1] = 1.0
+    present = counts > 0
+    run4 = (present[:, 0:3] & present[:, 1:4] & present[:, 2:5] & present[:, 3:6]).any(axis=1)
+    out[:, 9] = run4
+    out[:, 10] = (present[:, 0:5].all(axis=1)) | (present[:, 1:6].all(axis=1))
+    out[:, 11] = (counts == 3).any(axis=1) & (counts == 2).any(axis=1)
+    out[:, 12] = obs[:, OPEN_SLICE][:, 6:].sum(axis=1) / 7.0
+    out[:, 13] = obs[:, POINTS_SLICE].max(axis=1)
+    return out
+
+
+def model_input(obs: np.ndarray, version: int = 1, threshold: int = 63) -> np.ndarray:
+    """What a model of input ``version`` reads for observations ``[N, 72]``."""
+    if version == 1:
+        return obs
+    if version == 2:
+        obs = np.atleast_2d(np.asarray(obs, dtype=np.float32))
+        return np.concatenate([obs, strategy_features(obs, threshold)], axis=1)
+    raise ValueError(f"unknown model input version {version!r} (known: {sorted(INPUT_SIZES)})")
 
 
 def decode_rolls(obs: np.ndarray) -> np.ndarray:

@@ -29,7 +29,7 @@ import numpy as np
 from yahtzee_env.dice import CANONICAL_HOLDS, NUM_HOLDS
 from yahtzee_env.engine import NUM_ACTIONS
 from yahtzee_env.fileio import atomic_write
-from yahtzee_env.observation import OBS_SIZE, OBS_VERSION, decode_rolls
+from yahtzee_env.observation import INPUT_SIZES, decode_rolls, model_input
 from yahtzee_env.rules import PRESETS, RuleSet
 
 FORMAT_NAME = "yahtzee-rl-policy"
@@ -57,6 +57,7 @@ class Manifest:
     weights_sha256: str
     canonical_holds: bool
     raw: dict[str, Any]
+    input_version: int = 1
 
 
 def _require(data: dict[str, Any], key: str, kind: type | tuple[type, ...], where: Path) -> Any:
@@ -91,10 +92,10 @@ def read_manifest(path: str | Path) -> Manifest:
             f"{FORMAT_VERSION})"
         )
     obs_version = _require(data, "observation_version", int, path)
-    if obs_version != OBS_VERSION:
+    if obs_version not in INPUT_SIZES:
         raise ModelFormatError(
-            f"{path}: model expects observation version {obs_version}, this package makes "
-            f"version {OBS_VERSION}"
+            f"{path}: model expects observation version {obs_version}, this package reads "
+            f"versions {sorted(INPUT_SIZES)}"
         )
     arch = _require(data, "architecture", dict, path)
     if arch.get("type") != "mlp":
@@ -105,10 +106,10 @@ def read_manifest(path: str | Path) -> Manifest:
     activation = _require(arch, "activation", str, path)
     if activation not in ACTIVATIONS:
         raise ModelFormatError(f"{path}: unsupported activation {activation!r}")
-    if arch.get("inputs") != OBS_SIZE or arch.get("outputs") != NUM_ACTIONS:
+    if arch.get("inputs") != INPUT_SIZES[obs_version] or arch.get("outputs") != NUM_ACTIONS:
         raise ModelFormatError(
             f"{path}: network maps {arch.get('inputs')} -> {arch.get('outputs')}, expected "
-            f"{OBS_SIZE} -> {NUM_ACTIONS}"
+            f"{INPUT_SIZES[obs_version]} -> {NUM_ACTIONS} for observation version {obs_version}"
         )
     rules = _require(data, "rules", str, path)
     if rules not in PRESETS:
@@ -138,6 +139,7 @@ def read_manifest(path: str | Path) -> Manifest:
         weights_sha256=_require(data, "weights_sha256", str, path),
         canonical_holds=holds == "canonical",
         raw=data,
+        input_version=obs_version,
     )
 
 
@@ -161,15 +163,21 @@ class MLPPolicy:
         name: str = "mlp",
         *,
         canonical_holds: bool = True,
+        input_version: int = 1,
+        threshold: int = 63,
     ) -> None:
         self.weights = [(w.astype(np.float32), b.astype(np.float32)) for w, b in weights]
         self.activation = activation
         self.name = name
         self.canonical_holds = canonical_holds
+        self.input_version = input_version
+        self.threshold = threshold
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
         """Unmasked action logits for a batch ``[N, 72]`` (or one observation ``[72]``)."""
         x = np.asarray(observations, dtype=np.float32)
+        if self.input_version != 1:
+            x = model_input(np.atleast_2d(x), self.input_version, self.threshold)
         *hidden, (w_out, b_out) = self.weights
         for w, b in hidden:
             x = x @ w
@@ -242,6 +250,8 @@ def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) 
         manifest.activation,
         name=manifest.level or path.stem,
         canonical_holds=manifest.canonical_holds,
+        input_version=manifest.input_version,
+        threshold=RuleSet.from_spec(manifest.rules).upper_bonus_threshold,
     )
 
 
@@ -256,7 +266,7 @@ def _read_weights(manifest: Manifest, blob: bytes) -> list[tuple[np.ndarray, np.
             arrays = {key: npz[key] for key in npz.files}
     except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError) as err:
         raise ModelFormatError(f"{path}: not a readable npz weights file ({err})") from err
-    sizes = [OBS_SIZE, *manifest.hidden, NUM_ACTIONS]
+    sizes = [INPUT_SIZES[manifest.input_version], *manifest.hidden, NUM_ACTIONS]
     expected = {}
     for i, layer in enumerate(_layer_names(len(manifest.hidden))):
         expected[f"{layer}.weight"] = (sizes[i], sizes[i + 1])
@@ -289,6 +299,7 @@ def save_policy(
     config_sha256: str,
     level: str | None = None,
     canonical_holds: bool = True,
+    input_version: int = 1,
     extra: dict[str, Any] | None = None,
 ) -> Path:
     """Write ``NAME.npz`` and ``NAME.json`` atomically; return the manifest path.
@@ -316,13 +327,13 @@ def save_policy(
         "format_version": FORMAT_VERSION,
         "architecture": {
             "type": "mlp",
-            "inputs": OBS_SIZE,
+            "inputs": INPUT_SIZES[input_version],
             "hidden": hidden,
             "outputs": NUM_ACTIONS,
             "activation": activation,
             "output": "masked argmax over action logits",
         },
-        "observation_version": OBS_VERSION,
+        "observation_version": input_version,
         "holds": "canonical" if canonical_holds else "all",
         "rules": rules,
         "level": level,
