@@ -1,0 +1,241 @@
+"""Learning curves from run folders: the evaluations a training run logs, on common axes.
+
+`collect(run_dir)` reads a run's TensorBoard log and returns one row per periodic evaluation:
+env-steps, games played (estimated from the logged mean game length, see below), wall-clock
+seconds since the run started, and the evaluation's mean, 95% CI, regret per game and upper
+bonus / Yahtzee rates (the run's fixed-seed evaluation games, ``train.eval_games`` of them).
+`at_marks` picks each run's last evaluation at or before fixed env-step marks, and `summarize`
+gives the mean and spread across seeds at each mark: the benchmark a new method compares with.
+
+Games: SB3 logs ``rollout/ep_len_mean`` (the mean length of the last 100 games) once per
+rollout; games played ≈ Σ (env-steps of the rollout / that mean length). The game length
+varies from 13 to 39 steps, so this estimate is within a few percent.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+FIELDS = (
+    "run",
+    "seed",
+    "steps",
+    "games",
+    "wall_seconds",
+    "mean",
+    "ci95",
+    "regret",
+    "upper_bonus_rate",
+    "yahtzee_rate",
+)
+TAGS = {
+    "mean": "eval/mean_score",
+    "ci95": "eval/ci95",
+    "regret": "eval/regret_per_game",
+    "upper_bonus_rate": "eval/upper_bonus_rate",
+    "yahtzee_rate": "eval/yahtzee_rate",
+}
+
+
+def _scalars(run_dir: Path) -> dict[str, list[tuple[int, float, float]]]:
+    """(step, wall_time, value) per tag over every TensorBoard event file of a run."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out: dict[str, dict[int, tuple[float, float]]] = {}
+    for events in sorted((run_dir / "tb").rglob("events.out.tfevents.*")):
+        acc = EventAccumulator(str(events), size_guidance={"scalars": 0})
+        acc.Reload()
+        for tag in acc.Tags()["scalars"]:
+            for e in acc.Scalars(tag):
+                out.setdefault(tag, {})[e.step] = (e.wall_time, e.value)  # resumes: last wins
+    return {tag: [(s, w, v) for s, (w, v) in sorted(d.items())] for tag, d in out.items()}
+
+
+def collect(run_dir: str | Path) -> list[dict[str, float | int | str]]:
+    """One row per evaluation of a run (see the module docstring)."""
+    import yaml
+
+    run_dir = Path(run_dir)
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    scalars = _scalars(run_dir)
+    if TAGS["mean"] not in scalars:
+        raise ValueError(f"{run_dir}: no evaluations logged yet")
+    lengths = scalars.get("rollout/ep_len_mean", [])
+    start = min(w for series in scalars.values() for _, w, _ in series)
+    start -= _first_interval(scalars)  # the first event is logged after one rollout
+    games_at: list[tuple[int, float]] = [(0, 0.0)]
+    for step, _, length in lengths:
+        prev_step, prev_games = games_at[-1]
+        games_at.append((step, prev_games + (step - prev_step) / max(length, 1.0)))
+    rows = []
+    for i, (step, wall, mean) in enumerate(scalars[TAGS["mean"]]):
+        row: dict[str, float | int | str] = {
+            "run": run_dir.name,
+            "seed": cfg["train"]["seed"],
+            "steps": step,
+            "games": round(_interpolate(games_at, step)),
+            "wall_seconds": round(wall - start, 1),
+            "mean": mean,
+        }
+        for key in ("ci95", "regret", "upper_bonus_rate", "yahtzee_rate"):
+            series = scalars.get(TAGS[key], [])
+            row[key] = series[i][2] if i < len(series) else math.nan
+        rows.append(row)
+    return rows
+
+
+def _first_interval(scalars: dict[str, list[tuple[int, float, float]]]) -> float:
+    fps = scalars.get("time/fps", [])
+    if not fps:
+        return 0.0
+    step, _, value = fps[0]
+    return step / value if value > 0 else 0.0
+
+
+def _interpolate(points: Sequence[tuple[int, float]], step: int) -> float:
+    xs = np.array([p[0] for p in points], dtype=float)
+    ys = np.array([p[1] for p in points], dtype=float)
+    return float(np.interp(step, xs, ys))
+
+
+def write_csv(rows: Iterable[dict], path: str | Path) -> None:
+    from yahtzee_env.fileio import atomic_write
+
+    lines = [",".join(FIELDS)]
+    for row in rows:
+        lines.append(",".join(_fmt(row[k]) for k in FIELDS))
+    atomic_write(Path(path), "\n".join(lines) + "\n")
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def read_csv(path: str | Path) -> list[dict[str, float | int | str]]:
+    rows = []
+    with open(path, newline="") as f:
+        for raw in csv.DictReader(f):
+            row: dict[str, float | int | str] = {"run": raw["run"]}
+            for key in FIELDS[1:]:
+                row[key] = float(raw[key]) if key not in ("seed", "steps", "games") else int(
+                    float(raw[key])
+                )
+            rows.append(row)
+    return rows
+
+
+def at_marks(rows: list[dict], marks: Sequence[int]) -> dict[str, dict[int, dict]]:
+    """For each run, its last evaluation at or before each mark (runs that have not reached
+    a mark, within 2% of it, have no entry for it)."""
+    by_run: dict[str, list[dict]] = {}
+    for row in rows:
+        by_run.setdefault(str(row["run"]), []).append(row)
+    picked: dict[str, dict[int, dict]] = {}
+    for run, series in by_run.items():
+        series.sort(key=lambda r: r["steps"])
+        for mark in marks:
+            before = [r for r in series if r["steps"] <= mark * 1.02]
+            if before and before[-1]["steps"] >= mark * 0.9:
+                picked.setdefault(run, {})[mark] = before[-1]
+    return picked
+
+
+def summarize(rows: list[dict], marks: Sequence[int]) -> list[dict[str, float | int]]:
+    """Mean and spread across runs (seeds) at each mark that every run reached."""
+    picked = at_marks(rows, marks)
+    out = []
+    for mark in marks:
+        at = [p[mark] for p in picked.values() if mark in p]
+        if len(at) < len(picked) or not at:
+            continue
+        means = np.array([r["mean"] for r in at])
+        regrets = np.array([r["regret"] for r in at])
+        out.append(
+            {
+                "steps": mark,
+                "runs": len(at),
+                "games": float(np.mean([r["games"] for r in at])),
+                "wall_seconds": float(np.mean([r["wall_seconds"] for r in at])),
+                "mean": float(means.mean()),
+                "mean_min": float(means.min()),
+                "mean_max": float(means.max()),
+                "mean_std": float(means.std(ddof=1)) if len(at) > 1 else 0.0,
+                "ci95_eval": float(np.mean([r["ci95"] for r in at])),
+                "regret": float(regrets.mean()),
+                "upper_bonus_rate": float(np.mean([r["upper_bonus_rate"] for r in at])),
+            }
+        )
+    return out
+
+
+def recipe_of(run: str) -> str:
+    """Runs of one recipe differ only in seed: ``ppo-s0``, ``ppo-s1`` -> ``ppo``."""
+    head, sep, tail = run.rpartition("-s")
+    return head if sep and tail.isdigit() else run
+
+
+ANCHORS = (
+    (254.59, "optimal (exact solver)"),
+    (244.87, "Glenn's best heuristic"),
+    (241.8, "best published RL (A2C, arXiv 2601.00007)"),
+)
+
+
+def markdown_table(summary: list[dict], recipe: str) -> str:
+    lines = [
+        f"| recipe | env-steps | games | wall time | runs | eval mean (mean of seeds) | "
+        "seed range | regret/game | upper bonus |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in summary:
+        lines.append(
+            f"| {recipe} | {s['steps'] / 1e6:g} M | {s['games'] / 1e3:,.0f} k | "
+            f"{s['wall_seconds'] / 60:.0f} min | {s['runs']} | "
+            f"{s['mean']:.1f} ± {s['ci95_eval']:.1f} | {s['mean_min']:.1f}–{s['mean_max']:.1f} | "
+            f"{s['regret']:.1f} | {100 * s['upper_bonus_rate']:.0f}% |"
+        )
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], path: str | Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    recipes: dict[str, dict[str, list[dict]]] = {}
+    for row in rows:
+        recipes.setdefault(recipe_of(str(row["run"])), {}).setdefault(str(row["run"]), []).append(
+            row
+        )
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for color, (recipe, runs) in zip(colors, sorted(recipes.items()), strict=False):
+        for i, (_, series) in enumerate(sorted(runs.items())):
+            series.sort(key=lambda r: r["steps"])
+            ax.plot(
+                [r["steps"] / 1e6 for r in series],
+                [r["mean"] for r in series],
+                color=color,
+                alpha=0.8,
+                lw=1.2,
+                label=f"{recipe} ({len(runs)} seeds)" if i == 0 else None,
+            )
+    for value, label in ANCHORS:
+        ax.axhline(value, ls="--", lw=0.9, color="gray")
+        ax.text(0.0, value + 0.6, f"{label} {value}", fontsize=8, color="dimgray")
+    ax.set_xlabel("env-steps (millions)")
+    ax.set_ylabel("evaluation mean score (4,000 fixed games)")
+    ax.set_title("Reward-only PPO on Yahtzee-v0: learning curves")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
