@@ -29,17 +29,11 @@ from yahtzee_env.observation import (
     BONUS_INDEX,
     DICE_FEATURES,
     OBS_SIZE,
-    OPEN_FEATURES,
     OPEN_SLICE,
     POINTS_SCALE,
-    PROGRESS_FEATURES,
-    PROGRESS_INDEX,
     ROLLS_LEFT_FEATURES,
-    UPPER_BONUS_INDEX,
-    UPPER_INDEX,
-    YAHTZEE_BOX_FEATURES,
-    YAHTZEE_BOX_SLICE,
     encode_seat,
+    write_card,
 )
 from yahtzee_env.rules import ALL_FILLED, BOX_NAMES, NUM_BOXES, NUM_UPPER, RuleSet
 
@@ -326,21 +320,12 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         """Views of the observation buffer that `step` writes through (slicing costs time)."""
         obs = self._obs
         self._dice_view = obs[:_DICE_AND_ROLLS_END]
-        self._open_view = obs[OPEN_SLICE]
         self._points_view = obs[_POINTS_START:_POINTS_STOP]
-        self._yahtzee_box_view = obs[YAHTZEE_BOX_SLICE]
 
     def _update_scorecard_features(self) -> None:
         """Rewrite the observation entries that change only when a box is filled."""
         card = self._card
-        obs = self._obs
-        filled = card.filled
-        upper_total = card.upper_total
-        self._open_view[...] = OPEN_FEATURES[filled]
-        obs[UPPER_INDEX] = min(upper_total / self._threshold, 1.0)
-        obs[UPPER_BONUS_INDEX] = upper_total >= self._threshold
-        self._yahtzee_box_view[...] = YAHTZEE_BOX_FEATURES[card.yahtzee_state]
-        obs[PROGRESS_INDEX] = PROGRESS_FEATURES[filled]
+        write_card(self._obs, card.filled, card.upper_total, card.yahtzee_state, self._threshold)
 
     def _update_mask(self) -> None:
         """Point the mask at the row of the current state; refresh the observed points.
@@ -419,7 +404,7 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_tables"]  # a process-wide cache, found again (or rebuilt) on load
-        for name in ("_dice_view", "_open_view", "_points_view", "_yahtzee_box_view"):
+        for name in ("_dice_view", "_points_view"):
             del state[name]  # views of _obs: re-made on load, so that they alias it again
         state["_mask"] = state["_mask"].copy()  # pickle the row, not the table it views
         return state

@@ -25,6 +25,8 @@ Both only concatenate rows of the tables below, so they cannot drift apart.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from yahtzee_env.dice import COUNTS, DICE, NUM_DICE, NUM_ROLLS, roll_index_from_counts
@@ -39,7 +41,6 @@ COUNTS_SLICE = slice(30, 36)
 ROLLS_LEFT_SLICE = slice(36, 39)
 OPEN_SLICE = slice(39, 52)
 POINTS_SLICE = slice(52, 65)
-UPPER_SLICE = slice(65, 67)
 UPPER_INDEX = 65  # upper total / threshold, capped at 1
 UPPER_BONUS_INDEX = 66  # upper bonus earned
 YAHTZEE_BOX_SLICE = slice(67, 70)
@@ -68,6 +69,39 @@ for _t in (
     _t.flags.writeable = False
 
 
+@dataclass(frozen=True)
+class CardLayout:
+    """Where the scorecard features sit in a row (the observation, or a table's opponent
+    block): box open flags (13), upper total / threshold capped at 1, upper bonus earned,
+    yahtzee box one-hot (3), boxes filled / 13."""
+
+    open: slice
+    upper: int
+    upper_bonus: int
+    yahtzee_box: slice
+    progress: int
+
+
+OBS_CARD = CardLayout(OPEN_SLICE, UPPER_INDEX, UPPER_BONUS_INDEX, YAHTZEE_BOX_SLICE, PROGRESS_INDEX)
+
+
+def write_card(
+    out: np.ndarray,
+    filled: int | np.ndarray,
+    upper_total: int | np.ndarray,
+    yahtzee_state: int | np.ndarray,
+    threshold: int,
+    layout: CardLayout = OBS_CARD,
+) -> None:
+    """Write the scorecard features of one row (scalars) or of rows ``[N, ...]`` (arrays)
+    into ``out`` at ``layout``: the one writer of these features."""
+    out[..., layout.open] = OPEN_FEATURES[filled]
+    out[..., layout.upper] = np.minimum(np.divide(upper_total, threshold), 1.0)
+    out[..., layout.upper_bonus] = np.greater_equal(upper_total, threshold)
+    out[..., layout.yahtzee_box] = YAHTZEE_BOX_FEATURES[yahtzee_state]
+    out[..., layout.progress] = PROGRESS_FEATURES[filled]
+
+
 def encode(
     roll: int,
     rolls_left: int,
@@ -84,13 +118,9 @@ def encode(
     obs = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
     obs[DICE_SLICE] = DICE_FEATURES[roll]
     obs[ROLLS_LEFT_SLICE] = ROLLS_LEFT_FEATURES[rolls_left]
-    obs[OPEN_SLICE] = OPEN_FEATURES[filled]
     obs[POINTS_SLICE] = points * legal / POINTS_SCALE
-    obs[UPPER_INDEX] = min(upper_total / threshold, 1.0)
-    obs[UPPER_BONUS_INDEX] = upper_total >= threshold
-    obs[YAHTZEE_BOX_SLICE] = YAHTZEE_BOX_FEATURES[yahtzee_state]
     obs[BONUS_INDEX] = bonus
-    obs[PROGRESS_INDEX] = PROGRESS_FEATURES[filled]
+    write_card(obs, filled, upper_total, yahtzee_state, threshold)
     return obs
 
 
@@ -111,14 +141,10 @@ def encode_batch(
     obs = np.empty((n, OBS_SIZE), dtype=np.float32) if out is None else out
     obs[:, DICE_SLICE] = DICE_FEATURES[roll]
     obs[:, ROLLS_LEFT_SLICE] = ROLLS_LEFT_FEATURES[rolls_left]
-    obs[:, OPEN_SLICE] = OPEN_FEATURES[filled]
     np.multiply(points, legal, out=obs[:, POINTS_SLICE], casting="unsafe")
     obs[:, POINTS_SLICE] /= POINTS_SCALE
-    np.minimum(upper_total / threshold, 1.0, out=obs[:, UPPER_INDEX], casting="unsafe")
-    obs[:, UPPER_BONUS_INDEX] = upper_total >= threshold
-    obs[:, YAHTZEE_BOX_SLICE] = YAHTZEE_BOX_FEATURES[yahtzee_state]
     obs[:, BONUS_INDEX] = bonus
-    obs[:, PROGRESS_INDEX] = PROGRESS_FEATURES[filled]
+    write_card(obs, filled, upper_total, yahtzee_state, threshold)
     return obs
 
 

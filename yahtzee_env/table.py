@@ -28,10 +28,9 @@ import numpy as np
 from yahtzee_env.engine import NUM_ACTIONS, Game, top_seats
 from yahtzee_env.observation import (
     OBS_SIZE,
-    OPEN_FEATURES,
-    PROGRESS_FEATURES,
-    YAHTZEE_BOX_FEATURES,
+    CardLayout,
     encode_seat,
+    write_card,
 )
 
 RewardMode = Literal["win", "score"]
@@ -49,6 +48,7 @@ OPP_UPPER_BONUS = 14  # upper bonus earned
 OPP_YAHTZEE_BOX = slice(15, 18)  # yahtzee box open / 50 / 0, one-hot
 OPP_PROGRESS = 18  # boxes filled / 13
 OPP_TOTAL = 19  # total / 500, capped at 1
+OPP_CARD = CardLayout(OPP_OPEN, OPP_UPPER, OPP_UPPER_BONUS, OPP_YAHTZEE_BOX, OPP_PROGRESS)
 
 
 def observation_size(num_players: int) -> int:
@@ -70,11 +70,7 @@ def encode_table(game: Game, seat: int, out: np.ndarray | None = None) -> np.nda
     for k in range(1, n):
         card = game.players[(seat + k) % n]
         block = obs[OPPONENTS_START + OPPONENT_SIZE * (k - 1) : OPPONENTS_START + OPPONENT_SIZE * k]
-        block[OPP_OPEN] = OPEN_FEATURES[card.filled]
-        block[OPP_UPPER] = min(card.upper_total / threshold, 1.0)
-        block[OPP_UPPER_BONUS] = card.upper_total >= threshold
-        block[OPP_YAHTZEE_BOX] = YAHTZEE_BOX_FEATURES[card.yahtzee_state]
-        block[OPP_PROGRESS] = PROGRESS_FEATURES[card.filled]
+        write_card(block, card.filled, card.upper_total, card.yahtzee_state, threshold, OPP_CARD)
         block[OPP_TOTAL] = _scaled_total(card.total)
     return obs
 

@@ -46,17 +46,10 @@ from yahtzee_env.observation import (
     BONUS_INDEX,
     DICE_SLICE,
     OBS_SIZE,
-    OPEN_FEATURES,
-    OPEN_SLICE,
     POINTS_SLICE,
-    PROGRESS_FEATURES,
-    PROGRESS_INDEX,
     ROLLS_LEFT_SLICE,
-    UPPER_BONUS_INDEX,
-    UPPER_INDEX,
-    YAHTZEE_BOX_FEATURES,
-    YAHTZEE_BOX_SLICE,
     encode_batch,
+    write_card,
 )
 from yahtzee_env.rules import (
     ALL_FILLED,
@@ -353,16 +346,15 @@ class YahtzeeVectorEnv(VectorEnv):
             return
         # Games that filled a box: their scorecard entries.
         if len(changed):
-            card = self._card_obs
-            f = filled.take(changed)
-            u = upper_total.take(changed)
-            card[changed, OPEN_SLICE] = OPEN_FEATURES.take(f, axis=0)
-            card[changed, UPPER_INDEX] = np.minimum(u / t.threshold, 1.0)
-            card[changed, UPPER_BONUS_INDEX] = u >= t.threshold
-            card[changed, YAHTZEE_BOX_SLICE] = YAHTZEE_BOX_FEATURES.take(
-                ystate.take(changed), axis=0
+            rows = np.zeros((len(changed), OBS_SIZE), dtype=np.float32)
+            write_card(
+                rows,
+                filled.take(changed),
+                upper_total.take(changed),
+                ystate.take(changed),
+                t.threshold,
             )
-            card[changed, PROGRESS_INDEX] = PROGRESS_FEATURES.take(f)
+            self._card_obs[changed] = rows
         # Every game rolled: a fresh array of the dice and re-rolls entries, plus the scorecard
         # entries, plus the points on offer and the bonus flag. (Few, contiguous operations:
         # a strided write of [N, 39] costs as much as building the whole row.)
