@@ -124,8 +124,10 @@ def read_csv(path: str | Path) -> list[dict[str, float | int | str]]:
         for raw in csv.DictReader(f):
             row: dict[str, float | int | str] = {"run": raw["run"]}
             for key in FIELDS[1:]:
-                row[key] = float(raw[key]) if key not in ("seed", "steps", "games") else int(
+                row[key] = (
                     float(raw[key])
+                    if key not in ("seed", "steps", "games")
+                    else int(float(raw[key]))
                 )
             rows.append(row)
     return rows
@@ -190,7 +192,7 @@ ANCHORS = (
 
 def markdown_table(summary: list[dict], recipe: str) -> str:
     lines = [
-        f"| recipe | env-steps | games | wall time | runs | eval mean (mean of seeds) | "
+        "| recipe | env-steps | games | wall time | runs | eval mean (mean of seeds) | "
         "seed range | regret/game | upper bonus |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]

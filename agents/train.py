@@ -251,6 +251,9 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
 
     from yahtzee_agents.export import numpy_policy
     from yahtzee_env.evaluation import evaluate_policy
+    from yahtzee_env.rules import RuleSet
+
+    threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
 
     class TrainingCallback(BaseCallback):
         """Episode statistics, periodic evaluation, checkpoints and the progress bar."""
@@ -329,7 +332,7 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
             self.logger.record("time/sps_run", sps)
 
         def evaluate(self) -> dict[str, Any]:
-            policy = numpy_policy(self.model, cfg.name, cfg.env.canonical_holds)
+            policy = numpy_policy(self.model, cfg.name, cfg.env.canonical_holds, threshold)
             result = evaluate_policy(
                 policy,
                 games=cfg.train.eval_games,

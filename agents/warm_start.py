@@ -95,7 +95,11 @@ def warm_start(model: Any, cfg: RunConfig) -> dict[str, Any]:
     data = teacher_dataset(cfg, seed=cfg.train.seed)
     gen_seconds = time.perf_counter() - t0
     policy = model.policy
-    obs = torch.as_tensor(data["obs"])
+    from yahtzee_env.observation import model_input
+    from yahtzee_env.rules import RuleSet
+
+    threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
+    obs = torch.as_tensor(model_input(data["obs"], cfg.env.observation_version, threshold))
     masks = torch.as_tensor(data["mask"])
     target = torch.as_tensor(data["target"].astype(np.float32))
     value = torch.as_tensor(data["value"] * cfg.env.reward_scale)
