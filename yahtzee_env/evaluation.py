@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -30,6 +30,10 @@ from yahtzee_env.fileio import atomic_path
 from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, RuleSet
 
 RegretMode = Literal["yes", "no", "if-cached"]
+ChunkRunner = Callable[[Callable[..., Any], Sequence[tuple]], Iterator[Any]]
+"""Runs ``fn(*job)`` for every job somewhere and yields the results in job order; e.g.
+`yahtzee_env.ray_backend.RayRunner` (Ray tasks). Every job carries its own seed, so where the
+jobs run cannot change the results."""
 Z95 = 1.959963984540054
 HIST_BIN = 5  # points per histogram bin
 
@@ -169,8 +173,10 @@ def play_games(
     chunk_size: int = 4096,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    runner: ChunkRunner | None = None,
 ) -> GameRecords:
-    """Play ``games`` games of ``policy`` (``act_batch(obs, masks)``), in seeded chunks."""
+    """Play ``games`` games of ``policy`` (``act_batch(obs, masks)``), in seeded chunks: in
+    this process, in ``workers`` processes, or by ``runner`` (e.g. Ray tasks)."""
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
     rules = RuleSet.from_spec(rules)
@@ -179,7 +185,14 @@ def play_games(
     jobs = [(policy, n, s, rules, regret) for n, s in zip(sizes, seeds, strict=True)]
     workers = min(workers or os.cpu_count() or 1, len(jobs))
     parts: list[GameRecords] = []
-    if workers <= 1:
+    if runner is not None:
+        table = _solver_table(rules, regret)
+        chunks = [(p, n, s, r, table) for p, n, s, r, _ in jobs]
+        for i, part in enumerate(runner(play_chunk, chunks)):
+            parts.append(part)
+            if progress:
+                progress(sum(sizes[: i + 1]), games)
+    elif workers <= 1:
         table = _solver_table(rules, regret)
         for i, (p, n, s, r, _) in enumerate(jobs):
             parts.append(play_chunk(p, n, s, r, table))
@@ -247,12 +260,20 @@ def evaluate_policy(
     name: str | None = None,
     workers: int | None = 1,
     progress: Callable[[int, int], None] | None = None,
+    runner: ChunkRunner | None = None,
 ) -> dict[str, Any]:
     """Play and summarise; see `play_games` and `summarize`."""
     rules = RuleSet.from_spec(rules)
     t0 = time.perf_counter()
     records = play_games(
-        policy, games, seed, rules, regret=regret, workers=workers, progress=progress
+        policy,
+        games,
+        seed,
+        rules,
+        regret=regret,
+        workers=workers,
+        progress=progress,
+        runner=runner,
     )
     result = summarize(
         records,

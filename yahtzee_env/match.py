@@ -30,6 +30,7 @@ game's outcome, so this interval is conservative).
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 import os
@@ -41,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from yahtzee_env.engine import Game, match_is_decided, match_winners
-from yahtzee_env.evaluation import Z95
+from yahtzee_env.evaluation import Z95, ChunkRunner
 from yahtzee_env.observation import encode_seat
 from yahtzee_env.rules import RuleSet
 
@@ -230,6 +231,21 @@ def unique_names(names: Sequence[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ tournament
+def _job_policies(
+    entrants: Sequence[Entrant], seated: Sequence[int], job_seed: np.random.SeedSequence
+) -> list[Any]:
+    """The seat policies of one job. A policy that draws random numbers (``rng``) gets a copy
+    seeded from the job's seed and its seat, so that a job's games do not depend on the jobs
+    played before it (in this process or another): the same results with any runner."""
+    policies = [entrants[e].policy for e in seated]
+    seat_seeds = job_seed.generate_state(len(policies))
+    for s, policy in enumerate(policies):
+        if isinstance(getattr(policy, "rng", None), np.random.Generator):
+            policies[s] = copy.copy(policy)
+            policies[s].rng = np.random.default_rng(int(seat_seeds[s]))
+    return policies
+
+
 def run_tournament(
     entrants: Sequence[Entrant],
     players: int = 2,
@@ -238,6 +254,7 @@ def run_tournament(
     rules: RuleSet | str | None = "official",
     batch_size: int = DEFAULT_BATCH,
     progress: Callable[[int, int], None] | None = None,
+    runner: ChunkRunner | None = None,
 ) -> dict[str, Any]:
     """Round-robin: every table of ``players`` distinct entrants plays ``games`` games (rounded
     up to a multiple of the seat arrangements), each arrangement equally often. Returns a
@@ -245,7 +262,10 @@ def run_tournament(
     entrant's side: wins/draws/losses, ``score`` with ``score_ci95``, rates with Wilson
     intervals, mean totals), ``standings`` (per entrant: game wins = sole top total, draws =
     shared top, losses, mean total with a normal 95% half-width), ``seats`` (win rate by
-    seat), ``speed``."""
+    seat), ``speed``.
+
+    Each (table, seat arrangement) is one job with its own seed, played here or by
+    ``runner`` (e.g. `yahtzee_env.ray_backend.RayRunner`) with the same results."""
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
     rules = RuleSet.from_spec(rules)
@@ -265,11 +285,13 @@ def run_tournament(
     seat_wins = np.zeros((players, 2), dtype=np.int64)  # [seat, (wins, games)]
     start = time.perf_counter()
     total_games = per_arrangement * len(jobs)
-    for i, ((table, arrangement), job_seed) in enumerate(zip(jobs, seeds, strict=True)):
-        seated = [table[j] for j in arrangement]  # entrant index per seat
-        totals = play_table(
-            [entrants[e].policy for e in seated], per_arrangement, rules, job_seed, batch_size
-        )
+    seatings = [[table[j] for j in arrangement] for table, arrangement in jobs]  # entrant/seat
+    table_jobs = [
+        (_job_policies(entrants, seated, job_seed), per_arrangement, rules, job_seed, batch_size)
+        for seated, job_seed in zip(seatings, seeds, strict=True)
+    ]
+    played = runner(play_table, table_jobs) if runner else (play_table(*j) for j in table_jobs)
+    for i, (seated, totals) in enumerate(zip(seatings, played, strict=True)):
         results = game_results(totals)
         for s, e in enumerate(seated):
             outcome_counts[e] += [(results[:, s] == v).sum() for v in (1, 0, -1)]

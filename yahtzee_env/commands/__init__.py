@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 
 def _int_at_least(text: str, minimum: int, what: str) -> int:
@@ -52,3 +54,45 @@ def progress_bar(label: str, unit: str, enabled: bool = True) -> Callable[[int, 
         sys.stderr.flush()
 
     return report
+
+
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--backend local|ray`` and ``--address`` (see `backend_runner`)."""
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default=None,
+        help="where the game chunks run: local (this process or worker processes, the "
+        "default) or ray (Ray tasks; same results; needs the ray extra)",
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        help="Ray cluster to use (implies --backend ray; default: $RAY_ADDRESS, else Ray "
+        "started in-process on this machine)",
+    )
+
+
+def check_backend(args: argparse.Namespace) -> str:
+    """The backend the arguments ask for; `ValueError` for a contradiction, and the install
+    hint (`yahtzee_env.ray_backend.RayMissingError`) when Ray is asked for but missing."""
+    if args.backend == "local" and args.address:
+        raise ValueError("--address needs --backend ray")
+    backend = args.backend or ("ray" if args.address else "local")
+    if backend == "ray":
+        from yahtzee_env.ray_backend import require_ray
+
+        require_ray()
+    return backend
+
+
+@contextlib.contextmanager
+def backend_runner(args: argparse.Namespace) -> Iterator[Any]:
+    """None for the local backend, else a `RayRunner` on a Ray session for the block."""
+    if check_backend(args) != "ray":
+        yield None
+        return
+    from yahtzee_env.ray_backend import RayRunner, ray_session
+
+    with ray_session(args.address):
+        yield RayRunner()

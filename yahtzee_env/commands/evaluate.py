@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from yahtzee_env.commands import non_negative_int, positive_int
+from yahtzee_env.commands import add_backend_arguments, non_negative_int, positive_int
 from yahtzee_env.rules import PRESETS
 
 HELP = (
@@ -32,8 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers",
         type=positive_int,
         default=min(2, os.cpu_count() or 1),
-        help="worker processes (default: 2 or the CPU count if lower)",
+        help="worker processes of the local backend (default: 2 or the CPU count if lower)",
     )
+    add_backend_arguments(parser)
     parser.add_argument(
         "--no-regret",
         action="store_true",
@@ -43,11 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from yahtzee_env.commands import progress_bar
+    from yahtzee_env.commands import backend_runner, check_backend, progress_bar
     from yahtzee_env.evaluation import evaluate_policy, format_table, plot_results
     from yahtzee_env.fileio import atomic_write
     from yahtzee_env.opponents import ModelFormatError
     from yahtzee_env.policies import resolve_policy
+    from yahtzee_env.ray_backend import RayMissingError
 
     names = [n.strip() for n in args.policy.split(",") if n.strip()]
     try:
@@ -63,24 +65,27 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError(
                     "--plot needs matplotlib (pip install 'yahtzee-rl[plot]')"
                 ) from None
+        check_backend(args)
         policies = [(n, resolve_policy(n, args.rules, args.seed)) for n in names]
-    except (ValueError, ModelFormatError) as err:
+    except (ValueError, ModelFormatError, RayMissingError) as err:
         print(f"yahtzee evaluate: error: {err}", file=sys.stderr)
         return 2
     results = []
-    for name, policy in policies:
-        progress = progress_bar(name, "games", not args.no_progress)
-        result = evaluate_policy(
-            policy,
-            args.games,
-            args.seed,
-            args.rules,
-            name=name,
-            workers=args.workers,
-            regret="no" if args.no_regret else "yes",
-            progress=progress,
-        )
-        results.append(result)
+    with backend_runner(args) as runner:
+        for name, policy in policies:
+            progress = progress_bar(name, "games", not args.no_progress)
+            result = evaluate_policy(
+                policy,
+                args.games,
+                args.seed,
+                args.rules,
+                name=name,
+                workers=args.workers,
+                regret="no" if args.no_regret else "yes",
+                progress=progress,
+                runner=runner,
+            )
+            results.append(result)
     print(format_table(results))
     if args.json:
         atomic_write(args.json, json.dumps({"results": results}, indent=2) + "\n")

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from yahtzee_env.commands import non_negative_int, positive_int
+from yahtzee_env.commands import add_backend_arguments, non_negative_int, positive_int
 from yahtzee_env.rules import PRESETS
 
 HELP = (
@@ -38,12 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     parser.add_argument("--plot", type=Path, default=None, help="write a PNG plot here")
     parser.add_argument("--no-progress", action="store_true")
+    add_backend_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from yahtzee_env.commands import progress_bar
+    from yahtzee_env.commands import backend_runner, check_backend, progress_bar
     from yahtzee_env.match import (
         DEFAULT_BATCH,
         Entrant,
@@ -53,7 +54,13 @@ def run(args: argparse.Namespace) -> int:
     )
     from yahtzee_env.opponents import ModelFormatError
     from yahtzee_env.policies import resolve_policy
+    from yahtzee_env.ray_backend import RayMissingError
 
+    try:
+        check_backend(args)
+    except (ValueError, RayMissingError) as err:
+        print(f"yahtzee tournament: error: {err}", file=sys.stderr)
+        return 2
     names = [n.strip() for n in args.policies.split(",") if n.strip()]
     if len(names) < args.players:
         print(
@@ -71,15 +78,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"yahtzee tournament: error: {err}", file=sys.stderr)
             return 2
         entrants.append(Entrant(name, policy))
-    result = run_tournament(
-        entrants,
-        players=args.players,
-        games=args.games,
-        seed=args.seed,
-        rules=args.rules,
-        batch_size=args.batch_size or DEFAULT_BATCH,
-        progress=progress_bar("tournament", "games", not args.no_progress),
-    )
+    with backend_runner(args) as runner:
+        result = run_tournament(
+            entrants,
+            players=args.players,
+            games=args.games,
+            seed=args.seed,
+            rules=args.rules,
+            batch_size=args.batch_size or DEFAULT_BATCH,
+            progress=progress_bar("tournament", "games", not args.no_progress),
+            runner=runner,
+        )
     print(format_tournament(result))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
