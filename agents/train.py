@@ -21,6 +21,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -246,7 +247,11 @@ def save_model_atomic(model: Any, path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------ callback
-def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
+EvalHook = Callable[[dict[str, Any], int], None]
+"""Called with every evaluation's result and the step count (e.g. a sweep reports to Tune)."""
+
+
+def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool, on_eval: EvalHook | None):
     from stable_baselines3.common.callbacks import BaseCallback
 
     from yahtzee_agents.export import numpy_policy
@@ -357,6 +362,8 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool):
                     paths.best / "eval.json",
                     json.dumps({**_brief(result), "timesteps": self.steps}, indent=2),
                 )
+            if on_eval is not None:
+                on_eval(result, self.steps)
             return result
 
         def checkpoint(self) -> None:
@@ -388,10 +395,12 @@ def train(
     resume: bool = False,
     progress: bool = True,
     argv: list[str] | None = None,
+    on_eval: EvalHook | None = None,
 ) -> Path:
     """Train the run described by ``cfg`` into the folder ``run_dir`` (``runs/<name>``), or
     with ``resume=True`` continue it from its newest checkpoint (a run killed before its first
-    checkpoint starts again from the beginning). Returns the run folder."""
+    checkpoint starts again from the beginning). ``on_eval(result, steps)`` is called after
+    every evaluation. Returns the run folder."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -419,7 +428,7 @@ def train(
 
         stats = warm_start(model, cfg)
         atomic_write(paths.root / "warm_start.json", json.dumps(stats, indent=2))
-    callback = _make_callback(cfg, paths, progress)
+    callback = _make_callback(cfg, paths, progress, on_eval)
     remaining = cfg.train.total_timesteps - model.num_timesteps
     t0 = time.perf_counter()
     if remaining > 0:

@@ -31,6 +31,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="parent folder of run folders (default: runs)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--seeds",
+        default=None,
+        metavar="S1,S2,...",
+        help="train one run per seed (runs/<name>-seed<S>) in parallel as Ray tasks and report "
+        "the mean and spread across seeds (needs the ray extra)",
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        help="Ray cluster for --seeds (default: $RAY_ADDRESS, else Ray in-process here)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         if args.resume is not None:
+            if args.seeds is not None:
+                raise ConfigError("--seeds cannot be combined with --resume")
             if args.set:
                 raise ConfigError("--set cannot be combined with --resume (same config)")
             cfg = load_run_config(args.resume)
@@ -62,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, FileNotFoundError) as err:
         print(f"yahtzee train: error: {err}", file=sys.stderr)
         return 2
+    if args.seeds is not None or args.address is not None:
+        return _run_seeds(args, cfg)
     try:
         run_dir = train(
             cfg,
@@ -74,4 +90,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"yahtzee train: error: {err}", file=sys.stderr)
         return 2
     print(f"run folder: {run_dir}")
+    return 0
+
+
+def _run_seeds(args: argparse.Namespace, cfg) -> int:
+    from yahtzee_agents.config import ConfigError
+    from yahtzee_env.ray_backend import RayMissingError, require_ray
+
+    try:
+        if args.seeds is None:
+            raise ConfigError("--address needs --seeds (a single run trains here)")
+        from yahtzee_agents.seeds import format_seeds, parse_seeds, train_seeds
+
+        seeds = parse_seeds(args.seeds)
+        require_ray()
+        summary = train_seeds(cfg, seeds, args.runs_dir, address=args.address, argv=sys.argv)
+    except (ConfigError, RayMissingError, FileExistsError) as err:
+        print(f"yahtzee train: error: {err}", file=sys.stderr)
+        return 2
+    print(format_seeds(summary))
+    print(f"wrote {args.runs_dir / (cfg.name + '-seeds.json')}")
     return 0
