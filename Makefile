@@ -24,7 +24,7 @@ $(VENV)/.core: pyproject.toml | $(BIN)/python
 # own so that no other requirement can pull a CUDA build.
 $(VENV)/.dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[train,export,plot,dev]"
+	$(BIN)/pip install --quiet -e ".[train,export,plot,ray,dev]"
 	touch $@
 
 setup: $(VENV)/.core
