@@ -41,6 +41,7 @@ import dataclasses
 import itertools
 import json
 import math
+import os
 import re
 import typing
 from dataclasses import dataclass, field
@@ -343,29 +344,34 @@ def run_trial(config: dict[str, Any], sweep: Sweep, sweep_dir: str) -> None:
     cfg = sweep.trial_config(trial_values(sweep, config), f"{sweep.file.name}-{trial_id}")
     paths = RunPaths(Path(sweep_dir) / "runs" / trial_id)
     final = paths.final / "eval.json"
-    if final.exists():
-        done = json.loads(final.read_text())
-        if done["timesteps"] >= cfg.train.total_timesteps:
-            regret = done.get("regret_per_game")
-            tune.report(
-                _metrics(
-                    {**done, "regret": {"mean": regret} if regret is not None else None},
-                    done["timesteps"],
-                )
-            )
-            return
-    if sweep.file.metric == "regret":
-        from yahtzee_env import solver
 
-        solver.load_or_solve(cfg.env.rules)  # evaluations grade regret from the cached table
-    train(
-        cfg,
-        paths.root,
-        resume=paths.config.exists(),
-        progress=False,
-        argv=["yahtzee", "sweep", str(sweep.path), f"(trial {trial_id})"],
-        on_eval=lambda result, steps: tune.report(_metrics(result, steps)),
-    )
+    def finished() -> dict[str, Any] | None:
+        done = json.loads(final.read_text()) if final.exists() else None
+        return done if done and done["timesteps"] >= cfg.train.total_timesteps else None
+
+    def on_eval(result: dict[str, Any], steps: int) -> None:
+        # The final evaluation is reported after `train` has written the run folder: Tune
+        # stops a trial that reports max_t at once.
+        if steps < cfg.train.total_timesteps:
+            tune.report(_metrics(result, steps))
+
+    if finished() is None:
+        if sweep.file.metric == "regret":
+            from yahtzee_env import solver
+
+            solver.load_or_solve(cfg.env.rules)  # evaluations grade regret from the cache
+        train(
+            cfg,
+            paths.root,
+            resume=paths.config.exists(),
+            progress=False,
+            argv=["yahtzee", "sweep", str(sweep.path), f"(trial {trial_id})"],
+            on_eval=on_eval,
+        )
+    done = finished()
+    regret = done.get("regret_per_game")
+    result = {**done, "regret": {"mean": regret} if regret is not None else None}
+    tune.report(_metrics(result, done["timesteps"]))
 
 
 def _tuner(sweep: Sweep, sweep_dir: Path, resume: bool):
@@ -436,6 +442,8 @@ def run_sweep(
     if not resume and tune_dir.exists():
         raise FileExistsError(f"{sweep_dir} already has a sweep: continue it with --resume")
     sweep_dir.mkdir(parents=True, exist_ok=True)
+    # Save Tune's experiment state often (it is small): a killed sweep resumes from there.
+    os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "2")
     atomic_write(sweep_dir / "sweep.yaml", sweep.path.read_text())
     with ray_session(address):
         results = _tuner(sweep, sweep_dir, resume).fit()

@@ -30,6 +30,9 @@ from typing import Any
 
 INSTALL_HINT = "this needs the ray extra: pip install 'yahtzee-rl[ray]'"
 LOCAL = "local"
+# A local instance's shared-memory object store: chunks, results, policies and the solver
+# table need little, and Ray's default (30% of RAM) is more than a shared machine should give.
+OBJECT_STORE_MB = int(os.environ.get("YAHTZEE_RAY_OBJECT_STORE_MB", "300"))
 
 
 class RayMissingError(ImportError):
@@ -67,7 +70,8 @@ def ray_session(
     An instance that is already connected (a test's cluster, a notebook) is used as is and left
     running. Otherwise: connect to the cluster at `resolve_address` (left running at the end),
     or start a private local instance on 127.0.0.1 with ``num_cpus`` (default: all cores) and
-    shut it down at the end.
+    an object store of ``object_store_memory`` bytes (default: ``$YAHTZEE_RAY_OBJECT_STORE_MB``
+    or 300 MB), and shut it down at the end.
     """
     ray = require_ray()
     if ray.is_initialized():
@@ -80,7 +84,7 @@ def ray_session(
         ray.init(
             address=LOCAL,
             num_cpus=num_cpus,
-            object_store_memory=object_store_memory,
+            object_store_memory=object_store_memory or OBJECT_STORE_MB * 2**20,
             include_dashboard=False,
             _node_ip_address="127.0.0.1",
             **quiet,
