@@ -71,7 +71,7 @@ def test_chunks_run_on_both_nodes_with_the_local_numbers(cluster, name: str) -> 
             policy,
             1200,
             seed=7,
-            chunk_size=500,
+            chunk_size=300,
             runner=runner,
             progress=lambda d, t: seen.append(d),
         )
