@@ -420,3 +420,59 @@ def test_box_names_numbered_in_table():
     text = render_table(tg.game, tg.names)
     for number, name in zip(itertools.count(1), BOX_NAMES, strict=False):
         assert f"{number:>3} {name.replace('_', ' ')}" in text
+
+
+# ------------------------------------------------------------------ hostile input (issue 8.10)
+@pytest.mark.parametrize(
+    "line",
+    ["hold ²", "keep ²", "roll ①", "h ٣", "score ²", "score ①", "keep ５", "hold 1²"],
+)
+def test_non_ascii_digits_are_refused_not_crashed(line):
+    with pytest.raises(InputError, match="digits"):
+        parse_command(line)
+
+
+@pytest.mark.parametrize("digits", ["1" * 5000, "0" * 5000, "9" * 40, "0" * 4999 + "7"])
+def test_huge_box_numbers_are_refused(digits):
+    if digits.lstrip("0") == "7":  # leading zeros do not make a number big
+        assert parse_command(f"score {digits}").box == 6
+        return
+    with pytest.raises(InputError, match="numbered 1 to 13"):
+        parse_command(f"score {digits}")
+
+
+def test_hostile_lines_do_not_end_the_game():
+    lines = ["hold ²", "keep ²", "roll ①", "score " + "1" * 5000, "score ²", "score chance"]
+    script = Script(lines)
+    tg, _ = make_game(script, seed=1)
+    tg.game.reset(tg.rng, first=0)
+    tg.human_turn(0)
+    assert len(script.prompts) == len(lines)
+    assert len(set(script.states[:-1])) == 1  # nothing changed until the box was scored
+    assert tg.game.players[0].scores[Box.CHANCE] is not None
+
+
+def test_an_unexpected_error_prints_one_line_and_the_prompt_returns(monkeypatch):
+    script = Script(["card", "score chance"])
+    tg, out = make_game(script, seed=1)
+    tg.game.reset(tg.rng, first=0)
+    calls = []
+
+    def broken_show_position():
+        calls.append(1)
+        if len(calls) == 2:  # the first call shows the turn; the `card` command then fails
+            raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(tg, "show_position", broken_show_position)
+    tg.human_turn(0)
+    text = out.getvalue()
+    assert text.count("ZeroDivisionError: boom") == 1
+    assert len(script.prompts) == 2 and tg.game.players[0].scores[Box.CHANCE] is not None
+
+
+def test_non_utf8_stdin_is_a_bad_command(monkeypatch, capsys):
+    raw = io.TextIOWrapper(io.BytesIO(b"\xff\xfe\n" + b"q\ny\n"), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", raw)
+    assert main(["play", "--opponents", "greedy", "--seed", "1", "--first", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "unknown command" in out and "Game abandoned." in out

@@ -229,13 +229,19 @@ _VERBS = {
 }
 
 
+def is_ascii_digits(text: str) -> bool:
+    """True for a non-empty run of ASCII ``0-9`` only. `str.isdigit` also accepts ``²``,
+    ``①`` or Arabic-Indic digits, which `int` then refuses or reads as other numbers."""
+    return bool(text) and text.isascii() and text.isdigit()
+
+
 def _digits(tokens: Sequence[str], what: str) -> list[int]:
     text = "".join(tokens).replace(",", "")
     if not text:
         raise InputError(f"say which {what}, e.g. 1 3 5")
-    if not text.isdigit():
+    if not is_ascii_digits(text):
         raise InputError(f"expected {what} as digits, e.g. 1 3 5, got {' '.join(tokens)!r}")
-    return [int(ch) for ch in text]
+    return [ord(ch) - ord("0") for ch in text]
 
 
 def parse_positions(tokens: Sequence[str]) -> tuple[int, ...]:
@@ -260,11 +266,15 @@ def parse_box(tokens: Sequence[str]) -> int:
     text = "_".join(tokens).lower().replace("-", "_")
     if not text:
         raise InputError("say which box, e.g. score chance or score 13")
-    if text.isdigit():
-        number = int(text)
-        if not 1 <= number <= NUM_BOXES:
-            raise InputError(f"boxes are numbered 1 to {NUM_BOXES}, not {number}")
+    if is_ascii_digits(text):
+        # No int() of a 5,000-digit string (Python refuses those): a box number has 2 digits.
+        number = int(text[-3:]) if len(text.lstrip("0")) <= 2 else None
+        if number is None or not 1 <= number <= NUM_BOXES:
+            shown = text if len(text) <= 12 else f"{text[:8]}... ({len(text)} digits)"
+            raise InputError(f"boxes are numbered 1 to {NUM_BOXES}, not {shown}")
         return number - 1
+    if text.isdigit():  # digits, but not ASCII ones: ², ① ...
+        raise InputError(f"type the box number with the digits 0-9, got {text!r}")
     if text in BOX_NAMES:
         return BOX_NAMES.index(text)
     if text in BOX_ALIASES:
@@ -328,7 +338,10 @@ def line_reader(stdin: TextIO, out: TextIO) -> InputFn:
     def read(prompt: str) -> str:
         out.write(prompt)
         out.flush()
-        line = stdin.readline()
+        try:
+            line = stdin.readline()
+        except UnicodeDecodeError:  # bytes that are not text: a bad command, not a crash
+            line = "\ufffd\n"
         if not line:
             out.write("\n")
             raise EOFError
@@ -458,6 +471,15 @@ class TerminalGame:
                     return
             except InputError as err:
                 self.say(self.style.paint(f"  {err}", "red"))
+            except Quit:
+                raise
+            except Exception as err:  # a bug must not cost the player the game
+                # The engine changes nothing on a refused step, so the game goes on as it was.
+                self.say(
+                    self.style.paint(
+                        f"  could not do that ({type(err).__name__}: {err}); try again", "red"
+                    )
+                )
 
     def apply(self, seat: int, command: Command) -> bool:
         """Carry out one command of the human; True when the turn is over."""
