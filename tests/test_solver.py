@@ -393,3 +393,34 @@ def test_save_is_atomic_and_leaves_no_temp_files(tmp_path, table):
     solver.save_table(table, path)
     solver.save_table(table, path)  # replaces in place
     assert os.listdir(tmp_path) == [path.name]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (b'"dtype": "<f4"', b'"dtype": ">f4"'),  # issue 8.11: read back as 3.8e32 before
+        (b'"expected_score": 2', b'"expected_score": 9'),  # caught by the checksum alone
+        (b'"format_version": 2', b'"format_version": 1'),
+    ],
+)
+def test_edited_cache_header_is_refused_and_rebuilt(tmp_path, table, fake_solve, old, new):
+    path = solver.save_table(table, solver.cache_path(table.rules, tmp_path))
+    raw = path.read_bytes()
+    assert raw.count(old) == 1
+    path.write_bytes(raw.replace(old, new))  # same length: only the header's content changed
+    with pytest.raises(solver.CacheError):
+        solver.load_table(path, table.rules)
+    with pytest.warns(RuntimeWarning, match="rebuilding"):
+        rebuilt = solver.load_or_solve(table.rules, cache_dir=tmp_path)
+    assert rebuilt.expected_score == pytest.approx(table.expected_score, abs=1e-3)
+    assert solver.load_table(path, table.rules).expected_score < 300
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs and /dev/zero (POSIX)")
+def test_cache_that_is_not_a_regular_file_is_refused(tmp_path, table):
+    fifo = tmp_path / "fifo.bin"
+    os.mkfifo(fifo)  # opening it for reading would block forever
+    with pytest.raises(solver.CacheError, match="not a regular file"):
+        solver.load_table(fifo, table.rules)
+    with pytest.raises(solver.CacheError, match="not a regular file"):
+        solver.load_table("/dev/zero", table.rules)
