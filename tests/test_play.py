@@ -476,3 +476,11 @@ def test_non_utf8_stdin_is_a_bad_command(monkeypatch, capsys):
     assert main(["play", "--opponents", "greedy", "--seed", "1", "--first", "1"]) == 0
     out = capsys.readouterr().out
     assert "unknown command" in out and "Game abandoned." in out
+
+
+def test_level_under_other_rules_names_the_rules_not_damage(monkeypatch, capsys):
+    """Issue 8.15: `play --rules no-joker` against a level blamed "damaged files"."""
+    code, _, err = run_play(["--opponents", "easy", "--rules", "no-joker"], [], monkeypatch, capsys)
+    assert code == 2
+    assert "trained for rules 'official'" in err and "--rules official" in err
+    assert "damaged" not in err

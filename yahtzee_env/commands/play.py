@@ -49,8 +49,16 @@ def _cpu_names(specs: list[str]) -> list[str]:
     return unique_names([Path(s).stem if s.endswith((".json", ".npz")) else s for s in specs])
 
 
+def _trained_rules(err: Exception) -> str:
+    """The rules a `RulesMismatchError` says the model was trained for."""
+    import re
+
+    found = re.search(r"trained for rules '([^']+)'", str(err))
+    return found.group(1) if found else "official"
+
+
 def run(args: argparse.Namespace) -> int:
-    from yahtzee_env.opponents import LEVELS, ModelFormatError
+    from yahtzee_env.opponents import LEVELS, ModelFormatError, RulesMismatchError
     from yahtzee_env.policies import resolve_policy
     from yahtzee_env.terminal import Player, Style, TerminalGame, color_enabled, line_reader
 
@@ -81,12 +89,18 @@ def run(args: argparse.Namespace) -> int:
         try:
             policy = resolve_policy(spec, args.rules, None if args.seed is None else args.seed + i)
         except ModelFormatError as err:
-            hint = (
-                "the level's files in yahtzee_env/levels/ are missing or damaged: reinstall the "
-                "package, or play against heuristic, greedy, random or optimal instead"
-                if spec in LEVELS
-                else "check the model path"
-            )
+            if isinstance(err, RulesMismatchError):
+                hint = (
+                    f"play it with --rules {_trained_rules(err)}, or choose heuristic, greedy, "
+                    "random or optimal, which play any rules"
+                )
+            elif spec in LEVELS:
+                hint = (
+                    "the level's files in yahtzee_env/levels/ are missing or damaged: reinstall "
+                    "the package, or play against heuristic, greedy, random or optimal instead"
+                )
+            else:
+                hint = "check the model path"
             print(
                 f"yahtzee play: error: CPU {spec!r} is not available: {err}. ({hint})",
                 file=sys.stderr,
