@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from yahtzee_agents.config import RunConfig, config_from_dict
+from yahtzee_agents.config import ConfigError, RunConfig, config_from_dict, read_yaml_mapping
 from yahtzee_env.fileio import atomic_path, atomic_write
 from yahtzee_env.rules import Box
 
@@ -77,7 +77,10 @@ def load_run_config(run_dir: str | Path) -> RunConfig:
     paths = RunPaths(Path(run_dir))
     if not paths.config.exists():
         raise FileNotFoundError(f"{run_dir}: not a run folder (no config.yaml)")
-    return config_from_dict(yaml.safe_load(paths.config.read_text()))
+    try:
+        return config_from_dict(read_yaml_mapping(paths.config))
+    except ConfigError as err:
+        raise ConfigError(f"{paths.config}: {err}") from err
 
 
 # ------------------------------------------------------------------------------ env and model
