@@ -344,3 +344,57 @@ def test_rules_mismatch_is_named_before_the_files_are_read(model: Path) -> None:
     model.with_suffix(".npz").unlink()
     with pytest.raises(RulesMismatchError, match="trained for rules 'official'"):
         load_opponent(model, rules="no-joker")
+
+
+# ------------------------------------------------------------------ level registry (issue 9.6)
+def test_levels_are_discovered_from_the_shipped_manifests() -> None:
+    from yahtzee_env.opponents import _discover_levels
+
+    shipped = sorted(p.stem for p in LEVELS_DIR.glob("*.json"))
+    assert sorted(LEVELS) == shipped
+    assert LEVELS[:3] == ("easy", "medium", "hard")  # weakest first, by evaluation
+    assert _discover_levels(LEVELS_DIR) == LEVELS
+
+
+def test_a_new_level_is_its_files(tmp_path: Path) -> None:
+    from yahtzee_env.opponents import _discover_levels
+
+    for name, mean in (("pro", 240.0), ("rookie", 100.0)):
+        save_policy(
+            tmp_path, name, _weights(), "relu", rules="official", config_sha256="0" * 64,
+            level=name, extra={"evaluation": {"mean": mean}},
+        )  # fmt: skip
+    (tmp_path / "broken.json").write_text("{")  # listed (last), so that loading it explains
+    assert _discover_levels(tmp_path) == ("rookie", "pro", "broken")
+
+
+@pytest.mark.parametrize(
+    ("level", "method", "teacher", "env_steps"),
+    [
+        ("easy", "reward-only", None, 2_015_232),
+        ("medium", "distilled", "heuristic", 507_904),
+        ("hard", "distilled", "optimal", 0),
+    ],
+)
+def test_shipped_manifests_say_how_the_level_was_made(level, method, teacher, env_steps) -> None:
+    from yahtzee_env.opponents import level_manifest
+
+    manifest = level_manifest(level)
+    assert manifest.version == 1
+    assert manifest.method == method and manifest.raw["teacher"] == teacher
+    assert manifest.env_steps == env_steps == manifest.raw["timesteps"]
+    assert load_opponent(level).manifest.weights_sha256 == manifest.weights_sha256
+
+
+def test_version_goes_up_when_other_weights_replace_a_model(tmp_path: Path) -> None:
+    from yahtzee_env.opponents import read_manifest
+
+    def save(seed):
+        return save_policy(
+            tmp_path, "lvl", _weights(seed), "relu", rules="official", config_sha256="0" * 64
+        )
+
+    assert read_manifest(save(0)).version == 1
+    assert read_manifest(save(0)).version == 1  # the same weights again
+    assert read_manifest(save(1)).version == 2  # retrained
+    assert read_manifest(save(2)).version == 3

@@ -31,6 +31,9 @@ from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, RuleSet
 
 RegretMode = Literal["yes", "no", "if-cached"]
 Z95 = 1.959963984540054
+# Every game's record (~150 bytes) is kept for medians and percentiles: 10 M games is 1.5 GB.
+# More is refused up front rather than running out of memory hours later.
+MAX_GAMES = 10_000_000
 HIST_BIN = 5  # points per histogram bin
 
 
@@ -171,8 +174,10 @@ def play_games(
     progress: Callable[[int, int], None] | None = None,
 ) -> GameRecords:
     """Play ``games`` games of ``policy`` (``act_batch(obs, masks)``), in seeded chunks."""
-    if games < 1:
-        raise ValueError(f"games must be >= 1, got {games}")
+    if not 1 <= games <= MAX_GAMES:
+        raise ValueError(f"games must be in 1..{MAX_GAMES:,}, got {games:,}")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     rules = RuleSet.from_spec(rules)
     sizes = [min(chunk_size, games - lo) for lo in range(0, games, chunk_size)]
     seeds = np.random.SeedSequence(seed).spawn(len(sizes))

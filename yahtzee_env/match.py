@@ -42,10 +42,15 @@ import numpy as np
 
 from yahtzee_env.engine import Game, match_is_decided, match_winners
 from yahtzee_env.evaluation import Z95
+from yahtzee_env.fileio import atomic_path
 from yahtzee_env.observation import encode_seat
 from yahtzee_env.rules import RuleSet
 
 DEFAULT_BATCH = 1024  # games per vector env: the fastest size per game on one core
+MAX_BATCH = 65_536  # games per vector env at most (memory: ~1 KB per game and seat)
+# Games of a whole tournament at most (tables x games per table): refused up front above it.
+# Memory stays bounded by a table's games (8 bytes per game and seat), time does not.
+MAX_TOURNAMENT_GAMES = 100_000_000
 CI_METHOD = "wilson-95"
 
 
@@ -219,6 +224,24 @@ def tournament_tables(num_entrants: int, players: int) -> list[tuple[int, ...]]:
     return list(itertools.combinations(range(num_entrants), players))
 
 
+def tournament_games(num_entrants: int, players: int, games: int) -> int:
+    """Games a tournament plays: tables times ``games`` rounded up to the seat arrangements."""
+    arrangements = len(seat_arrangements(players))
+    return math.comb(num_entrants, players) * arrangements * -(-games // arrangements)
+
+
+def check_tournament_size(num_entrants: int, players: int, games: int) -> None:
+    """Raise ValueError, before any game, if the tournament would play more than
+    `MAX_TOURNAMENT_GAMES` games."""
+    total = tournament_games(num_entrants, players, games)
+    if total > MAX_TOURNAMENT_GAMES:
+        raise ValueError(
+            f"{num_entrants} entrants at {players}-player tables with {games:,} games per table "
+            f"make {total:,} games, more than the {MAX_TOURNAMENT_GAMES:,} allowed: use fewer "
+            "games or entrants"
+        )
+
+
 def unique_names(names: Sequence[str]) -> list[str]:
     """Names made distinct: a repeated name gets ``#2``, ``#3``..."""
     seen: dict[str, int] = {}
@@ -248,8 +271,11 @@ def run_tournament(
     seat), ``speed``."""
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
+    if not 1 <= batch_size <= MAX_BATCH:
+        raise ValueError(f"batch_size must be in 1..{MAX_BATCH:,}, got {batch_size:,}")
     rules = RuleSet.from_spec(rules)
     names = unique_names([e.name for e in entrants])
+    check_tournament_size(len(entrants), players, games)
     tables = tournament_tables(len(entrants), players)
     arrangements = seat_arrangements(players)
     per_arrangement = -(-games // len(arrangements))
@@ -436,10 +462,9 @@ def plot_tournament(result: dict[str, Any], path: str | os.PathLike) -> None:
     ax_bar.set_ylabel("mean final total")
     ax_bar.set_title(f"{result['config']['players']}-player tables")
     fig.tight_layout()
-    tmp = f"{os.fspath(path)}.tmp.png"
-    fig.savefig(tmp, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
-    os.replace(tmp, path)
 
 
 __all__ = [

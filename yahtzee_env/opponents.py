@@ -242,6 +242,7 @@ class MLPPolicy:
         threshold: int = 63,
     ) -> None:
         self.weights = [(w.astype(np.float32), b.astype(np.float32)) for w, b in weights]
+        self.manifest: Manifest | None = None  # set by `load_opponent`
         self.activation = activation
         self.name = name
         self.canonical_holds = canonical_holds
@@ -324,7 +325,7 @@ def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) 
             f"{manifest.weights_sha256[:12]}… (file corrupt, truncated or replaced)"
         )
     weights = _read_weights(manifest, blob)
-    return MLPPolicy(
+    policy = MLPPolicy(
         weights,
         manifest.activation,
         name=manifest.level or path.stem,
@@ -332,6 +333,15 @@ def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) 
         input_version=manifest.input_version,
         threshold=RuleSet.from_spec(manifest.rules).upper_bonus_threshold,
     )
+    policy.manifest = manifest
+    return policy
+
+
+def level_manifest(level: str) -> Manifest:
+    """The checked manifest of a shipped level (its version, method, env-steps, ...)."""
+    if level not in LEVELS:
+        raise ModelFormatError(f"no shipped level {level!r} (levels: {', '.join(LEVELS)})")
+    return read_manifest(LEVELS_DIR / f"{level}.json")
 
 
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ...]):
@@ -405,6 +415,16 @@ def _read_weights(manifest: Manifest, blob: bytes) -> list[tuple[np.ndarray, np.
     ]
 
 
+def _next_version(json_path: Path, digest: str) -> int:
+    try:
+        old = read_manifest(json_path)
+    except ModelFormatError:  # none there (or unreadable): a new model
+        return 1
+    if old.weights_sha256 == digest:
+        return old.version or 1
+    return (old.version or 1) + 1
+
+
 def save_policy(
     directory: str | Path,
     name: str,
@@ -417,10 +437,14 @@ def save_policy(
     canonical_holds: bool = True,
     input_version: int = 1,
     extra: dict[str, Any] | None = None,
+    version: int | None = None,
 ) -> Path:
     """Write ``NAME.npz`` and ``NAME.json`` atomically; return the manifest path.
 
     ``weights`` are (W [in, out], b [out]) pairs, hidden layers first, logits last.
+    ``version`` (None: automatic) is 1 for a new model, the old one's for the same weights,
+    and one more than the old one's when other weights replace a model: a retrained level
+    is told apart from the one it replaces.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -438,6 +462,8 @@ def save_policy(
     np.savez(buffer, **arrays)
     weights = buffer.getvalue()
     digest = hashlib.sha256(weights).hexdigest()
+    if version is None:
+        version = _next_version(json_path, digest)
     manifest = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -453,6 +479,7 @@ def save_policy(
         "holds": "canonical" if canonical_holds else "all",
         "rules": rules,
         "level": level,
+        "version": version,
         "config_sha256": config_sha256,
         "weights_file": npz_path.name,
         "weights_sha256": digest,

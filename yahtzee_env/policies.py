@@ -415,14 +415,19 @@ def make_policy(name: str, rules: RulesLike = None, seed: SeedLike = None) -> Ba
 
 
 def resolve_policy(name: str, rules: RulesLike = None, seed: SeedLike = None):
-    """A policy object from a built-in name, a shipped level or a model manifest path."""
+    """A policy object from a built-in name, a shipped level, a model manifest path
+    (``NAME.json``), an ONNX file (``*.onnx``, needs the export extra), or an SB3 checkpoint
+    (``*.zip``) or run folder (needs the train extra; see `yahtzee_env.model_sources`)."""
+    from yahtzee_env.model_sources import is_model_source, load_model_source
     from yahtzee_env.opponents import LEVELS, load_opponent
 
     if name in POLICIES:
         return make_policy(name, rules=rules, seed=seed)
     if name in LEVELS or name.endswith((".json", ".npz")):
         return load_opponent(name, rules=rules)
+    if is_model_source(name):
+        return load_model_source(name, rules=rules)
     raise ValueError(
-        f"unknown policy {name!r}: use one of {', '.join([*POLICIES, *LEVELS])} or a model "
-        "manifest path (NAME.json)"
+        f"unknown policy {name!r}: use one of {', '.join([*POLICIES, *LEVELS])}, a model "
+        "manifest (NAME.json), an ONNX file (NAME.onnx), or an SB3 model.zip or run folder"
     )

@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from yahtzee_env.commands import non_negative_int
+from yahtzee_env.commands import MODEL_FILES, non_negative_int, shipped_levels
 from yahtzee_env.rules import PRESETS
 
 HELP = "play Yahtzee in the terminal against 1-3 CPU opponents (a game or a best-of-five match)"
 
 DEFAULT_OPPONENTS = "medium"  # a shipped trained level (yahtzee_env/levels/medium.json)
 CPU_CHOICES = (
-    "easy, medium, hard (trained levels), heuristic, greedy, random, optimal, or a model .json"
+    f"{', '.join(shipped_levels())} (trained levels), heuristic, greedy, random, optimal, or "
+    f"{MODEL_FILES}"
 )
 
 
@@ -46,7 +47,10 @@ def _cpu_names(specs: list[str]) -> list[str]:
 
     from yahtzee_env.match import unique_names
 
-    return unique_names([Path(s).stem if s.endswith((".json", ".npz")) else s for s in specs])
+    model_file = (".json", ".npz", ".onnx", ".zip")
+    return unique_names(
+        [Path(s).stem if s.endswith(model_file) else Path(s).name or s for s in specs]
+    )
 
 
 def _trained_rules(err: Exception) -> str:
@@ -58,11 +62,12 @@ def _trained_rules(err: Exception) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from yahtzee_env.commands import missing_extra_hint, policy_names
     from yahtzee_env.opponents import LEVELS, ModelFormatError, RulesMismatchError
     from yahtzee_env.policies import resolve_policy
     from yahtzee_env.terminal import Player, Style, TerminalGame, color_enabled, line_reader
 
-    specs = [s.strip() for s in args.opponents.split(",") if s.strip()]
+    specs = policy_names(args.opponents)
     if not 1 <= len(specs) <= 3:
         print(
             f"yahtzee play: error: --opponents needs 1 to 3 CPU players, got {len(specs)}",
@@ -108,6 +113,9 @@ def run(args: argparse.Namespace) -> int:
             return 2
         except ValueError as err:
             print(f"yahtzee play: error: {err}", file=sys.stderr)
+            return 2
+        except ImportError as err:
+            print(f"yahtzee play: error: {missing_extra_hint(err, spec)}", file=sys.stderr)
             return 2
         cpus.append(policy)
     players = [Player(args.name)] + [

@@ -33,10 +33,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+def _check_run_files(paths, check_sb3_zip) -> None:
+    """Refuse a run whose files a resume would read (the newest checkpoint, the best model
+    and its evaluation) if they are damaged: `ModelFormatError` naming the file, before any
+    training (a damaged file otherwise fails deep inside torch, or after a warm start)."""
+    import json
+    import math
+
+    from yahtzee_env.opponents import ModelFormatError
+
+    for model in (paths.latest_checkpoint(), paths.best / "model.zip"):
+        if model is not None and model.exists():
+            check_sb3_zip(model)
+    eval_file = paths.best / "eval.json"
+    if eval_file.exists():
+        try:
+            mean = json.loads(eval_file.read_bytes()[: 1 << 20].decode("utf-8"))["mean"]
+            if isinstance(mean, bool) or not math.isfinite(float(mean)):
+                raise ValueError(f"mean is {mean!r}")
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
+            raise ModelFormatError(f"{eval_file}: corrupt evaluation record ({err})") from None
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         from yahtzee_agents.config import ConfigError, load_config
-        from yahtzee_agents.train import load_run_config, train
+        from yahtzee_agents.train import RunPaths, load_run_config, train
     except ImportError as err:
         print(
             f"yahtzee train: error: training needs the train extra "
@@ -44,6 +66,10 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    from yahtzee_env.checkpoints import check_sb3_zip
+    from yahtzee_env.commands import OutputPathError, check_output_dir
+    from yahtzee_env.opponents import ModelFormatError
+
     if (args.config is None) == (args.resume is None):
         print(
             "yahtzee train: error: give a CONFIG file or --resume RUN_DIR (not both)",
@@ -56,10 +82,13 @@ def run(args: argparse.Namespace) -> int:
                 raise ConfigError("--set cannot be combined with --resume (same config)")
             cfg = load_run_config(args.resume)
             run_dir = args.resume
+            _check_run_files(RunPaths(run_dir), check_sb3_zip)
+            check_output_dir(run_dir, "--resume")
         else:
             cfg = load_config(args.config, args.set)
+            check_output_dir(args.runs_dir, "--runs-dir")
             run_dir = args.runs_dir / cfg.name
-    except (ConfigError, FileNotFoundError) as err:
+    except (ConfigError, FileNotFoundError, OutputPathError, ModelFormatError) as err:
         print(f"yahtzee train: error: {err}", file=sys.stderr)
         return 2
     try:
