@@ -365,7 +365,10 @@ def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
     except UnicodeDecodeError as err:
         raise ConfigError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from err
     except (yaml.YAMLError, RecursionError) as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from err
+        problem = getattr(err, "problem", None) or "nested too deeply"
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise ConfigError(f"{path}: not valid YAML: {problem}{where}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

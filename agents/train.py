@@ -80,7 +80,9 @@ def load_run_config(run_dir: str | Path) -> RunConfig:
     try:
         return config_from_dict(read_yaml_mapping(paths.config))
     except ConfigError as err:
-        raise ConfigError(f"{paths.config}: {err}") from err
+        if str(err).startswith(str(paths.config)):
+            raise
+        raise ConfigError(f"{paths.config}: {err}") from None
 
 
 # ------------------------------------------------------------------------------ env and model
