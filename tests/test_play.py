@@ -484,3 +484,52 @@ def test_level_under_other_rules_names_the_rules_not_damage(monkeypatch, capsys)
     assert code == 2
     assert "trained for rules 'official'" in err and "--rules official" in err
     assert "damaged" not in err
+
+
+# ------------------------------------------------------------------ one match loop (issue 9.5)
+def test_match_state_rotates_the_start_and_stops_when_decided():
+    from yahtzee_env.engine import Match
+
+    match = Match(num_players=3, first=1)
+    starts = []
+    while not match.decided:
+        starts.append(match.next_start)
+        match.record([100, 200, 150] if len(starts) % 2 else [300, 100, 100])
+    assert starts == [1, 2, 0, 1, 2]  # five games: 3 wins for nobody before that
+    assert match.standing.wins == (2, 3, 0) and match.standing.winners == (1,)
+    with pytest.raises(ValueError, match="already decided"):
+        match.record([1, 2, 3])
+    with pytest.raises(ValueError, match="2 totals for 3"):
+        Match(3).record([1, 2])
+
+
+def test_library_and_terminal_matches_run_the_same_loop(monkeypatch):
+    """`match.play_match` and `TerminalGame.play_match` both go through `engine.run_match`,
+    so the rotation and the decision are written once."""
+    import yahtzee_env.match as match_module
+    import yahtzee_env.terminal as terminal_module
+    from yahtzee_env import engine
+
+    calls = []
+
+    def spy(play_game, num_players, first=0, on_game=None):
+        calls.append((num_players, first))
+        return engine.run_match(play_game, num_players, first, on_game)
+
+    monkeypatch.setattr(match_module, "run_match", spy)
+    monkeypatch.setattr(terminal_module, "run_match", spy)
+    greedy = make_policy("greedy")
+    library = match_module.play_match([greedy, greedy], rng=3, first=1)
+    script = Script(fallback=first_legal_box)
+    tg, out = make_game(script, seed=6)
+    terminal = tg.play_match(first=1)
+    assert calls == [(2, 1), (2, 1)]
+    assert match_is_decided([list(t) for t in library.game_totals])
+    assert len(terminal.game_totals) == out.getvalue().count("=== Match game")
+
+
+def test_standing_counts_draws_by_top_seats():
+    script = Script()
+    tg, _ = make_game(script)
+    standing = match_winners([[200, 200], [250, 150], [150, 150]])
+    assert "draws 2" in tg.describe_standing(standing)

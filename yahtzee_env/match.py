@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from yahtzee_env.engine import Game, match_is_decided, match_winners
+from yahtzee_env.engine import Game, run_match
 from yahtzee_env.evaluation import Z95
 from yahtzee_env.fileio import atomic_path
 from yahtzee_env.observation import encode_seat
@@ -188,14 +188,13 @@ def play_match(
     rng: SeedOrRng | None = None,
     first: int = 0,
 ):
-    """A best-of-five match on the engine (the start passes to the next seat each game);
+    """A best-of-five match on the engine between per-seat policies, no I/O (the start
+    passes to the next seat each game: `engine.run_match`, the loop the terminal runs too);
     the `engine.MatchResult`. ``rng`` is required, as in `play_game`."""
     rng = _required_rng(rng, "play_match")
-    results: list[list[int]] = []
-    while not match_is_decided(results):
-        start = (first + len(results)) % len(policies)
-        results.append(play_game(policies, rules, rng, start))
-    return match_winners(results)
+    return run_match(
+        lambda start, _number: play_game(policies, rules, rng, start), len(policies), first
+    )
 
 
 # ------------------------------------------------------------------------------ schedule

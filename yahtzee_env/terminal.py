@@ -37,9 +37,8 @@ from yahtzee_env.engine import (
     MatchResult,
     box_action,
     hold_action,
-    match_is_decided,
-    match_winners,
     roll_for_first_player,
+    run_match,
     top_seats,
 )
 from yahtzee_env.observation import encode_seat
@@ -427,14 +426,12 @@ class TerminalGame:
         then passes to the next seat each game."""
         if first is None:
             first = self.roll_for_first()
-        results: list[list[int]] = []
-        while not match_is_decided(results):
-            number = len(results) + 1
-            start = (first + number - 1) % len(self.players)
-            results.append(self.play_game(start, title=f"Match game {number}"))
-            standing = match_winners(results)
-            self.say(self.describe_standing(standing))
-        result = match_winners(results)
+        result = run_match(
+            lambda start, number: self.play_game(start, title=f"Match game {number}"),
+            len(self.players),
+            first,
+            on_game=lambda standing: self.say(self.describe_standing(standing)),
+        )
         self.say(self.style.paint(self.describe_match(result), "bold", "green"))
         return result
 
@@ -589,7 +586,7 @@ class TerminalGame:
         return f"Draw: {tied} tie on {best} points{rest}."
 
     def describe_standing(self, result: MatchResult) -> str:
-        draws = sum(1 for t in result.game_totals if list(t).count(max(t)) > 1)
+        draws = sum(1 for totals in result.game_totals if len(top_seats(totals)) > 1)
         wins = ", ".join(f"{n} {w}" for n, w in zip(self.names, result.wins, strict=True))
         return (
             f"Match after {len(result.game_totals)} game(s): wins {wins}; draws {draws} "
