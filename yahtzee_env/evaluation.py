@@ -16,7 +16,6 @@ An optimal player has regret exactly 0.
 
 from __future__ import annotations
 
-import copy
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -113,16 +112,15 @@ def play_chunk(
 ) -> GameRecords:
     """Play ``games`` games at once (one vector env of that size); grade if ``table``."""
     from yahtzee_env.oracle import OptimalOracle
+    from yahtzee_env.policies import reseeded
     from yahtzee_env.vector import YahtzeeVectorEnv
 
     oracle = OptimalOracle(table) if table is not None else None
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     env_seed, policy_seed = seq.generate_state(2)
-    if isinstance(getattr(policy, "rng", None), np.random.Generator):
-        # A random policy draws from the chunk's own stream: the same games whatever the
-        # number of workers, and whatever the policy object did before.
-        policy = copy.copy(policy)
-        policy.rng = np.random.default_rng(int(policy_seed))
+    # A random policy draws from the chunk's own stream: the same games whatever the number
+    # of workers, and whatever the policy object did before.
+    policy = reseeded(policy, int(policy_seed))
     env = YahtzeeVectorEnv(num_envs=games, rules=rules)
     scores = np.zeros(games, dtype=np.int64)
     box_scores = np.zeros((games, NUM_BOXES), dtype=np.int64)

@@ -275,6 +275,11 @@ class MLPPolicy:
             masks[:, :NUM_HOLDS] &= CANONICAL_HOLDS[rolls]
         return masks
 
+    stochastic = False  # see `policies.BasePolicy.stochastic`
+
+    def reseed(self, seed: int | None) -> None:
+        """Nothing to reseed: the policy is deterministic."""
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(self.act_batch(observation, action_mask)[0])
 

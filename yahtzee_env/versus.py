@@ -192,8 +192,8 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
         if self.seat_option == "random":
             self.seat = int(rng.integers(self.num_players))
         for policy in self.opponent_policies:
-            if isinstance(getattr(policy, "rng", None), np.random.Generator):
-                policy.rng = np.random.default_rng(int(rng.integers(2**63)))
+            if getattr(policy, "stochastic", False):  # each episode from the env's seed
+                policy.reseed(int(rng.integers(2**63)))
         self.game.reset(rng, first=0)
         self._play_opponents()
         if self.render_mode == "human":
