@@ -123,3 +123,20 @@ def test_override_errors(tmp_path: Path) -> None:
         load_config(path)
     with pytest.raises(ConfigError, match="cannot read config"):
         load_config(tmp_path / "missing.yaml")
+
+
+def test_bench_overrides_do_not_touch_the_reference_config(monkeypatch) -> None:
+    """Issue 9.6: `run_bench` applied --set overrides to a shallow copy of REFERENCE_256,
+    writing into the module constant's nested sections."""
+    import copy
+
+    from yahtzee_agents import bench
+
+    before = copy.deepcopy(bench.REFERENCE_256)
+    seen = []
+    monkeypatch.setattr(bench, "bench_config", lambda cfg, steps: seen.append(cfg) or {})
+    bench.run_bench([], 1, ["env.num_envs=8", "ppo.n_steps=4", "ppo.batch_size=32"])
+    assert seen[0].env.num_envs == 8
+    assert bench.REFERENCE_256 == before
+    bench.run_bench([], 1, [])
+    assert seen[1].env.num_envs == before["env"]["num_envs"]

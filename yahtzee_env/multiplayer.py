@@ -33,21 +33,11 @@ from yahtzee_env.observation import encode_seat
 from yahtzee_env.rules import RuleSet
 
 # The observation layout, infos and win rewards live in `yahtzee_env.table` (no PettingZoo
-# needed, so `YahtzeeVs-v0` shares them); re-exported here for compatibility.
+# needed, so `YahtzeeVs-v0` shares them).
 from yahtzee_env.table import (
     MAX_PLAYERS,
     MIN_PLAYERS,
-    OPP_OPEN,
-    OPP_PROGRESS,
-    OPP_TOTAL,
-    OPP_UPPER,
-    OPP_UPPER_BONUS,
-    OPP_YAHTZEE_BOX,
-    OPPONENT_SIZE,
-    OPPONENTS_START,
-    OWN_TOTAL_INDEX,
     REWARD_MODES,
-    TOTAL_SCALE,
     RewardMode,
     encode_table,
     observation_size,
@@ -310,25 +300,4 @@ class raw_env(AECEnv, EzPickle):
         }
 
 
-__all__ = [
-    "MAX_PLAYERS",
-    "MIN_PLAYERS",
-    "OPPONENTS_START",
-    "OPPONENT_SIZE",
-    "OPP_OPEN",
-    "OPP_PROGRESS",
-    "OPP_TOTAL",
-    "OPP_UPPER",
-    "OPP_UPPER_BONUS",
-    "OPP_YAHTZEE_BOX",
-    "OWN_TOTAL_INDEX",
-    "REWARD_MODES",
-    "TOTAL_SCALE",
-    "RewardMode",
-    "encode_table",
-    "env",
-    "observation_size",
-    "raw_env",
-    "seat_info",
-    "win_rewards",
-]
+__all__ = ["env", "raw_env"]

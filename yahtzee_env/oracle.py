@@ -14,9 +14,7 @@ import numpy as np
 from yahtzee_env.dice import HOLD_TO_KEEP, NUM_HOLDS, NUM_KEEPS
 from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS
 from yahtzee_env.observation import decode_batch
-from yahtzee_env.solver import SolverTable
-
-NUM_YSTATES = 3
+from yahtzee_env.solver import NUM_YSTATES, SolverTable
 
 
 class OptimalOracle:
