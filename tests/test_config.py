@@ -137,6 +137,6 @@ def test_bench_overrides_do_not_touch_the_reference_config(monkeypatch) -> None:
     monkeypatch.setattr(bench, "bench_config", lambda cfg, steps: seen.append(cfg) or {})
     bench.run_bench([], 1, ["env.num_envs=8", "ppo.n_steps=4", "ppo.batch_size=32"])
     assert seen[0].env.num_envs == 8
-    assert bench.REFERENCE_256 == before
+    assert before == bench.REFERENCE_256
     bench.run_bench([], 1, [])
     assert seen[1].env.num_envs == before["env"]["num_envs"]
