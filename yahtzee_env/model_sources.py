@@ -27,7 +27,7 @@ import numpy as np
 
 from yahtzee_env.engine import NUM_ACTIONS
 from yahtzee_env.fileio import UnsafeFileError, read_regular_file
-from yahtzee_env.observation import OBS_SIZE, OBS_VERSION
+from yahtzee_env.observation import INPUT_SIZES, model_input
 from yahtzee_env.opponents import (
     ACTIVATIONS,
     FORMAT_NAME,
@@ -82,7 +82,7 @@ def onnx_metadata(policy: MLPPolicy, *, rules: str, level: str | None) -> dict[s
         "format": ONNX_FORMAT,
         "holds": "canonical" if policy.canonical_holds else "all",
         "rules": rules,
-        "observation_version": str(OBS_VERSION),
+        "observation_version": str(policy.input_version),
         "level": level or "",
         "activation": policy.activation,
         "weights_sha256": weights_digest(policy.weights),
@@ -92,12 +92,14 @@ def onnx_metadata(policy: MLPPolicy, *, rules: str, level: str | None) -> dict[s
 class OnnxPolicy(MLPPolicy):
     """An `MLPPolicy` whose logits come from onnxruntime running the ONNX file."""
 
-    def __init__(self, session: Any, weights, activation: str, name: str, canonical_holds: bool):
-        super().__init__(weights, activation, name, canonical_holds=canonical_holds)
+    def __init__(self, session: Any, weights, activation: str, name: str, **kwargs: Any):
+        super().__init__(weights, activation, name, **kwargs)
         self.session = session
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
         x = np.array(observations, dtype=np.float32, ndmin=2)
+        if self.input_version != 1:
+            x = model_input(x, self.input_version, self.threshold)
         out = self.session.run(["logits"], {"obs": x})[0]
         return out if np.ndim(observations) == 2 else out[0]
 
@@ -126,11 +128,13 @@ def load_onnx_policy(path: str | os.PathLike, rules: RuleSet | str | None = None
     missing = [k for k in ONNX_KEYS if k not in meta]
     if missing:
         raise ModelFormatError(f"{path}: metadata lacks {', '.join(missing)}")
-    if meta["observation_version"] != str(OBS_VERSION):
+    versions = {str(v): v for v in INPUT_SIZES}
+    if meta["observation_version"] not in versions:
         raise ModelFormatError(
             f"{path}: model expects observation version {meta['observation_version']}, this "
-            f"package makes version {OBS_VERSION}"
+            f"package reads versions {sorted(INPUT_SIZES)}"
         )
+    input_version = versions[meta["observation_version"]]
     if meta["holds"] not in ("canonical", "all") or meta["activation"] not in ACTIVATIONS:
         raise ModelFormatError(f"{path}: metadata holds/activation not understood")
     if meta["rules"] not in PRESETS:
@@ -152,8 +156,9 @@ def load_onnx_policy(path: str | os.PathLike, rules: RuleSet | str | None = None
         raise ModelFormatError(
             f"{path}: weights do not match the metadata's sha256 (file altered or corrupt)"
         )
-    if weights[0][0].shape[0] != OBS_SIZE or weights[-1][0].shape[1] != NUM_ACTIONS:
-        raise ModelFormatError(f"{path}: network is not {OBS_SIZE} -> {NUM_ACTIONS}")
+    inputs = INPUT_SIZES[input_version]
+    if weights[0][0].shape[0] != inputs or weights[-1][0].shape[1] != NUM_ACTIONS:
+        raise ModelFormatError(f"{path}: network is not {inputs} -> {NUM_ACTIONS}")
     try:
         session = ort.InferenceSession(blob, providers=["CPUExecutionProvider"])
     except Exception as err:  # onnxruntime raises its own exception types
@@ -164,6 +169,8 @@ def load_onnx_policy(path: str | os.PathLike, rules: RuleSet | str | None = None
         meta["activation"],
         name=meta["level"] or path.stem,
         canonical_holds=meta["holds"] == "canonical",
+        input_version=input_version,
+        threshold=PRESETS[meta["rules"]].upper_bonus_threshold,
     )
 
 
@@ -198,9 +205,11 @@ def load_sb3_policy(path: str | os.PathLike, rules: RuleSet | str | None = None)
     train = _require("yahtzee_agents.train", "train", "an SB3 checkpoint")
     export = _require("yahtzee_agents.export", "train", "an SB3 checkpoint")
     canonical, name = True, zip_path.stem  # canonical holds are never a wrong choice
+    threshold = RuleSet.from_spec(rules).upper_bonus_threshold
     if run is not None:
         cfg = train.load_run_config(run)
         canonical, name = cfg.env.canonical_holds, cfg.name
+        threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
         if rules is not None and RuleSet.from_spec(rules) != RuleSet.from_spec(cfg.env.rules):
             raise RulesMismatchError(
                 f"{path}: model trained for rules {cfg.env.rules!r}, asked to play "
@@ -212,7 +221,7 @@ def load_sb3_policy(path: str | os.PathLike, rules: RuleSet | str | None = None)
         raise ModelFormatError(
             f"{zip_path}: cannot load the model ({type(err).__name__}: {str(err)[:200]})"
         ) from None
-    return export.numpy_policy(model, name, canonical)
+    return export.numpy_policy(model, name, canonical, threshold)
 
 
 def is_model_source(name: str) -> bool:

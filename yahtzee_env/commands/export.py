@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
         missing_extra_hint,
     )
     from yahtzee_env.opponents import ModelFormatError
+    from yahtzee_env.rules import RuleSet
 
     try:
         from sb3_contrib import MaskablePPO
@@ -94,7 +95,12 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         path = export_onnx(
-            numpy_policy(model, name, cfg.env.canonical_holds),
+            numpy_policy(
+                model,
+                name,
+                cfg.env.canonical_holds,
+                RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold,
+            ),
             args.out / f"{name}.onnx",
             rules=cfg.env.rules,
             level=args.level or cfg.level,
