@@ -89,12 +89,27 @@ def onnx_metadata(policy: MLPPolicy, *, rules: str, level: str | None) -> dict[s
     }
 
 
-class OnnxPolicy(MLPPolicy):
-    """An `MLPPolicy` whose logits come from onnxruntime running the ONNX file."""
+def _onnx_session(blob: bytes) -> Any:
+    ort = _require("onnxruntime", "export", "an .onnx policy")
+    return ort.InferenceSession(blob, providers=["CPUExecutionProvider"])
 
-    def __init__(self, session: Any, weights, activation: str, name: str, **kwargs: Any):
+
+class OnnxPolicy(MLPPolicy):
+    """An `MLPPolicy` whose logits come from onnxruntime running the ONNX file. It pickles
+    (the evaluation harness sends policies to worker processes) as the file's bytes, and
+    builds its session again on the other side."""
+
+    def __init__(self, blob: bytes, weights, activation: str, name: str, **kwargs: Any):
         super().__init__(weights, activation, name, **kwargs)
-        self.session = session
+        self.blob = blob
+        self.session = _onnx_session(blob)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "session"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.session = _onnx_session(self.blob)
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
         x = np.array(observations, dtype=np.float32, ndmin=2)
@@ -110,7 +125,7 @@ def load_onnx_policy(path: str | os.PathLike, rules: RuleSet | str | None = None
     made for other rules raises `RulesMismatchError`. Needs onnx and onnxruntime."""
     onnx = _require("onnx", "export", "an .onnx policy")
     numpy_helper = _require("onnx.numpy_helper", "export", "an .onnx policy")
-    ort = _require("onnxruntime", "export", "an .onnx policy")
+    _require("onnxruntime", "export", "an .onnx policy")
     path = Path(path)
     try:
         blob = read_regular_file(path, MAX_ONNX_BYTES)
@@ -160,18 +175,17 @@ def load_onnx_policy(path: str | os.PathLike, rules: RuleSet | str | None = None
     if weights[0][0].shape[0] != inputs or weights[-1][0].shape[1] != NUM_ACTIONS:
         raise ModelFormatError(f"{path}: network is not {inputs} -> {NUM_ACTIONS}")
     try:
-        session = ort.InferenceSession(blob, providers=["CPUExecutionProvider"])
+        return OnnxPolicy(
+            blob,
+            weights,
+            meta["activation"],
+            name=meta["level"] or path.stem,
+            canonical_holds=meta["holds"] == "canonical",
+            input_version=input_version,
+            threshold=PRESETS[meta["rules"]].upper_bonus_threshold,
+        )
     except Exception as err:  # onnxruntime raises its own exception types
         raise ModelFormatError(f"{path}: onnxruntime cannot run it ({err})") from None
-    return OnnxPolicy(
-        session,
-        weights,
-        meta["activation"],
-        name=meta["level"] or path.stem,
-        canonical_holds=meta["holds"] == "canonical",
-        input_version=input_version,
-        threshold=PRESETS[meta["rules"]].upper_bonus_threshold,
-    )
 
 
 # ------------------------------------------------------------------------------ SB3
