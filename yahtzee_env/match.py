@@ -10,7 +10,7 @@ How a table is played. Players at a Yahtzee table do not interact: each fills it
 with its own dice, and the table only compares the totals at the end. Every policy here acts
 on its own seat's `Yahtzee-v0` observation (`observation.encode_seat`, the same for every
 seat of `engine.Game`), so a game of ``k`` players *is* ``k`` solitaire scorecards rolled
-with independent fair dice. `play_table` therefore plays ``G`` games as one
+with independent fair dice. `play_batched_games` therefore plays ``G`` games as one
 `yahtzee_env.vector.YahtzeeVectorEnv` of ``G`` scorecards per seat (the native vector env,
 whose observations equal `encode_seat`'s), calling each seat's policy once per step with
 ``act_batch`` on the stacked observations, and compares the seats' final totals game by
@@ -103,7 +103,7 @@ def game_results(totals: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------ playing
-def play_table(
+def play_batched_games(
     policies: Sequence[Any],
     games: int,
     rules: RuleSet | str | None = "official",
@@ -167,7 +167,7 @@ def play_game(
     rng: SeedOrRng | None = None,
     first: int = 0,
 ) -> list[int]:
-    """One game on `engine.Game`, move by move (the reference for `play_table`); the final
+    """One game on `engine.Game`, move by move (the reference for `play_batched_games`); the final
     totals in seat order.
 
     ``rng`` is required (None raises `TypeError`): a `numpy.random.Generator`, used and
@@ -292,7 +292,7 @@ def run_tournament(
     total_games = per_arrangement * len(jobs)
     for i, ((table, arrangement), job_seed) in enumerate(zip(jobs, seeds, strict=True)):
         seated = [table[j] for j in arrangement]  # entrant index per seat
-        totals = play_table(
+        totals = play_batched_games(
             [entrants[e].policy for e in seated], per_arrangement, rules, job_seed, batch_size
         )
         results = game_results(totals)
@@ -471,9 +471,9 @@ __all__ = [
     "Entrant",
     "format_tournament",
     "game_results",
+    "play_batched_games",
     "play_game",
     "play_match",
-    "play_table",
     "plot_tournament",
     "run_tournament",
     "score_matrix",

@@ -207,7 +207,7 @@ class RuleSet:
 
     # ----------------------------------------------------------------------- tables
     @property
-    def tables(self) -> ScoringTables:
+    def tables(self) -> BoxScoring:
         """The scoring tables of these rules (built once per distinct rule set, shared)."""
         return _scoring_tables(self)
 
@@ -226,7 +226,7 @@ PRESETS: dict[str, RuleSet] = {
 POINTS_NATURAL, POINTS_JOKER = 0, 1
 
 
-class ScoringTables:
+class BoxScoring:
     """Legal boxes and points of every (roll, filled boxes, yahtzee-box state), as tables.
 
     ``legal[context, filled]`` is the bool[13] set of boxes that may be filled, where
@@ -308,8 +308,8 @@ class ScoringTables:
 
 
 @cache
-def _scoring_tables(rules: RuleSet) -> ScoringTables:
-    return ScoringTables(rules)
+def _scoring_tables(rules: RuleSet) -> BoxScoring:
+    return BoxScoring(rules)
 
 
 def next_yahtzee_state(yahtzee_state: int, box: int, points: int) -> int:

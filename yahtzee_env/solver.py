@@ -3,7 +3,7 @@
 A turn starts in a state ``(filled, upper, yahtzee_state)``: the 13-bit mask of filled boxes,
 the upper-section total capped at the bonus threshold, and what the yahtzee box holds (see
 `yahtzee_env.rules`). `solve` computes the expected remaining score (future points, bonuses
-included) of every reachable state under optimal play, for any `RuleSet`; `SolverTable` looks
+included) of every reachable state under optimal play, for any `RuleSet`; `OptimalValues` looks
 the values up and evaluates the actions of a turn; `load_or_solve` keeps the table in a cache.
 
 Within a turn the solver walks the roll/keep graph of `yahtzee_env.dice` backwards::
@@ -20,7 +20,7 @@ costs a few thousand operations instead of a dense 252 x 462 product. States are
 layer at a time (every mask with the same number of filled boxes, with all their reachable
 upper totals), in chunks of states along the last array axis.
 
-Scoring, legality and the joker rules come only from ``rules.tables`` (`ScoringTables`),
+Scoring, legality and the joker rules come only from ``rules.tables`` (`BoxScoring`),
 and the upper bonus from `RuleSet.upper_bonus_gain`, as in `yahtzee_env.engine`.
 """
 
@@ -73,7 +73,7 @@ from yahtzee_env.rules import (
 __all__ = [
     "FORMAT_VERSION",
     "CacheError",
-    "SolverTable",
+    "OptimalValues",
     "TurnValues",
     "best_of",
     "cache_path",
@@ -362,7 +362,7 @@ def solve(
     progress: ProgressCallback | None = None,
     *,
     chunk: int = CHUNK_STATES,
-) -> SolverTable:
+) -> OptimalValues:
     """Solve ``rules`` exactly: the optimal expected remaining score of every turn start.
 
     The backward induction runs in float64 (float32 would drift by ~2e-4 over the 13
@@ -388,7 +388,7 @@ def solve(
             table[f, u, y] = model.turn_start_values(table, f, u, y)
         if progress is not None:
             progress(done, total)
-    return SolverTable(rules, table.astype(np.float32), _model=model)
+    return OptimalValues(rules, table.astype(np.float32), _model=model)
 
 
 # --------------------------------------------------------------------------- table API
@@ -397,7 +397,7 @@ _HOLD_KEEP_RANK = _KEEP_RANK[HOLD_TO_KEEP]  # [252, 32] internal keep of each ho
 
 @dataclass(frozen=True, eq=False)
 class TurnValues:
-    """Within-turn values of a batch of ``N`` turn-start states (`SolverTable.turn_values`).
+    """Within-turn values of a batch of ``N`` turn-start states (`OptimalValues.turn_values`).
 
     Valid for the whole turn of each state (until a box is filled). Distinct states are
     solved once: state ``i`` is column ``inverse[i]`` of the internal arrays, which hold
@@ -408,7 +408,7 @@ class TurnValues:
         inverse: ``[N]`` column of each state in the internal arrays.
     """
 
-    table: SolverTable
+    table: OptimalValues
     filled: np.ndarray
     upper: np.ndarray
     ystate: np.ndarray
@@ -446,7 +446,7 @@ class TurnValues:
 
     @property
     def start_values(self) -> np.ndarray:
-        """``[N]`` expected remaining score before the first roll (= `SolverTable.values`)."""
+        """``[N]`` expected remaining score before the first roll (= `OptimalValues.values`)."""
         return (_FIRST_ROLL_PROBS @ self._start_roll_values)[self.inverse]
 
     def action_values(
@@ -486,7 +486,7 @@ class TurnValues:
         return best_of(self.action_values(roll, rolls_left, rows))
 
 
-class SolverTable:
+class OptimalValues:
     """The optimal values of a rule set: look-ups, within-turn values and action values.
 
     ``table[filled, upper, ystate]`` (float, NaN where unreachable) is the expected remaining
@@ -746,7 +746,7 @@ def _checksum(header: dict[str, Any], data: bytes) -> str:
     return digest.hexdigest()
 
 
-def save_table(table: SolverTable, path: str | os.PathLike) -> Path:
+def save_table(table: OptimalValues, path: str | os.PathLike) -> Path:
     """Write ``table`` atomically: magic line, header length, JSON header, raw payload.
 
     The header's ``sha256`` covers the header's other fields and the payload."""
@@ -761,7 +761,7 @@ def save_table(table: SolverTable, path: str | os.PathLike) -> Path:
     return path
 
 
-def load_table(path: str | os.PathLike, rules: RuleSet | str | None = None) -> SolverTable:
+def load_table(path: str | os.PathLike, rules: RuleSet | str | None = None) -> OptimalValues:
     """Read a table written by `save_table`; raise `CacheError` unless it is intact.
 
     Checks the magic; that the header equals the one `save_table` writes for ``rules``
@@ -811,14 +811,14 @@ def load_table(path: str | os.PathLike, rules: RuleSet | str | None = None) -> S
     if _checksum(header, data) != checksum:
         raise CacheError(f"{path}: checksum mismatch")
     table = np.frombuffer(data, dtype=_TABLE_DTYPE).reshape(expected["shape"])
-    return SolverTable(rules, table.astype(np.float32))
+    return OptimalValues(rules, table.astype(np.float32))
 
 
 def load_or_solve(
     rules: RuleSet | str | None = None,
     cache_dir: str | os.PathLike | None = None,
     progress: ProgressCallback | None = None,
-) -> SolverTable:
+) -> OptimalValues:
     """The table of ``rules`` from the cache, solving (and caching) it if needed.
 
     A missing file is solved silently; a corrupt, truncated, other-version or other-rules

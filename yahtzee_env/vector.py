@@ -3,7 +3,7 @@
 ``gym.make_vec("Yahtzee-v0", num_envs=N)`` returns a `YahtzeeVectorEnv` (the registered
 ``vector_entry_point``). Each field of the game state is one array over the N games; a step
 is a fixed sequence of table lookups. Scoring goes only through the rule set's tables
-(`ScoringTables.context_batch`, ``legal``, ``points``, `ScoringTables.yahtzee_bonus_batch`,
+(`BoxScoring.context_batch`, ``legal``, ``points``, `BoxScoring.yahtzee_bonus_batch`,
 `rules.next_yahtzee_state`); no scoring rule is written here.
 
 Dice: a roll is one uniform integer ``r`` in ``[0, 6**5)`` mapped through the exact outcome
@@ -77,7 +77,7 @@ def outcome_table() -> np.ndarray:
     return table
 
 
-class _BatchTables:
+class _VectorScoring:
     """Flat views of the rule set's tables (and of the single env's step rows), so that every
     lookup in a step is one `np.take` over the batch."""
 
@@ -190,7 +190,7 @@ class YahtzeeVectorEnv(VectorEnv):
         self.single_observation_space = spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
 
-        self._t = _BatchTables(self.rules)
+        self._t = _VectorScoring(self.rules)
         self._outcomes = outcome_table()
         n = self.num_envs
         self._action_offsets = np.arange(n) * NUM_ACTIONS  # flat index of action 0 of a game
