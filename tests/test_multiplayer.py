@@ -114,7 +114,7 @@ def test_every_agent_has_infos_and_masks_at_every_step():
         for agent in aec.agents:
             info = aec.infos[agent]
             assert set(info) == INFO_KEYS
-            assert info["dice"] == aec.game.dice
+            assert tuple(info["dice"].tolist()) == aec.game.dice
             assert info["rolls_left"] == aec.game.rolls_left
             obs = aec.observe(agent)
             assert np.array_equal(obs["action_mask"], info["action_mask"])

@@ -16,16 +16,14 @@ from yahtzee_env.cli import main
 from yahtzee_env.dice import roll_index
 from yahtzee_env.engine import MATCH_WINS_NEEDED, match_is_decided, match_winners
 from yahtzee_env.policies import make_policy
+from yahtzee_env.render import Style, color_enabled, render_table
 from yahtzee_env.rules import BOX_NAMES, YAHTZEE_50, Box
 from yahtzee_env.terminal import (
     InputError,
     Player,
-    Style,
     TerminalGame,
-    color_enabled,
     parse_box,
     parse_command,
-    render_table,
 )
 
 SCORE_EVERY_BOX = [f"score {b}" for b in range(1, 14)] * 14  # each turn takes the first open one

@@ -114,7 +114,12 @@ def test_outcome_table_is_the_flattened_cdf_search():
         ({"num_envs": True}, "num_envs"),
         ({"rules": "house"}, "unknown rules"),
         ({"canonical_holds": "yes"}, "canonical_holds"),
-        ({"render_mode": "ansi"}, "render"),
+        ({"render_mode": "video"}, "render_mode"),
+        ({"illegal_action": "ignore"}, "illegal_action"),
+        ({"illegal_penalty": 1.0}, "illegal_penalty"),
+        ({"max_episode_steps": 0}, "max_episode_steps"),
+        ({"max_episode_steps": True}, "max_episode_steps"),
+        ({"autoreset_mode": "disabled"}, "autoreset_mode"),
     ],
 )
 def test_constructor_validation(kwargs, match):
@@ -365,7 +370,7 @@ def test_statistics_match_single_env():
         obs, info = env.reset(seed=10_000 + g)
         terminated = False
         while not terminated:
-            roll = ROLL_OF_DICE[info["dice"]]
+            roll = ROLL_OF_DICE[tuple(info["dice"].tolist())]
             if info["rolls_left"] == 2:
                 single_faces += COUNTS[roll]
             action = policy(np.array([roll]), obs[None], masks()[None])[0]
@@ -404,7 +409,6 @@ def test_sb3_adapter_api():
     pytest.importorskip("stable_baselines3")
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.vec_env import VecEnv, VecMonitor
-
     from yahtzee_agents.vec_env import SB3VecEnv
 
     env = SB3VecEnv(num_envs=6, rules="official", seed=3, info_keys=("total",))
@@ -456,7 +460,6 @@ def test_maskable_ppo_trains_on_the_adapter():
     pytest.importorskip("sb3_contrib")
     torch = pytest.importorskip("torch")
     from sb3_contrib import MaskablePPO
-
     from yahtzee_agents.vec_env import SB3VecEnv
 
     torch.set_num_threads(1)

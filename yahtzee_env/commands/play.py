@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     from yahtzee_env.commands import missing_extra_hint, policy_names
     from yahtzee_env.opponents import LEVELS, ModelFormatError, RulesMismatchError
     from yahtzee_env.policies import resolve_policy
-    from yahtzee_env.terminal import Player, Style, TerminalGame, color_enabled, line_reader
+    from yahtzee_env.render import Style, color_enabled
+    from yahtzee_env.terminal import Player, TerminalGame, line_reader
 
     specs = policy_names(args.opponents)
     if not 1 <= len(specs) <= 3:
