@@ -409,6 +409,7 @@ def test_sb3_adapter_api():
     pytest.importorskip("stable_baselines3")
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.vec_env import VecEnv, VecMonitor
+
     from yahtzee_agents.vec_env import SB3VecEnv
 
     env = SB3VecEnv(num_envs=6, rules="official", seed=3, info_keys=("total",))
@@ -460,6 +461,7 @@ def test_maskable_ppo_trains_on_the_adapter():
     pytest.importorskip("sb3_contrib")
     torch = pytest.importorskip("torch")
     from sb3_contrib import MaskablePPO
+
     from yahtzee_agents.vec_env import SB3VecEnv
 
     torch.set_num_threads(1)
