@@ -423,7 +423,10 @@ def test_sb3_adapter_api():
     assert len(env.env_method("action_masks", indices=[1, 2])) == 2
     assert env.get_attr("rules") == [PRESETS["official"]] * 6
     env.set_attr("canonical_holds", False)
-    assert env.env_is_wrapped(gym.Wrapper) == [False] * 6
+    from stable_baselines3.common.monitor import Monitor
+
+    assert env.env_is_wrapped(Monitor) == [True] * 6  # episode statistics are built in
+    assert env.env_is_wrapped(gym.wrappers.TimeLimit) == [False] * 6
     with pytest.raises(AttributeError, match="action_masks"):
         env.env_method("render")
     rng = np.random.default_rng(0)

@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config value, e.g. --set ppo.learning_rate=1e-4",
+        help="override a config value, e.g. --set ppo.learning_rate=1e-4; with --resume only "
+        "train.total_timesteps=N (to extend a run)",
     )
     parser.add_argument(
         "--runs-dir",
@@ -55,7 +56,28 @@ def _check_run_files(paths, check_sb3_zip) -> None:
             raise ModelFormatError(f"{eval_file}: corrupt evaluation record ({err})") from None
 
 
+def missing_train_module() -> str | None:
+    """The first module of the train extra that is not installed (or blocked), else None:
+    checked up front, because torch and SB3 are imported lazily, deep inside training."""
+    import importlib.util
+
+    for name in ("yahtzee_agents", "torch", "stable_baselines3", "sb3_contrib", "yaml", "tqdm"):
+        try:
+            if importlib.util.find_spec(name) is None:
+                return name
+        except ValueError:  # in sys.modules as None: import blocked
+            return name
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
+    missing = missing_train_module()
+    if missing is not None:
+        print(
+            f"yahtzee train: error: training needs {missing} (pip install 'yahtzee-rl[train]')",
+            file=sys.stderr,
+        )
+        return 2
     try:
         from yahtzee_agents.config import ConfigError, load_config
         from yahtzee_agents.train import RunPaths, load_run_config, train
@@ -78,9 +100,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         if args.resume is not None:
-            if args.set:
-                raise ConfigError("--set cannot be combined with --resume (same config)")
-            cfg = load_run_config(args.resume)
+            other = [s for s in args.set if s.split("=", 1)[0].strip() != "train.total_timesteps"]
+            if other:
+                raise ConfigError(
+                    f"--resume keeps the run's config; only --set train.total_timesteps=N (to "
+                    f"extend the run) may be given, got {', '.join(other)}"
+                )
+            cfg = load_run_config(args.resume, args.set)
             run_dir = args.resume
             _check_run_files(RunPaths(run_dir), check_sb3_zip)
             check_output_dir(run_dir, "--resume")
@@ -102,5 +128,23 @@ def run(args: argparse.Namespace) -> int:
     except FileExistsError as err:
         print(f"yahtzee train: error: {err}", file=sys.stderr)
         return 2
+    print(final_result(run_dir))
     print(f"run folder: {run_dir}")
     return 0
+
+
+def final_result(run_dir: Path) -> str:
+    """One line: the final model's evaluation, and the best one's (printed with or without
+    the progress bar)."""
+    import json
+
+    parts = []
+    for label in ("final", "best"):
+        try:
+            ev = json.loads((run_dir / label / "eval.json").read_text())
+            parts.append(
+                f"{label} {ev['mean']:.2f} ± {ev['ci95']:.2f} at {ev['timesteps']:,} steps"
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return "result: " + ("; ".join(parts) if parts else "no evaluation")
