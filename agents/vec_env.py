@@ -126,9 +126,7 @@ class SB3VecEnv(VecEnv):
             final_obs, final_info = infos["final_obs"], infos["final_info"]
             for i in np.flatnonzero(dones).tolist():
                 info = per_env[i]
-                info.update(
-                    {key: value[i] for key, value in final_info.items() if key[0] != "_"}
-                )
+                info.update({key: value[i] for key, value in final_info.items() if key[0] != "_"})
                 info["terminal_observation"] = final_obs[i]
                 info["TimeLimit.truncated"] = bool(truncations[i] and not terminations[i])
                 info["episode"] = {
