@@ -515,10 +515,17 @@ def test_wheel_installs_next_to_openai_agents(tmp_path):
         [py, "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
         check=True, env=env, timeout=300,
     )  # fmt: skip
+    # Run from tmp_path: the repository root has an `agents/` folder that would shadow theirs.
     check = "from agents import Agent; import yahtzee_agents, agents; print(agents.__file__)"
-    out = subprocess.run([py, "-c", check], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [py, "-c", check], capture_output=True, text=True, check=False, cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
     assert "site-packages/agents/__init__.py" in out.stdout
     subprocess.run([py, "-m", "pip", "uninstall", "-y", "-q", "yahtzee-rl"], check=True, env=env)
-    subprocess.run([py, "-c", "from agents import Agent"], check=True)
-    gone = subprocess.run([py, "-c", "import yahtzee_agents"], capture_output=True, check=False)
+    theirs_left = subprocess.run(
+        [py, "-c", "from agents import Agent"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert theirs_left.returncode == 0, theirs_left.stderr
+    gone = subprocess.run([py, "-c", "import yahtzee_agents"], capture_output=True, cwd=tmp_path)
     assert gone.returncode != 0
