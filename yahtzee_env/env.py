@@ -251,7 +251,8 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         return self._obs.copy(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        action = action_id(action)
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+            action = action_id(action)  # coerces numpy integers; refuses the rest
         game = self._game
         if game.over:
             raise IllegalActionError(
@@ -267,8 +268,9 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
             # A box was filled: the scorecard part of the observation changes (and a new turn
             # began, or the game ended).
             card = self._card
+            box = action - BOX_ACTION_OFFSET
             self._total += points
-            self._scorecard = scorecard_array(card.scores)
+            self._scorecard[box] = card.scores[box]  # infos get copies: safe to write
             self._upper_bonus = card.upper_bonus
             self._update_scorecard_features()
         self._dice_view[...] = self._tables.dice_rolls[game.roll, game.rolls_left]
@@ -285,7 +287,7 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         ``info["action_mask"]``). A fresh, writable array: torch (`MaskablePPO.predict`) warns
         on read-only arrays, and changing it does not change the env.
         """
-        return self._mask.astype(dtype)
+        return self._mask.copy() if dtype is bool else self._mask.astype(dtype)
 
     def render(self) -> str | np.ndarray | None:
         """``"ansi"``: the text card; ``"rgb_array"``: uint8 ``RGB_SHAPE`` image; ``"human"``
@@ -352,7 +354,7 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
             upper_bonus=self._upper_bonus,
             yahtzee_bonus=card.yahtzee_bonus,
             total=self._total,
-            action_mask=self._mask.astype(np.int8),
+            action_mask=self._mask,
         )
 
     # ------------------------------------------------------------------------- pickling

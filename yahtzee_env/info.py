@@ -59,31 +59,52 @@ def make_info(
     total: Any,
     action_mask: Any,
 ) -> dict[str, Any]:
-    """The info dict of one game (scalars) or of N games (arrays with a leading axis).
+    """The info dict of one game (Python ints: numpy scalars and fresh arrays) or of N games
+    (arrays with a leading axis; ``rolls_left`` an array tells which).
 
     ``roll`` is the roll index of the dice (`dice.DICE` row), ``scorecard`` int16 with
-    `OPEN` (-1) for open boxes (`scorecard_array` makes one from an engine scorecard),
-    ``action_mask`` bool or int8. The values are cast to the dtypes of `INFO_SPEC`; a bool
-    mask is viewed as int8, not copied, so an array handed out must not be changed later.
+    `OPEN` (-1) for open boxes (`scorecard_array` makes one from an engine scorecard; the
+    single-game form does not copy it), ``action_mask`` bool or int8. The values take the
+    dtypes of `INFO_SPEC`. Batched, a bool mask is viewed as int8, not copied: the vector env
+    never changes an array it has handed out.
     """
+    if not isinstance(rolls_left, np.ndarray):  # one game: the single envs' hot path
+        return {
+            "dice": _DICE_ROWS[roll].copy(),
+            # numpy scalars are immutable, so a cached one can be handed out many times
+            "rolls_left": _INT8[rolls_left],
+            "scorecard": np.asarray(scorecard, dtype=np.int16),
+            "upper_total": _INT16[upper_total]
+            if 0 <= upper_total < _CACHED
+            else np.int16(upper_total),
+            "upper_bonus": _INT32[upper_bonus]
+            if 0 <= upper_bonus < _CACHED
+            else np.int32(upper_bonus),
+            "yahtzee_bonus": (
+                _INT32[yahtzee_bonus] if 0 <= yahtzee_bonus < _CACHED else np.int32(yahtzee_bonus)
+            ),
+            "total": _INT32[total] if 0 <= total < _CACHED else np.int32(total),
+            "action_mask": np.asarray(action_mask).astype(np.int8),  # a fresh copy
+        }
     mask = np.asarray(action_mask)
     return {
-        "dice": DICE.take(roll, axis=0),  # a fresh array (never a view of the table)
-        "rolls_left": _cast(rolls_left, np.int8),
-        "scorecard": _cast(scorecard, np.int16),
-        "upper_total": _cast(upper_total, np.int16),
-        "upper_bonus": _cast(upper_bonus, np.int32),
-        "yahtzee_bonus": _cast(yahtzee_bonus, np.int32),
-        "total": _cast(total, np.int32),
+        "dice": DICE.take(roll, axis=0),
+        "rolls_left": rolls_left.astype(np.int8),
+        "scorecard": np.asarray(scorecard).astype(np.int16, copy=False),
+        "upper_total": np.asarray(upper_total).astype(np.int16),
+        "upper_bonus": np.asarray(upper_bonus).astype(np.int32),
+        "yahtzee_bonus": np.asarray(yahtzee_bonus).astype(np.int32),
+        "total": np.asarray(total).astype(np.int32),
         "action_mask": mask.view(np.int8) if mask.dtype == np.bool_ else mask.astype(np.int8),
     }
 
 
-def _cast(value: Any, dtype: type[np.generic]) -> Any:
-    """A numpy scalar for a Python number, else the array in ``dtype`` (no copy if it is)."""
-    if isinstance(value, np.ndarray):
-        return value.astype(dtype, copy=False)
-    return dtype(value)
+_DICE_ROWS = list(DICE)  # row views of the dice table, one per roll index (copied on use)
+# Scalars made once (building a numpy scalar costs more than the rest of a step's info).
+_CACHED = 2048
+_INT8 = [np.int8(r) for r in range(3)]
+_INT16 = [np.int16(v) for v in range(_CACHED)]
+_INT32 = [np.int32(v) for v in range(_CACHED)]
 
 
 def scorecard_array(scores: list[int | None]) -> np.ndarray:
