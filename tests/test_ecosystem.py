@@ -377,7 +377,8 @@ def test_vector_env_renders_its_first_game():
 def test_record_video(tmp_path):
     pytest.importorskip("moviepy", reason="RecordVideo writes files with moviepy (video extra)")
     env = gym.make("Yahtzee-v0", render_mode="rgb_array")
-    env = gym.wrappers.RecordVideo(env, str(tmp_path), episode_trigger=lambda e: e == 0)
+    folder = tmp_path / "videos"
+    env = gym.wrappers.RecordVideo(env, str(folder), episode_trigger=lambda e: e == 0)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     done = False
@@ -386,7 +387,7 @@ def test_record_video(tmp_path):
         _, _, terminated, truncated, _ = env.step(action)
         done = terminated or truncated
     env.close()
-    videos = list(tmp_path.glob("*.mp4"))
+    videos = list(folder.glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 0
 
 

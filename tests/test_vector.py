@@ -454,7 +454,8 @@ def test_sb3_adapter_api():
     first = env.reset()
     env.seed(11)
     assert np.array_equal(env.reset(), first)
-    monitored = VecMonitor(env)
+    with pytest.warns(UserWarning, match="already wrapped with a `Monitor`"):
+        monitored = VecMonitor(env)  # its statistics replace the built-in ones
     monitored.reset()
     monitored.step(random_legal(get_action_masks(env), rng))
     env.close()
