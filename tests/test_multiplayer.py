@@ -267,6 +267,6 @@ def test_table_module_is_shared():
 
 def test_no_compatibility_re_exports():
     """Issue 9.6: the layout constants live in `yahtzee_env.table` only."""
-    assert multiplayer.__all__ == ["env", "raw_env"]
+    assert multiplayer.__all__ == ["CheckActionWrapper", "env", "raw_env"]
     for name in ("OPP_OPEN", "OWN_TOTAL_INDEX", "TOTAL_SCALE", "OPPONENT_SIZE"):
         assert hasattr(table, name) and not hasattr(multiplayer, name)
