@@ -352,7 +352,8 @@ def test_levels_are_discovered_from_the_shipped_manifests() -> None:
 
     shipped = sorted(p.stem for p in LEVELS_DIR.glob("*.json"))
     assert sorted(LEVELS) == shipped
-    assert LEVELS[:3] == ("easy", "medium", "hard")  # weakest first, by evaluation
+    ladder = [level for level in LEVELS if level in ("easy", "medium", "hard")]
+    assert ladder == ["easy", "medium", "hard"]  # weakest first, by evaluation
     assert _discover_levels(LEVELS_DIR) == LEVELS
 
 
