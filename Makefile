@@ -32,9 +32,9 @@ setup-dev: $(VENV)/.dev
 
 run: $(VENV)/.core
 	$(BIN)/yahtzee solve --rules official
-	$(BIN)/yahtzee evaluate --policy easy,medium,hard,random,greedy,heuristic,optimal \
+	$(BIN)/yahtzee evaluate --policy levels,random,greedy,heuristic,optimal \
 		--games 10000 --seed 0 --json out/benchmark.json --plot out/benchmark.png
-	$(BIN)/yahtzee tournament --policies easy,medium,hard --players 2 --games 5000 --seed 0 \
+	$(BIN)/yahtzee tournament --policies levels --players 2 --games 5000 --seed 0 \
 		--json out/ladder.json --plot out/ladder.png
 
 bench: $(VENV)/.dev

@@ -3,6 +3,7 @@ end (rollout collection + gradient updates), for a config and a network size."""
 
 from __future__ import annotations
 
+import copy
 import time
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,10 @@ REFERENCE_256 = {
 
 def run_bench(configs: list[Path], timesteps: int, overrides: list[str]) -> list[dict[str, Any]]:
     results = [
-        bench_config(config_from_dict(apply_overrides(dict(REFERENCE_256), overrides)), timesteps)
+        # A deep copy: overrides write into nested sections, which must not be the constant's.
+        bench_config(
+            config_from_dict(apply_overrides(copy.deepcopy(REFERENCE_256), overrides)), timesteps
+        )
     ]
     results += [bench_config(load_config(path, overrides), timesteps) for path in configs]
     return results

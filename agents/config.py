@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import re
 import types
 import typing
@@ -185,10 +186,15 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     elif tp is float:
+        number = None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
-            return float(value)  # YAML 1.1 reads `1e-5` (no dot) as a string
+            number = float(value) if abs(value) < 1e308 else math.inf
+        elif isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
+            number = float(value)  # YAML 1.1 reads `1e-5` (no dot) as a string
+        if number is not None:
+            if not math.isfinite(number):  # NaN passes every `<` check: refuse it here
+                raise ConfigError(f"{key}: must be a finite number, got {value!r}")
+            return number
     elif tp is str:
         if isinstance(value, str):
             return value
@@ -221,10 +227,27 @@ def _positive(key: str, value: float, allow_zero: bool = False) -> None:
         raise ConfigError(f"{key}: must be {'>= 0' if allow_zero else '> 0'}, got {value}")
 
 
+MAX_SEED = 2**32 - 1  # numpy's legacy seeding and SB3's set_random_seed take 32 bits
+MAX_NAME_LENGTH = 100
+
+
+def check_run_name(name: str, key: str = "name") -> str:
+    """``name`` if it is a plain folder name: 1-100 characters, no path separator, NUL or
+    other control character, not starting with a dot or space."""
+    bad = [c for c in name if c in "/\\" or ord(c) < 32 or ord(c) == 127]
+    if not name or bad or name.startswith((".", " ")) or name.endswith(" "):
+        raise ConfigError(
+            f"{key}: must be a plain folder name (no '/', '\\', control characters or leading "
+            f"dot), got {name[: MAX_NAME_LENGTH + 20]!r}"
+        )
+    if len(name) > MAX_NAME_LENGTH:
+        raise ConfigError(f"{key}: at most {MAX_NAME_LENGTH} characters, got {len(name)}")
+    return name
+
+
 def validate(cfg: RunConfig) -> RunConfig:
     """Check values that the types alone do not rule out."""
-    if not cfg.name or "/" in cfg.name or cfg.name.startswith("."):
-        raise ConfigError(f"name: must be a plain folder name, got {cfg.name!r}")
+    check_run_name(cfg.name)
     if cfg.env.id != "Yahtzee-v0":
         raise ConfigError(f"env.id: only 'Yahtzee-v0' can be trained, got {cfg.env.id!r}")
     if cfg.env.rules not in PRESETS:
@@ -277,6 +300,9 @@ def validate(cfg: RunConfig) -> RunConfig:
     for name in ("ent_coef", "vf_coef"):
         _positive(f"ppo.{name}", getattr(p, name), allow_zero=True)
     _positive("ppo.max_grad_norm", p.max_grad_norm)
+    for name in ("clip_range_vf", "target_kl"):  # None switches them off; 0 or less is nonsense
+        if getattr(p, name) is not None:
+            _positive(f"ppo.{name}", getattr(p, name))
     w = cfg.warm_start
     if w.teacher != "none":
         for name in ("games", "epochs", "batch_size", "learning_rate", "temperature"):
@@ -285,8 +311,10 @@ def validate(cfg: RunConfig) -> RunConfig:
         raise ConfigError(f"warm_start.explore: must be in [0, 1), got {w.explore}")
     t = cfg.train
     _positive("train.total_timesteps", t.total_timesteps, allow_zero=True)
-    _positive("train.seed", t.seed, allow_zero=True)
-    _positive("train.eval_seed", t.eval_seed, allow_zero=True)
+    for name in ("seed", "eval_seed"):
+        value = getattr(t, name)
+        if not 0 <= value <= MAX_SEED:
+            raise ConfigError(f"train.{name}: must be in 0..2**32-1, got {value}")
     _positive("train.eval_interval", t.eval_interval, allow_zero=True)
     _positive("train.eval_games", t.eval_games)
     _positive("train.checkpoint_interval", t.checkpoint_interval)
@@ -317,15 +345,32 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> RunConfig:
     """Read, override and validate a YAML run config."""
+    return config_from_dict(apply_overrides(read_yaml_mapping(path), overrides or []))
+
+
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
+    """The top-level mapping of a YAML file; `ConfigError` naming the file if it cannot be
+    read, is larger than 1 MiB, not UTF-8, not YAML or not a mapping."""
+    from yahtzee_env.fileio import read_regular_file
+
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        text = read_regular_file(path, MAX_CONFIG_BYTES).decode("utf-8")
+        data = yaml.safe_load(text)
     except OSError as err:
-        raise ConfigError(f"cannot read config {path}: {err.strerror}") from err
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from err
+        raise ConfigError(f"cannot read config {path}: {err.strerror or err}") from err
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+    except (yaml.YAMLError, RecursionError) as err:
+        problem = getattr(err, "problem", None) or "nested too deeply"
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise ConfigError(f"{path}: not valid YAML: {problem}{where}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
-    return config_from_dict(apply_overrides(data, overrides or []))
+    return data

@@ -84,11 +84,34 @@ def export_npz(
     )
 
 
-def export_onnx(policy: MLPPolicy, path: str | Path, opset: int = 17) -> Path:
+def level_facts(cfg: Any, env_steps: int) -> dict[str, Any]:
+    """How a model was made, for its manifest: ``method`` (``"reward-only"``: PPO on the
+    game's reward alone; ``"distilled"``: imitating ``teacher`` first), and ``env_steps``
+    (PPO env-steps behind the weights; 0 for a distilled policy before PPO)."""
+    teacher = cfg.warm_start.teacher
+    return {
+        "method": "reward-only" if teacher == "none" else "distilled",
+        "teacher": None if teacher == "none" else teacher,
+        "env_steps": int(env_steps),
+    }
+
+
+def export_onnx(
+    policy: MLPPolicy,
+    path: str | Path,
+    opset: int = 17,
+    *,
+    rules: str = "official",
+    level: str | None = None,
+) -> Path:
     """Write the logits network of a numpy `MLPPolicy` as one ONNX file (input ``obs``
-    float32[N, 72], output ``logits`` float32[N, 45]); mask and argmax are the caller's."""
+    float32[N, 72], output ``logits`` float32[N, 45]); mask and argmax are the caller's.
+    ``metadata_props`` hold the holds mode, rules, observation version, level and weights
+    digest (`yahtzee_env.model_sources.onnx_metadata`), checked by `load_onnx_policy`."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
+
+    from yahtzee_env.model_sources import onnx_metadata
 
     nodes, inits = [], []
     x = "obs"
@@ -118,5 +141,6 @@ def export_onnx(policy: MLPPolicy, path: str | Path, opset: int = 17) -> Path:
     )
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     onnx_model.ir_version = min(onnx_model.ir_version, 9)
+    helper.set_model_props(onnx_model, onnx_metadata(policy, rules=rules, level=level))
     onnx.checker.check_model(onnx_model)
     return atomic_write(path, onnx_model.SerializeToString())

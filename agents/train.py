@@ -29,7 +29,13 @@ from typing import Any
 import numpy as np
 import yaml
 
-from yahtzee_agents.config import RunConfig, config_from_dict
+from yahtzee_agents.config import (
+    ConfigError,
+    RunConfig,
+    apply_overrides,
+    config_from_dict,
+    read_yaml_mapping,
+)
 from yahtzee_env.fileio import atomic_path, atomic_write
 from yahtzee_env.rules import Box
 
@@ -74,11 +80,27 @@ class RunPaths:
         return ckpts[-1] if ckpts else None
 
 
-def load_run_config(run_dir: str | Path) -> RunConfig:
+def load_run_config(run_dir: str | Path, overrides: list[str] | None = None) -> RunConfig:
+    """The resolved config of a run folder, with ``section.key=value`` overrides applied."""
     paths = RunPaths(Path(run_dir))
     if not paths.config.exists():
         raise FileNotFoundError(f"{run_dir}: not a run folder (no config.yaml)")
-    return config_from_dict(yaml.safe_load(paths.config.read_text()))
+    try:
+        data = read_yaml_mapping(paths.config)
+        return config_from_dict(apply_overrides(data, overrides) if overrides else data)
+    except ConfigError as err:
+        if str(err).startswith(str(paths.config)):
+            raise
+        raise ConfigError(f"{paths.config}: {err}") from None
+
+
+def finished_at(run_dir: str | Path) -> int | None:
+    """The step count of a run's final model (``final/eval.json``), None if it has none."""
+    final = RunPaths(Path(run_dir)).final / "eval.json"
+    try:
+        return int(json.loads(final.read_text())["timesteps"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 # ------------------------------------------------------------------------------ env and model
@@ -352,7 +374,7 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool, on_eval: Eva
             self.logger.record("eval/yahtzee_rate", result["yahtzee_rate"])
             if result.get("regret") is not None:
                 self.logger.record("eval/regret_per_game", result["regret"]["mean"])
-            self.logger.dump(self.steps)
+            _dump_only(self.logger, "eval/", self.steps)
             if self.bar is not None:
                 self.bar.set_postfix(eval=f"{result['mean']:.1f}±{result['ci95']:.1f}")
             if result["mean"] > self.best:
@@ -379,6 +401,28 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool, on_eval: Eva
     return TrainingCallback()
 
 
+def _dump_only(logger: Any, prefix: str, step: int) -> None:
+    """Write the values recorded under ``prefix`` at ``step`` now, and keep every other value
+    for SB3's own dump: a dump between PPO updates must not write the last update's ``train/*``
+    at this step (SB3 writes them once, at the end of the next rollout)."""
+    kept = {
+        key: (logger.name_to_value[key], logger.name_to_count.get(key))
+        for key in list(logger.name_to_value)
+        if not key.startswith(prefix)
+    }
+    excluded = {key: logger.name_to_excluded[key] for key in kept if key in logger.name_to_excluded}
+    for key in kept:
+        del logger.name_to_value[key]
+        logger.name_to_count.pop(key, None)
+        logger.name_to_excluded.pop(key, None)
+    logger.dump(step)
+    for key, (value, count) in kept.items():
+        logger.name_to_value[key] = value
+        if count is not None:
+            logger.name_to_count[key] = count
+    logger.name_to_excluded.update(excluded)
+
+
 def _brief(result: dict[str, Any]) -> dict[str, Any]:
     keys = ("games", "seed", "mean", "ci95", "std", "median", "upper_bonus_rate", "yahtzee_rate")
     brief = {k: result[k] for k in keys if k in result}
@@ -399,8 +443,10 @@ def train(
 ) -> Path:
     """Train the run described by ``cfg`` into the folder ``run_dir`` (``runs/<name>``), or
     with ``resume=True`` continue it from its newest checkpoint (a run killed before its first
-    checkpoint starts again from the beginning). ``on_eval(result, steps)`` is called after
-    every evaluation. Returns the run folder."""
+    checkpoint starts again from the beginning) up to ``cfg.train.total_timesteps``, which may
+    be raised to extend a finished run. A finished run resumed with nothing left to train is
+    left untouched (no new TensorBoard run, no new files). ``on_eval(result, steps)`` is
+    called after every evaluation. Returns the run folder."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -419,6 +465,16 @@ def train(
         # A fresh env stream for the continuation, derived from the seed and the step count.
         env.seed(cfg.train.seed + model.num_timesteps)
         model._last_obs = None
+        if (
+            cfg.train.total_timesteps <= model.num_timesteps
+            and finished_at(paths.root) == model.num_timesteps
+        ):
+            env.close()
+            print(
+                f"{cfg.name} already finished at {model.num_timesteps} steps: nothing to do "
+                "(extend it with --set train.total_timesteps=N)"
+            )
+            return paths.root
         print(f"resuming {cfg.name} from {ckpt.name} at {model.num_timesteps} steps")
     else:
         model = build_model(cfg, env, paths.tb)
@@ -438,10 +494,10 @@ def train(
             reset_num_timesteps=ckpt is None,
             tb_log_name="ppo",
         )
-    else:  # nothing left to learn: evaluate and save as is
-        from stable_baselines3.common.logger import configure
+    else:  # killed after its last checkpoint: evaluate and save as is, in the same TB run
+        from stable_baselines3.common.utils import configure_logger
 
-        model.set_logger(configure(str(paths.tb / "final"), ["tensorboard"]))
+        model.set_logger(configure_logger(0, str(paths.tb), "ppo", reset_num_timesteps=False))
         callback.init_callback(model)
     elapsed = time.perf_counter() - t0
     callback.checkpoint()

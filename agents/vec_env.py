@@ -21,7 +21,13 @@ finished game's info are its final ``total``, ``scorecard`` (int16[13], box orde
 vector env's infos to copy (one dict entry per game per step: costly for large N).
 
 Masks: ``env_method("action_masks")`` returns one ``bool[45]`` row per game, so
-`sb3_contrib.common.maskable.utils.get_action_masks(env)` works.
+`sb3_contrib.common.maskable.utils.get_action_masks(env)` works. The wrapped vector env may be a
+Gymnasium vector wrapper around a `YahtzeeVectorEnv` (e.g. ``RecordEpisodeStatistics``): the
+masks are found through ``.unwrapped``.
+
+Monitor: the built-in episode statistics are what SB3's `Monitor` records, so
+``env_is_wrapped(Monitor)`` answers True (SB3's `evaluate_policy` then trusts ``info["episode"]``
+and does not warn).
 
 Importing this module imports SB3 (the ``train`` extra); `yahtzee_env` itself never does.
 """
@@ -62,7 +68,7 @@ class SB3VecEnv(VecEnv):
 
     def __init__(
         self,
-        venv: YahtzeeVectorEnv | None = None,
+        venv: YahtzeeVectorEnv | gym.vector.VectorWrapper | None = None,
         *,
         num_envs: int = 8,
         rules: str | RuleSet | None = "official",
@@ -76,6 +82,10 @@ class SB3VecEnv(VecEnv):
             raise ValueError(
                 "SB3VecEnv needs a vector env with AutoresetMode.SAME_STEP, got "
                 f"{venv.metadata.get('autoreset_mode')!r}"
+            )
+        if not isinstance(venv.unwrapped, YahtzeeVectorEnv):
+            raise TypeError(
+                f"SB3VecEnv wraps a YahtzeeVectorEnv (or a vector wrapper of one), got {venv!r}"
             )
         self.venv = venv
         self.info_keys = tuple(info_keys)
@@ -116,7 +126,7 @@ class SB3VecEnv(VecEnv):
             final_obs, final_info = infos["final_obs"], infos["final_info"]
             for i in np.flatnonzero(dones).tolist():
                 info = per_env[i]
-                info.update({key: value[i] for key, value in final_info.items()})
+                info.update({key: value[i] for key, value in final_info.items() if key[0] != "_"})
                 info["terminal_observation"] = final_obs[i]
                 info["TimeLimit.truncated"] = bool(truncations[i] and not terminations[i])
                 info["episode"] = {
@@ -141,14 +151,16 @@ class SB3VecEnv(VecEnv):
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The vector env's attribute, once per game (attributes are shared by all games)."""
-        value = getattr(self.venv, attr_name)
+        target = self.venv if hasattr(self.venv, attr_name) else self.venv.unwrapped
+        value = getattr(target, attr_name)
         return [value for _ in self._indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set an attribute of the vector env; only for all games at once."""
         if len(self._indices(indices)) != self.num_envs:
             raise ValueError("attributes are shared by all games: set them for all indices")
-        setattr(self.venv, attr_name, value)
+        target = self.venv if hasattr(self.venv, attr_name) else self.venv.unwrapped
+        setattr(target, attr_name, value)
 
     def env_method(
         self,
@@ -163,17 +175,22 @@ class SB3VecEnv(VecEnv):
                 f"SB3VecEnv has no per-game method {method_name!r} (only 'action_masks'); "
                 "use get_attr/set_attr or the wrapped vector env (.venv)"
             )
-        masks = self.venv.action_masks(*method_args, **method_kwargs)
+        masks = self.venv.unwrapped.action_masks(*method_args, **method_kwargs)
         return [masks[i] for i in self._indices(indices)]
 
     def env_is_wrapped(
         self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None
     ) -> list[bool]:
-        return [False for _ in self._indices(indices)]
+        """True for SB3's `Monitor` (and its base classes): the episode statistics of
+        ``info["episode"]`` are built in (see the module docstring)."""
+        from stable_baselines3.common.monitor import Monitor
 
-    def action_masks(self) -> np.ndarray:
-        """bool ``[N, 45]`` (the same as stacking ``env_method("action_masks")``)."""
-        return self.venv.action_masks()
+        wrapped = isinstance(wrapper_class, type) and issubclass(Monitor, wrapper_class)
+        return [wrapped for _ in self._indices(indices)]
+
+    def action_masks(self, dtype: Any = bool) -> np.ndarray:
+        """``[N, 45]`` (the same as stacking ``env_method("action_masks")``), bool by default."""
+        return self.venv.unwrapped.action_masks(dtype)
 
     # ------------------------------------------------------------------------- internals
     def _indices(self, indices: VecEnvIndices) -> list[int]:

@@ -43,7 +43,29 @@ def test_shipped_configs_load(path: Path) -> None:
         ({"name": "x", "warm_start": {"teacher": "optimal", "games": 0}}, "warm_start.games"),
         ({"name": "x", "warm_start": {"explore": 1.0}}, "warm_start.explore"),
         ({"name": "x", "train": {"keep_checkpoints": 0}}, "train.keep_checkpoints"),
-        ({"name": "x", "train": {"seed": -1}}, "train.seed: must be >= 0"),
+        ({"name": "x", "train": {"seed": -1}}, "train.seed: must be in 0..2**32-1"),
+        # issue 8.13: values that crashed later or trained nothing
+        ({"name": "x", "train": {"seed": 2**32}}, "train.seed: must be in 0..2**32-1"),
+        ({"name": "x", "train": {"eval_seed": 10**30}}, "train.eval_seed: must be in"),
+        ({"name": "x", "ppo": {"learning_rate": float("nan")}}, "ppo.learning_rate"),
+        ({"name": "x", "ppo": {"learning_rate": {"start": float("inf"), "end": 0.0}}}, "ppo."),
+        (
+            {"name": "x", "env": {"reward_scale": float("nan")}},
+            "env.reward_scale: must be a finite",
+        ),
+        ({"name": "x", "ppo": {"max_grad_norm": float("inf")}}, "ppo.max_grad_norm: must be a fin"),
+        ({"name": "x", "ppo": {"ent_coef": float("nan")}}, "ppo.ent_coef: must be a finite"),
+        ({"name": "x", "ppo": {"vf_coef": "1e999"}}, "ppo.vf_coef: must be a finite"),
+        ({"name": "x", "ppo": {"vf_coef": 10**400}}, "ppo.vf_coef: must be a finite"),
+        ({"name": "x", "warm_start": {"temperature": float("nan")}}, "warm_start.temperature"),
+        ({"name": "x", "ppo": {"target_kl": -0.01}}, "ppo.target_kl: must be > 0"),
+        ({"name": "x", "ppo": {"clip_range_vf": -0.2}}, "ppo.clip_range_vf: must be > 0"),
+        ({"name": "x", "ppo": {"clip_range_vf": float("nan")}}, "ppo.clip_range_vf"),
+        ({"name": "a\0b"}, "name: must be a plain folder name"),
+        ({"name": "a\\b"}, "name: must be a plain folder name"),
+        ({"name": "a/b"}, "name: must be a plain folder name"),
+        ({"name": ".."}, "name: must be a plain folder name"),
+        ({"name": "x" * 101}, "name: at most 100 characters"),
         ({"name": "x", "ppo": {"learning_rate": "fast"}}, "ppo.learning_rate: expected"),
         ({"name": "../escape"}, "name:"),
         ({"env": {}}, "name: missing required key"),
@@ -54,6 +76,24 @@ def test_bad_values_name_the_key(data: dict, key: str) -> None:
         config_from_dict(data)
     assert str(err.value).startswith(key.split(":")[0])
     assert key in str(err.value)
+
+
+def test_finite_message_names_the_problem() -> None:
+    with pytest.raises(ConfigError, match=r"env\.reward_scale: must be a finite number"):
+        config_from_dict({"name": "x", "env": {"reward_scale": float("nan")}})
+
+
+def test_unreadable_config_files_name_the_problem(tmp_path: Path) -> None:
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes("name: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(latin1)
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("name: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ConfigError, match=r"deep\.yaml"):
+        load_config(deep)
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(tmp_path)  # a folder
 
 
 def test_schedule_and_overrides() -> None:
@@ -83,3 +123,20 @@ def test_override_errors(tmp_path: Path) -> None:
         load_config(path)
     with pytest.raises(ConfigError, match="cannot read config"):
         load_config(tmp_path / "missing.yaml")
+
+
+def test_bench_overrides_do_not_touch_the_reference_config(monkeypatch) -> None:
+    """Issue 9.6: `run_bench` applied --set overrides to a shallow copy of REFERENCE_256,
+    writing into the module constant's nested sections."""
+    import copy
+
+    from yahtzee_agents import bench
+
+    before = copy.deepcopy(bench.REFERENCE_256)
+    seen = []
+    monkeypatch.setattr(bench, "bench_config", lambda cfg, steps: seen.append(cfg) or {})
+    bench.run_bench([], 1, ["env.num_envs=8", "ppo.n_steps=4", "ppo.batch_size=32"])
+    assert seen[0].env.num_envs == 8
+    assert before == bench.REFERENCE_256
+    bench.run_bench([], 1, [])
+    assert seen[1].env.num_envs == before["env"]["num_envs"]

@@ -22,6 +22,7 @@ import numpy as np
 
 import yahtzee_env  # noqa: F401  (registers Yahtzee-v0)
 from yahtzee_env.engine import BOX_ACTION_OFFSET, describe_action
+from yahtzee_env.rules import BOX_NAMES
 
 GOLDEN = Path(__file__).parent / "golden" / "official_seed42.txt"
 SEED = 42
@@ -55,7 +56,8 @@ def transcript() -> str:
             f"{action:2d} {describe_action(action):<22} | {reward:5.1f} | {info['total']}"
         )
         step += 1
-    lines.append("# scorecard: " + " ".join(f"{k}={v}" for k, v in info["scorecard"].items()))
+    scores = zip(BOX_NAMES, info["scorecard"].tolist(), strict=True)
+    lines.append("# scorecard: " + " ".join(f"{k}={v}" for k, v in scores))
     lines.append(
         f"# upper_total={info['upper_total']} upper_bonus={info['upper_bonus']} "
         f"yahtzee_bonus={info['yahtzee_bonus']} total={info['total']}"

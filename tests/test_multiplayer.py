@@ -114,7 +114,7 @@ def test_every_agent_has_infos_and_masks_at_every_step():
         for agent in aec.agents:
             info = aec.infos[agent]
             assert set(info) == INFO_KEYS
-            assert info["dice"] == aec.game.dice
+            assert tuple(info["dice"].tolist()) == aec.game.dice
             assert info["rolls_left"] == aec.game.rolls_left
             obs = aec.observe(agent)
             assert np.array_equal(obs["action_mask"], info["action_mask"])
@@ -144,7 +144,7 @@ def test_observation_layout():
         assert obs.min() >= 0.0 and obs.max() <= 1.0
         assert np.array_equal(obs[:OBS_SIZE], encode_seat(game, seat))
         assert np.array_equal(aec.single_observation(agent), obs[:OBS_SIZE])
-        assert obs[multiplayer.OWN_TOTAL_INDEX] == np.float32(game.players[seat].total / 500)
+        assert obs[table.OWN_TOTAL_INDEX] == np.float32(game.players[seat].total / 500)
         for k in range(3):
             card = game.players[(seat + 1 + k) % 4]
             block = obs[73 + 20 * k : 93 + 20 * k]
@@ -263,3 +263,10 @@ def test_table_module_is_shared():
     for name in ("encode_table", "observation_size", "seat_info", "win_rewards", "MAX_PLAYERS"):
         assert getattr(multiplayer, name) is getattr(table, name)
     assert table.observation_size(3) == table.OPPONENTS_START + 2 * table.OPPONENT_SIZE == 113
+
+
+def test_no_compatibility_re_exports():
+    """Issue 9.6: the layout constants live in `yahtzee_env.table` only."""
+    assert multiplayer.__all__ == ["CheckActionWrapper", "env", "raw_env"]
+    for name in ("OPP_OPEN", "OWN_TOTAL_INDEX", "TOTAL_SCALE", "OPPONENT_SIZE"):
+        assert hasattr(table, name) and not hasattr(multiplayer, name)

@@ -190,3 +190,212 @@ print(info['total'])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.strip()) >= 0
+
+
+# ------------------------------------------------------------------ hostile files (issue 8.9)
+def _rehash(model: Path) -> None:
+    """Make the manifest vouch for whatever the weights file now holds (an attacker writes
+    both files), so that only the loader's own checks stand in the way."""
+    import hashlib
+
+    manifest = json.loads(model.read_text())
+    manifest["weights_sha256"] = hashlib.sha256(model.with_suffix(".npz").read_bytes()).hexdigest()
+    model.write_text(json.dumps(manifest))
+
+
+def _npz_with(model: Path, member: str, payload_writer) -> None:
+    """Rewrite the model's npz with ``member`` replaced by what ``payload_writer(f)`` writes."""
+    import zipfile
+
+    npz = model.with_suffix(".npz")
+    with zipfile.ZipFile(npz) as old:
+        members = {i.filename: old.read(i) for i in old.infolist()}
+    with zipfile.ZipFile(npz, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as new:
+        for name, data in members.items():
+            if name == member:
+                with new.open(name, "w", force_zip64=True) as f:
+                    payload_writer(f)
+            else:
+                new.writestr(name, data)
+    _rehash(model)
+
+
+def test_zip_bomb_is_refused_before_it_is_decompressed(model: Path) -> None:
+    """A member whose npy header is right but which inflates to 16 MB of zeros (a 17 KB
+    file): refused by its declared size, with no more than a few MB allocated."""
+    import tracemalloc
+
+    def bomb(f):
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "<f4", "fortran_order": False, "shape": (72, 16)}
+        )
+        chunk = bytes(1 << 20)
+        for _ in range(16):
+            f.write(chunk)
+
+    _npz_with(model, "hidden0.weight.npy", bomb)
+    assert model.with_suffix(".npz").stat().st_size < 38_000  # under the size limit, too
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFormatError, match="declares 16,"):
+            load_opponent(model)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20
+
+
+def test_member_header_is_checked_before_its_data(model: Path) -> None:
+    def float64(f):
+        np.lib.format.write_array(f, np.zeros((72, 16), np.float64))
+
+    _npz_with(model, "hidden0.weight.npy", float64)
+    with pytest.raises(ModelFormatError, match=r"declares|float64"):
+        load_opponent(model)
+
+    def wrong_shape(f):
+        np.lib.format.write_array(f, np.zeros((16, 72), np.float32))
+
+    _npz_with(model, "hidden0.weight.npy", wrong_shape)
+    with pytest.raises(ModelFormatError, match=r"float32\[16, 72\], expected float32\[72, 16\]"):
+        load_opponent(model)
+
+
+def test_weights_larger_than_the_architecture_allows_are_not_read(model: Path) -> None:
+    npz = model.with_suffix(".npz")
+    with open(npz, "ab") as f:
+        f.write(bytes(2 << 20))  # 2 MB appended: the 72-16-8-45 network needs ~10 KB
+    with pytest.raises(ModelFormatError, match="more than the"):
+        load_opponent(model)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="POSIX only")
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "folder"])
+def test_weights_that_are_not_regular_files_are_refused(model: Path, kind: str) -> None:
+    """A symlink to /dev/zero was read until the OOM killer came; a FIFO hung forever. Run
+    in a subprocess with a timeout, so that a regression fails instead of hanging."""
+    import os
+
+    npz = model.with_suffix(".npz")
+    npz.unlink()
+    if kind == "dev-zero":
+        npz.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(npz)
+    else:
+        npz.mkdir()
+    code = (
+        "import sys\nfrom yahtzee_env.opponents import load_opponent, ModelFormatError\n"
+        "try:\n    load_opponent(sys.argv[1])\nexcept ModelFormatError as e:\n    print(e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(model)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "not a regular file" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"a": ' * 50_000 + "1" + "}" * 50_000, "nested too deeply"),
+        ('{"format": "yahtzee-rl-policy", "format_version": ' + "9" * 5000 + "}", "not valid"),
+        ('{"format": "yahtzee-rl-policy", "format_version": 1e999}', "wrong type"),
+    ],
+)
+def test_hostile_manifests_raise_model_format_error(model: Path, text: str, message: str) -> None:
+    model.write_text(text)
+    with pytest.raises(ModelFormatError, match=message):
+        load_opponent(model)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda m: m.update(weights_file=""), "bare file name"),
+        (lambda m: m.update(weights_file="m\0.npz"), "bare file name"),
+        (lambda m: m.update(weights_file="."), "bare file name"),
+        (lambda m: m.update(weights_file="/etc/passwd"), "bare file name"),
+        (lambda m: m["architecture"].update(hidden=[10**6]), "architecture.hidden"),
+        (lambda m: m["architecture"].update(hidden=[16] * 50), "architecture.hidden"),
+        (lambda m: m["architecture"].update(hidden=[10**400]), "architecture.hidden"),
+        (lambda m: m.update(version=0), "'version' must be an int >= 1"),
+        (lambda m: m.update(env_steps=-5), "'env_steps' must be an int >= 0"),
+        (lambda m: m.update(method="magic"), "'method' must be one of"),
+    ],
+)
+def test_hostile_manifest_fields(model: Path, edit, message: str) -> None:
+    manifest = json.loads(model.read_text())
+    edit(manifest)
+    model.write_text(json.dumps(manifest))
+    with pytest.raises(ModelFormatError, match=message):
+        load_opponent(model)
+
+
+def test_rules_mismatch_is_named_before_the_files_are_read(model: Path) -> None:
+    """Issue 8.15: a level asked to play other rules says so, even before reading the
+    weights (it used to be reported as damage by `yahtzee play`)."""
+    from yahtzee_env.opponents import RulesMismatchError
+
+    model.with_suffix(".npz").unlink()
+    with pytest.raises(RulesMismatchError, match="trained for rules 'official'"):
+        load_opponent(model, rules="no-joker")
+
+
+# ------------------------------------------------------------------ level registry (issue 9.6)
+def test_levels_are_discovered_from_the_shipped_manifests() -> None:
+    from yahtzee_env.opponents import _discover_levels
+
+    shipped = sorted(p.stem for p in LEVELS_DIR.glob("*.json"))
+    assert sorted(LEVELS) == shipped
+    ladder = [level for level in LEVELS if level in ("easy", "medium", "hard")]
+    assert ladder == ["easy", "medium", "hard"]  # weakest first, by evaluation
+    assert _discover_levels(LEVELS_DIR) == LEVELS
+
+
+def test_a_new_level_is_its_files(tmp_path: Path) -> None:
+    from yahtzee_env.opponents import _discover_levels
+
+    for name, mean in (("pro", 240.0), ("rookie", 100.0)):
+        save_policy(
+            tmp_path, name, _weights(), "relu", rules="official", config_sha256="0" * 64,
+            level=name, extra={"evaluation": {"mean": mean}},
+        )  # fmt: skip
+    (tmp_path / "broken.json").write_text("{")  # listed (last), so that loading it explains
+    assert _discover_levels(tmp_path) == ("rookie", "pro", "broken")
+
+
+@pytest.mark.parametrize(
+    ("level", "method", "teacher", "env_steps"),
+    [
+        ("easy", "reward-only", None, 2_015_232),
+        ("medium", "distilled", "heuristic", 507_904),
+        ("hard", "distilled", "optimal", 0),
+    ],
+)
+def test_shipped_manifests_say_how_the_level_was_made(level, method, teacher, env_steps) -> None:
+    from yahtzee_env.opponents import level_manifest
+
+    manifest = level_manifest(level)
+    assert manifest.version == 1
+    assert manifest.method == method and manifest.raw["teacher"] == teacher
+    assert manifest.env_steps == env_steps == manifest.raw["timesteps"]
+    assert load_opponent(level).manifest.weights_sha256 == manifest.weights_sha256
+
+
+def test_version_goes_up_when_other_weights_replace_a_model(tmp_path: Path) -> None:
+    from yahtzee_env.opponents import read_manifest
+
+    def save(seed):
+        return save_policy(
+            tmp_path, "lvl", _weights(seed), "relu", rules="official", config_sha256="0" * 64
+        )
+
+    assert read_manifest(save(0)).version == 1
+    assert read_manifest(save(0)).version == 1  # the same weights again
+    assert read_manifest(save(1)).version == 2  # retrained
+    assert read_manifest(save(2)).version == 3

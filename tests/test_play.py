@@ -16,16 +16,14 @@ from yahtzee_env.cli import main
 from yahtzee_env.dice import roll_index
 from yahtzee_env.engine import MATCH_WINS_NEEDED, match_is_decided, match_winners
 from yahtzee_env.policies import make_policy
+from yahtzee_env.render import Style, color_enabled, render_table
 from yahtzee_env.rules import BOX_NAMES, YAHTZEE_50, Box
 from yahtzee_env.terminal import (
     InputError,
     Player,
-    Style,
     TerminalGame,
-    color_enabled,
     parse_box,
     parse_command,
-    render_table,
 )
 
 SCORE_EVERY_BOX = [f"score {b}" for b in range(1, 14)] * 14  # each turn takes the first open one
@@ -420,3 +418,116 @@ def test_box_names_numbered_in_table():
     text = render_table(tg.game, tg.names)
     for number, name in zip(itertools.count(1), BOX_NAMES, strict=False):
         assert f"{number:>3} {name.replace('_', ' ')}" in text
+
+
+# ------------------------------------------------------------------ hostile input (issue 8.10)
+@pytest.mark.parametrize(
+    "line",
+    ["hold ²", "keep ²", "roll ①", "h ٣", "score ²", "score ①", "keep ５", "hold 1²"],
+)
+def test_non_ascii_digits_are_refused_not_crashed(line):
+    with pytest.raises(InputError, match="digits"):
+        parse_command(line)
+
+
+@pytest.mark.parametrize("digits", ["1" * 5000, "0" * 5000, "9" * 40, "0" * 4999 + "7"])
+def test_huge_box_numbers_are_refused(digits):
+    if digits.lstrip("0") == "7":  # leading zeros do not make a number big
+        assert parse_command(f"score {digits}").box == 6
+        return
+    with pytest.raises(InputError, match="numbered 1 to 13"):
+        parse_command(f"score {digits}")
+
+
+def test_hostile_lines_do_not_end_the_game():
+    lines = ["hold ²", "keep ²", "roll ①", "score " + "1" * 5000, "score ²", "score chance"]
+    script = Script(lines)
+    tg, _ = make_game(script, seed=1)
+    tg.game.reset(tg.rng, first=0)
+    tg.human_turn(0)
+    assert len(script.prompts) == len(lines)
+    assert len(set(script.states[:-1])) == 1  # nothing changed until the box was scored
+    assert tg.game.players[0].scores[Box.CHANCE] is not None
+
+
+def test_an_unexpected_error_prints_one_line_and_the_prompt_returns(monkeypatch):
+    script = Script(["card", "score chance"])
+    tg, out = make_game(script, seed=1)
+    tg.game.reset(tg.rng, first=0)
+    calls = []
+
+    def broken_show_position():
+        calls.append(1)
+        if len(calls) == 2:  # the first call shows the turn; the `card` command then fails
+            raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(tg, "show_position", broken_show_position)
+    tg.human_turn(0)
+    text = out.getvalue()
+    assert text.count("ZeroDivisionError: boom") == 1
+    assert len(script.prompts) == 2 and tg.game.players[0].scores[Box.CHANCE] is not None
+
+
+def test_non_utf8_stdin_is_a_bad_command(monkeypatch, capsys):
+    raw = io.TextIOWrapper(io.BytesIO(b"\xff\xfe\n" + b"q\ny\n"), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", raw)
+    assert main(["play", "--opponents", "greedy", "--seed", "1", "--first", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "unknown command" in out and "Game abandoned." in out
+
+
+def test_level_under_other_rules_names_the_rules_not_damage(monkeypatch, capsys):
+    """Issue 8.15: `play --rules no-joker` against a level blamed "damaged files"."""
+    code, _, err = run_play(["--opponents", "easy", "--rules", "no-joker"], [], monkeypatch, capsys)
+    assert code == 2
+    assert "trained for rules 'official'" in err and "--rules official" in err
+    assert "damaged" not in err
+
+
+# ------------------------------------------------------------------ one match loop (issue 9.5)
+def test_match_state_rotates_the_start_and_stops_when_decided():
+    from yahtzee_env.engine import Match
+
+    match = Match(num_players=3, first=1)
+    starts = []
+    while not match.decided:
+        starts.append(match.next_start)
+        match.record([100, 200, 150] if len(starts) % 2 else [300, 100, 100])
+    assert starts == [1, 2, 0, 1, 2]  # five games: 3 wins for nobody before that
+    assert match.standing.wins == (2, 3, 0) and match.standing.winners == (1,)
+    with pytest.raises(ValueError, match="already decided"):
+        match.record([1, 2, 3])
+    with pytest.raises(ValueError, match="2 totals for 3"):
+        Match(3).record([1, 2])
+
+
+def test_library_and_terminal_matches_run_the_same_loop(monkeypatch):
+    """`match.play_match` and `TerminalGame.play_match` both go through `engine.run_match`,
+    so the rotation and the decision are written once."""
+    import yahtzee_env.match as match_module
+    import yahtzee_env.terminal as terminal_module
+    from yahtzee_env import engine
+
+    calls = []
+
+    def spy(play_game, num_players, first=0, on_game=None):
+        calls.append((num_players, first))
+        return engine.run_match(play_game, num_players, first, on_game)
+
+    monkeypatch.setattr(match_module, "run_match", spy)
+    monkeypatch.setattr(terminal_module, "run_match", spy)
+    greedy = make_policy("greedy")
+    library = match_module.play_match([greedy, greedy], rng=3, first=1)
+    script = Script(fallback=first_legal_box)
+    tg, out = make_game(script, seed=6)
+    terminal = tg.play_match(first=1)
+    assert calls == [(2, 1), (2, 1)]
+    assert match_is_decided([list(t) for t in library.game_totals])
+    assert len(terminal.game_totals) == out.getvalue().count("=== Match game")
+
+
+def test_standing_counts_draws_by_top_seats():
+    script = Script()
+    tg, _ = make_game(script)
+    standing = match_winners([[200, 200], [250, 150], [150, 150]])
+    assert "draws 2" in tg.describe_standing(standing)

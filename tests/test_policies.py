@@ -294,3 +294,28 @@ def test_optimal_without_solver_says_why(monkeypatch):
     monkeypatch.setitem(sys.modules, "yahtzee_env.solver", None)  # import fails
     with pytest.raises(ImportError, match=r"needs yahtzee_env\.solver"):
         make_policy("optimal")
+
+
+def test_reseed_is_explicit():
+    """Issue 9.6: policies are reseeded through `reseed`, not by swapping their attributes
+    from outside; `reseeded` copies a stochastic policy and leaves the caller's alone."""
+    from yahtzee_env.opponents import load_opponent
+    from yahtzee_env.policies import reseeded
+    from yahtzee_env.vector import YahtzeeVectorEnv
+
+    env = YahtzeeVectorEnv(num_envs=64)
+    obs, _ = env.reset(seed=0)
+    masks = env.action_masks()
+    policy = make_policy("random", seed=1)
+    first = policy.act_batch(obs, masks)
+    second = policy.act_batch(obs, masks)
+    assert (first != second).any()
+    policy.reseed(1)
+    np.testing.assert_array_equal(policy.act_batch(obs, masks), first)
+    copy = reseeded(policy, 1)
+    assert copy is not policy and policy.stochastic
+    np.testing.assert_array_equal(copy.act_batch(obs, masks), first)
+    np.testing.assert_array_equal(policy.act_batch(obs, masks), second)  # its own stream
+    for deterministic in (make_policy("greedy"), load_opponent("easy")):
+        assert not getattr(deterministic, "stochastic", False)
+        assert reseeded(deterministic, 5) is deterministic

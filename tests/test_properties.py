@@ -50,7 +50,7 @@ def test_random_games_single_env(seed, preset, canonical, check_every):
         assert mask.any(), "empty mask before the end"
         assert np.array_equal(info["action_mask"], mask)
         if step % check_every == 0:
-            state = (info["dice"], info["rolls_left"], info["total"], obs.copy())
+            state = (tuple(info["dice"].tolist()), info["rolls_left"], info["total"], obs.copy())
             for action in np.flatnonzero(~mask).tolist():
                 with pytest.raises(IllegalActionError):
                     env.step(action)
@@ -73,7 +73,7 @@ def test_random_games_single_env(seed, preset, canonical, check_every):
             break
     assert terminated and boxes == 13
     assert env._game.players[0].filled == ALL_FILLED
-    assert all(v is not None for v in info["scorecard"].values())
+    assert (info["scorecard"] >= 0).all()
     assert not env.action_masks().any()
 
 

@@ -326,6 +326,9 @@ def test_options_match_rulebook_on_random_states(preset):
         ({"upper_bonus_threshold": True}, "upper_bonus_threshold"),
         ({"upper_bonus_value": -1}, "upper_bonus_value"),
         ({"yahtzee_bonus": False, "yahtzee_bonus_value": 50}, "yahtzee_bonus_value"),
+        ({"upper_bonus_value": 1001}, "upper_bonus_value"),  # issue 8.14: overflowed int16
+        ({"upper_bonus_value": 10**30}, "upper_bonus_value"),
+        ({"yahtzee_bonus_value": 30_000}, "yahtzee_bonus_value"),
     ],
 )
 def test_ruleset_validation_names_the_field(kwargs, field):
@@ -353,3 +356,22 @@ def test_custom_upper_bonus_rules():
     card = Scorecard(rules)
     assert card.place(Box.SIXES, roll_index([6, 6, 1, 2, 3])) == 12 + 7
     assert card.upper_bonus == 7 and card.total == 19
+
+
+def test_the_largest_bonuses_allowed_fit_int16():
+    """Issue 8.14: with the largest allowed bonuses, the best game there is (thirteen
+    Yahtzees: each face in its upper box, sixes in the lower boxes at joker values) totals
+    `MAX_TOTAL`, which int16 holds (the vector env's scorecards and totals)."""
+    from yahtzee_env.rules import MAX_BONUS_VALUE, MAX_TOTAL
+
+    rules = RuleSet(upper_bonus_value=MAX_BONUS_VALUE, yahtzee_bonus_value=MAX_BONUS_VALUE)
+    card = Scorecard(rules)
+    card.place(Box.YAHTZEE, roll_index([6] * 5))
+    for face in range(1, 7):
+        card.place(face - 1, roll_index([face] * 5))
+    for box in range(6, 13):
+        if box != Box.YAHTZEE:
+            card.place(box, roll_index([6] * 5))
+    assert card.complete
+    assert card.yahtzee_bonus == 12 * MAX_BONUS_VALUE and card.upper_bonus == MAX_BONUS_VALUE
+    assert card.total == MAX_TOTAL <= np.iinfo(np.int16).max

@@ -42,12 +42,12 @@ def progress_calls() -> list[tuple[int, int]]:
 
 
 @pytest.fixture(scope="module")
-def table(progress_calls) -> solver.SolverTable:
+def table(progress_calls) -> solver.OptimalValues:
     """The no-joker-no-bonus table, solved end to end (a few seconds)."""
     return solver.solve("no-joker-no-bonus", progress=lambda *a: progress_calls.append(a))
 
 
-def sample_states(table: solver.SolverTable, n: int, seed: int = 0):
+def sample_states(table: solver.OptimalValues, n: int, seed: int = 0):
     """``n`` random reachable turn-start states (not the full card) of ``table``."""
     reachable = np.argwhere(~np.isnan(table.table))
     reachable = reachable[reachable[:, 0] != ALL_FILLED]
@@ -177,7 +177,7 @@ def test_box_values_match_the_engine():
     """Reward of a box action = what `Scorecard.place` adds; plus the next state's value."""
     rules = PRESETS["official"]
     rng = np.random.default_rng(4)
-    fake = solver.SolverTable(rules, rng.random((8192, 64, 3)).astype(np.float32) * 100)
+    fake = solver.OptimalValues(rules, rng.random((8192, 64, 3)).astype(np.float32) * 100)
     checked = 0
     for _ in range(400):
         filled = int(rng.integers(0, ALL_FILLED))
@@ -303,7 +303,7 @@ def test_within_turn_matches_brute_force(preset, open_boxes, upper, ystate):
     table = np.full((8192, cap + 1, 3), np.nan, dtype=np.float32)
     for key, value in memo.items():
         table[key] = value
-    solved = solver.SolverTable(rules, table)
+    solved = solver.OptimalValues(rules, table)
     turn = solved.turn_values(filled, upper, ystate)
     assert turn.start_values[0] == pytest.approx(expected_start, abs=1e-3)
     roll_values = turn.roll_values[0]
@@ -323,7 +323,7 @@ def fake_solve(monkeypatch, table):
         calls.append(rules)
         if rules == table.rules:
             return table
-        return solver.SolverTable(rules, np.array(table.table))
+        return solver.OptimalValues(rules, np.array(table.table))
 
     monkeypatch.setattr(solver, "solve", fake)
     return calls
@@ -363,7 +363,7 @@ def test_damaged_cache_is_rebuilt(tmp_path, table, fake_solve, damage):
 
 def test_other_rules_file_is_rebuilt(tmp_path, table, fake_solve):
     official = PRESETS["official"]
-    other = solver.SolverTable(official, np.array(table.table))
+    other = solver.OptimalValues(official, np.array(table.table))
     path = solver.cache_path(table.rules, tmp_path)
     solver.save_table(other, path)  # an official table under the no-joker-no-bonus name
     with pytest.raises(solver.CacheError, match="other rules"):
@@ -393,3 +393,34 @@ def test_save_is_atomic_and_leaves_no_temp_files(tmp_path, table):
     solver.save_table(table, path)
     solver.save_table(table, path)  # replaces in place
     assert os.listdir(tmp_path) == [path.name]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (b'"dtype": "<f4"', b'"dtype": ">f4"'),  # issue 8.11: read back as 3.8e32 before
+        (b'"expected_score": 2', b'"expected_score": 9'),  # caught by the checksum alone
+        (b'"format_version": 2', b'"format_version": 1'),
+    ],
+)
+def test_edited_cache_header_is_refused_and_rebuilt(tmp_path, table, fake_solve, old, new):
+    path = solver.save_table(table, solver.cache_path(table.rules, tmp_path))
+    raw = path.read_bytes()
+    assert raw.count(old) == 1
+    path.write_bytes(raw.replace(old, new))  # same length: only the header's content changed
+    with pytest.raises(solver.CacheError):
+        solver.load_table(path, table.rules)
+    with pytest.warns(RuntimeWarning, match="rebuilding"):
+        rebuilt = solver.load_or_solve(table.rules, cache_dir=tmp_path)
+    assert rebuilt.expected_score == pytest.approx(table.expected_score, abs=1e-3)
+    assert solver.load_table(path, table.rules).expected_score < 300
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs and /dev/zero (POSIX)")
+def test_cache_that_is_not_a_regular_file_is_refused(tmp_path, table):
+    fifo = tmp_path / "fifo.bin"
+    os.mkfifo(fifo)  # opening it for reading would block forever
+    with pytest.raises(solver.CacheError, match="not a regular file"):
+        solver.load_table(fifo, table.rules)
+    with pytest.raises(solver.CacheError, match="not a regular file"):
+        solver.load_table("/dev/zero", table.rules)

@@ -16,9 +16,9 @@ from yahtzee_env.match import (
     Entrant,
     format_tournament,
     game_results,
+    play_batched_games,
     play_game,
     play_match,
-    play_table,
     run_tournament,
     score_matrix,
     seat_arrangements,
@@ -126,14 +126,16 @@ def test_games_are_rounded_up_to_whole_arrangements():
 
 def test_batched_tables_match_the_engine_in_distribution():
     greedy, rand = make_policy("greedy"), make_policy("random", seed=1)
-    batched = play_table([greedy, rand], 1000, seed=0, batch_size=256)
+    batched = play_batched_games([greedy, rand], 1000, seed=0, batch_size=256)
     assert batched.shape == (1000, 2)
     rng = np.random.default_rng(0)
     engine = np.array([play_game([greedy, rand], "official", rng) for _ in range(150)])
     for seat in range(2):
         assert abs(batched[:, seat].mean() - engine[:, seat].mean()) < 8.0
     # Seeded: the same seed gives the same games.
-    assert np.array_equal(play_table([greedy], 300, seed=5), play_table([greedy], 300, seed=5))
+    assert np.array_equal(
+        play_batched_games([greedy], 300, seed=5), play_batched_games([greedy], 300, seed=5)
+    )
 
 
 def test_play_match_on_the_engine():

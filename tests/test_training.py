@@ -70,21 +70,65 @@ def test_run_folder_contents(tiny_run: Path) -> None:
     assert final["games"] == load_config(TINY).train.eval_games
 
 
-def test_resuming_a_finished_run_keeps_its_best(tiny_run: Path) -> None:
-    """Nothing left to train: the final model is evaluated again, and `best` only changes if
-    it is better (it must never be replaced by a worse model)."""
-    import hashlib
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
-    best_before = json.loads((tiny_run / "best" / "eval.json").read_text())["mean"]
-    digest_before = hashlib.sha256((tiny_run / "best" / "model.zip").read_bytes()).hexdigest()
+
+def _tb_steps(run: Path) -> dict[str, list[int]]:
+    """TensorBoard scalar tag -> the steps it was written at, over every TB run of ``run``."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    steps: dict[str, list[int]] = {}
+    for folder in sorted((run / "tb").iterdir()):
+        events = EventAccumulator(str(folder))
+        events.Reload()
+        for tag in events.Tags()["scalars"]:
+            steps.setdefault(tag, []).extend(e.step for e in events.Scalars(tag))
+    return steps
+
+
+def test_train_scalars_are_logged_once_per_step(tiny_run: Path) -> None:
+    """Evaluations between PPO updates dump only eval/*: train/* are written by SB3 alone,
+    once per step (they used to appear twice at every evaluation step)."""
+    steps = _tb_steps(tiny_run)
+    assert steps["eval/mean_score"] and steps["train/loss"]
+    for tag, at in steps.items():
+        assert len(at) == len(set(at)), f"{tag} written twice at a step: {at}"
+
+
+def test_resuming_a_finished_run_changes_nothing(tiny_run: Path) -> None:
+    """Nothing left to train: nothing is written (no stray TensorBoard run, no new files),
+    the command says so and prints the run's result."""
+    before = _tree(tiny_run)
     out = _cli("train", "--resume", str(tiny_run), "--no-progress")
     assert out.returncode == 0, out.stderr
+    assert "already finished at 2048 steps" in out.stdout
+    assert "result: final" in out.stdout and "best" in out.stdout
+    assert _tree(tiny_run) == before
+
+
+def test_resume_extends_a_finished_run(tiny_run: Path) -> None:
+    """RL Zoo's habit: --resume RUN --set train.total_timesteps=N trains on to N steps, in
+    the same TensorBoard run, keeping the best model unless the new one is better."""
+    best_before = json.loads((tiny_run / "best" / "eval.json").read_text())["mean"]
+    tb_runs = sorted(p.name for p in (tiny_run / "tb").iterdir())
+    refused = _cli("train", "--resume", str(tiny_run), "--set", "ppo.learning_rate=1e-3")
+    assert refused.returncode == 2 and "train.total_timesteps" in refused.stderr
+    out = _cli(
+        "train", "--resume", str(tiny_run), "--set", "train.total_timesteps=3072", "--no-progress"
+    )
+    assert out.returncode == 0, out.stderr
+    assert "result: final" in out.stdout and "3,072 steps" in out.stdout
+    final = json.loads((tiny_run / "final" / "eval.json").read_text())
+    assert final["timesteps"] == 3072
+    assert load_config(tiny_run / "config.yaml").train.total_timesteps == 3072
     best_after = json.loads((tiny_run / "best" / "eval.json").read_text())["mean"]
-    final = json.loads((tiny_run / "final" / "eval.json").read_text())["mean"]
-    assert best_after == max(best_before, final)
-    if final <= best_before:
-        digest = hashlib.sha256((tiny_run / "best" / "model.zip").read_bytes()).hexdigest()
-        assert digest == digest_before
+    assert best_after >= best_before
+    assert sorted(p.name for p in (tiny_run / "tb").iterdir()) == tb_runs
+    steps = _tb_steps(tiny_run)
+    assert max(steps["eval/mean_score"]) == 3072
+    for tag, at in steps.items():
+        assert len(at) == len(set(at)), f"{tag} written twice at a step: {at}"
 
 
 def test_stray_temporary_files_are_ignored(tmp_path: Path) -> None:
@@ -201,4 +245,183 @@ def test_resume_after_kill(tmp_path: Path) -> None:
     assert final["timesteps"] >= total
     assert len((tmp_path / "tiny" / "command.txt").read_text().splitlines()) == 2
     out = _cli("train", "--resume", str(tmp_path / "tiny"), "--set", "ppo.n_epochs=3")
-    assert out.returncode == 2 and "--set cannot be combined" in out.stderr
+    assert out.returncode == 2 and "only --set train.total_timesteps" in out.stderr
+
+
+# ------------------------------------------------------------------ other model files (8.6)
+def _main(*args: str) -> subprocess.CompletedProcess:
+    """`yahtzee ARGS` in this process (torch is imported already: seconds faster per call
+    than `_cli` on a loaded 2-core machine); stdout and stderr captured."""
+    import contextlib
+    import io
+
+    from yahtzee_env.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:  # argparse
+            code = exit_.code
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def _copy_run(tiny_run: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(tiny_run, tmp_path / "run", ignore=shutil.ignore_patterns("tb")))
+
+
+def test_onnx_metadata_round_trip(tiny_run: Path, tmp_path: Path) -> None:
+    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    from yahtzee_env.model_sources import load_onnx_policy
+    from yahtzee_env.opponents import ModelFormatError, RulesMismatchError
+
+    out = _main("export", str(tiny_run), "--format", "onnx", "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    path = tmp_path / "tiny.onnx"
+    meta = {p.key: p.value for p in onnx.load(str(path)).metadata_props}
+    assert meta["holds"] == "canonical" and meta["rules"] == "official"
+    assert meta["observation_version"] == "1" and len(meta["weights_sha256"]) == 64
+    assert "level" in meta
+    policy = load_onnx_policy(path, rules="official")
+    obs, _ = _recorded_states(2_000)
+    reference = load_opponent_from_run(tiny_run)
+    np.testing.assert_allclose(policy.logits(obs), reference.logits(obs), atol=1e-4)
+    with pytest.raises(RulesMismatchError, match="trained for rules 'official'"):
+        load_onnx_policy(path, rules="no-joker")
+    import pickle  # the evaluation harness sends policies to worker processes
+
+    np.testing.assert_array_equal(
+        pickle.loads(pickle.dumps(policy)).logits(obs), policy.logits(obs)
+    )
+
+    def edited(edit) -> Path:
+        model = onnx.load(str(path))
+        edit(model)
+        target = tmp_path / "edited.onnx"
+        target.write_bytes(model.SerializeToString())
+        return target
+
+    def bump_weight(model):
+        from onnx import numpy_helper
+
+        w = numpy_helper.to_array(model.graph.initializer[0]).copy()
+        w[0, 0] += 1.0
+        model.graph.initializer[0].CopyFrom(numpy_helper.from_array(w, "w0"))
+
+    with pytest.raises(ModelFormatError, match="sha256"):
+        load_onnx_policy(edited(bump_weight))
+    with pytest.raises(ModelFormatError, match="metadata"):
+        load_onnx_policy(edited(lambda m: m.ClearField("metadata_props")))
+
+    def old_observation(model):
+        for prop in model.metadata_props:
+            if prop.key == "observation_version":
+                prop.value = "0"
+
+    with pytest.raises(ModelFormatError, match="observation version 0"):
+        load_onnx_policy(edited(old_observation))
+    (tmp_path / "junk.onnx").write_bytes(b"\x00junk" * 100)
+    with pytest.raises(ModelFormatError):
+        load_onnx_policy(tmp_path / "junk.onnx")
+
+
+def load_opponent_from_run(run: Path):
+    from yahtzee_env.model_sources import load_sb3_policy
+
+    return load_sb3_policy(run)
+
+
+def test_evaluate_accepts_onnx_zip_and_run_folders(tiny_run: Path, tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    assert (
+        _main("export", str(tiny_run), "--format", "onnx", "--out", str(tmp_path)).returncode == 0
+    )
+    sources = [str(tmp_path / "tiny.onnx"), str(tiny_run), str(tiny_run / "best" / "model.zip")]
+    json_out = tmp_path / "eval.json"
+    args = ["--games", "40", "--no-regret", "--no-progress", "--json", str(json_out)]
+    out = _main("evaluate", "--policy", ",".join(sources), *args)
+    assert out.returncode == 0, out.stderr
+    results = json.loads(json_out.read_text())["results"]
+    assert [r["policy"] for r in results] == sources
+    assert results[1]["mean"] == results[2]["mean"]  # the same best model, the same games
+    out = _main("tournament", "--policies", f"{sources[0]},{sources[1]}", "--games", "8")
+    assert out.returncode == 0, out.stderr
+    out = _main("evaluate", "--policy", str(tiny_run), "--rules", "no-joker", "--games", "2")
+    assert out.returncode == 2 and "trained for rules 'official'" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("hidden", "source", "extra"),
+    [("onnxruntime", "tiny.onnx", "export"), ("torch", "RUN", "train")],
+)
+def test_missing_dependency_gives_the_extras_hint(tiny_run, tmp_path, hidden, source, extra):
+    pytest.importorskip("onnxruntime")
+    assert (
+        _main("export", str(tiny_run), "--format", "onnx", "--out", str(tmp_path)).returncode == 0
+    )
+    source = str(tiny_run) if source == "RUN" else str(tmp_path / source)
+    code = (
+        f"import sys; sys.modules[{hidden!r}] = None\n"
+        "from yahtzee_env.cli import main\n"
+        f"sys.exit(main(['evaluate', '--policy', {source!r}, '--games', '2', '--no-regret']))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert out.returncode == 2, out.stderr
+    assert f"pip install 'yahtzee-rl[{extra}]'" in out.stderr and "Traceback" not in out.stderr
+
+
+# ------------------------------------------------------------------ hostile run files (8.12/13)
+def test_export_name_must_be_a_plain_file_name(tiny_run: Path, tmp_path: Path) -> None:
+    out_dir = tmp_path / "a" / "b"
+    for name in ("../../escape", "/abs", "x/y", ".hidden", "a\\b"):
+        out = _main("export", str(tiny_run), "--out", str(out_dir), "--name", name)
+        assert out.returncode == 2 and "--name must be a plain file name" in out.stderr
+    assert not (tmp_path / "escape.json").exists() and not list(tmp_path.rglob("*.json"))
+    out = _main("export", str(tiny_run), "--out", "/dev/null/x")
+    assert out.returncode == 2 and "--out" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("truncated-zip", "not a readable zip"),
+        ("garbage-zip", "not a readable zip"),
+        ("config-latin1", "not UTF-8"),
+        ("config-bad-value", "ppo.gamma"),
+        ("config-not-yaml", "not valid YAML"),
+    ],
+)
+def test_damaged_run_files_fail_export_and_resume_up_front(tiny_run, tmp_path, damage, message):
+    run = _copy_run(tiny_run, tmp_path)
+    best = run / "best" / "model.zip"
+    config = run / "config.yaml"
+    if damage == "truncated-zip":
+        best.write_bytes(best.read_bytes()[:1000])
+        (run / "checkpoints").mkdir(exist_ok=True)
+        (run / "checkpoints" / "ckpt_999999.zip").write_bytes(best.read_bytes())
+    elif damage == "garbage-zip":
+        best.write_bytes(b"PK\x03\x04" + b"\x00" * 500)
+    elif damage == "config-latin1":
+        config.write_bytes(config.read_bytes() + "# caf\xe9\n".encode("latin-1"))
+    elif damage == "config-bad-value":
+        config.write_text(config.read_text().replace("gamma: 1.0", "gamma: .nan"))
+    else:
+        config.write_text("name: [unclosed\n")
+    export = _main("export", str(run), "--out", str(tmp_path / "out"))
+    resume = _main("train", "--resume", str(run), "--no-progress")
+    for out in (export, resume):
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert message in out.stderr and "Traceback" not in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1
+    assert "resuming" not in resume.stdout
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_bad_runs_dir_fails_before_training(tmp_path: Path) -> None:
+    out = _main("train", str(TINY), "--runs-dir", "/dev/null/runs", "--no-progress")
+    assert out.returncode == 2 and "--runs-dir" in out.stderr and "Traceback" not in out.stderr

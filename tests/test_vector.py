@@ -114,7 +114,12 @@ def test_outcome_table_is_the_flattened_cdf_search():
         ({"num_envs": True}, "num_envs"),
         ({"rules": "house"}, "unknown rules"),
         ({"canonical_holds": "yes"}, "canonical_holds"),
-        ({"render_mode": "ansi"}, "render"),
+        ({"render_mode": "video"}, "render_mode"),
+        ({"illegal_action": "ignore"}, "illegal_action"),
+        ({"illegal_penalty": 1.0}, "illegal_penalty"),
+        ({"max_episode_steps": 0}, "max_episode_steps"),
+        ({"max_episode_steps": True}, "max_episode_steps"),
+        ({"autoreset_mode": "disabled"}, "autoreset_mode"),
     ],
 )
 def test_constructor_validation(kwargs, match):
@@ -365,7 +370,7 @@ def test_statistics_match_single_env():
         obs, info = env.reset(seed=10_000 + g)
         terminated = False
         while not terminated:
-            roll = ROLL_OF_DICE[info["dice"]]
+            roll = ROLL_OF_DICE[tuple(info["dice"].tolist())]
             if info["rolls_left"] == 2:
                 single_faces += COUNTS[roll]
             action = policy(np.array([roll]), obs[None], masks()[None])[0]
@@ -418,7 +423,10 @@ def test_sb3_adapter_api():
     assert len(env.env_method("action_masks", indices=[1, 2])) == 2
     assert env.get_attr("rules") == [PRESETS["official"]] * 6
     env.set_attr("canonical_holds", False)
-    assert env.env_is_wrapped(gym.Wrapper) == [False] * 6
+    from stable_baselines3.common.monitor import Monitor
+
+    assert env.env_is_wrapped(Monitor) == [True] * 6  # episode statistics are built in
+    assert env.env_is_wrapped(gym.wrappers.TimeLimit) == [False] * 6
     with pytest.raises(AttributeError, match="action_masks"):
         env.env_method("render")
     rng = np.random.default_rng(0)
@@ -446,7 +454,8 @@ def test_sb3_adapter_api():
     first = env.reset()
     env.seed(11)
     assert np.array_equal(env.reset(), first)
-    monitored = VecMonitor(env)
+    with pytest.warns(UserWarning, match="already wrapped with a `Monitor`"):
+        monitored = VecMonitor(env)  # its statistics replace the built-in ones
     monitored.reset()
     monitored.step(random_legal(get_action_masks(env), rng))
     env.close()

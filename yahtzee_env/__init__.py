@@ -46,15 +46,21 @@ def _register() -> None:
         from gymnasium.envs.registration import register, registry
     except ImportError:  # the engine, solver and levels work without Gymnasium
         return
+    from yahtzee_env.plumbing import MAX_EPISODE_STEPS  # a cap only illegal loops reach
 
     if "Yahtzee-v0" not in registry:
         register(
             id="Yahtzee-v0",
             entry_point="yahtzee_env.env:YahtzeeEnv",
             vector_entry_point="yahtzee_env.vector:YahtzeeVectorEnv",
+            max_episode_steps=MAX_EPISODE_STEPS,
         )
     if "YahtzeeVs-v0" not in registry:
-        register(id="YahtzeeVs-v0", entry_point="yahtzee_env.versus:YahtzeeVsEnv")
+        register(
+            id="YahtzeeVs-v0",
+            entry_point="yahtzee_env.versus:YahtzeeVsEnv",
+            max_episode_steps=MAX_EPISODE_STEPS,
+        )
 
 
 _register()

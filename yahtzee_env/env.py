@@ -7,10 +7,8 @@ is bookkeeping for speed (an observation buffer updated in place, cached mask ro
 
 from __future__ import annotations
 
-import math
-import operator
 from functools import lru_cache
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -20,11 +18,11 @@ from yahtzee_env.dice import CANONICAL_HOLDS, NUM_HOLDS
 from yahtzee_env.engine import (
     BOX_ACTION_OFFSET,
     NUM_ACTIONS,
-    NUM_TURNS,
     ROLLS_PER_TURN,
     Game,
     IllegalActionError,
 )
+from yahtzee_env.info import make_info, scorecard_array
 from yahtzee_env.observation import (
     BONUS_INDEX,
     DICE_FEATURES,
@@ -35,27 +33,18 @@ from yahtzee_env.observation import (
     encode_seat,
     write_card,
 )
-from yahtzee_env.rules import ALL_FILLED, BOX_NAMES, NUM_BOXES, NUM_UPPER, RuleSet
-
-IllegalActionPolicy = Literal["raise", "penalize"]
-
-
-class UnsupportedRenderModeError(ValueError, TypeError):
-    """An env was made with a ``render_mode`` it does not support.
-
-    A `ValueError` (a bad value), and also a `TypeError` because Stable-Baselines3's
-    `make_vec_env` first tries ``gym.make(env_id, render_mode="rgb_array")`` and retries
-    without a render mode only when that raises `TypeError`.
-    """
-
-
-def check_render_mode(render_mode: str | None, metadata: dict[str, Any]) -> None:
-    """Raise `UnsupportedRenderModeError` unless ``render_mode`` is None or in the metadata."""
-    if render_mode is not None and render_mode not in metadata["render_modes"]:
-        raise UnsupportedRenderModeError(
-            f"render_mode must be None or one of {metadata['render_modes']}, got {render_mode!r}"
-        )
-
+from yahtzee_env.plumbing import (
+    IllegalActionPolicy,
+    UnsupportedRenderModeError,
+    action_id,
+    apply_or_penalize,
+    check_bool,
+    check_illegal_action,
+    check_render_mode,
+    render,
+)
+from yahtzee_env.render import CardView, render_card_rgb, render_card_text
+from yahtzee_env.rules import ALL_FILLED, NUM_BOXES, RuleSet
 
 _DICE_AND_ROLLS_END = ROLLS_LEFT_FEATURES.shape[1] + DICE_FEATURES.shape[1]  # obs[0:39]
 _POINTS_START = OPEN_SLICE.stop  # obs[52:65]
@@ -164,17 +153,21 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
 
     ## Episode End
     - Termination: the thirteenth box is filled (after exactly 13 fill actions).
-    - Truncation: never (an episode is at most 39 actions long).
+    - Truncation: `Yahtzee-v0` is registered with `max_episode_steps=1000`
+      (`plumbing.MAX_EPISODE_STEPS`, Gymnasium's `TimeLimit`). A legal game is at most 39
+      actions, so this only ends an episode whose policy keeps choosing illegal actions under
+      `illegal_action="penalize"` (SB3's `evaluate_policy` would otherwise never return).
+      `gym.make(..., max_episode_steps=N)` changes it as for any Gymnasium env.
 
     ## Information
-    `reset()` and `step()` return a dict with:
+    `reset()` and `step()` return the info of `yahtzee_env.info` (the same keys and dtypes in
+    every env of this package, and with a leading `[N]` axis in the vector envs):
 
-    - `"dice"`: the five dice on the table, a sorted tuple of ints;
-    - `"rolls_left"`: re-rolls left this turn (2 after the first roll, 0 after the third);
-    - `"scorecard"`: box name -> points, or `None` while open (a fresh dict each call);
-    - `"upper_total"`, `"upper_bonus"`, `"yahtzee_bonus"`: ints;
-    - `"total"`: the score so far, bonuses included;
-    - `"action_mask"`: `int8[45]`, 1 where legal;
+    - `"dice"` int8[5] sorted; `"rolls_left"` int8 (2 after the first roll, 0 after the third);
+    - `"scorecard"` int16[13]: points per box in `BOX_NAMES` order, `-1` while open;
+    - `"upper_total"` int16, `"upper_bonus"`, `"yahtzee_bonus"`, `"total"` int32 (the score so
+      far, bonuses included);
+    - `"action_mask"` int8[45], 1 where legal (all 0 once the game is over);
     - `"illegal_action"`: `True`, only on a step penalized under `illegal_action="penalize"`.
 
     ## Arguments
@@ -188,20 +181,24 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
 
     - `rules`: a preset name (`"official"`, `"free-joker"`, `"no-joker"`,
       `"no-joker-no-bonus"`, `"upper-first"`) or a `yahtzee_env.rules.RuleSet`.
-    - `render_mode`: `"ansi"` (`render()` returns the scorecard and dice as text) or
-      `"human"` (`render()` prints it).
+    - `render_mode`: `"ansi"` (`render()` returns the scorecard and dice as text), `"human"`
+      (`render()` prints it) or `"rgb_array"` (a uint8 image of the dice and scorecard,
+      `yahtzee_env.render.RGB_SHAPE`; drawn with numpy alone, so `RecordVideo` works).
     - `canonical_holds`: only one hold action per distinct keep is legal (a learning aid).
     - `illegal_action`: `"raise"` (an illegal action raises
       `yahtzee_env.IllegalActionError`, state unchanged) or `"penalize"` (reward
       `illegal_penalty`, state unchanged, `info["illegal_action"] = True`). Action ids
-      outside `0..44` and steps after the end always raise.
+      outside `0..44`, bools, and steps after the end always raise.
     - `illegal_penalty`: the reward of a penalized illegal action, a finite number <= 0.
 
     ## Version History
     * v0: Initial version (observation layout `OBS_VERSION = 1`).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "render_fps": 4,
+    }
 
     def __init__(
         self,
@@ -213,25 +210,11 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
     ) -> None:
         self.rules = RuleSet.from_spec(rules)
         check_render_mode(render_mode, self.metadata)
-        if not isinstance(canonical_holds, bool):
-            raise ValueError(f"canonical_holds must be a bool, got {canonical_holds!r}")
-        if illegal_action not in ("raise", "penalize"):
-            raise ValueError(
-                f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}"
-            )
-        if (
-            isinstance(illegal_penalty, bool)
-            or not isinstance(illegal_penalty, (int, float))
-            or not math.isfinite(illegal_penalty)
-            or illegal_penalty > 0
-        ):
-            raise ValueError(
-                f"illegal_penalty must be a finite number <= 0, got {illegal_penalty!r}"
-            )
         self.render_mode = render_mode
-        self.canonical_holds = canonical_holds
-        self.illegal_action = illegal_action
-        self.illegal_penalty = float(illegal_penalty)
+        self.canonical_holds = check_bool("canonical_holds", canonical_holds)
+        self.illegal_action, self.illegal_penalty = check_illegal_action(
+            illegal_action, illegal_penalty
+        )
 
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
@@ -242,7 +225,7 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         self._make_views()
         self._mask = self._tables.mask[0, 0, ALL_FILLED]  # all False until reset
         self._card = None
-        self._scorecard: dict[str, int | None] = dict.fromkeys(BOX_NAMES)
+        self._scorecard = scorecard_array([None] * NUM_BOXES)
         self._total = 0
         self._upper_bonus = 0
 
@@ -258,7 +241,7 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         card = game.players[0]
         self._card = card
         self._rule_tables = card.rules.tables
-        self._scorecard = card.as_dict()
+        self._scorecard = scorecard_array(card.scores)
         self._total = 0
         self._upper_bonus = 0
         self._obs[...] = encode_seat(game)
@@ -268,14 +251,15 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         return self._obs.copy(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if type(action) is not int:
-            action = _action_id(action)
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+            action = action_id(action)  # coerces numpy integers; refuses the rest
         game = self._game
-        try:
-            points = game.step(action)
-        except IllegalActionError:
-            if self.illegal_action == "raise" or game.over or not 0 <= action < NUM_ACTIONS:
-                raise
+        if game.over:
+            raise IllegalActionError(
+                "the game is over; call reset()" if game.players else "call reset() before step()"
+            )
+        points, penalized = apply_or_penalize(game.step, action, self.illegal_action)
+        if penalized:
             info = self._info()
             info["illegal_action"] = True
             return self._obs.copy(), self.illegal_penalty, False, False, info
@@ -284,8 +268,9 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
             # A box was filled: the scorecard part of the observation changes (and a new turn
             # began, or the game ended).
             card = self._card
+            box = action - BOX_ACTION_OFFSET
             self._total += points
-            self._scorecard = card.as_dict()
+            self._scorecard[box] = card.scores[box]  # infos get copies: safe to write
             self._upper_bonus = card.upper_bonus
             self._update_scorecard_features()
         self._dice_view[...] = self._tables.dice_rolls[game.roll, game.rolls_left]
@@ -294,28 +279,31 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
             self.render()
         return self._obs.copy(), float(points), game.over, False, self._info()
 
-    def action_masks(self) -> np.ndarray:
-        """bool[45]: the legal actions now (all False once the game is over).
+    def action_masks(self, dtype: Any = bool) -> np.ndarray:
+        """The legal actions now, ``[45]`` (all False once the game is over).
 
-        A fresh, writable copy: torch (`MaskablePPO.predict`) warns on read-only arrays, and
-        changing it does not change the env.
+        ``bool`` by default (sb3-contrib's `MaskablePPO` contract); ``action_masks(np.int8)``
+        gives what Gymnasium's ``action_space.sample(mask=...)`` wants (as
+        ``info["action_mask"]``). A fresh, writable array: torch (`MaskablePPO.predict`) warns
+        on read-only arrays, and changing it does not change the env.
         """
-        return self._mask.copy()
+        return self._mask.copy() if dtype is bool else self._mask.astype(dtype)
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            gym.logger.warn(
-                "You are calling render method without specifying any render mode. "
-                'Set render_mode="ansi" or "human" when making the env.'
-            )
-            return None
-        text = self._render_text()
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: the text card; ``"rgb_array"``: uint8 ``RGB_SHAPE`` image; ``"human"``
+        prints the text."""
+        return render(
+            self.render_mode,
+            {
+                "ansi": lambda: render_card_text(self._view()),
+                "rgb_array": lambda: render_card_rgb(self._view()),
+            },
+        )
 
     # ------------------------------------------------------------------------- internals
+    def _view(self) -> CardView | None:
+        return CardView.of_game(self._game) if self._game.players else None
+
     def _make_views(self) -> None:
         """Views of the observation buffer that `step` writes through (slicing costs time)."""
         obs = self._obs
@@ -357,48 +345,17 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
 
     def _info(self) -> dict[str, Any]:
         card = self._card
-        return {
-            "dice": self._game.dice,
-            "rolls_left": self._game.rolls_left,
-            "scorecard": self._scorecard.copy(),
-            "upper_total": card.upper_total,
-            "upper_bonus": self._upper_bonus,
-            "yahtzee_bonus": card.yahtzee_bonus,
-            "total": self._total,
-            "action_mask": self._mask.astype(np.int8),
-        }
-
-    def _render_text(self) -> str:
         game = self._game
-        if not game.players:
-            return "Yahtzee: call reset() to start a game"
-        card = game.players[0]
-        turn = min(card.filled.bit_count() + 1, NUM_TURNS)
-        status = (
-            "game over" if game.over else f"turn {turn}/{NUM_TURNS}, rolls left {game.rolls_left}"
+        return make_info(
+            roll=game.roll,
+            rolls_left=game.rolls_left,
+            scorecard=self._scorecard.copy(),
+            upper_total=card.upper_total,
+            upper_bonus=self._upper_bonus,
+            yahtzee_bonus=card.yahtzee_bonus,
+            total=self._total,
+            action_mask=self._mask,
         )
-        lines = [
-            f"Yahtzee ({self.rules.name}): {status}",
-            "dice: " + " ".join(f"[{d}]" for d in game.dice),
-        ]
-        legal, points = (None, None) if game.over else game.box_options()
-        for box, name in enumerate(BOX_NAMES):
-            score = card.scores[box]
-            if score is not None:
-                cell = f"{score:>4}"
-            elif legal is not None and legal[box]:
-                cell = f"   . (+{int(points[box])})"
-            else:
-                cell = "   ."
-            lines.append(f"  {name:<16}{cell}")
-            if box == NUM_UPPER - 1:
-                lines.append(
-                    f"  {'upper total':<16}{card.upper_total:>4} / {self._threshold}"
-                    f"  bonus {card.upper_bonus}"
-                )
-        lines.append(f"  {'yahtzee bonus':<16}{card.yahtzee_bonus:>4}")
-        lines.append(f"  {'total':<16}{card.total:>4}")
-        return "\n".join(lines)
 
     # ------------------------------------------------------------------------- pickling
     def __getstate__(self) -> dict[str, Any]:
@@ -414,16 +371,6 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         self._tables = step_tables(self.rules)
         self._make_views()
         self._mask.flags.writeable = False
-
-
-def _action_id(action: Any) -> int:
-    """An action as a Python int: ints, numpy integers and 0-d integer arrays are accepted."""
-    try:
-        return operator.index(action)
-    except TypeError:
-        raise IllegalActionError(
-            f"action {action!r} is not an action id (an integer in 0..{NUM_ACTIONS - 1})"
-        ) from None
 
 
 __all__ = ["UnsupportedRenderModeError", "YahtzeeEnv", "check_render_mode", "step_tables"]

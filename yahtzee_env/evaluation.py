@@ -16,7 +16,6 @@ An optimal player has regret exactly 0.
 
 from __future__ import annotations
 
-import copy
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -35,6 +34,9 @@ ChunkRunner = Callable[[Callable[..., Any], Sequence[tuple]], Iterator[Any]]
 `yahtzee_env.ray_backend.RayRunner` (Ray tasks). Every job carries its own seed, so where the
 jobs run cannot change the results."""
 Z95 = 1.959963984540054
+# Every game's record (~150 bytes) is kept for medians and percentiles: 10 M games is 1.5 GB.
+# More is refused up front rather than running out of memory hours later.
+MAX_GAMES = 10_000_000
 HIST_BIN = 5  # points per histogram bin
 
 
@@ -114,16 +116,15 @@ def play_chunk(
 ) -> GameRecords:
     """Play ``games`` games at once (one vector env of that size); grade if ``table``."""
     from yahtzee_env.oracle import OptimalOracle
+    from yahtzee_env.policies import reseeded
     from yahtzee_env.vector import YahtzeeVectorEnv
 
     oracle = OptimalOracle(table) if table is not None else None
     seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     env_seed, policy_seed = seq.generate_state(2)
-    if isinstance(getattr(policy, "rng", None), np.random.Generator):
-        # A random policy draws from the chunk's own stream: the same games whatever the
-        # number of workers, and whatever the policy object did before.
-        policy = copy.copy(policy)
-        policy.rng = np.random.default_rng(int(policy_seed))
+    # A random policy draws from the chunk's own stream: the same games whatever the number
+    # of workers, and whatever the policy object did before.
+    policy = reseeded(policy, int(policy_seed))
     env = YahtzeeVectorEnv(num_envs=games, rules=rules)
     scores = np.zeros(games, dtype=np.int64)
     box_scores = np.zeros((games, NUM_BOXES), dtype=np.int64)
@@ -177,8 +178,10 @@ def play_games(
 ) -> GameRecords:
     """Play ``games`` games of ``policy`` (``act_batch(obs, masks)``), in seeded chunks: in
     this process, in ``workers`` processes, or by ``runner`` (e.g. Ray tasks)."""
-    if games < 1:
-        raise ValueError(f"games must be >= 1, got {games}")
+    if not 1 <= games <= MAX_GAMES:
+        raise ValueError(f"games must be in 1..{MAX_GAMES:,}, got {games:,}")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     rules = RuleSet.from_spec(rules)
     sizes = [min(chunk_size, games - lo) for lo in range(0, games, chunk_size)]
     seeds = np.random.SeedSequence(seed).spawn(len(sizes))

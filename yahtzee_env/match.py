@@ -10,7 +10,7 @@ How a table is played. Players at a Yahtzee table do not interact: each fills it
 with its own dice, and the table only compares the totals at the end. Every policy here acts
 on its own seat's `Yahtzee-v0` observation (`observation.encode_seat`, the same for every
 seat of `engine.Game`), so a game of ``k`` players *is* ``k`` solitaire scorecards rolled
-with independent fair dice. `play_table` therefore plays ``G`` games as one
+with independent fair dice. `play_batched_games` therefore plays ``G`` games as one
 `yahtzee_env.vector.YahtzeeVectorEnv` of ``G`` scorecards per seat (the native vector env,
 whose observations equal `encode_seat`'s), calling each seat's policy once per step with
 ``act_batch`` on the stacked observations, and compares the seats' final totals game by
@@ -30,7 +30,6 @@ game's outcome, so this interval is conservative).
 
 from __future__ import annotations
 
-import copy
 import itertools
 import math
 import os
@@ -41,12 +40,17 @@ from typing import Any
 
 import numpy as np
 
-from yahtzee_env.engine import Game, match_is_decided, match_winners
+from yahtzee_env.engine import Game, run_match
 from yahtzee_env.evaluation import Z95, ChunkRunner
+from yahtzee_env.fileio import atomic_path
 from yahtzee_env.observation import encode_seat
 from yahtzee_env.rules import RuleSet
 
 DEFAULT_BATCH = 1024  # games per vector env: the fastest size per game on one core
+MAX_BATCH = 65_536  # games per vector env at most (memory: ~1 KB per game and seat)
+# Games of a whole tournament at most (tables x games per table): refused up front above it.
+# Memory stays bounded by a table's games (8 bytes per game and seat), time does not.
+MAX_TOURNAMENT_GAMES = 100_000_000
 CI_METHOD = "wilson-95"
 
 
@@ -99,7 +103,7 @@ def game_results(totals: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------ playing
-def play_table(
+def play_batched_games(
     policies: Sequence[Any],
     games: int,
     rules: RuleSet | str | None = "official",
@@ -163,7 +167,7 @@ def play_game(
     rng: SeedOrRng | None = None,
     first: int = 0,
 ) -> list[int]:
-    """One game on `engine.Game`, move by move (the reference for `play_table`); the final
+    """One game on `engine.Game`, move by move (the reference for `play_batched_games`); the final
     totals in seat order.
 
     ``rng`` is required (None raises `TypeError`): a `numpy.random.Generator`, used and
@@ -184,14 +188,13 @@ def play_match(
     rng: SeedOrRng | None = None,
     first: int = 0,
 ):
-    """A best-of-five match on the engine (the start passes to the next seat each game);
+    """A best-of-five match on the engine between per-seat policies, no I/O (the start
+    passes to the next seat each game: `engine.run_match`, the loop the terminal runs too);
     the `engine.MatchResult`. ``rng`` is required, as in `play_game`."""
     rng = _required_rng(rng, "play_match")
-    results: list[list[int]] = []
-    while not match_is_decided(results):
-        start = (first + len(results)) % len(policies)
-        results.append(play_game(policies, rules, rng, start))
-    return match_winners(results)
+    return run_match(
+        lambda start, _number: play_game(policies, rules, rng, start), len(policies), first
+    )
 
 
 # ------------------------------------------------------------------------------ schedule
@@ -220,6 +223,24 @@ def tournament_tables(num_entrants: int, players: int) -> list[tuple[int, ...]]:
     return list(itertools.combinations(range(num_entrants), players))
 
 
+def tournament_games(num_entrants: int, players: int, games: int) -> int:
+    """Games a tournament plays: tables times ``games`` rounded up to the seat arrangements."""
+    arrangements = len(seat_arrangements(players))
+    return math.comb(num_entrants, players) * arrangements * -(-games // arrangements)
+
+
+def check_tournament_size(num_entrants: int, players: int, games: int) -> None:
+    """Raise ValueError, before any game, if the tournament would play more than
+    `MAX_TOURNAMENT_GAMES` games."""
+    total = tournament_games(num_entrants, players, games)
+    if total > MAX_TOURNAMENT_GAMES:
+        raise ValueError(
+            f"{num_entrants} entrants at {players}-player tables with {games:,} games per table "
+            f"make {total:,} games, more than the {MAX_TOURNAMENT_GAMES:,} allowed: use fewer "
+            "games or entrants"
+        )
+
+
 def unique_names(names: Sequence[str]) -> list[str]:
     """Names made distinct: a repeated name gets ``#2``, ``#3``..."""
     seen: dict[str, int] = {}
@@ -234,16 +255,14 @@ def unique_names(names: Sequence[str]) -> list[str]:
 def _job_policies(
     entrants: Sequence[Entrant], seated: Sequence[int], job_seed: np.random.SeedSequence
 ) -> list[Any]:
-    """The seat policies of one job. A policy that draws random numbers (``rng``) gets a copy
-    seeded from the job's seed and its seat, so that a job's games do not depend on the jobs
-    played before it (in this process or another): the same results with any runner."""
-    policies = [entrants[e].policy for e in seated]
-    seat_seeds = job_seed.generate_state(len(policies))
-    for s, policy in enumerate(policies):
-        if isinstance(getattr(policy, "rng", None), np.random.Generator):
-            policies[s] = copy.copy(policy)
-            policies[s].rng = np.random.default_rng(int(seat_seeds[s]))
-    return policies
+    """The seat policies of one job. A ``stochastic`` policy gets a copy reseeded
+    (`yahtzee_env.policies.reseeded`) from the job's seed and its seat, so that a job's games
+    do not depend on the jobs played before it (in this process or another): the same
+    results with any runner."""
+    from yahtzee_env.policies import reseeded
+
+    seat_seeds = job_seed.generate_state(len(seated))
+    return [reseeded(entrants[e].policy, int(seat_seeds[s])) for s, e in enumerate(seated)]
 
 
 def run_tournament(
@@ -268,8 +287,11 @@ def run_tournament(
     ``runner`` (e.g. `yahtzee_env.ray_backend.RayRunner`) with the same results."""
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
+    if not 1 <= batch_size <= MAX_BATCH:
+        raise ValueError(f"batch_size must be in 1..{MAX_BATCH:,}, got {batch_size:,}")
     rules = RuleSet.from_spec(rules)
     names = unique_names([e.name for e in entrants])
+    check_tournament_size(len(entrants), players, games)
     tables = tournament_tables(len(entrants), players)
     arrangements = seat_arrangements(players)
     per_arrangement = -(-games // len(arrangements))
@@ -290,7 +312,11 @@ def run_tournament(
         (_job_policies(entrants, seated, job_seed), per_arrangement, rules, job_seed, batch_size)
         for seated, job_seed in zip(seatings, seeds, strict=True)
     ]
-    played = runner(play_table, table_jobs) if runner else (play_table(*j) for j in table_jobs)
+    played = (
+        runner(play_batched_games, table_jobs)
+        if runner
+        else (play_batched_games(*j) for j in table_jobs)
+    )
     for i, (seated, totals) in enumerate(zip(seatings, played, strict=True)):
         results = game_results(totals)
         for s, e in enumerate(seated):
@@ -458,10 +484,9 @@ def plot_tournament(result: dict[str, Any], path: str | os.PathLike) -> None:
     ax_bar.set_ylabel("mean final total")
     ax_bar.set_title(f"{result['config']['players']}-player tables")
     fig.tight_layout()
-    tmp = f"{os.fspath(path)}.tmp.png"
-    fig.savefig(tmp, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
-    os.replace(tmp, path)
 
 
 __all__ = [
@@ -469,9 +494,9 @@ __all__ = [
     "Entrant",
     "format_tournament",
     "game_results",
+    "play_batched_games",
     "play_game",
     "play_match",
-    "play_table",
     "plot_tournament",
     "run_tournament",
     "score_matrix",

@@ -21,33 +21,40 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle, seeding
-from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
-from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS, Game, roll_for_first_player
+try:
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import BaseWrapper, wrappers
+except ModuleNotFoundError as err:  # the one-line hint instead of a bare traceback
+    if not (err.name or "").startswith("pettingzoo"):
+        raise
+    raise ModuleNotFoundError(
+        "yahtzee_env.multiplayer needs PettingZoo: pip install 'yahtzee-rl[multiplayer]' "
+        "(YahtzeeVs-v0 plays against the CPU levels without it)",
+        name=err.name,
+    ) from err
+
+from yahtzee_env.engine import (
+    BOX_ACTION_OFFSET,
+    NUM_ACTIONS,
+    Game,
+    IllegalActionError,
+    roll_for_first_player,
+)
 from yahtzee_env.observation import encode_seat
+from yahtzee_env.plumbing import action_id, check_render_mode, render
+from yahtzee_env.render import render_table
 from yahtzee_env.rules import RuleSet
 
 # The observation layout, infos and win rewards live in `yahtzee_env.table` (no PettingZoo
-# needed, so `YahtzeeVs-v0` shares them); re-exported here for compatibility.
+# needed, so `YahtzeeVs-v0` shares them).
 from yahtzee_env.table import (
     MAX_PLAYERS,
     MIN_PLAYERS,
-    OPP_OPEN,
-    OPP_PROGRESS,
-    OPP_TOTAL,
-    OPP_UPPER,
-    OPP_UPPER_BONUS,
-    OPP_YAHTZEE_BOX,
-    OPPONENT_SIZE,
-    OPPONENTS_START,
-    OWN_TOTAL_INDEX,
     REWARD_MODES,
-    TOTAL_SCALE,
     RewardMode,
     encode_table,
     observation_size,
@@ -58,13 +65,28 @@ from yahtzee_env.table import (
 
 def env(**kwargs: Any) -> AECEnv:
     """`raw_env` in PettingZoo's classic wrappers: an illegal action ends the game with -1
-    for the player who made it (`TerminateIllegalWrapper`), out-of-range actions assert, and
-    the call order is enforced."""
+    for the player who made it (`TerminateIllegalWrapper`), an action that is not an action id
+    raises `IllegalActionError` (`CheckActionWrapper`), and the call order is enforced."""
     aec = raw_env(**kwargs)
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
-    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    aec = CheckActionWrapper(aec)
     aec = wrappers.OrderEnforcingWrapper(aec)
     return aec
+
+
+class CheckActionWrapper(BaseWrapper):
+    """PettingZoo's `AssertOutOfBoundsWrapper` as an explicit check: an action that is not an
+    id in ``0..44`` (or None for an agent that is done) raises `IllegalActionError`, also
+    under ``python -O``, where asserts vanish."""
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        done = self.terminations.get(agent, False) or self.truncations.get(agent, False)
+        if not (action is None and done):
+            if action is None:
+                raise IllegalActionError(f"{agent} is still playing: None is not an action")
+            action_id(action)
+        super().step(action)
 
 
 class raw_env(AECEnv, EzPickle):
@@ -163,11 +185,7 @@ class raw_env(AECEnv, EzPickle):
             )
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be 'win' or 'score', got {reward!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                f"got {render_mode!r}"
-            )
+        check_render_mode(render_mode, self.metadata)
         if first_player != "roll" and (
             isinstance(first_player, bool)
             or not isinstance(first_player, int)
@@ -256,7 +274,7 @@ class raw_env(AECEnv, EzPickle):
             return
         game = self.game
         seat = self._seats[agent]
-        action = int(action)
+        action = action_id(action)  # explicit checks: they hold under python -O too
         # Raises IllegalActionError if illegal, before anything here changes: the game, the
         # rewards and the cumulative rewards are all left as they were.
         points = game.step(action)
@@ -280,19 +298,9 @@ class raw_env(AECEnv, EzPickle):
             self.render()
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn(
-                "You are calling render method without specifying any render mode. "
-                'Set render_mode="ansi" or "human" when making the env.'
-            )
-            return None
-        from yahtzee_env.terminal import render_table
-
-        text = render_table(self.game, self.possible_agents)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render(
+            self.render_mode, {"ansi": lambda: render_table(self.game, self.possible_agents)}
+        )
 
     def close(self) -> None:
         pass
@@ -310,25 +318,4 @@ class raw_env(AECEnv, EzPickle):
         }
 
 
-__all__ = [
-    "MAX_PLAYERS",
-    "MIN_PLAYERS",
-    "OPPONENTS_START",
-    "OPPONENT_SIZE",
-    "OPP_OPEN",
-    "OPP_PROGRESS",
-    "OPP_TOTAL",
-    "OPP_UPPER",
-    "OPP_UPPER_BONUS",
-    "OPP_YAHTZEE_BOX",
-    "OWN_TOTAL_INDEX",
-    "REWARD_MODES",
-    "TOTAL_SCALE",
-    "RewardMode",
-    "encode_table",
-    "env",
-    "observation_size",
-    "raw_env",
-    "seat_info",
-    "win_rewards",
-]
+__all__ = ["CheckActionWrapper", "env", "raw_env"]

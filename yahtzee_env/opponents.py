@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
+import math
 import re
 import zipfile
 from dataclasses import dataclass
@@ -28,21 +30,55 @@ import numpy as np
 
 from yahtzee_env.dice import CANONICAL_HOLDS, NUM_HOLDS
 from yahtzee_env.engine import NUM_ACTIONS
-from yahtzee_env.fileio import atomic_write
+from yahtzee_env.fileio import UnsafeFileError, atomic_write, read_regular_file
 from yahtzee_env.observation import INPUT_SIZES, decode_rolls, model_input
 from yahtzee_env.rules import PRESETS, RuleSet
 
 FORMAT_NAME = "yahtzee-rl-policy"
 FORMAT_VERSION = 1
-LEVELS = ("easy", "medium", "hard")
 LEVELS_DIR = Path(__file__).with_name("levels")
 ACTIVATIONS = ("relu", "tanh")
+METHODS = ("reward-only", "distilled")  # how a level was made (see `Manifest.method`)
 MAX_MANIFEST_BYTES = 1 << 20
+# Bounds on the architecture a manifest may declare, so that the weights file it promises is
+# at most ~130 MB (checked before a byte of the weights is read).
+MAX_HIDDEN_LAYERS = 8
+MAX_HIDDEN_WIDTH = 2048
+_NPY_HEADER_BYTES = 4096  # what an .npy member may add to its raw data (numpy writes 128)
+_ZIP_MEMBER_OVERHEAD = 512  # a zip's local header, directory entry and data descriptor
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_PLAIN_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
 
 
 class ModelFormatError(ValueError):
     """A model file that is missing, corrupt, tampered with or made for something else."""
+
+
+class RulesMismatchError(ModelFormatError):
+    """An intact model trained for other rules than those it was asked to play."""
+
+
+def _discover_levels(directory: Path) -> tuple[str, ...]:
+    """The shipped levels: every ``NAME.json`` in ``directory``, weakest first (by the mean
+    score in the manifest's evaluation; a manifest that cannot be read sorts last, and
+    `load_opponent` then reports what is wrong with it). A new level is its two files (and
+    its training config): nothing else lists the levels."""
+
+    def strength(path: Path) -> tuple[float, str]:
+        try:
+            data = json.loads(read_regular_file(path, MAX_MANIFEST_BYTES))
+            return float(data["evaluation"]["mean"]), path.stem
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            return float("inf"), path.stem
+
+    try:
+        manifests = [p for p in directory.glob("*.json") if _PLAIN_FILE_NAME.fullmatch(p.stem)]
+    except OSError:
+        return ()
+    return tuple(p.stem for p in sorted(manifests, key=strength))
+
+
+LEVELS: tuple[str, ...] = _discover_levels(LEVELS_DIR)  # ("easy", "medium", "hard")
 
 
 @dataclass(frozen=True)
@@ -58,6 +94,21 @@ class Manifest:
     canonical_holds: bool
     raw: dict[str, Any]
     input_version: int = 1
+    version: int | None = None
+    """The level's version: a retrained level gets a higher one (None in older files)."""
+    method: str | None = None
+    """``"reward-only"`` (PPO on the game's reward alone) or ``"distilled"`` (imitating a
+    teacher first, then PPO); None in older files."""
+    env_steps: int | None = None
+    """PPO env-steps behind the exported weights (0: the distilled policy before PPO)."""
+
+    def max_weights_bytes(self) -> int:
+        """The largest weights file this architecture can have: float32 parameters plus
+        the npz container's overhead per array."""
+        sizes = [INPUT_SIZES[self.input_version], *self.hidden, NUM_ACTIONS]
+        params = sum(a * b + b for a, b in itertools.pairwise(sizes))
+        arrays = 2 * (len(self.hidden) + 1)
+        return 4 * params + arrays * (_NPY_HEADER_BYTES + _ZIP_MEMBER_OVERHEAD) + 4096
 
 
 def _require(data: dict[str, Any], key: str, kind: type | tuple[type, ...], where: Path) -> Any:
@@ -69,20 +120,31 @@ def _require(data: dict[str, Any], key: str, kind: type | tuple[type, ...], wher
     return value
 
 
+def _optional_int(data: dict[str, Any], key: str, minimum: int, where: Path) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ModelFormatError(f"{where}: manifest {key!r} must be an int >= {minimum}: {value!r}")
+    return value
+
+
 def read_manifest(path: str | Path) -> Manifest:
     """Parse and check a manifest (not yet the weights: see `load_opponent`)."""
     path = Path(path)
     try:
-        with open(path, "rb") as f:
-            blob = f.read(MAX_MANIFEST_BYTES + 1)
-    except OSError as err:
-        raise ModelFormatError(f"{path}: cannot read model manifest: {err.strerror}") from err
-    if len(blob) > MAX_MANIFEST_BYTES:
-        raise ModelFormatError(f"{path}: manifest larger than {MAX_MANIFEST_BYTES} bytes")
+        blob = read_regular_file(path, MAX_MANIFEST_BYTES)
+    except UnsafeFileError as err:
+        raise ModelFormatError(f"model manifest {err}") from None
+    except (OSError, ValueError) as err:  # ValueError: a NUL in the path
+        reason = getattr(err, "strerror", None) or err
+        raise ModelFormatError(f"{path}: cannot read model manifest: {reason}") from None
     try:
         data = json.loads(blob.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ModelFormatError(f"{path}: manifest is not valid JSON ({err})") from err
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        # ValueError: not JSON, or an integer too long to convert; RecursionError: nesting.
+        reason = "nested too deeply" if isinstance(err, RecursionError) else str(err)[:200]
+        raise ModelFormatError(f"{path}: manifest is not valid JSON ({reason})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
         raise ModelFormatError(f"{path}: not a {FORMAT_NAME} manifest")
     version = _require(data, "format_version", int, path)
@@ -101,8 +163,13 @@ def read_manifest(path: str | Path) -> Manifest:
     if arch.get("type") != "mlp":
         raise ModelFormatError(f"{path}: unsupported architecture {arch.get('type')!r}")
     hidden = _require(arch, "hidden", list, path)
-    if not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in hidden):
-        raise ModelFormatError(f"{path}: architecture.hidden must be positive ints: {hidden!r}")
+    if len(hidden) > MAX_HIDDEN_LAYERS or not all(
+        isinstance(h, int) and not isinstance(h, bool) and 0 < h <= MAX_HIDDEN_WIDTH for h in hidden
+    ):
+        raise ModelFormatError(
+            f"{path}: architecture.hidden must be at most {MAX_HIDDEN_LAYERS} ints in "
+            f"1..{MAX_HIDDEN_WIDTH}: {str(hidden)[:100]}"
+        )
     activation = _require(arch, "activation", str, path)
     if activation not in ACTIVATIONS:
         raise ModelFormatError(f"{path}: unsupported activation {activation!r}")
@@ -126,8 +193,13 @@ def read_manifest(path: str | Path) -> Manifest:
     if holds not in ("canonical", "all"):
         raise ModelFormatError(f"{path}: holds must be 'canonical' or 'all', got {holds!r}")
     weights_name = _require(data, "weights_file", str, path)
-    if Path(weights_name).name != weights_name:
-        raise ModelFormatError(f"{path}: weights_file must be a bare file name: {weights_name!r}")
+    if not _PLAIN_FILE_NAME.fullmatch(weights_name):
+        raise ModelFormatError(
+            f"{path}: weights_file must be a bare file name: {weights_name[:100]!r}"
+        )
+    method = data.get("method")
+    if method is not None and method not in METHODS:
+        raise ModelFormatError(f"{path}: manifest 'method' must be one of {METHODS}: {method!r}")
     return Manifest(
         path=path,
         weights_path=path.with_name(weights_name),
@@ -140,6 +212,9 @@ def read_manifest(path: str | Path) -> Manifest:
         canonical_holds=holds == "canonical",
         raw=data,
         input_version=obs_version,
+        version=_optional_int(data, "version", 1, path),
+        method=method,
+        env_steps=_optional_int(data, "env_steps", 0, path),
     )
 
 
@@ -167,6 +242,7 @@ class MLPPolicy:
         threshold: int = 63,
     ) -> None:
         self.weights = [(w.astype(np.float32), b.astype(np.float32)) for w, b in weights]
+        self.manifest: Manifest | None = None  # set by `load_opponent`
         self.activation = activation
         self.name = name
         self.canonical_holds = canonical_holds
@@ -199,6 +275,11 @@ class MLPPolicy:
             masks[:, :NUM_HOLDS] &= CANONICAL_HOLDS[rolls]
         return masks
 
+    stochastic = False  # see `policies.BasePolicy.stochastic`
+
+    def reseed(self, seed: int | None) -> None:
+        """Nothing to reseed: the policy is deterministic."""
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(self.act_batch(observation, action_mask)[0])
 
@@ -227,25 +308,29 @@ def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) 
         if path.suffix == ".npz":
             path = path.with_suffix(".json")
     manifest = read_manifest(path)
+    # The rules first: a mismatch is the caller's choice, not damage, and says so.
+    if rules is not None and RuleSet.from_spec(rules) != RuleSet.from_spec(manifest.rules):
+        raise RulesMismatchError(
+            f"{path}: model trained for rules {manifest.rules!r}, asked to play "
+            f"{RuleSet.from_spec(rules).name!r}"
+        )
+    limit = manifest.max_weights_bytes()
     try:
-        blob = manifest.weights_path.read_bytes()
+        blob = read_regular_file(manifest.weights_path, limit)
+    except UnsafeFileError as err:
+        raise ModelFormatError(f"weights {err} (for this architecture)") from None
     except OSError as err:
         raise ModelFormatError(
-            f"{manifest.weights_path}: cannot read weights: {err.strerror}"
-        ) from err
+            f"{manifest.weights_path}: cannot read weights: {err.strerror or err}"
+        ) from None
     digest = hashlib.sha256(blob).hexdigest()
     if digest != manifest.weights_sha256:
         raise ModelFormatError(
             f"{manifest.weights_path}: sha256 {digest[:12]}… does not match the manifest's "
             f"{manifest.weights_sha256[:12]}… (file corrupt, truncated or replaced)"
         )
-    if rules is not None and RuleSet.from_spec(rules) != RuleSet.from_spec(manifest.rules):
-        raise ModelFormatError(
-            f"{path}: model trained for rules {manifest.rules!r}, asked to play "
-            f"{RuleSet.from_spec(rules).name!r}"
-        )
     weights = _read_weights(manifest, blob)
-    return MLPPolicy(
+    policy = MLPPolicy(
         weights,
         manifest.activation,
         name=manifest.level or path.stem,
@@ -253,40 +338,96 @@ def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) 
         input_version=manifest.input_version,
         threshold=RuleSet.from_spec(manifest.rules).upper_bonus_threshold,
     )
+    policy.manifest = manifest
+    return policy
+
+
+def level_manifest(level: str) -> Manifest:
+    """The checked manifest of a shipped level (its version, method, env-steps, ...)."""
+    if level not in LEVELS:
+        raise ModelFormatError(f"no shipped level {level!r} (levels: {', '.join(LEVELS)})")
+    return read_manifest(LEVELS_DIR / f"{level}.json")
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ...]):
+    """One float32 array from an .npy member, its header checked before its data is read,
+    and never more read than that shape's bytes."""
+    nbytes = 4 * math.prod(shape)
+    if info.file_size > nbytes + _NPY_HEADER_BYTES:
+        raise ValueError(
+            f"{info.filename} declares {info.file_size:,} bytes, more than a float32"
+            f"{list(shape)} needs"
+        )
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise ValueError(f"{info.filename}: unsupported compression {info.compress_type}")
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            header = np.lib.format.read_array_header_1_0(member, max_header_size=2048)
+        elif version == (2, 0):
+            header = np.lib.format.read_array_header_2_0(member, max_header_size=2048)
+        else:
+            raise ValueError(f"{info.filename}: npy format version {version}")
+        found_shape, fortran, dtype = header
+        if dtype != np.dtype("<f4") or tuple(found_shape) != shape:
+            raise ValueError(
+                f"{info.filename[: -len('.npy')]} is {dtype}{list(found_shape)}, expected "
+                f"float32{list(shape)}"
+            )
+        data = member.read(nbytes + 1)
+    if len(data) != nbytes:
+        raise ValueError(f"{info.filename}: {len(data)} bytes of data, expected {nbytes}")
+    order = "F" if fortran else "C"
+    return np.frombuffer(data, dtype="<f4").reshape(shape, order=order).astype(np.float32)
 
 
 def _read_weights(manifest: Manifest, blob: bytes) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Arrays from the very bytes whose hash was checked (no second read of the file)."""
+    """Arrays from the very bytes whose hash was checked (no second read of the file).
+
+    The zip's member names, then each member's npy header (dtype and shape), are checked
+    against the architecture before any array data is decompressed, and no member is read
+    past the size its shape needs (a zip bomb costs nothing)."""
     path = manifest.weights_path
-    try:
-        loaded = np.load(io.BytesIO(blob), allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise ValueError("an .npy array, not an .npz archive")
-        with loaded as npz:
-            arrays = {key: npz[key] for key in npz.files}
-    except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError) as err:
-        raise ModelFormatError(f"{path}: not a readable npz weights file ({err})") from err
     sizes = [INPUT_SIZES[manifest.input_version], *manifest.hidden, NUM_ACTIONS]
-    expected = {}
+    expected: dict[str, tuple[int, ...]] = {}
     for i, layer in enumerate(_layer_names(len(manifest.hidden))):
         expected[f"{layer}.weight"] = (sizes[i], sizes[i + 1])
         expected[f"{layer}.bias"] = (sizes[i + 1],)
-    if set(arrays) != set(expected):
-        raise ModelFormatError(
-            f"{path}: arrays {sorted(arrays)} do not match the architecture {sorted(expected)}"
-        )
-    for key, shape in expected.items():
-        array = arrays[key]
-        if array.shape != shape or array.dtype != np.float32:
-            raise ModelFormatError(
-                f"{path}: {key} is {array.dtype}{list(array.shape)}, expected float32{list(shape)}"
-            )
+    arrays = {}
+    if blob.startswith(b"\x93NUMPY"):
+        raise ModelFormatError(f"{path}: an .npy array, not an .npz archive")
+    try:
+        with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+            infos = archive.infolist()
+            names = sorted(i.filename.removesuffix(".npy") for i in infos)
+            if names != sorted(expected) or not all(i.filename.endswith(".npy") for i in infos):
+                raise ModelFormatError(
+                    f"{path}: arrays {names[:20]} do not match the architecture {sorted(expected)}"
+                )
+            for info in infos:
+                key = info.filename.removesuffix(".npy")
+                arrays[key] = _read_member(archive, info, expected[key])
+    except ModelFormatError:
+        raise
+    except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError, RuntimeError) as err:
+        raise ModelFormatError(f"{path}: not a readable npz weights file ({err})") from None
+    for key, array in arrays.items():
         if not np.isfinite(array).all():
             raise ModelFormatError(f"{path}: {key} holds non-finite values")
     return [
         (arrays[f"{layer}.weight"], arrays[f"{layer}.bias"])
         for layer in _layer_names(len(manifest.hidden))
     ]
+
+
+def _next_version(json_path: Path, digest: str) -> int:
+    try:
+        old = read_manifest(json_path)
+    except ModelFormatError:  # none there (or unreadable): a new model
+        return 1
+    if old.weights_sha256 == digest:
+        return old.version or 1
+    return (old.version or 1) + 1
 
 
 def save_policy(
@@ -301,10 +442,14 @@ def save_policy(
     canonical_holds: bool = True,
     input_version: int = 1,
     extra: dict[str, Any] | None = None,
+    version: int | None = None,
 ) -> Path:
     """Write ``NAME.npz`` and ``NAME.json`` atomically; return the manifest path.
 
     ``weights`` are (W [in, out], b [out]) pairs, hidden layers first, logits last.
+    ``version`` (None: automatic) is 1 for a new model, the old one's for the same weights,
+    and one more than the old one's when other weights replace a model: a retrained level
+    is told apart from the one it replaces.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -322,6 +467,8 @@ def save_policy(
     np.savez(buffer, **arrays)
     weights = buffer.getvalue()
     digest = hashlib.sha256(weights).hexdigest()
+    if version is None:
+        version = _next_version(json_path, digest)
     manifest = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -337,6 +484,7 @@ def save_policy(
         "holds": "canonical" if canonical_holds else "all",
         "rules": rules,
         "level": level,
+        "version": version,
         "config_sha256": config_sha256,
         "weights_file": npz_path.name,
         "weights_sha256": digest,

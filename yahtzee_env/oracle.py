@@ -14,15 +14,13 @@ import numpy as np
 from yahtzee_env.dice import HOLD_TO_KEEP, NUM_HOLDS, NUM_KEEPS
 from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS
 from yahtzee_env.observation import decode_batch
-from yahtzee_env.solver import SolverTable
-
-NUM_YSTATES = 3
+from yahtzee_env.solver import NUM_YSTATES, OptimalValues
 
 
 class OptimalOracle:
     """Batched optimal action values with a per-turn cache (``max_states`` turn states)."""
 
-    def __init__(self, table: SolverTable, max_states: int = 20_000) -> None:
+    def __init__(self, table: OptimalValues, max_states: int = 20_000) -> None:
         self.table = table
         self.threshold = table.rules.upper_bonus_threshold
         self.max_states = max_states

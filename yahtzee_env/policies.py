@@ -17,9 +17,10 @@ using the slices of `yahtzee_env.observation`. To measure a policy, use
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -56,6 +57,7 @@ __all__ = [
     "RandomPolicy",
     "decode",
     "make_policy",
+    "reseeded",
     "resolve_policy",
 ]
 
@@ -77,6 +79,17 @@ class Policy(Protocol):
         ...
 
 
+def reseeded(policy: Any, seed: int) -> Any:
+    """``policy`` to play from ``seed`` on: a copy reseeded with its ``reseed(seed)`` when
+    it is ``stochastic`` (the caller's object is not changed), else the policy itself. The
+    evaluation harness gives each chunk its own stream this way, so results do not depend
+    on the number of workers or on what the policy did before."""
+    if getattr(policy, "stochastic", False):
+        policy = copy.copy(policy)
+        policy.reseed(seed)
+    return policy
+
+
 class BasePolicy:
     """Implements `act` with `act_batch` or the other way round: override at least one."""
 
@@ -89,6 +102,12 @@ class BasePolicy:
             [self.act(o, m) for o, m in zip(observations, action_masks, strict=True)],
             dtype=np.int64,
         )
+
+    stochastic: ClassVar[bool] = False
+    """True when `act` draws random numbers (then `reseed` restarts their stream)."""
+
+    def reseed(self, seed: SeedLike) -> None:
+        """Restart the policy's random stream from ``seed`` (no-op for deterministic ones)."""
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -167,6 +186,11 @@ class RandomPolicy(BasePolicy):
 
     def __init__(self, rules: RulesLike = None, seed: SeedLike = None) -> None:
         self.rules = RuleSet.from_spec(rules)
+        self.rng = np.random.default_rng(seed)
+
+    stochastic: ClassVar[bool] = True
+
+    def reseed(self, seed: SeedLike) -> None:
         self.rng = np.random.default_rng(seed)
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
@@ -415,14 +439,19 @@ def make_policy(name: str, rules: RulesLike = None, seed: SeedLike = None) -> Ba
 
 
 def resolve_policy(name: str, rules: RulesLike = None, seed: SeedLike = None):
-    """A policy object from a built-in name, a shipped level or a model manifest path."""
+    """A policy object from a built-in name, a shipped level, a model manifest path
+    (``NAME.json``), an ONNX file (``*.onnx``, needs the export extra), or an SB3 checkpoint
+    (``*.zip``) or run folder (needs the train extra; see `yahtzee_env.model_sources`)."""
+    from yahtzee_env.model_sources import is_model_source, load_model_source
     from yahtzee_env.opponents import LEVELS, load_opponent
 
     if name in POLICIES:
         return make_policy(name, rules=rules, seed=seed)
     if name in LEVELS or name.endswith((".json", ".npz")):
         return load_opponent(name, rules=rules)
+    if is_model_source(name):
+        return load_model_source(name, rules=rules)
     raise ValueError(
-        f"unknown policy {name!r}: use one of {', '.join([*POLICIES, *LEVELS])} or a model "
-        "manifest path (NAME.json)"
+        f"unknown policy {name!r}: use one of {', '.join([*POLICIES, *LEVELS])}, a model "
+        "manifest (NAME.json), an ONNX file (NAME.onnx), or an SB3 model.zip or run folder"
     )

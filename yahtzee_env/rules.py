@@ -107,6 +107,14 @@ YAHTZEE_FACE = np.where(IS_YAHTZEE, DICE[:, 0] - 1, -1).astype(np.int8)  # 0..5,
 
 
 # --------------------------------------------------------------------------- rule sets
+# The bonus values are bounded so that every total fits the int16 scorecards of the vector
+# env: at most 12 further Yahtzees (one per other turn) earn the Yahtzee bonus.
+MAX_BONUS_VALUE = 1000
+MAX_BOX_POINTS_TOTAL = int(NATURAL_SCORES.max(axis=0).sum())  # 340: every box at its best
+MAX_TOTAL = MAX_BOX_POINTS_TOTAL + MAX_BONUS_VALUE + (NUM_BOXES - 1) * MAX_BONUS_VALUE
+# 13,340 <= 32,767 (tests/test_rules.py checks it on a played card).
+
+
 @dataclass(frozen=True)
 class RuleSet:
     """Immutable, validated rule variant. Use a preset name with `RuleSet.from_spec`.
@@ -148,13 +156,15 @@ class RuleSet:
                 f"RuleSet.upper_bonus_threshold must be in 1..{MAX_UPPER_TOTAL} "
                 f"(the most the upper section can hold), got {self.upper_bonus_threshold}"
             )
-        if self.upper_bonus_value < 0:
+        if not 0 <= self.upper_bonus_value <= MAX_BONUS_VALUE:
             raise ValueError(
-                f"RuleSet.upper_bonus_value must be >= 0, got {self.upper_bonus_value}"
+                f"RuleSet.upper_bonus_value must be in 0..{MAX_BONUS_VALUE} (so that every "
+                f"total fits int16), got {self.upper_bonus_value}"
             )
-        if self.yahtzee_bonus_value <= 0:
+        if not 0 < self.yahtzee_bonus_value <= MAX_BONUS_VALUE:
             raise ValueError(
-                f"RuleSet.yahtzee_bonus_value must be > 0, got {self.yahtzee_bonus_value}"
+                f"RuleSet.yahtzee_bonus_value must be in 1..{MAX_BONUS_VALUE} (so that every "
+                f"total fits int16), got {self.yahtzee_bonus_value}"
             )
         if not self.yahtzee_bonus and self.yahtzee_bonus_value != 100:
             raise ValueError(
@@ -197,7 +207,7 @@ class RuleSet:
 
     # ----------------------------------------------------------------------- tables
     @property
-    def tables(self) -> ScoringTables:
+    def tables(self) -> BoxScoring:
         """The scoring tables of these rules (built once per distinct rule set, shared)."""
         return _scoring_tables(self)
 
@@ -216,7 +226,7 @@ PRESETS: dict[str, RuleSet] = {
 POINTS_NATURAL, POINTS_JOKER = 0, 1
 
 
-class ScoringTables:
+class BoxScoring:
     """Legal boxes and points of every (roll, filled boxes, yahtzee-box state), as tables.
 
     ``legal[context, filled]`` is the bool[13] set of boxes that may be filled, where
@@ -298,8 +308,8 @@ class ScoringTables:
 
 
 @cache
-def _scoring_tables(rules: RuleSet) -> ScoringTables:
-    return ScoringTables(rules)
+def _scoring_tables(rules: RuleSet) -> BoxScoring:
+    return BoxScoring(rules)
 
 
 def next_yahtzee_state(yahtzee_state: int, box: int, points: int) -> int:

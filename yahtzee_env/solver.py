@@ -3,7 +3,7 @@
 A turn starts in a state ``(filled, upper, yahtzee_state)``: the 13-bit mask of filled boxes,
 the upper-section total capped at the bonus threshold, and what the yahtzee box holds (see
 `yahtzee_env.rules`). `solve` computes the expected remaining score (future points, bonuses
-included) of every reachable state under optimal play, for any `RuleSet`; `SolverTable` looks
+included) of every reachable state under optimal play, for any `RuleSet`; `OptimalValues` looks
 the values up and evaluates the actions of a turn; `load_or_solve` keeps the table in a cache.
 
 Within a turn the solver walks the roll/keep graph of `yahtzee_env.dice` backwards::
@@ -20,7 +20,7 @@ costs a few thousand operations instead of a dense 252 x 462 product. States are
 layer at a time (every mask with the same number of filled boxes, with all their reachable
 upper totals), in chunks of states along the last array axis.
 
-Scoring, legality and the joker rules come only from ``rules.tables`` (`ScoringTables`),
+Scoring, legality and the joker rules come only from ``rules.tables`` (`BoxScoring`),
 and the upper bonus from `RuleSet.upper_bonus_gain`, as in `yahtzee_env.engine`.
 """
 
@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -52,7 +53,7 @@ from yahtzee_env.dice import (
     keep_index,
 )
 from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS, ROLLS_PER_TURN
-from yahtzee_env.fileio import atomic_write
+from yahtzee_env.fileio import UnsafeFileError, atomic_write, read_regular_file
 from yahtzee_env.rules import (
     ALL_FILLED,
     IS_YAHTZEE,
@@ -72,7 +73,7 @@ from yahtzee_env.rules import (
 __all__ = [
     "FORMAT_VERSION",
     "CacheError",
-    "SolverTable",
+    "OptimalValues",
     "TurnValues",
     "best_of",
     "cache_path",
@@ -84,7 +85,7 @@ __all__ = [
     "solve",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the checksum covers the header too (issue 8.11)
 NUM_YSTATES = 3
 YAHTZEE_BIT = 1 << Box.YAHTZEE
 CHUNK_STATES = 512  # states per vectorised block: the keep arrays stay cache-sized
@@ -361,7 +362,7 @@ def solve(
     progress: ProgressCallback | None = None,
     *,
     chunk: int = CHUNK_STATES,
-) -> SolverTable:
+) -> OptimalValues:
     """Solve ``rules`` exactly: the optimal expected remaining score of every turn start.
 
     The backward induction runs in float64 (float32 would drift by ~2e-4 over the 13
@@ -387,7 +388,7 @@ def solve(
             table[f, u, y] = model.turn_start_values(table, f, u, y)
         if progress is not None:
             progress(done, total)
-    return SolverTable(rules, table.astype(np.float32), _model=model)
+    return OptimalValues(rules, table.astype(np.float32), _model=model)
 
 
 # --------------------------------------------------------------------------- table API
@@ -396,7 +397,7 @@ _HOLD_KEEP_RANK = _KEEP_RANK[HOLD_TO_KEEP]  # [252, 32] internal keep of each ho
 
 @dataclass(frozen=True, eq=False)
 class TurnValues:
-    """Within-turn values of a batch of ``N`` turn-start states (`SolverTable.turn_values`).
+    """Within-turn values of a batch of ``N`` turn-start states (`OptimalValues.turn_values`).
 
     Valid for the whole turn of each state (until a box is filled). Distinct states are
     solved once: state ``i`` is column ``inverse[i]`` of the internal arrays, which hold
@@ -407,7 +408,7 @@ class TurnValues:
         inverse: ``[N]`` column of each state in the internal arrays.
     """
 
-    table: SolverTable
+    table: OptimalValues
     filled: np.ndarray
     upper: np.ndarray
     ystate: np.ndarray
@@ -445,7 +446,7 @@ class TurnValues:
 
     @property
     def start_values(self) -> np.ndarray:
-        """``[N]`` expected remaining score before the first roll (= `SolverTable.values`)."""
+        """``[N]`` expected remaining score before the first roll (= `OptimalValues.values`)."""
         return (_FIRST_ROLL_PROBS @ self._start_roll_values)[self.inverse]
 
     def action_values(
@@ -485,7 +486,7 @@ class TurnValues:
         return best_of(self.action_values(roll, rolls_left, rows))
 
 
-class SolverTable:
+class OptimalValues:
     """The optimal values of a rule set: look-ups, within-turn values and action values.
 
     ``table[filled, upper, ystate]`` (float, NaN where unreachable) is the expected remaining
@@ -718,34 +719,63 @@ def cache_path(
     return directory / f"solver-v{FORMAT_VERSION}-{name}-{digest}.bin"
 
 
-def save_table(table: SolverTable, path: str | os.PathLike) -> Path:
-    """Write ``table`` atomically: magic line, header length, JSON header, raw payload."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = np.ascontiguousarray(table.table, dtype=table.table.dtype.newbyteorder("<"))
-    data = payload.tobytes()
+_TABLE_DTYPE = "<f4"  # the one payload type of a cache file: little-endian float32
+_MAX_HEADER_BYTES = 1 << 16
+
+
+def _expected_header(rules: RuleSet) -> dict[str, Any]:
+    """Every header field but the checksum and the expected score, as `save_table` writes it
+    for ``rules``; `load_table` accepts no other values."""
+    shape = [NUM_FILLED_MASKS, rules.upper_bonus_threshold + 1, NUM_YSTATES]
     header = {
         "format_version": FORMAT_VERSION,
-        "rules": table.rules.to_dict(),
-        "dtype": payload.dtype.str,
-        "shape": list(payload.shape),
-        "payload_bytes": len(data),
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "expected_score": table.expected_score,
+        "rules": rules.to_dict(),
+        "dtype": _TABLE_DTYPE,
+        "shape": shape,
+        "payload_bytes": int(np.dtype(_TABLE_DTYPE).itemsize * np.prod(shape)),
     }
+    return json.loads(json.dumps(header))  # as it reads back from the file (lists, not tuples)
+
+
+def _checksum(header: dict[str, Any], data: bytes) -> str:
+    """sha256 over the header (without its ``sha256`` field, keys sorted) and the payload:
+    a changed byte anywhere in the file, header included, is caught."""
+    fields = {k: v for k, v in header.items() if k != "sha256"}
+    digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode())
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def save_table(table: OptimalValues, path: str | os.PathLike) -> Path:
+    """Write ``table`` atomically: magic line, header length, JSON header, raw payload.
+
+    The header's ``sha256`` covers the header's other fields and the payload."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = np.ascontiguousarray(table.table, dtype=_TABLE_DTYPE)
+    data = payload.tobytes()
+    header = {**_expected_header(table.rules), "expected_score": table.expected_score}
+    header["sha256"] = _checksum(header, data)
     head = json.dumps(header, sort_keys=True).encode()
     atomic_write(path, _MAGIC + len(head).to_bytes(8, "little") + head + data)
     return path
 
 
-def load_table(path: str | os.PathLike, rules: RuleSet | str | None = None) -> SolverTable:
+def load_table(path: str | os.PathLike, rules: RuleSet | str | None = None) -> OptimalValues:
     """Read a table written by `save_table`; raise `CacheError` unless it is intact.
 
-    Checks the magic, the format version, that the header's rules equal ``rules``, the
-    payload size and its sha256.
+    Checks the magic; that the header equals the one `save_table` writes for ``rules``
+    (format version, rules, dtype ``<f4``, shape, payload size), field for field; and the
+    sha256 over header and payload. Reads at most the size that file must have, and only a
+    regular file.
     """
     rules = RuleSet.from_spec(rules)
-    raw = Path(path).read_bytes()
+    expected = _expected_header(rules)
+    limit = len(_MAGIC) + 8 + _MAX_HEADER_BYTES + expected["payload_bytes"]
+    try:
+        raw = read_regular_file(path, limit)
+    except UnsafeFileError as exc:
+        raise CacheError(str(exc)) from exc
     if not raw.startswith(_MAGIC):
         raise CacheError(f"{path}: not a solver table")
     pos = len(_MAGIC)
@@ -753,39 +783,42 @@ def load_table(path: str | os.PathLike, rules: RuleSet | str | None = None) -> S
         raise CacheError(f"{path}: truncated header")
     size = int.from_bytes(raw[pos : pos + 8], "little")
     pos += 8
+    if size > _MAX_HEADER_BYTES or len(raw) < pos + size:
+        raise CacheError(f"{path}: truncated or oversized header")
     try:
         header = json.loads(raw[pos : pos + size].decode())
-        version = header["format_version"]
-        file_rules = header["rules"]
-        dtype = np.dtype(header["dtype"])
-        shape = tuple(int(s) for s in header["shape"])
+        if not isinstance(header, dict):
+            raise TypeError("not a JSON object")
         checksum = header["sha256"]
-        nbytes = int(header["payload_bytes"])
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise CacheError(f"{path}: corrupt header ({exc})") from exc
-    if dtype.kind != "f":
-        raise CacheError(f"{path}: payload dtype {dtype} is not a float type")
-    if version != FORMAT_VERSION:
-        raise CacheError(f"{path}: format version {version}, expected {FORMAT_VERSION}")
-    if json.dumps(file_rules, sort_keys=True) != _rules_json(rules):
-        raise CacheError(f"{path}: table of other rules {file_rules}, expected {rules.to_dict()}")
+    if header.get("format_version") != FORMAT_VERSION:
+        raise CacheError(
+            f"{path}: format version {header.get('format_version')!r}, expected {FORMAT_VERSION}"
+        )
+    if header.get("rules") != expected["rules"]:
+        raise CacheError(
+            f"{path}: table of other rules {header.get('rules')}, expected {rules.to_dict()}"
+        )
+    for key, value in expected.items():
+        if header.get(key) != value:
+            raise CacheError(f"{path}: header {key} is {header.get(key)!r}, expected {value!r}")
     data = raw[pos + size :]
-    if len(data) != nbytes or nbytes != dtype.itemsize * int(np.prod(shape)):
-        raise CacheError(f"{path}: payload is {len(data)} bytes, expected {nbytes}")
-    if hashlib.sha256(data).hexdigest() != checksum:
+    if len(data) != expected["payload_bytes"]:
+        raise CacheError(
+            f"{path}: payload is {len(data)} bytes, expected {expected['payload_bytes']}"
+        )
+    if _checksum(header, data) != checksum:
         raise CacheError(f"{path}: checksum mismatch")
-    try:
-        table = np.frombuffer(data, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
-        return SolverTable(rules, table)
-    except ValueError as exc:
-        raise CacheError(f"{path}: {exc}") from exc
+    table = np.frombuffer(data, dtype=_TABLE_DTYPE).reshape(expected["shape"])
+    return OptimalValues(rules, table.astype(np.float32))
 
 
 def load_or_solve(
     rules: RuleSet | str | None = None,
     cache_dir: str | os.PathLike | None = None,
     progress: ProgressCallback | None = None,
-) -> SolverTable:
+) -> OptimalValues:
     """The table of ``rules`` from the cache, solving (and caching) it if needed.
 
     A missing file is solved silently; a corrupt, truncated, other-version or other-rules

@@ -25,7 +25,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from yahtzee_env.engine import NUM_ACTIONS, Game, top_seats
+from yahtzee_env.engine import Game, top_seats
+from yahtzee_env.info import card_info
 from yahtzee_env.observation import (
     OBS_SIZE,
     CardLayout,
@@ -83,23 +84,10 @@ def win_rewards(totals: list[int]) -> list[float]:
 
 
 def seat_info(game: Game, seat: int, mask: np.ndarray | None = None) -> dict[str, Any]:
-    """The `Yahtzee-v0` info keys for ``seat``: the dice on the table and that seat's card.
-
-    ``mask`` (bool[45]) is the seat's legal actions: ``None`` means none (not its turn).
-    """
-    card = game.players[seat]
-    return {
-        "dice": game.dice,
-        "rolls_left": game.rolls_left,
-        "scorecard": card.as_dict(),
-        "upper_total": card.upper_total,
-        "upper_bonus": card.upper_bonus,
-        "yahtzee_bonus": card.yahtzee_bonus,
-        "total": card.total,
-        "action_mask": (
-            np.zeros(NUM_ACTIONS, dtype=np.int8) if mask is None else mask.astype(np.int8)
-        ),
-    }
+    """The `Yahtzee-v0` info of ``seat`` (`yahtzee_env.info.card_info`: the dice on the table
+    and that seat's card). ``mask`` (bool[45]) is the seat's legal actions: ``None`` means none
+    (not its turn)."""
+    return card_info(game, seat, mask)
 
 
 __all__ = [

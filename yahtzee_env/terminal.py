@@ -12,18 +12,16 @@ stream, so a whole session can be scripted and tested::
 
 What the human types (dice positions 1-5 count from the left of the sorted dice; boxes go by
 name, unambiguous prefix or number 1-13) is listed in `HELP_TEXT`. Bad input gets a one-line
-explanation and the prompt again, and changes nothing. `render_table` (every player's
-scorecard, with what the dice on the table would score in the mover's open boxes) is also the
-text render of the PettingZoo and versus envs.
+explanation and the prompt again, and changes nothing. What is drawn (the scorecards, the
+dice, the colours) is `yahtzee_env.render`, shared with the envs' text renders.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -37,13 +35,20 @@ from yahtzee_env.engine import (
     MatchResult,
     box_action,
     hold_action,
-    match_is_decided,
-    match_winners,
     roll_for_first_player,
+    run_match,
     top_seats,
 )
 from yahtzee_env.observation import encode_seat
-from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, NUM_UPPER, RuleSet
+from yahtzee_env.render import (
+    PLAIN,
+    Style,
+    box_label,
+    format_dice,
+    render_dice,
+    render_table,
+)
+from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, RuleSet
 
 InputFn = Callable[[str], str]
 
@@ -70,125 +75,6 @@ BOX_ALIASES = {
     "ls": 10,
     "yatzy": 11,
 }
-
-
-# ------------------------------------------------------------------------------ colour
-class Style:
-    """ANSI styling, or plain text when ``color`` is False (every method returns its input)."""
-
-    CODES: ClassVar[dict[str, str]] = {
-        "bold": "1",
-        "dim": "2",
-        "red": "31",
-        "green": "32",
-        "yellow": "33",
-        "cyan": "36",
-    }
-
-    def __init__(self, color: bool = False) -> None:
-        self.color = color
-
-    def paint(self, text: str, *styles: str) -> str:
-        if not self.color or not styles:
-            return text
-        codes = ";".join(self.CODES[s] for s in styles)
-        return f"\x1b[{codes}m{text}\x1b[0m"
-
-
-PLAIN = Style(False)
-
-
-def color_enabled(stream: TextIO, environ: dict[str, str] | None = None) -> bool:
-    """ANSI colour only for a terminal, and not when ``NO_COLOR`` is set (https://no-color.org)."""
-    environ = os.environ if environ is None else environ
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty()) and not environ.get("NO_COLOR")
-
-
-# ------------------------------------------------------------------------------ rendering
-def box_label(box: int) -> str:
-    return BOX_NAMES[box].replace("_", " ")
-
-
-def format_dice(dice: Sequence[int]) -> str:
-    return " ".join(str(d) for d in dice)
-
-
-def render_table(
-    game: Game,
-    names: Sequence[str],
-    style: Style = PLAIN,
-    show_options: bool = True,
-) -> str:
-    """Every player's scorecard side by side. While the game runs, the mover's column is
-    marked and (with ``show_options``) each of its open boxes that the rules allow now shows
-    in brackets what the dice on the table would score there (joker rules applied; the
-    Yahtzee bonus, earned wherever the dice go, is noted below the table)."""
-    if not game.players:
-        return "(no game yet)"
-    mover = None if game.over else game.current
-    legal, points = game.box_options() if mover is not None else (None, None)
-    width = max(7, *(len(n) + 2 for n in names))
-    label_width = 20
-    header = " " * (4 + label_width)
-    for seat, name in enumerate(names):
-        cell = f"{name:>{width}}"
-        header += style.paint(cell, "bold", "cyan") if seat == mover else cell
-    lines = [header]
-
-    def cell_for(seat: int, box: int) -> str:
-        score = game.players[seat].scores[box]
-        if score is not None:
-            return f"{score:>{width}}"
-        if show_options and seat == mover and legal[box]:
-            return style.paint(f"{'(' + str(int(points[box])) + ')':>{width}}", "dim")
-        return f"{'.':>{width}}"
-
-    def summary(label: str, values: list[int | str], *styles: str) -> None:
-        row = f"    {label:<{label_width}}" + "".join(f"{v:>{width}}" for v in values)
-        lines.append(style.paint(row, *styles))
-
-    threshold = game.rules.upper_bonus_threshold
-    cards = game.players
-    for box in range(NUM_BOXES):
-        row = f"{box + 1:>3} {box_label(box):<{label_width}}"
-        row += "".join(cell_for(seat, box) for seat in range(len(cards)))
-        lines.append(row)
-        if box == NUM_UPPER - 1:
-            summary(f"upper total (/{threshold})", [c.upper_total for c in cards])
-            summary("upper bonus", [c.upper_bonus for c in cards])
-    summary("yahtzee bonus", [c.yahtzee_bonus for c in cards])
-    summary("TOTAL", [c.total for c in cards], "bold")
-    if mover is not None and show_options:
-        card = cards[mover]
-        bonus = card.rules.tables.yahtzee_bonus(game.roll, card.yahtzee_state)
-        if bonus:
-            lines.append(
-                style.paint(f"    Yahtzee bonus: +{bonus} wherever these dice go", "green")
-            )
-        lines.append(
-            f"    dice {format_dice(game.dice)}, roll {3 - game.rolls_left} of 3, "
-            f"{names[mover]} to move"
-        )
-    return "\n".join(lines)
-
-
-def render_dice(dice: Sequence[int], held: set[int], rolls_left: int, style: Style = PLAIN) -> str:
-    """The dice with their positions 1-5 and which are held, and the rolls left."""
-    positions = "  position " + "".join(f"{i + 1:^6}" for i in range(len(dice)))
-    faces = "  dice     "
-    marks = "           "
-    for i, d in enumerate(dice):
-        die = f"[{d}]"
-        faces += style.paint(f"{die:^6}", "bold", "yellow") if i in held else f"{die:^6}"
-        marks += f"{'held' if i in held else '':^6}"
-    roll_no = 3 - rolls_left
-    rolls = f"  roll {roll_no} of 3: " + (
-        f"{rolls_left} re-roll{'s' if rolls_left != 1 else ''} left"
-        if rolls_left
-        else "no re-rolls left, score a box"
-    )
-    return "\n".join([positions, faces, marks.rstrip(), rolls])
 
 
 # ------------------------------------------------------------------------------ parsing
@@ -229,13 +115,19 @@ _VERBS = {
 }
 
 
+def is_ascii_digits(text: str) -> bool:
+    """True for a non-empty run of ASCII ``0-9`` only. `str.isdigit` also accepts ``²``,
+    ``①`` or Arabic-Indic digits, which `int` then refuses or reads as other numbers."""
+    return bool(text) and text.isascii() and text.isdigit()
+
+
 def _digits(tokens: Sequence[str], what: str) -> list[int]:
     text = "".join(tokens).replace(",", "")
     if not text:
         raise InputError(f"say which {what}, e.g. 1 3 5")
-    if not text.isdigit():
+    if not is_ascii_digits(text):
         raise InputError(f"expected {what} as digits, e.g. 1 3 5, got {' '.join(tokens)!r}")
-    return [int(ch) for ch in text]
+    return [ord(ch) - ord("0") for ch in text]
 
 
 def parse_positions(tokens: Sequence[str]) -> tuple[int, ...]:
@@ -260,11 +152,15 @@ def parse_box(tokens: Sequence[str]) -> int:
     text = "_".join(tokens).lower().replace("-", "_")
     if not text:
         raise InputError("say which box, e.g. score chance or score 13")
-    if text.isdigit():
-        number = int(text)
-        if not 1 <= number <= NUM_BOXES:
-            raise InputError(f"boxes are numbered 1 to {NUM_BOXES}, not {number}")
+    if is_ascii_digits(text):
+        # No int() of a 5,000-digit string (Python refuses those): a box number has 2 digits.
+        number = int(text[-3:]) if len(text.lstrip("0")) <= 2 else None
+        if number is None or not 1 <= number <= NUM_BOXES:
+            shown = text if len(text) <= 12 else f"{text[:8]}... ({len(text)} digits)"
+            raise InputError(f"boxes are numbered 1 to {NUM_BOXES}, not {shown}")
         return number - 1
+    if text.isdigit():  # digits, but not ASCII ones: ², ① ...
+        raise InputError(f"type the box number with the digits 0-9, got {text!r}")
     if text in BOX_NAMES:
         return BOX_NAMES.index(text)
     if text in BOX_ALIASES:
@@ -328,7 +224,10 @@ def line_reader(stdin: TextIO, out: TextIO) -> InputFn:
     def read(prompt: str) -> str:
         out.write(prompt)
         out.flush()
-        line = stdin.readline()
+        try:
+            line = stdin.readline()
+        except UnicodeDecodeError:  # bytes that are not text: a bad command, not a crash
+            line = "\ufffd\n"
         if not line:
             out.write("\n")
             raise EOFError
@@ -414,14 +313,12 @@ class TerminalGame:
         then passes to the next seat each game."""
         if first is None:
             first = self.roll_for_first()
-        results: list[list[int]] = []
-        while not match_is_decided(results):
-            number = len(results) + 1
-            start = (first + number - 1) % len(self.players)
-            results.append(self.play_game(start, title=f"Match game {number}"))
-            standing = match_winners(results)
-            self.say(self.describe_standing(standing))
-        result = match_winners(results)
+        result = run_match(
+            lambda start, number: self.play_game(start, title=f"Match game {number}"),
+            len(self.players),
+            first,
+            on_game=lambda standing: self.say(self.describe_standing(standing)),
+        )
         self.say(self.style.paint(self.describe_match(result), "bold", "green"))
         return result
 
@@ -458,6 +355,15 @@ class TerminalGame:
                     return
             except InputError as err:
                 self.say(self.style.paint(f"  {err}", "red"))
+            except Quit:
+                raise
+            except Exception as err:  # a bug must not cost the player the game
+                # The engine changes nothing on a refused step, so the game goes on as it was.
+                self.say(
+                    self.style.paint(
+                        f"  could not do that ({type(err).__name__}: {err}); try again", "red"
+                    )
+                )
 
     def apply(self, seat: int, command: Command) -> bool:
         """Carry out one command of the human; True when the turn is over."""
@@ -567,7 +473,7 @@ class TerminalGame:
         return f"Draw: {tied} tie on {best} points{rest}."
 
     def describe_standing(self, result: MatchResult) -> str:
-        draws = sum(1 for t in result.game_totals if list(t).count(max(t)) > 1)
+        draws = sum(1 for totals in result.game_totals if len(top_seats(totals)) > 1)
         wins = ", ".join(f"{n} {w}" for n, w in zip(self.names, result.wins, strict=True))
         return (
             f"Match after {len(result.game_totals)} game(s): wins {wins}; draws {draws} "
@@ -608,17 +514,12 @@ class TerminalGame:
 
 __all__ = [
     "HELP_TEXT",
-    "PLAIN",
     "Command",
     "InputError",
     "Player",
     "Quit",
-    "Style",
     "TerminalGame",
-    "color_enabled",
     "line_reader",
     "parse_box",
     "parse_command",
-    "render_dice",
-    "render_table",
 ]

@@ -16,8 +16,6 @@ is not needed.
 
 from __future__ import annotations
 
-import math
-import operator
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -26,8 +24,16 @@ import numpy as np
 from gymnasium import spaces
 
 from yahtzee_env.engine import NUM_ACTIONS, Game, IllegalActionError
-from yahtzee_env.env import check_render_mode
 from yahtzee_env.observation import encode_seat
+from yahtzee_env.plumbing import (
+    IllegalActionPolicy,
+    action_id,
+    apply_or_penalize,
+    check_illegal_action,
+    check_render_mode,
+    render,
+)
+from yahtzee_env.render import render_table
 from yahtzee_env.rules import RuleSet
 from yahtzee_env.table import (
     MAX_PLAYERS,
@@ -96,14 +102,17 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
     ## Episode End
     - Termination: the last player fills its thirteenth box (that may happen inside the
       agent's last `step`, after the opponents sitting after it finish).
-    - Truncation: never.
+    - Truncation: registered with `max_episode_steps=1000`, which no legal game reaches (the
+      agent acts at most 39 times); it ends only a policy stuck on illegal actions under
+      `illegal_action="penalize"`.
 
     ## Information
     The `Yahtzee-v0` keys for the agent's seat (`dice`, `rolls_left`, `scorecard`,
     `upper_total`, `upper_bonus`, `yahtzee_bonus`, `total`, `action_mask`), plus `seat` (the
-    agent's seat), `totals` (every player's total, in seat order) and, at the end, `winners`
-    (the seats with the top total; several means a draw). `illegal_action: True` on a
-    penalized step.
+    agent's seat, int), `totals` (int32[P]: every player's total, in seat order) and, at the
+    end, `winners` (bool[P]: True at the seats with the top total; several means a draw).
+    `illegal_action: True` on a penalized step. Fixed shapes and dtypes
+    (`yahtzee_env.info`), so Gymnasium's sync and async vector envs batch them.
 
     ## Arguments
     ```python
@@ -134,7 +143,7 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
         rules: str | RuleSet | None = "official",
         seat: int | Literal["random"] = 0,
         render_mode: str | None = None,
-        illegal_action: Literal["raise", "penalize"] = "raise",
+        illegal_action: IllegalActionPolicy = "raise",
         illegal_penalty: float = -1.0,
     ) -> None:
         self.rules = RuleSet.from_spec(rules)
@@ -154,24 +163,12 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
         ):
             raise ValueError(f"seat must be 'random' or 0..{self.num_players - 1}, got {seat!r}")
         check_render_mode(render_mode, self.metadata)
-        if illegal_action not in ("raise", "penalize"):
-            raise ValueError(
-                f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}"
-            )
-        if (
-            isinstance(illegal_penalty, bool)
-            or not isinstance(illegal_penalty, (int, float))
-            or not math.isfinite(illegal_penalty)
-            or illegal_penalty > 0
-        ):
-            raise ValueError(
-                f"illegal_penalty must be a finite number <= 0, got {illegal_penalty!r}"
-            )
+        self.illegal_action, self.illegal_penalty = check_illegal_action(
+            illegal_action, illegal_penalty
+        )
         self.reward_mode = reward
         self.seat_option = seat
         self.render_mode = render_mode
-        self.illegal_action = illegal_action
-        self.illegal_penalty = float(illegal_penalty)
 
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = spaces.Box(
@@ -192,8 +189,8 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
         if self.seat_option == "random":
             self.seat = int(rng.integers(self.num_players))
         for policy in self.opponent_policies:
-            if isinstance(getattr(policy, "rng", None), np.random.Generator):
-                policy.rng = np.random.default_rng(int(rng.integers(2**63)))
+            if getattr(policy, "stochastic", False):  # each episode from the env's seed
+                policy.reseed(int(rng.integers(2**63)))
         self.game.reset(rng, first=0)
         self._play_opponents()
         if self.render_mode == "human":
@@ -202,19 +199,11 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         game = self.game
-        try:
-            action = operator.index(action)
-        except TypeError:
-            raise IllegalActionError(
-                f"action {action!r} is not an action id (an integer in 0..{NUM_ACTIONS - 1})"
-            ) from None
+        action = action_id(action)
         if game.over:
             raise IllegalActionError("the game is over; call reset()")
-        try:
-            points = game.step(action)
-        except IllegalActionError:
-            if self.illegal_action == "raise" or not 0 <= action < NUM_ACTIONS:
-                raise
+        points, penalized = apply_or_penalize(game.step, action, self.illegal_action)
+        if penalized:
             info = self._info()
             info["illegal_action"] = True
             return encode_table(game, self.seat), self.illegal_penalty, False, False, info
@@ -232,19 +221,9 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
         return self._mask.copy()
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gym.logger.warn(
-                "You are calling render method without specifying any render mode. "
-                'Set render_mode="ansi" or "human" when making the env.'
-            )
-            return None
-        from yahtzee_env.terminal import render_table
-
-        text = render_table(self.game, self.player_names())
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render(
+            self.render_mode, {"ansi": lambda: render_table(self.game, self.player_names())}
+        )
 
     # ------------------------------------------------------------------------- internals
     def player_names(self) -> list[str]:
@@ -276,9 +255,11 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
         game = self.game
         info = seat_info(game, self.seat, None if game.over else self._mask)
         info["seat"] = self.seat
-        info["totals"] = game.totals()
+        info["totals"] = np.array(game.totals(), dtype=np.int32)
         if game.over:
-            info["winners"] = game.winners()
+            winners = np.zeros(self.num_players, dtype=bool)
+            winners[game.winners()] = True
+            info["winners"] = winners
         return info
 
 

@@ -8,12 +8,19 @@ import os
 import sys
 from pathlib import Path
 
-from yahtzee_env.commands import add_backend_arguments, non_negative_int, positive_int
+from yahtzee_env.commands import (
+    MODEL_FILES,
+    add_backend_arguments,
+    int_in_range,
+    non_negative_int,
+    shipped_levels,
+)
 from yahtzee_env.rules import PRESETS
 
 HELP = (
-    "play N games of policies (random, greedy, heuristic, optimal, easy, medium, hard, "
-    "or a model .json) and report score statistics and regret against optimal"
+    f"play N games of policies (random, greedy, heuristic, optimal, {', '.join(shipped_levels())}"
+    f", 'levels' for all of them, or {MODEL_FILES}) and report score statistics and regret "
+    "against optimal"
 )
 
 
@@ -21,7 +28,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy", required=True, help="comma-separated policy names or model manifest paths"
     )
-    parser.add_argument("--games", type=positive_int, default=10_000, help="games per policy")
+    from yahtzee_env.evaluation import MAX_GAMES
+
+    parser.add_argument(
+        "--games",
+        type=int_in_range(1, MAX_GAMES),
+        default=10_000,
+        help=f"games per policy (default 10,000; at most {MAX_GAMES:,}: every game's record "
+        "is kept for the medians and percentiles)",
+    )
     parser.add_argument(
         "--seed", type=non_negative_int, default=0, help="seed of the games (and policies)"
     )
@@ -30,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", type=Path, default=None, help="write a PNG plot here")
     parser.add_argument(
         "--workers",
-        type=positive_int,
+        type=int_in_range(1, 256),
         default=min(2, os.cpu_count() or 1),
         help="worker processes of the local backend (default: 2 or the CPU count if lower)",
     )
@@ -44,20 +59,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from yahtzee_env.commands import backend_runner, check_backend, progress_bar
+    from yahtzee_env.commands import (
+        OutputPathError,
+        backend_runner,
+        check_backend,
+        check_output_file,
+        missing_extra_hint,
+        policy_names,
+        progress_bar,
+    )
     from yahtzee_env.evaluation import evaluate_policy, format_table, plot_results
     from yahtzee_env.fileio import atomic_write
     from yahtzee_env.opponents import ModelFormatError
     from yahtzee_env.policies import resolve_policy
     from yahtzee_env.ray_backend import RayMissingError
 
-    names = [n.strip() for n in args.policy.split(",") if n.strip()]
+    names = policy_names(args.policy)
     try:
         if not names:
             raise ValueError("--policy names no policy")
-        for out in (args.json, args.plot):  # fail before the games, not after them
-            if out is not None and out.is_dir():
-                raise ValueError(f"{out} is a directory; give a file name")
+        check_output_file(args.json, "--json")  # fail before the games, not after them
+        check_output_file(args.plot, "--plot")
         if args.plot is not None:
             try:
                 import matplotlib  # noqa: F401
@@ -67,8 +89,11 @@ def run(args: argparse.Namespace) -> int:
                 ) from None
         check_backend(args)
         policies = [(n, resolve_policy(n, args.rules, args.seed)) for n in names]
-    except (ValueError, ModelFormatError, RayMissingError) as err:
+    except (ValueError, ModelFormatError, OutputPathError, RayMissingError) as err:
         print(f"yahtzee evaluate: error: {err}", file=sys.stderr)
+        return 2
+    except ImportError as err:
+        print(f"yahtzee evaluate: error: {missing_extra_hint(err)}", file=sys.stderr)
         return 2
     results = []
     with backend_runner(args) as runner:

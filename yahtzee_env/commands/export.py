@@ -24,37 +24,65 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from yahtzee_env.checkpoints import check_sb3_zip
+    from yahtzee_env.commands import (
+        OutputPathError,
+        check_output_dir,
+        check_plain_name,
+        missing_extra_hint,
+    )
+    from yahtzee_env.opponents import ModelFormatError
+    from yahtzee_env.rules import RuleSet
+
     try:
         from sb3_contrib import MaskablePPO
 
-        from yahtzee_agents.export import export_npz, export_onnx, numpy_policy
+        from yahtzee_agents.config import ConfigError
+        from yahtzee_agents.export import export_npz, export_onnx, level_facts, numpy_policy
         from yahtzee_agents.train import RunPaths, load_run_config
+
+        if args.format == "onnx":
+            import onnx  # noqa: F401
     except ImportError as err:
-        print(f"yahtzee export: error: needs the train extra: {err}", file=sys.stderr)
+        print(f"yahtzee export: error: {missing_extra_hint(err, 'export')}", file=sys.stderr)
         return 2
     try:
         cfg = load_run_config(args.run)
-    except (FileNotFoundError, ValueError) as err:
+        name = check_plain_name(args.name or cfg.name, "--name")
+        check_output_dir(args.out, "--out")
+        paths = RunPaths(args.run)
+        model_path = {
+            "best": paths.best / "model.zip",
+            "final": paths.final / "model.zip",
+            "latest": paths.latest_checkpoint(),
+        }[args.model]
+        if model_path is None or not model_path.exists():
+            raise FileNotFoundError(f"{args.run} has no {args.model} model")
+        check_sb3_zip(model_path)
+    except (FileNotFoundError, ConfigError, OutputPathError, ModelFormatError) as err:
         print(f"yahtzee export: error: {err}", file=sys.stderr)
         return 2
-    paths = RunPaths(args.run)
-    model_path = {
-        "best": paths.best / "model.zip",
-        "final": paths.final / "model.zip",
-        "latest": paths.latest_checkpoint(),
-    }[args.model]
-    if model_path is None or not model_path.exists():
-        print(f"yahtzee export: error: {args.run} has no {args.model} model", file=sys.stderr)
+    try:
+        model = MaskablePPO.load(model_path, device="cpu")
+    except Exception as err:  # torch/SB3 raise many types on a damaged file
+        print(
+            f"yahtzee export: error: {model_path}: cannot load the model "
+            f"({type(err).__name__}: {str(err)[:200]})",
+            file=sys.stderr,
+        )
         return 2
-    model = MaskablePPO.load(model_path, device="cpu")
-    name = args.name or cfg.name
     if args.format == "npz":
         import json
 
         eval_file = model_path.parent / "eval.json"
         extra = {"source": f"{cfg.name}/{args.model}", "timesteps": int(model.num_timesteps)}
+        extra.update(level_facts(cfg, int(model.num_timesteps)))
         if eval_file.exists():
-            extra["evaluation"] = json.loads(eval_file.read_text())
+            try:
+                extra["evaluation"] = json.loads(eval_file.read_text())
+            except (OSError, ValueError) as err:
+                print(f"yahtzee export: error: {eval_file}: corrupt ({err})", file=sys.stderr)
+                return 2
         path = export_npz(
             model,
             args.out,
@@ -67,7 +95,15 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         path = export_onnx(
-            numpy_policy(model, name, cfg.env.canonical_holds), args.out / f"{name}.onnx"
+            numpy_policy(
+                model,
+                name,
+                cfg.env.canonical_holds,
+                RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold,
+            ),
+            args.out / f"{name}.onnx",
+            rules=cfg.env.rules,
+            level=args.level or cfg.level,
         )
     print(f"wrote {path}")
     return 0

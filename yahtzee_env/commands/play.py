@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from yahtzee_env.commands import non_negative_int
+from yahtzee_env.commands import MODEL_FILES, non_negative_int, shipped_levels
 from yahtzee_env.rules import PRESETS
 
 HELP = "play Yahtzee in the terminal against 1-3 CPU opponents (a game or a best-of-five match)"
 
 DEFAULT_OPPONENTS = "medium"  # a shipped trained level (yahtzee_env/levels/medium.json)
 CPU_CHOICES = (
-    "easy, medium, hard (trained levels), heuristic, greedy, random, optimal, or a model .json"
+    f"{', '.join(shipped_levels())} (trained levels), heuristic, greedy, random, optimal, or "
+    f"{MODEL_FILES}"
 )
 
 
@@ -46,15 +47,28 @@ def _cpu_names(specs: list[str]) -> list[str]:
 
     from yahtzee_env.match import unique_names
 
-    return unique_names([Path(s).stem if s.endswith((".json", ".npz")) else s for s in specs])
+    model_file = (".json", ".npz", ".onnx", ".zip")
+    return unique_names(
+        [Path(s).stem if s.endswith(model_file) else Path(s).name or s for s in specs]
+    )
+
+
+def _trained_rules(err: Exception) -> str:
+    """The rules a `RulesMismatchError` says the model was trained for."""
+    import re
+
+    found = re.search(r"trained for rules '([^']+)'", str(err))
+    return found.group(1) if found else "official"
 
 
 def run(args: argparse.Namespace) -> int:
-    from yahtzee_env.opponents import LEVELS, ModelFormatError
+    from yahtzee_env.commands import missing_extra_hint, policy_names
+    from yahtzee_env.opponents import LEVELS, ModelFormatError, RulesMismatchError
     from yahtzee_env.policies import resolve_policy
-    from yahtzee_env.terminal import Player, Style, TerminalGame, color_enabled, line_reader
+    from yahtzee_env.render import Style, color_enabled
+    from yahtzee_env.terminal import Player, TerminalGame, line_reader
 
-    specs = [s.strip() for s in args.opponents.split(",") if s.strip()]
+    specs = policy_names(args.opponents)
     if not 1 <= len(specs) <= 3:
         print(
             f"yahtzee play: error: --opponents needs 1 to 3 CPU players, got {len(specs)}",
@@ -81,12 +95,18 @@ def run(args: argparse.Namespace) -> int:
         try:
             policy = resolve_policy(spec, args.rules, None if args.seed is None else args.seed + i)
         except ModelFormatError as err:
-            hint = (
-                "the level's files in yahtzee_env/levels/ are missing or damaged: reinstall the "
-                "package, or play against heuristic, greedy, random or optimal instead"
-                if spec in LEVELS
-                else "check the model path"
-            )
+            if isinstance(err, RulesMismatchError):
+                hint = (
+                    f"play it with --rules {_trained_rules(err)}, or choose heuristic, greedy, "
+                    "random or optimal, which play any rules"
+                )
+            elif spec in LEVELS:
+                hint = (
+                    "the level's files in yahtzee_env/levels/ are missing or damaged: reinstall "
+                    "the package, or play against heuristic, greedy, random or optimal instead"
+                )
+            else:
+                hint = "check the model path"
             print(
                 f"yahtzee play: error: CPU {spec!r} is not available: {err}. ({hint})",
                 file=sys.stderr,
@@ -94,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
             return 2
         except ValueError as err:
             print(f"yahtzee play: error: {err}", file=sys.stderr)
+            return 2
+        except ImportError as err:
+            print(f"yahtzee play: error: {missing_extra_hint(err, spec)}", file=sys.stderr)
             return 2
         cpus.append(policy)
     players = [Player(args.name)] + [

@@ -7,12 +7,20 @@ import json
 import sys
 from pathlib import Path
 
-from yahtzee_env.commands import add_backend_arguments, non_negative_int, positive_int
+from yahtzee_env.commands import (
+    MODEL_FILES,
+    add_backend_arguments,
+    int_in_range,
+    non_negative_int,
+    positive_int,
+    shipped_levels,
+)
 from yahtzee_env.rules import PRESETS
 
 HELP = (
-    "round-robin of policies (easy, medium, hard, heuristic, optimal, greedy, random, model "
-    ".json) in 2- or 4-player games: head-to-head scores and win rates with Wilson 95 percent CIs"
+    f"round-robin of policies ({', '.join(shipped_levels())}, 'levels' for all of them, "
+    f"heuristic, optimal, greedy, random, {MODEL_FILES}) in 2- or 4-player games: head-to-head "
+    "scores and win rates with Wilson 95 percent CIs"
 )
 
 
@@ -34,7 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed", type=non_negative_int, default=0, help="seed of the games and policies"
     )
     parser.add_argument("--rules", default="official", choices=list(PRESETS))
-    parser.add_argument("--batch-size", type=positive_int, default=None, help="games per batch")
+    parser.add_argument(
+        "--batch-size", type=int_in_range(1, 65_536), default=None, help="games per batch"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the results here")
     parser.add_argument("--plot", type=Path, default=None, help="write a PNG plot here")
     parser.add_argument("--no-progress", action="store_true")
@@ -44,10 +54,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from yahtzee_env.commands import backend_runner, check_backend, progress_bar
+    from yahtzee_env.commands import (
+        OutputPathError,
+        backend_runner,
+        check_backend,
+        check_output_file,
+        missing_extra_hint,
+        policy_names,
+        progress_bar,
+    )
+    from yahtzee_env.fileio import atomic_write
     from yahtzee_env.match import (
         DEFAULT_BATCH,
         Entrant,
+        check_tournament_size,
         format_tournament,
         plot_tournament,
         run_tournament,
@@ -61,13 +81,25 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, RayMissingError) as err:
         print(f"yahtzee tournament: error: {err}", file=sys.stderr)
         return 2
-    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    names = policy_names(args.policies)
     if len(names) < args.players:
         print(
             f"yahtzee tournament: error: {args.players}-player tables need at least "
             f"{args.players} entrants, got {len(names)} (repeat a name to seat it twice)",
             file=sys.stderr,
         )
+        return 2
+    try:  # everything that can be refused is refused before the games
+        check_tournament_size(len(names), args.players, args.games)
+        check_output_file(args.json, "--json")
+        check_output_file(args.plot, "--plot")
+        if args.plot is not None:
+            import matplotlib  # noqa: F401
+    except (ValueError, OutputPathError) as err:
+        print(f"yahtzee tournament: error: {err}", file=sys.stderr)
+        return 2
+    except ImportError as err:
+        print(f"yahtzee tournament: error: {missing_extra_hint(err, '--plot')}", file=sys.stderr)
         return 2
     seeds = np.random.SeedSequence(args.seed).spawn(len(names))
     entrants = []
@@ -76,6 +108,9 @@ def run(args: argparse.Namespace) -> int:
             policy = resolve_policy(name, args.rules, int(seq.generate_state(1)[0]))
         except (ValueError, ModelFormatError) as err:
             print(f"yahtzee tournament: error: {err}", file=sys.stderr)
+            return 2
+        except ImportError as err:
+            print(f"yahtzee tournament: error: {missing_extra_hint(err, name)}", file=sys.stderr)
             return 2
         entrants.append(Entrant(name, policy))
     with backend_runner(args) as runner:
@@ -91,13 +126,9 @@ def run(args: argparse.Namespace) -> int:
         )
     print(format_tournament(result))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        tmp = args.json.with_name(args.json.name + ".tmp")
-        tmp.write_text(json.dumps(result, indent=2) + "\n")
-        tmp.replace(args.json)
+        atomic_write(args.json, json.dumps(result, indent=2) + "\n")
         print(f"wrote {args.json}")
     if args.plot:
-        args.plot.parent.mkdir(parents=True, exist_ok=True)
         plot_tournament(result, args.plot)
         print(f"wrote {args.plot}")
     return 0

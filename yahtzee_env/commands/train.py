@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config value, e.g. --set ppo.learning_rate=1e-4",
+        help="override a config value, e.g. --set ppo.learning_rate=1e-4; with --resume only "
+        "train.total_timesteps=N (to extend a run)",
     )
     parser.add_argument(
         "--runs-dir",
@@ -45,10 +46,53 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _check_run_files(paths, check_sb3_zip) -> None:
+    """Refuse a run whose files a resume would read (the newest checkpoint, the best model
+    and its evaluation) if they are damaged: `ModelFormatError` naming the file, before any
+    training (a damaged file otherwise fails deep inside torch, or after a warm start)."""
+    import json
+    import math
+
+    from yahtzee_env.opponents import ModelFormatError
+
+    for model in (paths.latest_checkpoint(), paths.best / "model.zip"):
+        if model is not None and model.exists():
+            check_sb3_zip(model)
+    eval_file = paths.best / "eval.json"
+    if eval_file.exists():
+        try:
+            mean = json.loads(eval_file.read_bytes()[: 1 << 20].decode("utf-8"))["mean"]
+            if isinstance(mean, bool) or not math.isfinite(float(mean)):
+                raise ValueError(f"mean is {mean!r}")
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
+            raise ModelFormatError(f"{eval_file}: corrupt evaluation record ({err})") from None
+
+
+def missing_train_module() -> str | None:
+    """The first module of the train extra that is not installed (or blocked), else None:
+    checked up front, because torch and SB3 are imported lazily, deep inside training."""
+    import importlib.util
+
+    for name in ("yahtzee_agents", "torch", "stable_baselines3", "sb3_contrib", "yaml", "tqdm"):
+        try:
+            if importlib.util.find_spec(name) is None:
+                return name
+        except ValueError:  # in sys.modules as None: import blocked
+            return name
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
+    missing = missing_train_module()
+    if missing is not None:
+        print(
+            f"yahtzee train: error: training needs {missing} (pip install 'yahtzee-rl[train]')",
+            file=sys.stderr,
+        )
+        return 2
     try:
         from yahtzee_agents.config import ConfigError, load_config
-        from yahtzee_agents.train import load_run_config, train
+        from yahtzee_agents.train import RunPaths, load_run_config, train
     except ImportError as err:
         print(
             f"yahtzee train: error: training needs the train extra "
@@ -56,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    from yahtzee_env.checkpoints import check_sb3_zip
+    from yahtzee_env.commands import OutputPathError, check_output_dir
+    from yahtzee_env.opponents import ModelFormatError
+
     if (args.config is None) == (args.resume is None):
         print(
             "yahtzee train: error: give a CONFIG file or --resume RUN_DIR (not both)",
@@ -66,14 +114,21 @@ def run(args: argparse.Namespace) -> int:
         if args.resume is not None:
             if args.seeds is not None:
                 raise ConfigError("--seeds cannot be combined with --resume")
-            if args.set:
-                raise ConfigError("--set cannot be combined with --resume (same config)")
-            cfg = load_run_config(args.resume)
+            other = [s for s in args.set if s.split("=", 1)[0].strip() != "train.total_timesteps"]
+            if other:
+                raise ConfigError(
+                    f"--resume keeps the run's config; only --set train.total_timesteps=N (to "
+                    f"extend the run) may be given, got {', '.join(other)}"
+                )
+            cfg = load_run_config(args.resume, args.set)
             run_dir = args.resume
+            _check_run_files(RunPaths(run_dir), check_sb3_zip)
+            check_output_dir(run_dir, "--resume")
         else:
             cfg = load_config(args.config, args.set)
+            check_output_dir(args.runs_dir, "--runs-dir")
             run_dir = args.runs_dir / cfg.name
-    except (ConfigError, FileNotFoundError) as err:
+    except (ConfigError, FileNotFoundError, OutputPathError, ModelFormatError) as err:
         print(f"yahtzee train: error: {err}", file=sys.stderr)
         return 2
     if args.seeds is not None or args.address is not None:
@@ -89,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     except FileExistsError as err:
         print(f"yahtzee train: error: {err}", file=sys.stderr)
         return 2
+    print(final_result(run_dir))
     print(f"run folder: {run_dir}")
     return 0
 
@@ -111,3 +167,20 @@ def _run_seeds(args: argparse.Namespace, cfg) -> int:
     print(format_seeds(summary))
     print(f"wrote {args.runs_dir / (cfg.name + '-seeds.json')}")
     return 0
+
+
+def final_result(run_dir: Path) -> str:
+    """One line: the final model's evaluation, and the best one's (printed with or without
+    the progress bar)."""
+    import json
+
+    parts = []
+    for label in ("final", "best"):
+        try:
+            ev = json.loads((run_dir / label / "eval.json").read_text())
+            parts.append(
+                f"{label} {ev['mean']:.2f} ± {ev['ci95']:.2f} at {ev['timesteps']:,} steps"
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return "result: " + ("; ".join(parts) if parts else "no evaluation")
