@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "export": "export",
     "play": "play",
     "tournament": "tournament",
+    "serve": "serve",
 }
 
 
