@@ -44,5 +44,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"yahtzee serve: error: {err}", file=sys.stderr)
         return 2
     print(f"Yahtzee at http://{args.host}:{args.port}/  (database {db}; Ctrl-C stops)", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws="websockets")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
