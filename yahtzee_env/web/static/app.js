@@ -229,6 +229,7 @@ async function apply(state) {
   if (newTurn) { T.held = new Set(state.held || []); T.selected = null; T.hint = null; }
   T.state = state;
   render(state);
+  $("table").dataset.version = state.version.join(":");  // for test scripts: a new state
   if (fresh.length) setStatus(fresh[fresh.length - 1].text);
   else if (!previous) setStatus(describeTurn(state));
   if (fresh.length && state.started && !state.over && isMine(state.current)) {
