@@ -12,12 +12,12 @@ import pytest
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("httpx", reason="TestClient needs httpx")
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from yahtzee_env.engine import Game, roll_for_first_player  # noqa: E402
-from yahtzee_env.web.app import create_app  # noqa: E402
-from yahtzee_env.web.rooms import CODE_ALPHABET, CODE_LENGTH  # noqa: E402
-from yahtzee_env.web.storage import SCHEMA_VERSION, Storage  # noqa: E402
+from yahtzee_env.engine import Game, roll_for_first_player
+from yahtzee_env.web.app import create_app
+from yahtzee_env.web.rooms import CODE_ALPHABET, CODE_LENGTH
+from yahtzee_env.web.storage import SCHEMA_VERSION, Storage
 
 
 @pytest.fixture
@@ -112,7 +112,7 @@ def test_held_dice_stay_held_after_a_roll(client):
 
 
 def test_potential_points_come_from_the_engine(client):
-    code, tokens, state = new_table(client, seats=("human", "easy"))
+    _code, _tokens, state = new_table(client, seats=("human", "easy"))
     dice = state["dice"]
     assert state["options"]["chance"] == sum(dice)
     assert state["options"]["aces"] == dice.count(1)
@@ -199,7 +199,7 @@ def test_online_table_join_start_and_turns(client):
 
 
 def test_websocket_pushes_moves_to_other_players(client):
-    code, tokens, state = new_table(client, seats=("human", "friend"), online=True)
+    code, tokens, _state = new_table(client, seats=("human", "friend"), online=True)
     friend = client.post(f"/api/tables/{code}/join", json={"name": "Bea"}).json()
     client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
     token = {0: tokens["0"], 1: friend["token"]}
@@ -225,7 +225,7 @@ def test_websocket_pushes_moves_to_other_players(client):
 
 def test_websocket_rate_limit(db):
     with TestClient(create_app(db, rate=5, burst=10)) as c:
-        code, tokens, _ = new_table(c, seats=("human", "easy"))
+        code, _tokens, _ = new_table(c, seats=("human", "easy"))
         with c.websocket_connect(f"/ws/{code}") as ws:
             ws.receive_json()
             for i in range(30):
@@ -297,7 +297,7 @@ def test_illegal_actions_change_nothing(client, db, action, status, words):
 
 
 def test_filled_box_and_spent_rolls_are_refused(client):
-    code, tokens, state = new_table(client, seats=("human", "easy"))
+    code, tokens, _state = new_table(client, seats=("human", "easy"))
     token = tokens["0"]
     act(client, code, 0, token, {"type": "roll", "hold": []})
     act(client, code, 0, token, {"type": "roll", "hold": []})
@@ -326,7 +326,7 @@ def test_stale_and_forged_seat_tokens(client):
 
 
 def test_names_are_plain_text(client):
-    code, tokens, state = new_table(client, seats=("human", "easy"), name='Bo & "Al"')
+    _code, _tokens, state = new_table(client, seats=("human", "easy"), name='Bo & "Al"')
     assert state["seats"][0]["name"] == 'Bo & "Al"'
 
 
