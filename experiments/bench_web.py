@@ -73,7 +73,16 @@ def post(url: str, body: dict) -> dict:
 class Player:
     """One simulated player: plays games until told to stop, recording round-trips."""
 
-    def __init__(self, index: int, url: str, opponents: list[str], think: float) -> None:
+    def __init__(
+        self,
+        index: int,
+        url: str,
+        opponents: list[str],
+        think: float,
+        delay: float = 0.0,
+        record_after: float = 0.0,
+    ) -> None:
+        self.delay, self.record_after = delay, record_after
         self.rng = random.Random(index)
         self.url, self.opponents, self.think = url, opponents, think
         self.latencies: list[float] = []
@@ -99,6 +108,7 @@ class Player:
         import websockets
 
         ws_url = self.url.replace("http", "ws")
+        await asyncio.sleep(self.delay)  # players arrive over the ramp-up
         while not self.stop:
             try:
                 code, token = await self.create()
@@ -131,7 +141,8 @@ class Player:
                         reply = json.loads(await ws.recv())
                         if reply.get("id") == msg_id:
                             break
-                    self.latencies.append(time.perf_counter() - t0)
+                    if t0 >= self.record_after:
+                        self.latencies.append(time.perf_counter() - t0)
                     if reply["type"] != "ack":
                         self.errors += 1
                         self.tables[code] = (state["version"], token, None)
@@ -142,8 +153,15 @@ class Player:
                     self.games += 1
 
 
-async def load(url: str, players: int, seconds: float, opponents, think: float, kill=None):
-    crowd = [Player(i, url, opponents, think) for i in range(players)]
+async def load(
+    url: str, players: int, seconds: float, opponents, think: float, kill=None, ramp: float = 0.0
+):
+    """Run the crowd for ``seconds`` (round-trips are recorded after the ``ramp``-second
+    arrival of the players), or until ``kill`` is called half-way."""
+    t0 = time.perf_counter()
+    crowd = [
+        Player(i, url, opponents, think, ramp * i / players, t0 + ramp) for i in range(players)
+    ]
     tasks = [asyncio.create_task(p.run()) for p in crowd]
     start = time.perf_counter()
     killed_at = None
@@ -170,6 +188,12 @@ def main() -> int:
     parser.add_argument(
         "--think", type=float, default=0.0, help="mean think time between a player's moves (s)"
     )
+    parser.add_argument(
+        "--ramp",
+        type=float,
+        default=2.0,
+        help="players arrive evenly over this many seconds; round-trips are measured after it",
+    )
     parser.add_argument("--json", default=None, help="write the numbers here")
     args = parser.parse_args()
     opponents = args.opponents.split(",")
@@ -178,7 +202,15 @@ def main() -> int:
         server.start()
         # ---- phase 1: load
         crowd, elapsed, crashed = asyncio.run(
-            load(server.url, args.players, args.seconds, opponents, args.think)
+            load(
+                server.url,
+                args.players,
+                args.ramp + args.seconds,
+                opponents,
+                args.think,
+                None,
+                args.ramp,
+            )
         )
         lat = np.array([x for p in crowd for x in p.latencies]) * 1000
         games = sum(p.games for p in crowd)
@@ -188,6 +220,7 @@ def main() -> int:
             "seconds": round(elapsed, 2),
             "opponents": opponents,
             "think_s": args.think,
+            "ramp_s": args.ramp,
             "actions": int(lat.size),
             "games": games,
             "games_per_s": round(games / elapsed, 2),

@@ -194,6 +194,12 @@ def test_whole_game_by_clicks_matches_the_engine(page, server, tmp_path):
     page.click(tid("play-again"))
     wait_new_version(page, old)
     assert page.is_hidden(tid("result"))
+    # my statistics: the finished game, with a score chart drawn in the page
+    page.click(tid("stats-link"))
+    page.wait_for_selector(f"{tid('stat-games')} b")
+    assert page.text_content(f"{tid('stat-games')} b") == "1"
+    assert page.text_content(f"{tid('stat-best-score')} b") == str(totals[0])
+    assert page.is_visible("svg#chart circle")
 
 
 def test_online_table_in_two_browser_contexts(browser, server):
@@ -250,8 +256,9 @@ def test_online_table_in_two_browser_contexts(browser, server):
 def test_reload_and_server_restart_mid_game(page, server):
     start_solo(page, server.url, kinds=("medium",))
     old = version(page)
-    page.click(tid("die-4"))
-    page.click(tid("roll"))
+    page.keyboard.press("5")  # keyboard play: hold die 5, then R rolls
+    assert page.get_attribute(tid("die-4"), "data-held") == "true"
+    page.keyboard.press("r")
     wait_new_version(page, old)
     dice, v = dice_of(page), version(page)
     points = page.get_attribute(tid("box-0-chance"), "data-points")
@@ -286,3 +293,24 @@ def test_hint_and_regret(page, server, tmp_path):
     take_turn(page, reroll=False)
     page.wait_for_selector(tid("regret-0"))
     assert "regret so far" in page.text_content(tid("regret-0"))
+
+
+def test_cpu_turns_are_animated_and_narrated(page, server):
+    page.goto(f"{server.url}/?pace=150")
+    page.select_option(tid("seats"), "2")
+    page.select_option(tid("seat-kind-1"), "hard")
+    page.click(tid("play"))
+    page.wait_for_selector("#table[data-version]")
+    page.wait_for_selector('button[data-testid^="box-0-"]')
+    page.click(tid("box-0-chance"))
+    page.click(tid("score"))
+    # while hard plays, its moves are narrated one by one and the dice are not ours
+    page.wait_for_function(
+        "document.querySelector('[data-testid=status]').textContent.startsWith('hard ')"
+    )
+    assert page.is_disabled(tid("roll"))
+    page.wait_for_function(
+        "document.querySelector('[data-testid=status]').textContent.includes('hard scores')"
+    )
+    page.wait_for_selector('button[data-testid^="box-0-"]')  # our turn again
+    assert page.get_attribute(tid("turn"), "data-seat") == "0"

@@ -249,8 +249,8 @@ function describeTurn(state) {
 
 function render(state, { lock = false } = {}) {
   $("table-code").textContent = state.code;
-  const link = `${location.origin}/t/${state.code}`;
-  $("table-link").replaceChildren(el("a", { href: link }, link));
+  const link = `${location.origin}/?join=${state.code}`;  // friends open it to take a seat
+  $("table-link").replaceChildren(el("a", { href: link, "data-testid": "table-link" }, link));
   $("waiting").hidden = state.started;
   $("board").hidden = !state.started;
   if (!state.started) { renderWaiting(state); return; }
@@ -281,6 +281,8 @@ function renderWaiting(state) {
     return el("li", {}, `Seat ${s.seat + 1}: ${s.kind === "friend" ? "" : s.name} — ${what}`);
   }));
   $("start").hidden = !isMine(0);
+  const free = state.seats.some((s) => s.kind === "friend" && !s.taken);
+  $("join-here").hidden = !(free && !mySeats().length);
   $("turn").textContent = "Waiting for players";
   $("turn").dataset.seat = "";
 }
@@ -566,8 +568,11 @@ async function showStats() {
 
 // ------------------------------------------------------------------ routing, keys
 function go(path) {
-  const query = params.has("pace") ? `?pace=${params.get("pace")}` : "";
-  history.pushState({}, "", path + query);
+  const url = new URL(path, location.origin);
+  if (params.has("pace")) url.searchParams.set("pace", params.get("pace"));
+  history.pushState({}, "", url.pathname + url.search);
+  params.delete("join");
+  new URLSearchParams(url.search).forEach((v, k) => params.set(k, v));
   route();
 }
 
@@ -590,6 +595,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("roll").addEventListener("click", rollNow);
   $("score").addEventListener("click", scoreNow);
   $("hint-button").addEventListener("click", askHint);
+  $("join-here").addEventListener("click", () => go(`/?join=${T.code}`));
   $("start").addEventListener("click", async () => {
     try { await receive(await api(`/api/tables/${T.code}/start`, { seat: 0, token: tokenOf(0) })); }
     catch (err) { setError(err.message); }
