@@ -131,13 +131,20 @@ def test_resume_after_restart_has_the_same_dice(db):
     assert final["result"]["totals"] == replay_totals(db, code)
 
 
-def test_best_of_five_and_play_again(client):
-    code, tokens, state = new_table(client, seats=("human", "greedy"), match=True)
-    state = play_out(client, code, tokens["0"], state=state)
-    assert state["match_state"]["games"] == [state["result"]["totals"]]
-    nxt = act(client, code, 0, tokens["0"], {"type": "next"}).json()
-    assert nxt["game"] == 1 and not nxt["over"]
-    assert act(client, code, 0, tokens["0"], {"type": "next"}).status_code == 409
+def test_best_of_five_and_play_again(db):
+    with TestClient(create_app(db)) as c:
+        code, tokens, state = new_table(c, seats=("human", "greedy"), match=True)
+        state = play_out(c, code, tokens["0"], state=state)
+        assert state["match_state"]["games"] == [state["result"]["totals"]]
+        nxt = act(c, code, 0, tokens["0"], {"type": "next"}).json()
+        assert nxt["game"] == 1 and not nxt["over"]
+        assert nxt["first"] == (state["first"] + 1) % 2  # the start passes on in a match
+        assert act(c, code, 0, tokens["0"], {"type": "next"}).status_code == 409
+        nxt = act(c, code, 0, tokens["0"], {"type": "roll", "hold": [2]}).json()
+    with TestClient(create_app(db)) as c:  # the second game resumes too
+        again = c.get(f"/api/tables/{code}").json()
+        for key in ("game", "first", "dice", "rolls_left", "cards", "match_state"):
+            assert again[key] == nxt[key], key
 
 
 def test_statistics_split_by_opponents_and_mode(client):

@@ -44,5 +44,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"yahtzee serve: error: {err}", file=sys.stderr)
         return 2
     print(f"Yahtzee at http://{args.host}:{args.port}/  (database {db}; Ctrl-C stops)", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    # small WebSocket frames only: every legitimate message is well under 4 KiB
+    from uvicorn.config import WS_PROTOCOLS
+
+    ws = "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "auto"
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws=ws, ws_max_size=65536)
     return 0

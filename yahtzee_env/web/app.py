@@ -45,6 +45,7 @@ STATIC_DIR = Path(__file__).with_name("static")
 MAX_BODY = 4096  # bytes: every legitimate request is far smaller
 RATE = 30.0  # requests per second per connection, sustained
 BURST = 60  # and in a burst
+MAX_SOCKETS = 32  # open WebSockets per table
 
 
 class RateLimiter:
@@ -227,6 +228,12 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
             return
         code = room.code
         key = ("ws", id(ws))
+        if len(hub.sockets.get(code, ())) >= MAX_SOCKETS:
+            await ws.send_json(
+                {"type": "error", "error": "too many connections to this table", "status": 429}
+            )
+            await ws.close(code=4429)
+            return
         hub.add(code, ws)
         try:
             await ws.send_json({"type": "state", "state": rooms.state(room)})

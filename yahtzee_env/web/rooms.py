@@ -170,10 +170,13 @@ class Room:
         return len(self.games) - 1
 
     # --------------------------------------------------------------- replay
-    def begin_game(self, idx: int) -> int:
-        """Set up game ``idx`` from its seed; return the first seat (from the dice)."""
+    def begin_game(self, idx: int, first: int | None = None) -> int:
+        """Set up game ``idx`` from its seed; return the first seat: the roll of the dice
+        for first player (always made, so the dice stream is the same), unless ``first``
+        is given (later games of a match pass the start to the next seat)."""
         rng = np.random.default_rng([self.seed, idx])
-        first = roll_for_first_player(len(self.seats), rng)
+        rolled = roll_for_first_player(len(self.seats), rng)
+        first = rolled if first is None else first
         self.game = Game(self.rules, num_players=len(self.seats))
         self.game.reset(rng, first=first)
         self.log, self.events, self.held, self.decisions = [], [], [], {}
@@ -299,6 +302,7 @@ class Room:
         }
         if game is None:
             return out
+        out["first"] = self.games[-1]["first"]
         cards = []
         for card in game.players:
             cards.append(
@@ -489,7 +493,7 @@ class Rooms:
             started=bool(row["started"]),
         )
         for g in row["games"]:
-            room.begin_game(g["idx"])
+            room.begin_game(g["idx"], g["first"])
             room.games.append({k: g[k] for k in ("idx", "match_no", "first")})
             for seat, action, regret in row["actions"].get(g["idx"], []):
                 decision = None
@@ -612,13 +616,19 @@ class Rooms:
         return room, first
 
     def next_game(self, room: Room) -> None:
+        """Start the next game: of the same best-of-five while it is undecided (the start
+        passes to the next seat, as in the terminal game), else a new game or match."""
         if not room.game.over:
             raise WebError("the game is still on: finish it first", 409)
         idx = len(room.games)
-        match_no = room.games[-1]["match_no"]
-        if not room.match or match_is_decided(room.match_games()):
-            match_no += 1
-        first = room.begin_game(idx)
+        last = room.games[-1]
+        first = None
+        if room.match and not match_is_decided(room.match_games()):
+            match_no = last["match_no"]
+            first = (last["first"] + 1) % len(room.seats)
+        else:
+            match_no = last["match_no"] + 1
+        first = room.begin_game(idx, first)
         room.games.append({"idx": idx, "match_no": match_no, "first": first})
         self.storage.start_game(room.code, idx, match_no, first)
         self.run_cpus(room)
