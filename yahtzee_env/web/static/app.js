@@ -277,8 +277,9 @@ function render(state, { lock = false } = {}) {
 function renderWaiting(state) {
   const list = $("waiting-seats");
   list.replaceChildren(...state.seats.map((s) => {
-    const what = s.kind === "cpu" ? `computer (${s.level})` : s.taken ? "joined" : "free: waiting for a friend";
-    return el("li", {}, `Seat ${s.seat + 1}: ${s.kind === "friend" ? "" : s.name} — ${what}`);
+    if (s.kind === "friend") return el("li", {}, `Seat ${s.seat + 1}: free, waiting for a friend`);
+    const what = s.kind === "cpu" ? "computer" : "joined";
+    return el("li", {}, `Seat ${s.seat + 1}: ${s.name} (${what})`);
   }));
   $("start").hidden = !isMine(0);
   const free = state.seats.some((s) => s.kind === "friend" && !s.taken);
@@ -292,7 +293,7 @@ function renderCard(state, mine) {
   const head = el("tr");
   head.append(el("th", { scope: "col" }, "Box"));
   state.seats.forEach((s, i) => {
-    const th = el("th", { scope: "col" }, s.name + (isMine(i) && mySeats().length === 1 ? " (you)" : ""));
+    const th = el("th", { scope: "col" }, s.name + (isMine(i) && mySeats().length === 1 && s.name !== "You" ? " (you)" : ""));
     if (!state.over && state.current === i) th.classList.add("mover");
     head.append(th);
   });
