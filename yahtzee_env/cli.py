@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "play": "play",
     "tournament": "tournament",
     "sweep": "sweep",
+    "serve": "serve",
 }
 
 

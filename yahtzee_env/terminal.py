@@ -61,6 +61,7 @@ Commands (dice positions are 1-5 from the left; boxes by name, prefix or number 
   roll 2 4       re-roll dice 2 and 4 now, keeping the others (also: r 24)
   score NAME     fill a box: score full_house, score 9, score ful (also: s 9)
   card           show the scorecards and dice again
+  hint           ask the coach for the best moves (yahtzee play --coach)
   help, ?        this help
   quit, q        leave the game (asks first)
 Held dice stay held after a roll until you release them. Open boxes show, in brackets,
@@ -109,6 +110,7 @@ _VERBS = {
     "c": "card",
     "help": "help",
     "?": "help",
+    "hint": "hint",
     "quit": "quit",
     "q": "quit",
     "exit": "quit",
@@ -373,6 +375,8 @@ class TerminalGame:
             self.say(HELP_TEXT)
         elif verb == "card":
             self.show_position()
+        elif verb == "hint":
+            self.hint(seat)
         elif verb == "quit":
             answer = self.ask("Really quit the game? [y/N] ").strip().lower()
             if answer in ("y", "yes"):
@@ -424,6 +428,10 @@ class TerminalGame:
             f"{self.names[seat]} scores {card.scores[box]} in {box_label(box)}{extra} "
             f"(+{gained}, total {card.total})"
         )
+
+    def hint(self, seat: int) -> None:
+        """The coach's advice; `yahtzee_env.terminal_coach.CoachedTerminalGame` gives it."""
+        raise InputError("the coach is off: start the game with yahtzee play --coach")
 
     # --------------------------------------------------------------------- helpers
     def positions_of_faces(self, faces: Sequence[int]) -> set[int]:

@@ -40,6 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "default: a roll of the dice decides",
     )
     parser.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours")
+    parser.add_argument(
+        "--coach",
+        action="store_true",
+        help="the exact solver coaches you: a hint command, the expected points each decision "
+        "gives up, and a review at the end of each game",
+    )
 
 
 def _cpu_names(specs: list[str]) -> list[str]:
@@ -124,7 +130,10 @@ def run(args: argparse.Namespace) -> int:
     ]
     out = sys.stdout
     style = Style(color_enabled(out) and not args.no_color)
-    game = TerminalGame(
+    game_class = TerminalGame
+    if args.coach:
+        from yahtzee_env.terminal_coach import CoachedTerminalGame as game_class
+    game = game_class(
         players, args.rules, args.seed, input_fn=line_reader(sys.stdin, out), out=out, style=style
     )
     first = None if args.first is None else args.first - 1

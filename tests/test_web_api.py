@@ -1,0 +1,368 @@
+"""The web game's API through Starlette's TestClient: games, online tables, resume, stats,
+coach, and every kind of bad input (issue 11)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
+pytest.importorskip("httpx", reason="TestClient needs httpx")
+
+from starlette.testclient import TestClient
+
+from yahtzee_env.engine import Game, roll_for_first_player
+from yahtzee_env.web.app import create_app
+from yahtzee_env.web.rooms import CODE_ALPHABET, CODE_LENGTH
+from yahtzee_env.web.storage import SCHEMA_VERSION, Storage
+
+
+@pytest.fixture
+def db(tmp_path):
+    return tmp_path / "web.sqlite3"
+
+
+@pytest.fixture
+def client(db):
+    with TestClient(create_app(db)) as c:
+        yield c
+
+
+def new_table(client, seats=("human", "hard", "easy"), **extra):
+    reply = client.post("/api/tables", json={"seats": list(seats), **extra})
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    return body["code"], body["tokens"], body["state"]
+
+
+def act(client, code, seat, token, action):
+    return client.post(
+        f"/api/tables/{code}/act", json={"seat": seat, "token": token, "action": action}
+    )
+
+
+def play_out(client, code, token, seat=0, state=None):
+    """Play seat ``seat`` to the end: one re-roll keeping die 0, then the best-paying box."""
+    state = state or client.get(f"/api/tables/{code}").json()
+    while not state["over"]:
+        assert state["current"] == seat
+        if state["rolls_left"] == 2:
+            reply = act(client, code, seat, token, {"type": "roll", "hold": [0]})
+        else:
+            box = max(state["options"], key=state["options"].get)
+            reply = act(client, code, seat, token, {"type": "score", "box": box})
+        assert reply.status_code == 200, reply.text
+        state = reply.json()
+    return state
+
+
+def replay_totals(db, code):
+    """The engine's totals for a stored table: replay the logged actions from the seed."""
+    con = sqlite3.connect(db)
+    seed, seats = con.execute(
+        "SELECT seed, (SELECT COUNT(*) FROM seats WHERE code = ?) FROM tables WHERE code = ?",
+        (code, code),
+    ).fetchone()
+    rng = np.random.default_rng([seed, 0])
+    game = Game("official", num_players=seats)
+    game.reset(rng, first=roll_for_first_player(seats, rng))
+    for (action,) in con.execute(
+        "SELECT action FROM actions WHERE code = ? AND idx = 0 ORDER BY seq", (code,)
+    ):
+        game.step(action)
+    con.close()
+    return game.totals()
+
+
+# ------------------------------------------------------------------ playing
+def test_solo_game_against_two_cpus_matches_the_engine(client, db):
+    code, tokens, state = new_table(client)
+    assert len(code) == CODE_LENGTH and set(code) <= set(CODE_ALPHABET)
+    assert state["started"] and state["current"] == 0  # the CPUs before seat 0 have moved
+    assert all(e["seat"] != 0 for e in state["events"])
+    final = play_out(client, code, tokens["0"], state=state)
+    assert final["result"]["totals"] == [c["total"] for c in final["cards"]]
+    assert final["result"]["totals"] == replay_totals(db, code)
+    assert all(None not in c["scores"].values() for c in final["cards"])
+
+
+def test_cpu_moves_are_narrated(client):
+    code, tokens, state = new_table(client, seats=("human", "hard"))
+    state = act(client, code, 0, tokens["0"], {"type": "score", "box": "chance"}).json()
+    texts = [e["text"] for e in state["events"] if e["seat"] == 1]
+    assert texts and texts[-1].startswith("hard scores ")
+    assert all(t.startswith("hard ") for t in texts)
+    rolls = [e for e in state["events"] if e["seat"] == 1 and e["type"] == "roll"]
+    for e in rolls:  # "hard keeps 5 5 5, re-rolls 2 dice: ..." with the kept positions
+        kept = [e["dice_before"][i] for i in e["kept"]]
+        if 0 < len(kept) < 5:
+            assert f"keeps {' '.join(map(str, kept))}, re-rolls {5 - len(kept)} di" in e["text"]
+
+
+def test_held_dice_stay_held_after_a_roll(client):
+    code, tokens, state = new_table(client, seats=("human", "easy"))
+    dice = state["dice"]
+    state = act(client, code, 0, tokens["0"], {"type": "roll", "hold": [3, 4]}).json()
+    kept = sorted(dice[3:])
+    assert sorted(state["dice"][i] for i in state["held"]) == kept
+    assert state["rolls_left"] == 1
+
+
+def test_potential_points_come_from_the_engine(client):
+    _code, _tokens, state = new_table(client, seats=("human", "easy"))
+    dice = state["dice"]
+    assert state["options"]["chance"] == sum(dice)
+    assert state["options"]["aces"] == dice.count(1)
+
+
+def test_resume_after_restart_has_the_same_dice(db):
+    with TestClient(create_app(db)) as c:
+        code, tokens, state = new_table(c)
+        state = act(c, code, 0, tokens["0"], {"type": "roll", "hold": [0, 1]}).json()
+        state = act(c, code, 0, tokens["0"], {"type": "score", "box": "chance"}).json()
+    with TestClient(create_app(db)) as c:  # a new server process over the same file
+        again = c.get(f"/api/tables/{code}").json()
+        for key in ("dice", "rolls_left", "current", "cards", "held", "seq"):
+            assert again[key] == state[key], key
+        final = play_out(c, code, tokens["0"], state=again)
+    assert final["result"]["totals"] == replay_totals(db, code)
+
+
+def test_best_of_five_and_play_again(db):
+    with TestClient(create_app(db)) as c:
+        code, tokens, state = new_table(c, seats=("human", "greedy"), match=True)
+        state = play_out(c, code, tokens["0"], state=state)
+        assert state["match_state"]["games"] == [state["result"]["totals"]]
+        nxt = act(c, code, 0, tokens["0"], {"type": "next"}).json()
+        assert nxt["game"] == 1 and not nxt["over"]
+        assert nxt["first"] == (state["first"] + 1) % 2  # the start passes on in a match
+        assert act(c, code, 0, tokens["0"], {"type": "next"}).status_code == 409
+        nxt = act(c, code, 0, tokens["0"], {"type": "roll", "hold": [2]}).json()
+    with TestClient(create_app(db)) as c:  # the second game resumes too
+        again = c.get(f"/api/tables/{code}").json()
+        for key in ("game", "first", "dice", "rolls_left", "cards", "match_state"):
+            assert again[key] == nxt[key], key
+
+
+def test_statistics_split_by_opponents_and_mode(client):
+    player = client.post("/api/players", json={"name": "Ada"}).json()
+    code, tokens, state = new_table(client, seats=("human", "easy"), player=player["token"])
+    final = play_out(client, code, tokens["0"], state=state)
+    stats = client.post("/api/stats", json={"player": player["token"]}).json()
+    assert stats["name"] == "Ada"
+    assert stats["overall"]["games"] == 1
+    assert stats["overall"]["best_score"] == final["result"]["totals"][0]
+    assert stats["by_opponents"]["easy"]["games"] == 1
+    assert stats["by_mode"]["solo"]["games"] == 1 and stats["by_mode"]["online"]["games"] == 0
+    assert [h["score"] for h in stats["history"]] == [final["result"]["totals"][0]]
+
+
+def test_schema_is_versioned_and_wal(db):
+    Storage(db).close()
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    con.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    con.commit()
+    con.close()
+    from yahtzee_env.web.storage import SchemaError
+
+    with pytest.raises(SchemaError, match="newer"):
+        Storage(db)
+
+
+# ------------------------------------------------------------------ online tables
+def test_online_table_join_start_and_turns(client):
+    code, tokens, state = new_table(client, seats=("human", "friend", "friend"), online=True)
+    assert not state["started"]
+    join = client.post(f"/api/tables/{code}/join", json={"name": "Bea"})
+    assert join.status_code == 200
+    friend = join.json()
+    assert friend["seat"] == 1
+    # only the host starts; the free seat goes to the fill level
+    assert (
+        client.post(
+            f"/api/tables/{code}/start", json={"seat": 1, "token": friend["token"]}
+        ).status_code
+        == 403
+    )
+    state = client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]}).json()
+    assert state["started"] and state["seats"][2]["kind"] == "cpu"
+    assert client.post(f"/api/tables/{code}/join", json={"name": "Cy"}).status_code == 409
+    mover = state["current"]
+    other = 1 - mover if mover in (0, 1) else 0
+    token = {0: tokens["0"], 1: friend["token"]}
+    wrong = act(client, code, other, token[other], {"type": "score", "box": "chance"})
+    assert wrong.status_code == 409 and "not your turn" in wrong.json()["error"]
+    forged = act(client, code, mover, token[other], {"type": "score", "box": "chance"})
+    assert forged.status_code == 403 and "token" in forged.json()["error"]
+    assert (
+        act(client, code, mover, token[mover], {"type": "score", "box": "chance"}).status_code
+        == 200
+    )
+
+
+def test_websocket_pushes_moves_to_other_players(client):
+    code, tokens, _state = new_table(client, seats=("human", "friend"), online=True)
+    friend = client.post(f"/api/tables/{code}/join", json={"name": "Bea"}).json()
+    client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
+    token = {0: tokens["0"], 1: friend["token"]}
+    with client.websocket_connect(f"/ws/{code}") as a, client.websocket_connect(f"/ws/{code}") as b:
+        start = a.receive_json()["state"]
+        b.receive_json()
+        mover = start["current"]
+        a.send_json(
+            {
+                "type": "act",
+                "id": 7,
+                "seat": mover,
+                "token": token[mover],
+                "action": {"type": "score", "box": "chance"},
+            }
+        )
+        ack = a.receive_json()
+        assert ack["type"] == "ack" and ack["id"] == 7
+        pushed = b.receive_json()
+        assert pushed["type"] == "state" and pushed["state"]["current"] == 1 - mover
+        assert pushed["state"]["cards"][mover]["scores"]["chance"] == sum(start["dice"])
+
+
+def test_websocket_rate_limit(db):
+    with TestClient(create_app(db, rate=5, burst=10)) as c:
+        code, _tokens, _ = new_table(c, seats=("human", "easy"))
+        with c.websocket_connect(f"/ws/{code}") as ws:
+            ws.receive_json()
+            for i in range(30):
+                ws.send_json({"type": "ping", "id": i})
+            replies = [ws.receive_json() for _ in range(30)]
+        limited = [r for r in replies if r["type"] == "error"]
+        assert limited and all(r["status"] == 429 for r in limited)
+        assert sum(r["type"] == "pong" for r in replies) >= 10
+
+
+def test_http_rate_limit(db):
+    with TestClient(create_app(db, rate=1, burst=5)) as c:
+        codes = [c.post("/api/players", json={"name": "x"}).status_code for _ in range(12)]
+        assert codes[:5] == [200] * 5 and 429 in codes
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        ("{not json", 400, "malformed JSON"),
+        ("[1, 2]", 400, "must be an object"),
+        (json.dumps({"seats": ["human"]}), 400, "2 to 4"),
+        (json.dumps({"seats": ["human", "wizard"]}), 400, "unknown kind"),
+        (json.dumps({"seats": ["hard", "human"]}), 400, "seat 0"),
+        (json.dumps({"seats": ["human", "friend"]}), 400, "online"),
+        (json.dumps({"seats": ["human", "easy"], "rules": "chess"}), 400, "unknown rules"),
+        (json.dumps({"seats": ["human", "easy"], "name": "<script>x</script>"}), 400, "markup"),
+        (json.dumps({"seats": ["human", "easy"], "name": "x" * 40}), 400, "longer"),
+        (json.dumps({"seats": ["human", "easy"], "player": "forged"}), 403, "player token"),
+        ("x" * 10_000, 413, "too large"),
+    ],
+)
+def test_bad_table_requests(client, db, body, status, words):
+    reply = client.post("/api/tables", content=body, headers={"Content-Type": "application/json"})
+    assert reply.status_code == status
+    assert words in reply.json()["error"]
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT COUNT(*) FROM tables").fetchone()[0] == 0  # nothing stored
+    con.close()
+
+
+def test_unknown_table(client):
+    for code in ("ABCDEFGH", "nope", "AAAA-AAAA"):
+        reply = client.get(f"/api/tables/{code}")
+        assert reply.status_code == 404 and "no table" in reply.json()["error"]
+    with client.websocket_connect("/ws/ABCDEFGH") as ws:
+        assert ws.receive_json()["status"] == 404
+
+
+@pytest.mark.parametrize(
+    ("action", "status", "words"),
+    [
+        ({"type": "roll", "hold": [0, 0]}, 400, "illegal hold"),
+        ({"type": "roll", "hold": [7]}, 400, "illegal hold"),
+        ({"type": "roll", "hold": "01"}, 400, "list"),
+        ({"type": "roll", "hold": [0, 1, 2, 3, 4]}, 400, "all five"),
+        ({"type": "score", "box": "sevens"}, 400, "unknown box"),
+        ({"type": "dance"}, 400, "unknown action"),
+        ("roll", 400, "must be an object"),
+        ({"type": "next"}, 409, "still on"),
+    ],
+)
+def test_illegal_actions_change_nothing(client, db, action, status, words):
+    code, tokens, state = new_table(client, seats=("human", "easy"))
+    reply = act(client, code, 0, tokens["0"], action)
+    assert reply.status_code == status and words in reply.json()["error"]
+    assert client.get(f"/api/tables/{code}").json()["version"] == state["version"]
+
+
+def test_filled_box_and_spent_rolls_are_refused(client):
+    code, tokens, _state = new_table(client, seats=("human", "easy"))
+    token = tokens["0"]
+    act(client, code, 0, token, {"type": "roll", "hold": []})
+    act(client, code, 0, token, {"type": "roll", "hold": []})
+    reply = act(client, code, 0, token, {"type": "roll", "hold": []})
+    assert reply.status_code == 409 and "no rolls left" in reply.json()["error"]
+    act(client, code, 0, token, {"type": "score", "box": "chance"})
+    reply = act(client, code, 0, token, {"type": "score", "box": "chance"})
+    assert reply.status_code == 409 and "already filled" in reply.json()["error"]
+
+
+def test_stale_and_forged_seat_tokens(client):
+    code, tokens, _ = new_table(client, seats=("human", "easy"))
+    other, _, _ = new_table(client, seats=("human", "easy"))
+    for seat, token, status in [
+        (0, "forged", 403),
+        (0, None, 403),
+        (1, tokens["0"], 403),  # a CPU seat has no token
+        (5, tokens["0"], 400),
+        ("0", tokens["0"], 400),
+    ]:
+        reply = act(client, code, seat, token, {"type": "score", "box": "chance"})
+        assert reply.status_code == status, (seat, token)
+    # a token of another table is stale here
+    reply = act(client, other, 0, tokens["0"], {"type": "score", "box": "chance"})
+    assert reply.status_code == 403
+
+
+def test_names_are_plain_text(client):
+    _code, _tokens, state = new_table(client, seats=("human", "easy"), name='Bo & "Al"')
+    assert state["seats"][0]["name"] == 'Bo & "Al"'
+
+
+# ------------------------------------------------------------------ coach
+def test_coach_hint_and_regret(client):
+    code, tokens, state = new_table(client, seats=("human", "easy"), coach=True)
+    hint = client.post(f"/api/tables/{code}/hint", json={"seat": 0, "token": tokens["0"]}).json()
+    options = hint["options"]
+    assert 1 < len(options) <= 4
+    values = [o["expected_total"] for o in options]
+    assert values == sorted(values, reverse=True)
+    best = options[0]["action"]
+    action = (
+        {"type": "score", "box": options[0]["label"].removeprefix("score ").replace(" ", "_")}
+        if best >= 32
+        else {"type": "roll", "hold": [i for i in range(5) if best >> i & 1]}
+    )
+    state = act(client, code, 0, tokens["0"], action).json()
+    mine = [e for e in state["events"] if e["seat"] == 0]
+    assert mine[0]["regret"] == pytest.approx(0.0, abs=1e-4)
+    final = play_out(client, code, tokens["0"], state=state)
+    review = final["review"]["0"]
+    assert review["total_regret"] == pytest.approx(final["regret"]["0"], abs=1e-3)
+    assert review["total_regret"] > 0
+    costs = [d["regret"] for d in review["costliest"]]
+    assert len(costs) == 3 and costs == sorted(costs, reverse=True)
+
+
+def test_hint_needs_the_coach(client):
+    code, tokens, _ = new_table(client, seats=("human", "easy"))
+    reply = client.post(f"/api/tables/{code}/hint", json={"seat": 0, "token": tokens["0"]})
+    assert reply.status_code == 409 and "coach is off" in reply.json()["error"]

@@ -1,0 +1,698 @@
+"""The game loop of the web tables: seats, turns, CPU moves, the coach, resume by replay.
+
+A `Room` is one table: 2-4 seats (humans holding a seat token, or CPU levels), a sequence
+of games (one, or best-of-five matches), and the action log of each game. Every move goes
+through `engine.Game.step`; the page only sends intents (``roll`` with the held dice
+positions, ``score`` a box by name, ``next`` game) and shows the state it gets back.
+
+Determinism: game ``idx`` of a table rolls its dice from ``default_rng([seed, idx])``
+(first the roll for first player, then the game), so replaying the logged actions rebuilds
+the same game, dice included. CPU moves are logged like human ones. `Rooms.act` applies a
+human intent and the CPU moves that follow it until a human must decide, then commits them
+all in one transaction before returning; only then does the server answer.
+
+No awaits happen inside a room's update: on the single event loop an update is atomic, and
+a turn waiting on an absent human holds nothing.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from yahtzee_env.dice import NUM_DICE
+from yahtzee_env.engine import (
+    BOX_ACTION_OFFSET,
+    NUM_HOLDS,
+    Game,
+    hold_action,
+    match_is_decided,
+    match_winners,
+    roll_for_first_player,
+    top_seats,
+)
+from yahtzee_env.observation import encode_seat
+from yahtzee_env.rules import BOX_NAMES, PRESETS, YAHTZEE_50, RuleSet
+from yahtzee_env.web.storage import Storage, token_hash
+
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: easy to read aloud
+CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
+MAX_NAME = 24
+MIN_SEATS, MAX_SEATS = 2, 4
+EVENTS_KEPT = 64
+
+
+class WebError(Exception):
+    """A refused request: ``status`` is the HTTP status, the message says why."""
+
+    status = 400
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+
+
+def cpu_levels() -> list[str]:
+    """The CPU seat kinds: the shipped trained levels, then the built-in policies."""
+    from yahtzee_env.opponents import LEVELS, LEVELS_DIR
+    from yahtzee_env.policies import POLICIES
+
+    shipped = [lv for lv in LEVELS if (LEVELS_DIR / f"{lv}.json").exists()]
+    return shipped + [p for p in POLICIES if p not in shipped]
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def clean_code(code: Any) -> str:
+    """A table code as typed (any case, dashes or spaces) in canonical form."""
+    if not isinstance(code, str):
+        raise WebError("table code must be a string")
+    text = code.strip().upper().replace("-", "").replace(" ", "")
+    if len(text) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in text):
+        raise WebError(f"no table has the code {code[:20]!r}", 404)
+    return text
+
+
+def clean_name(name: Any, default: str | None = None) -> str:
+    """A player name: 1..24 printable characters, no markup characters."""
+    if name is None and default is not None:
+        return default
+    if not isinstance(name, str):
+        raise WebError("name must be a string")
+    name = " ".join(name.split())
+    if not name:
+        if default is not None:
+            return default
+        raise WebError("name is empty")
+    if len(name) > MAX_NAME:
+        raise WebError(f"name is longer than {MAX_NAME} characters")
+    if any(ch in "<>" for ch in name) or not name.isprintable():
+        raise WebError("name may not contain < or > or control characters (no markup in names)")
+    return name
+
+
+def format_dice(dice) -> str:
+    return " ".join(str(d) for d in dice)
+
+
+def box_label(box: int) -> str:
+    return BOX_NAMES[box].replace("_", " ")
+
+
+def positions_of(dice: tuple[int, ...], faces: list[int]) -> list[int]:
+    """Positions in ``dice`` (sorted) of the multiset ``faces``: where kept dice land after a
+    roll, so that the page shows them still held."""
+    free = list(range(len(dice)))
+    out = []
+    for face in faces:
+        spot = next(i for i in free if dice[i] == face)
+        free.remove(spot)
+        out.append(spot)
+    return sorted(out)
+
+
+@dataclass
+class Seat:
+    seat: int
+    kind: str  # "human", "friend" (free until someone joins) or a CPU level
+    name: str
+    player_id: int | None = None
+    token_hash: str | None = None
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.kind not in ("human", "friend")
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "seat": self.seat,
+            "kind": self.kind,
+            "name": self.name,
+            "player_id": self.player_id,
+            "token_hash": self.token_hash,
+        }
+
+
+@dataclass
+class Room:
+    """One table in memory, rebuilt from the database by `Rooms.load`."""
+
+    code: str
+    rules: RuleSet
+    seed: int
+    online: bool
+    match: bool
+    coach: bool
+    fill_level: str
+    seats: list[Seat]
+    started: bool = False
+    games: list[dict[str, int]] = field(default_factory=list)  # idx, match_no, first
+    finished: list[list[int]] = field(default_factory=list)  # totals of finished games
+    game: Game | None = None
+    log: list[tuple[int, int, float | None]] = field(default_factory=list)  # current game
+    events: list[dict[str, Any]] = field(default_factory=list)
+    held: list[int] = field(default_factory=list)
+    decisions: dict[int, list] = field(default_factory=dict)  # seat -> [coach.Decision]
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.seats]
+
+    @property
+    def idx(self) -> int:
+        return len(self.games) - 1
+
+    # --------------------------------------------------------------- replay
+    def begin_game(self, idx: int, first: int | None = None) -> int:
+        """Set up game ``idx`` from its seed; return the first seat: the roll of the dice
+        for first player (always made, so the dice stream is the same), unless ``first``
+        is given (later games of a match pass the start to the next seat)."""
+        rng = np.random.default_rng([self.seed, idx])
+        rolled = roll_for_first_player(len(self.seats), rng)
+        first = rolled if first is None else first
+        self.game = Game(self.rules, num_players=len(self.seats))
+        self.game.reset(rng, first=first)
+        self.log, self.events, self.held, self.decisions = [], [], [], {}
+        return first
+
+    def apply(self, seat: int, action: int, regret: float | None = None, decision=None) -> None:
+        """Step the engine for ``seat`` and record the action, its event and held dice."""
+        game = self.game
+        name = self.seats[seat].name
+        dice = game.dice
+        event: dict[str, Any] = {"seq": len(self.log), "seat": seat, "dice_before": list(dice)}
+        if action < NUM_HOLDS:
+            kept = [d for i, d in enumerate(dice) if action >> i & 1]
+            game.step(action)
+            n = NUM_DICE - len(kept)
+            if not kept:
+                text = f"{name} re-rolls all five dice: {format_dice(game.dice)}"
+            elif n == 0:
+                text = f"{name} keeps all five dice and spends a roll"
+            else:
+                word = "dice" if n > 1 else "die"
+                text = f"{name} keeps {format_dice(kept)}, re-rolls {n} {word}: "
+                text += format_dice(game.dice)
+            self.held = positions_of(game.dice, kept)
+            event.update(
+                type="roll",
+                kept=[i for i in range(NUM_DICE) if action >> i & 1],
+                dice=list(game.dice),
+                text=text,
+            )
+        else:
+            box = action - BOX_ACTION_OFFSET
+            card = game.players[seat]
+            before = card.upper_bonus + card.yahtzee_bonus
+            game.step(action)
+            points = card.scores[box]
+            extra = card.upper_bonus + card.yahtzee_bonus - before
+            text = f"{name} scores {points} in {box_label(box)}"
+            if extra:
+                text += f" (+{extra} bonus)"
+            self.held = []
+            event.update(type="score", box=BOX_NAMES[box], points=points, text=text)
+            if not game.over:
+                event["next_dice"] = list(game.dice)
+        if regret is not None:
+            event["regret"] = round(regret, 4)
+        if decision is not None:
+            self.decisions.setdefault(seat, []).append(decision)
+        self.log.append((seat, action, regret))
+        self.events.append(event)
+        del self.events[:-EVENTS_KEPT]
+
+    # --------------------------------------------------------------- views
+    def seat_of_token(self, seat: Any, token: Any) -> int:
+        """The seat index if ``token`` is that seat's token; WebError otherwise."""
+        if isinstance(seat, bool) or not isinstance(seat, int):
+            raise WebError("seat must be an integer")
+        if not 0 <= seat < len(self.seats):
+            raise WebError(f"seat {seat} does not exist at this table (0..{len(self.seats) - 1})")
+        if not isinstance(token, str) or not token:
+            raise WebError("a seat token is required to act", 403)
+        expected = self.seats[seat].token_hash
+        if expected is None or not hmac.compare_digest(expected, token_hash(token)):
+            raise WebError(f"that token is not the token of seat {seat}", 403)
+        return seat
+
+    def result(self) -> dict[str, Any] | None:
+        game = self.game
+        if game is None or not game.over:
+            return None
+        totals = game.totals()
+        top = top_seats(totals)
+        if len(top) == 1:
+            text = f"{self.names[top[0]]} wins with {totals[top[0]]} points"
+        else:
+            text = "Draw: " + " and ".join(self.names[s] for s in top)
+            text += f" tie on {totals[top[0]]} points"
+        return {"totals": totals, "winners": top, "draw": len(top) > 1, "text": text}
+
+    def match_games(self) -> list[list[int]]:
+        """Totals of the finished games of the current match."""
+        if not self.games:
+            return []
+        match_no = self.games[-1]["match_no"]
+        done = [
+            g for g in self.games if g["match_no"] == match_no and g["idx"] < len(self.finished)
+        ]
+        return [self.finished[g["idx"]] for g in done]
+
+    def match_state(self) -> dict[str, Any] | None:
+        if not self.match:
+            return None
+        games = self.match_games()
+        state: dict[str, Any] = {"games": games, "decided": match_is_decided(games)}
+        if games:
+            result = match_winners(games)
+            state.update(wins=list(result.wins), points=list(result.points))
+            if state["decided"]:
+                names = " and ".join(self.names[s] for s in result.winners)
+                verb = "win" if len(result.winners) > 1 else "wins"
+                state["text"] = f"{names} {verb} the match ({'-'.join(map(str, result.wins))})"
+        return state
+
+    def state(self, since: int = 0, coach_review=None) -> dict[str, Any]:
+        """The table as the page shows it (JSON-ready). ``since``: the first event to send."""
+        game = self.game
+        seats = [
+            {"seat": s.seat, "name": s.name, "kind": "cpu" if s.is_cpu else s.kind}
+            | ({"level": s.kind} if s.is_cpu else {"taken": s.token_hash is not None})
+            for s in self.seats
+        ]
+        out: dict[str, Any] = {
+            "code": self.code,
+            "rules": self.rules.name,
+            "online": self.online,
+            "match": self.match,
+            "coach": self.coach,
+            "started": self.started,
+            "seats": seats,
+            "game": self.idx,
+            "seq": len(self.log),
+            "version": [self.idx, len(self.log)],
+        }
+        if game is None:
+            return out
+        out["first"] = self.games[-1]["first"]
+        cards = []
+        for card in game.players:
+            cards.append(
+                {
+                    "scores": card.as_dict(),
+                    "upper_total": card.upper_total,
+                    "upper_bonus": card.upper_bonus,
+                    "yahtzee_bonus": card.yahtzee_bonus,
+                    "total": card.total,
+                }
+            )
+        out["cards"] = cards
+        out["over"] = game.over
+        out["events"] = [e for e in self.events if e["seq"] >= since]
+        if game.over:
+            out["result"] = self.result()
+        else:
+            legal, points = game.box_options()
+            out.update(
+                current=game.current,
+                dice=list(game.dice),
+                rolls_left=game.rolls_left,
+                held=self.held,
+                options={BOX_NAMES[b]: int(points[b]) for b in np.flatnonzero(legal)},
+            )
+        out["match_state"] = self.match_state()
+        if self.coach:
+            out["regret"] = {
+                str(seat): round(sum(d.regret for d in ds), 4)
+                for seat, ds in self.decisions.items()
+            }
+            if game.over and coach_review is not None:
+                out["review"] = {str(seat): coach_review(ds) for seat, ds in self.decisions.items()}
+        return out
+
+
+class Rooms:
+    """Every table of a server: created, loaded on first use, acted on."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self.rooms: dict[str, Room] = {}
+        self._policies: dict[str, Any] = {}
+        self._coaches: dict[str, Any] = {}
+
+    # --------------------------------------------------------------- resources
+    def policy(self, level: str):
+        if level not in self._policies:
+            from yahtzee_env.opponents import LEVELS, load_opponent
+            from yahtzee_env.policies import make_policy
+
+            # the trained levels play any preset: the engine's mask keeps them legal
+            self._policies[level] = (
+                load_opponent(level) if level in LEVELS else make_policy(level, seed=0)
+            )
+        return self._policies[level]
+
+    def coach(self, rules: RuleSet):
+        if rules.name not in self._coaches:
+            from yahtzee_env.coach import Coach
+
+            self._coaches[rules.name] = Coach(rules)
+        return self._coaches[rules.name]
+
+    def review(self, decisions) -> dict[str, Any]:
+        from yahtzee_env.coach import review
+
+        return review(decisions)
+
+    # --------------------------------------------------------------- players
+    def create_player(self, name: Any) -> dict[str, Any]:
+        name = clean_name(name)
+        token = secrets.token_urlsafe(24)
+        player_id = self.storage.create_player(name, token)
+        return {"player_id": player_id, "name": name, "token": token}
+
+    def player(self, token: Any, required: bool = True):
+        if token is None and not required:
+            return None
+        if not isinstance(token, str) or not token:
+            raise WebError("a player token is required", 403)
+        row = self.storage.player_by_token(token)
+        if row is None:
+            raise WebError("unknown player token (create a profile first)", 403)
+        return row
+
+    # --------------------------------------------------------------- tables
+    def create(self, body: dict[str, Any]) -> tuple[Room, dict[int, str]]:
+        """A new table from the lobby's choices; returns it and the host's seat tokens."""
+        player = self.player(body.get("player"), required=False)
+        host_name = clean_name(body.get("name"), default=player["name"] if player else "You")
+        kinds = body.get("seats")
+        levels = cpu_levels()
+        allowed = ["human", "friend", *levels]
+        if not isinstance(kinds, list) or not MIN_SEATS <= len(kinds) <= MAX_SEATS:
+            raise WebError(f"seats must be a list of {MIN_SEATS} to {MAX_SEATS} seat kinds")
+        for i, kind in enumerate(kinds):
+            if kind not in allowed:
+                raise WebError(f"seat {i}: unknown kind {kind!r}; choose one of {allowed}")
+        if kinds[0] != "human":
+            raise WebError("seat 0 is the host's: its kind must be 'human'")
+        online = body.get("online", False)
+        if not isinstance(online, bool):
+            raise WebError("online must be true or false")
+        if "friend" in kinds and not online:
+            raise WebError("friends join online tables: create an online table to seat friends")
+        rules_name = body.get("rules", "official")
+        if rules_name not in PRESETS:
+            raise WebError(f"unknown rules {rules_name!r}; presets: {', '.join(PRESETS)}")
+        fill = body.get("fill", "medium")
+        if fill not in levels:
+            raise WebError(f"unknown CPU level {fill!r} for empty seats; choose one of {levels}")
+        flags = {}
+        for key in ("match", "coach"):
+            flags[key] = body.get(key, False)
+            if not isinstance(flags[key], bool):
+                raise WebError(f"{key} must be true or false")
+        code = new_code()
+        while self.storage.load_table(code) is not None:  # 2**-39 per table: never, in practice
+            code = new_code()
+        tokens: dict[int, str] = {}
+        seats: list[Seat] = []
+        counts: dict[str, int] = {}
+        for i, kind in enumerate(kinds):
+            if kind == "human":
+                tokens[i] = secrets.token_urlsafe(18)
+                name = host_name if i == 0 else f"Player {i + 1}"
+                pid = player["id"] if (i == 0 and player) else None
+                seats.append(Seat(i, "human", name, pid, token_hash(tokens[i])))
+            elif kind == "friend":
+                seats.append(Seat(i, "friend", f"(seat {i + 1} free)"))
+            else:
+                counts[kind] = counts.get(kind, 0) + 1
+                name = kind if counts[kind] == 1 else f"{kind} #{counts[kind]}"
+                seats.append(Seat(i, kind, name))
+        room = Room(
+            code,
+            RuleSet.from_spec(rules_name),
+            secrets.randbits(62),
+            online,
+            flags["match"],
+            flags["coach"],
+            fill,
+            seats,
+        )
+        if not online:
+            room.started = True
+            first = room.begin_game(0)
+            room.games.append({"idx": 0, "match_no": 0, "first": first})
+        row = {
+            "code": code,
+            "rules": rules_name,
+            "seed": room.seed,
+            "online": online,
+            "match": room.match,
+            "coach": room.coach,
+            "fill_level": fill,
+            "started": room.started,
+            "first": room.games[0]["first"] if room.games else 0,
+        }
+        self.storage.create_table(row, [s.row() for s in seats])
+        self.rooms[code] = room
+        if room.started:
+            self.run_cpus(room)
+        return room, tokens
+
+    def load(self, code: Any) -> Room:
+        code = clean_code(code)
+        room = self.rooms.get(code)
+        if room is not None:
+            return room
+        row = self.storage.load_table(code)
+        if row is None:
+            raise WebError(f"no table has the code {code!r}", 404)
+        seats = [
+            Seat(s["seat"], s["kind"], s["name"], s["player_id"], s["token_hash"])
+            for s in row["seats"]
+        ]
+        room = Room(
+            code,
+            RuleSet.from_spec(row["rules"]),
+            row["seed"],
+            bool(row["online"]),
+            bool(row["match"]),
+            bool(row["coach"]),
+            row["fill_level"],
+            seats,
+            started=bool(row["started"]),
+        )
+        for g in row["games"]:
+            room.begin_game(g["idx"], g["first"])
+            room.games.append({k: g[k] for k in ("idx", "match_no", "first")})
+            for seat, action, regret in row["actions"].get(g["idx"], []):
+                decision = None
+                if regret is not None and room.coach:
+                    decision = self.coach(room.rules).grade(room.game, seat, action)
+                room.apply(seat, action, regret, decision)
+            if room.game.over:
+                room.finished.append(room.game.totals())
+        self.rooms[code] = room
+        if room.started:
+            self.run_cpus(room)  # a crash between a start and its CPU moves: finish them
+        return room
+
+    def join(self, code: Any, body: dict[str, Any]) -> tuple[Room, int, str]:
+        room = self.load(code)
+        player = self.player(body.get("player"), required=False)
+        name = clean_name(body.get("name"), default=player["name"] if player else "Friend")
+        if room.started:
+            raise WebError("this table has already started: no seat is free", 409)
+        free = [s for s in room.seats if s.kind == "friend"]
+        if not free:
+            raise WebError("every seat at this table is taken", 409)
+        seat = free[0]
+        token = secrets.token_urlsafe(18)
+        seat.kind, seat.name = "human", name
+        seat.player_id = player["id"] if player else None
+        seat.token_hash = token_hash(token)
+        self.storage.update_seat(room.code, seat.row())
+        return room, seat.seat, token
+
+    def start(self, code: Any, seat: Any, token: Any) -> Room:
+        room = self.load(code)
+        room.seat_of_token(seat, token)
+        if seat != 0:
+            raise WebError("only the host (seat 1) can start the table", 403)
+        if room.started:
+            raise WebError("the table has already started", 409)
+        counts: dict[str, int] = {}
+        for s in room.seats:
+            if s.is_cpu:
+                counts[s.kind] = counts.get(s.kind, 0) + 1
+        for s in room.seats:
+            if s.kind == "friend":
+                counts[room.fill_level] = counts.get(room.fill_level, 0) + 1
+                n = counts[room.fill_level]
+                s.kind = room.fill_level
+                s.name = room.fill_level if n == 1 else f"{room.fill_level} #{n}"
+        room.started = True
+        first = room.begin_game(0)
+        room.games.append({"idx": 0, "match_no": 0, "first": first})
+        self.storage.start_table(room.code, [s.row() for s in room.seats], first)
+        self.run_cpus(room)
+        return room
+
+    # --------------------------------------------------------------- moves
+    def intent_action(self, room: Room, intent: Any) -> int | str:
+        """The engine action of a page intent (or ``"next"``); WebError if malformed."""
+        if not isinstance(intent, dict):
+            raise WebError("action must be an object like {'type': 'roll', 'hold': [0, 2]}")
+        kind = intent.get("type")
+        game = room.game
+        if kind == "next":
+            return "next"
+        if game is None or game.over:
+            raise WebError("the game is over: start the next one", 409)
+        if kind == "roll":
+            hold = intent.get("hold", [])
+            if not isinstance(hold, list) or not all(
+                isinstance(p, int) and not isinstance(p, bool) for p in hold
+            ):
+                raise WebError("hold must be a list of dice positions 0..4")
+            if len(set(hold)) != len(hold) or not all(0 <= p < NUM_DICE for p in hold):
+                raise WebError(f"illegal hold {hold[:8]}: positions are distinct, 0..4")
+            if len(hold) == NUM_DICE:
+                raise WebError("all five dice are held: release some or score a box")
+            if game.rolls_left == 0:
+                raise WebError("no rolls left this turn: score a box", 409)
+            return hold_action(hold)
+        if kind == "score":
+            box = intent.get("box")
+            if not isinstance(box, str) or box not in BOX_NAMES:
+                raise WebError(f"unknown box {str(box)[:30]!r}; boxes: {', '.join(BOX_NAMES)}")
+            action = BOX_ACTION_OFFSET + BOX_NAMES.index(box)
+            if not game.legal_action_mask()[action]:
+                legal, _ = game.box_options()
+                reason = game.player._why_illegal(BOX_NAMES.index(box), legal)  # the engine's words
+                raise WebError(f"cannot score there: {reason}", 409)
+            return action
+        raise WebError(f"unknown action type {str(kind)[:20]!r}: use roll, score or next")
+
+    def act(self, code: Any, seat: Any, token: Any, intent: Any) -> tuple[Room, int]:
+        """Apply one human intent and the CPU moves after it; commit; return the room and the
+        seq of the first new event (for the page's animation)."""
+        room = self.load(code)
+        room.seat_of_token(seat, token)
+        if not room.started:
+            raise WebError("the table has not started yet: the host starts it", 409)
+        action = self.intent_action(room, intent)
+        if action == "next":
+            self.next_game(room)
+            return room, 0
+        game = room.game
+        if game.current != seat:
+            mover = room.seats[game.current].name
+            raise WebError(
+                f"it is not your turn: {mover} (seat {game.current + 1}) is to move", 409
+            )
+        first = len(room.log)
+        regret = decision = None
+        if room.coach:
+            decision = self.coach(room.rules).grade(game, seat, action)
+            regret = decision.regret
+        try:
+            room.apply(seat, action, regret, decision)
+            self._cpu_moves(room)
+            self._commit(room, first)
+        except Exception:
+            self.rooms.pop(room.code, None)  # memory may be ahead of the database: reload
+            raise
+        return room, first
+
+    def next_game(self, room: Room) -> None:
+        """Start the next game: of the same best-of-five while it is undecided (the start
+        passes to the next seat, as in the terminal game), else a new game or match."""
+        if not room.game.over:
+            raise WebError("the game is still on: finish it first", 409)
+        idx = len(room.games)
+        last = room.games[-1]
+        first = None
+        if room.match and not match_is_decided(room.match_games()):
+            match_no = last["match_no"]
+            first = (last["first"] + 1) % len(room.seats)
+        else:
+            match_no = last["match_no"] + 1
+        first = room.begin_game(idx, first)
+        room.games.append({"idx": idx, "match_no": match_no, "first": first})
+        self.storage.start_game(room.code, idx, match_no, first)
+        self.run_cpus(room)
+
+    def run_cpus(self, room: Room) -> None:
+        """Play the CPU seats until a human must move, and commit."""
+        first = len(room.log)
+        self._cpu_moves(room)
+        if len(room.log) > first:
+            self._commit(room, first)
+
+    def _cpu_moves(self, room: Room) -> None:
+        game = room.game
+        while not game.over and room.seats[game.current].is_cpu:
+            seat = game.current
+            mask = game.legal_action_mask()
+            action = int(self.policy(room.seats[seat].kind).act(encode_seat(game, seat), mask))
+            if not mask[action]:
+                raise RuntimeError(f"CPU {room.seats[seat].kind} chose an illegal action {action}")
+            room.apply(seat, action)
+
+    def _commit(self, room: Room, first: int) -> None:
+        results = []
+        game = room.game
+        if game.over:
+            totals = game.totals()
+            room.finished.append(totals)
+            top = top_seats(totals)
+            cpus = sorted({s.kind for s in room.seats if s.is_cpu})
+            for s in room.seats:
+                if s.player_id is None:
+                    continue
+                card = game.players[s.seat]
+                yahtzees = int(card.yahtzee_state == YAHTZEE_50) + card.yahtzee_bonus // max(
+                    room.rules.yahtzee_bonus_value, 1
+                )
+                outcome = "loss" if s.seat not in top else ("win" if len(top) == 1 else "draw")
+                results.append(
+                    {
+                        "player_id": s.player_id,
+                        "seat": s.seat,
+                        "score": card.total,
+                        "outcome": outcome,
+                        "yahtzees": yahtzees,
+                        "upper_bonus": int(card.upper_bonus > 0),
+                        "opponents": "+".join(cpus) if cpus else "humans",
+                        "online": room.online,
+                    }
+                )
+        self.storage.append_actions(room.code, room.idx, first, room.log[first:], results)
+
+    def hint(self, code: Any, seat: Any, token: Any) -> dict[str, Any]:
+        room = self.load(code)
+        room.seat_of_token(seat, token)
+        if not room.coach:
+            raise WebError("the coach is off at this table (turn it on in the lobby)", 409)
+        game = room.game
+        if game is None or game.over or game.current != seat:
+            raise WebError("a hint is for your own turn", 409)
+        options = self.coach(room.rules).hint(game, seat)
+        return {"seat": seat, "dice": list(game.dice), "options": [o.to_dict() for o in options]}
+
+    def state(self, room: Room, since: int = 0) -> dict[str, Any]:
+        return room.state(since, self.review if room.coach else None)
+
+
+__all__ = ["Room", "Rooms", "Seat", "WebError", "clean_code", "clean_name", "cpu_levels"]

@@ -1,0 +1,42 @@
+"""'My statistics': a player's finished games summed up (overall, by opponents, by mode)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+HISTORY = 50  # scores in the chart
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Games, wins, draws, losses, mean and best score, Yahtzees and upper-bonus rate."""
+    n = len(rows)
+    scores = [r["score"] for r in rows]
+    return {
+        "games": n,
+        "wins": sum(r["outcome"] == "win" for r in rows),
+        "draws": sum(r["outcome"] == "draw" for r in rows),
+        "losses": sum(r["outcome"] == "loss" for r in rows),
+        "mean_score": round(sum(scores) / n, 2) if n else None,
+        "best_score": max(scores) if n else None,
+        "yahtzees": sum(r["yahtzees"] for r in rows),
+        "upper_bonus_rate": round(sum(r["upper_bonus"] for r in rows) / n, 4) if n else None,
+    }
+
+
+def player_statistics(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The statistics page's data from the player's result rows (oldest first)."""
+    by_opponents: dict[str, list] = {}
+    for r in rows:
+        by_opponents.setdefault(r["opponents"], []).append(r)
+    return {
+        "overall": summarize(rows),
+        "by_opponents": {k: summarize(v) for k, v in sorted(by_opponents.items())},
+        "by_mode": {
+            "solo": summarize([r for r in rows if not r["online"]]),
+            "online": summarize([r for r in rows if r["online"]]),
+        },
+        "history": [
+            {"score": r["score"], "outcome": r["outcome"], "opponents": r["opponents"]}
+            for r in rows[-HISTORY:]
+        ],
+    }

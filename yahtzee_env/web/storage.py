@@ -1,0 +1,306 @@
+"""SQLite storage of the web game: players, tables, games, the action log and results.
+
+One small module, one connection, a versioned schema (``PRAGMA user_version`` counts the
+migrations applied; `MIGRATIONS` only ever grows), WAL mode. A table is stored as its seed
+and its seats, each game as its index and seed, and every accepted action as one row of the
+log: the server rebuilds any table by replaying its log (the dice come from the stored
+seeds), so a restart, even after ``kill -9``, resumes at the last committed action. Each
+write method commits before it returns, and the server acknowledges an action only after.
+
+Tokens (players' and seats') are stored as SHA-256 hashes, never in clear.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+MIGRATIONS: list[str] = [
+    # 1: the first schema
+    """
+    CREATE TABLE players (
+        id INTEGER PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        created REAL NOT NULL
+    );
+    CREATE TABLE tables (
+        code TEXT PRIMARY KEY,
+        created REAL NOT NULL,
+        rules TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        online INTEGER NOT NULL,
+        match INTEGER NOT NULL,
+        coach INTEGER NOT NULL,
+        fill_level TEXT NOT NULL,
+        started INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE seats (
+        code TEXT NOT NULL REFERENCES tables(code),
+        seat INTEGER NOT NULL,
+        kind TEXT NOT NULL,          -- 'human' or a CPU level name
+        name TEXT NOT NULL,
+        player_id INTEGER REFERENCES players(id),
+        token_hash TEXT,             -- NULL: a free friend seat (or a CPU)
+        PRIMARY KEY (code, seat)
+    );
+    CREATE TABLE games (
+        code TEXT NOT NULL REFERENCES tables(code),
+        idx INTEGER NOT NULL,
+        match_no INTEGER NOT NULL,
+        first INTEGER NOT NULL,
+        PRIMARY KEY (code, idx)
+    );
+    CREATE TABLE actions (
+        code TEXT NOT NULL,
+        idx INTEGER NOT NULL,        -- game index at the table
+        seq INTEGER NOT NULL,        -- action number within the game
+        seat INTEGER NOT NULL,
+        action INTEGER NOT NULL,     -- engine action id
+        regret REAL,                 -- coach's grade of a human decision (NULL: not graded)
+        PRIMARY KEY (code, idx, seq)
+    );
+    CREATE TABLE results (
+        player_id INTEGER NOT NULL REFERENCES players(id),
+        code TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        seat INTEGER NOT NULL,
+        score INTEGER NOT NULL,
+        outcome TEXT NOT NULL,       -- 'win', 'draw' or 'loss'
+        yahtzees INTEGER NOT NULL,
+        upper_bonus INTEGER NOT NULL,
+        opponents TEXT NOT NULL,     -- the CPU levels at the table, or 'humans'
+        online INTEGER NOT NULL,
+        finished REAL NOT NULL,
+        PRIMARY KEY (code, idx, seat)
+    );
+    CREATE INDEX results_player ON results(player_id, finished);
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def default_db_path() -> Path:
+    """``$YAHTZEE_DATA_DIR/web.sqlite3``, else ``$XDG_DATA_HOME/yahtzee-rl/web.sqlite3``,
+    else ``~/.local/share/yahtzee-rl/web.sqlite3``."""
+    env = os.environ.get("YAHTZEE_DATA_DIR")
+    if env:
+        return Path(env).expanduser() / "web.sqlite3"
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "yahtzee-rl" / "web.sqlite3"
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class SchemaError(RuntimeError):
+    """The database was written by a newer version of this program."""
+
+
+class Storage:
+    """The database of one server process (the event loop is its only user)."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode: a commit survives the process being killed (kill -9); only
+        # an OS crash or power cut can lose the last commits.
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.migrate()
+
+    def close(self) -> None:
+        self.db.close()
+
+    @property
+    def version(self) -> int:
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+
+    def migrate(self) -> None:
+        """Apply the migrations this database has not had yet, each in one transaction."""
+        version = self.version
+        if version > SCHEMA_VERSION:
+            raise SchemaError(
+                f"{self.path}: schema version {version} is newer than this program's "
+                f"{SCHEMA_VERSION}; upgrade yahtzee-rl or use another --db"
+            )
+        for number in range(version, SCHEMA_VERSION):
+            self.db.execute("BEGIN")
+            try:
+                for statement in MIGRATIONS[number].split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version={number + 1}")
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
+        """Run ``statements`` in one transaction, committed before returning."""
+        self.db.execute("BEGIN")
+        try:
+            for sql, params in statements:
+                self.db.execute(sql, params)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    # ------------------------------------------------------------------ players
+    def create_player(self, name: str, token: str) -> int:
+        cur = self.db.execute(
+            "INSERT INTO players (token_hash, name, created) VALUES (?, ?, ?)",
+            (token_hash(token), name, time.time()),
+        )
+        return int(cur.lastrowid)
+
+    def player_by_token(self, token: str) -> sqlite3.Row | None:
+        return self.db.execute(
+            "SELECT id, name FROM players WHERE token_hash = ?", (token_hash(token),)
+        ).fetchone()
+
+    def rename_player(self, player_id: int, name: str) -> None:
+        self.db.execute("UPDATE players SET name = ? WHERE id = ?", (name, player_id))
+
+    # ------------------------------------------------------------------ tables
+    def create_table(self, table: dict[str, Any], seats: list[dict[str, Any]]) -> None:
+        statements = [
+            (
+                "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
+                "fill_level, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    table["code"],
+                    time.time(),
+                    table["rules"],
+                    table["seed"],
+                    int(table["online"]),
+                    int(table["match"]),
+                    int(table["coach"]),
+                    table["fill_level"],
+                    int(table["started"]),
+                ),
+            )
+        ]
+        statements += [self._seat_row(table["code"], s) for s in seats]
+        if table["started"]:
+            statements.append(self._game_row(table["code"], 0, 0, table["first"]))
+        self._tx(statements)
+
+    @staticmethod
+    def _seat_row(code: str, s: dict[str, Any]) -> tuple[str, tuple]:
+        return (
+            "INSERT OR REPLACE INTO seats (code, seat, kind, name, player_id, token_hash) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (code, s["seat"], s["kind"], s["name"], s.get("player_id"), s.get("token_hash")),
+        )
+
+    @staticmethod
+    def _game_row(code: str, idx: int, match_no: int, first: int) -> tuple[str, tuple]:
+        return (
+            "INSERT INTO games (code, idx, match_no, first) VALUES (?, ?, ?, ?)",
+            (code, idx, match_no, first),
+        )
+
+    def update_seat(self, code: str, seat: dict[str, Any]) -> None:
+        self._tx([self._seat_row(code, seat)])
+
+    def start_table(self, code: str, seats: list[dict[str, Any]], first: int) -> None:
+        statements = [self._seat_row(code, s) for s in seats]
+        statements.append(("UPDATE tables SET started = 1 WHERE code = ?", (code,)))
+        statements.append(self._game_row(code, 0, 0, first))
+        self._tx(statements)
+
+    def start_game(self, code: str, idx: int, match_no: int, first: int) -> None:
+        self._tx([self._game_row(code, idx, match_no, first)])
+
+    def load_table(self, code: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT * FROM tables WHERE code = ?", (code,)).fetchone()
+        if row is None:
+            return None
+        table = dict(row)
+        table["seats"] = [
+            dict(r)
+            for r in self.db.execute("SELECT * FROM seats WHERE code = ? ORDER BY seat", (code,))
+        ]
+        table["games"] = [
+            dict(r)
+            for r in self.db.execute("SELECT * FROM games WHERE code = ? ORDER BY idx", (code,))
+        ]
+        actions: dict[int, list[tuple[int, int, float | None]]] = {}
+        for r in self.db.execute(
+            "SELECT idx, seat, action, regret FROM actions WHERE code = ? ORDER BY idx, seq",
+            (code,),
+        ):
+            actions.setdefault(r["idx"], []).append((r["seat"], r["action"], r["regret"]))
+        table["actions"] = actions
+        return table
+
+    # ------------------------------------------------------------------ actions
+    def append_actions(
+        self,
+        code: str,
+        idx: int,
+        first_seq: int,
+        actions: list[tuple[int, int, float | None]],
+        results: list[dict[str, Any]] = (),
+    ) -> None:
+        """Log ``(seat, action, regret)`` rows from ``first_seq`` on, and the finished game's
+        ``results`` if any, in one committed transaction."""
+        statements = [
+            (
+                "INSERT INTO actions (code, idx, seq, seat, action, regret) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (code, idx, first_seq + i, seat, action, regret),
+            )
+            for i, (seat, action, regret) in enumerate(actions)
+        ]
+        now = time.time()
+        statements += [
+            (
+                "INSERT INTO results (player_id, code, idx, seat, score, outcome, yahtzees, "
+                "upper_bonus, opponents, online, finished) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    r["player_id"],
+                    code,
+                    idx,
+                    r["seat"],
+                    r["score"],
+                    r["outcome"],
+                    r["yahtzees"],
+                    r["upper_bonus"],
+                    r["opponents"],
+                    int(r["online"]),
+                    now,
+                ),
+            )
+            for r in results
+        ]
+        self._tx(statements)
+
+    # ------------------------------------------------------------------ statistics
+    def results_of(self, player_id: int) -> list[dict[str, Any]]:
+        return [
+            dict(r)
+            for r in self.db.execute(
+                "SELECT code, idx, seat, score, outcome, yahtzees, upper_bonus, opponents, "
+                "online, finished FROM results WHERE player_id = ? ORDER BY finished, code, idx",
+                (player_id,),
+            )
+        ]
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
