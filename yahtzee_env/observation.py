@@ -83,6 +83,17 @@ class CardLayout:
 
 
 OBS_CARD = CardLayout(OPEN_SLICE, UPPER_INDEX, UPPER_BONUS_INDEX, YAHTZEE_BOX_SLICE, PROGRESS_INDEX)
+# The observation's columns [39, 72) hold every scorecard feature (and the turn's points and
+# bonus flag in between): `OBS_CARD` relative to that span, for writing just those columns.
+CARD_SPAN = slice(OPEN_SLICE.start, OBS_SIZE)
+_S = CARD_SPAN.start
+OBS_CARD_IN_SPAN = CardLayout(
+    slice(OPEN_SLICE.start - _S, OPEN_SLICE.stop - _S),
+    UPPER_INDEX - _S,
+    UPPER_BONUS_INDEX - _S,
+    slice(YAHTZEE_BOX_SLICE.start - _S, YAHTZEE_BOX_SLICE.stop - _S),
+    PROGRESS_INDEX - _S,
+)
 
 
 def write_card(
@@ -93,13 +104,20 @@ def write_card(
     threshold: int,
     layout: CardLayout = OBS_CARD,
 ) -> None:
-    """Write the scorecard features of one row (scalars) or of rows ``[N, ...]`` (arrays)
-    into ``out`` at ``layout``: the one writer of these features."""
-    out[..., layout.open] = OPEN_FEATURES[filled]
-    out[..., layout.upper] = np.minimum(np.divide(upper_total, threshold), 1.0)
-    out[..., layout.upper_bonus] = np.greater_equal(upper_total, threshold)
-    out[..., layout.yahtzee_box] = YAHTZEE_BOX_FEATURES[yahtzee_state]
-    out[..., layout.progress] = PROGRESS_FEATURES[filled]
+    """Write the scorecard features of one row ``out[...]`` (int arguments) or of rows
+    ``out[N, ...]`` (int arrays) at ``layout``: the one writer of these features."""
+    if isinstance(upper_total, (int, np.integer)):  # one row: plain Python is faster
+        out[layout.open] = OPEN_FEATURES[filled]
+        out[layout.upper] = min(upper_total / threshold, 1.0)
+        out[layout.upper_bonus] = upper_total >= threshold
+        out[layout.yahtzee_box] = YAHTZEE_BOX_FEATURES[yahtzee_state]
+        out[layout.progress] = PROGRESS_FEATURES[filled]
+        return
+    out[:, layout.open] = OPEN_FEATURES.take(filled, axis=0)
+    np.minimum(upper_total / threshold, 1.0, out=out[:, layout.upper], casting="unsafe")
+    out[:, layout.upper_bonus] = upper_total >= threshold
+    out[:, layout.yahtzee_box] = YAHTZEE_BOX_FEATURES.take(yahtzee_state, axis=0)
+    out[:, layout.progress] = PROGRESS_FEATURES.take(filled)
 
 
 def encode(

@@ -45,7 +45,9 @@ from yahtzee_env.env import step_tables
 from yahtzee_env.info import OPEN, make_info
 from yahtzee_env.observation import (
     BONUS_INDEX,
+    CARD_SPAN,
     DICE_SLICE,
+    OBS_CARD_IN_SPAN,
     OBS_SIZE,
     POINTS_SLICE,
     ROLLS_LEFT_SLICE,
@@ -500,15 +502,16 @@ class YahtzeeVectorEnv(VectorEnv):
             return
         # Games that filled a box: their scorecard entries.
         if len(changed):
-            rows = np.zeros((len(changed), OBS_SIZE), dtype=np.float32)
+            rows = np.zeros((len(changed), CARD_SPAN.stop - CARD_SPAN.start), dtype=np.float32)
             write_card(
                 rows,
                 filled.take(changed),
                 upper_total.take(changed),
                 ystate.take(changed),
                 t.threshold,
+                OBS_CARD_IN_SPAN,
             )
-            self._card_obs[changed] = rows
+            self._card_obs[changed, CARD_SPAN] = rows
         # Every game rolled: a fresh array of the dice and re-rolls entries, plus the scorecard
         # entries, plus the points on offer and the bonus flag. (Few, contiguous operations:
         # a strided write of [N, 39] costs as much as building the whole row.)
