@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from yahtzee_env import multiplayer, table
+from yahtzee_env import multiplayer, seat_view
 from yahtzee_env.engine import BOX_ACTION_OFFSET, IllegalActionError
 from yahtzee_env.match import play_game
 from yahtzee_env.observation import OBS_SIZE, encode_seat
@@ -144,7 +144,7 @@ def test_observation_layout():
         assert obs.min() >= 0.0 and obs.max() <= 1.0
         assert np.array_equal(obs[:OBS_SIZE], encode_seat(game, seat))
         assert np.array_equal(aec.single_observation(agent), obs[:OBS_SIZE])
-        assert obs[table.OWN_TOTAL_INDEX] == np.float32(game.players[seat].total / 500)
+        assert obs[seat_view.OWN_TOTAL_INDEX] == np.float32(game.players[seat].total / 500)
         for k in range(3):
             card = game.players[(seat + 1 + k) % 4]
             block = obs[73 + 20 * k : 93 + 20 * k]
@@ -259,14 +259,18 @@ def test_raw_env_illegal_action_changes_nothing():
 
 
 def test_table_module_is_shared():
-    """The layout lives in `yahtzee_env.table`; `multiplayer` re-exports the same objects."""
+    """The layout lives in `yahtzee_env.seat_view`; `multiplayer` re-exports the same objects."""
     for name in ("encode_table", "observation_size", "seat_info", "win_rewards", "MAX_PLAYERS"):
-        assert getattr(multiplayer, name) is getattr(table, name)
-    assert table.observation_size(3) == table.OPPONENTS_START + 2 * table.OPPONENT_SIZE == 113
+        assert getattr(multiplayer, name) is getattr(seat_view, name)
+    assert (
+        seat_view.observation_size(3)
+        == seat_view.OPPONENTS_START + 2 * seat_view.OPPONENT_SIZE
+        == 113
+    )
 
 
 def test_no_compatibility_re_exports():
-    """Issue 9.6: the layout constants live in `yahtzee_env.table` only."""
+    """Issue 9.6: the layout constants live in `yahtzee_env.seat_view` only."""
     assert multiplayer.__all__ == ["CheckActionWrapper", "env", "raw_env"]
     for name in ("OPP_OPEN", "OWN_TOTAL_INDEX", "TOTAL_SCALE", "OPPONENT_SIZE"):
-        assert hasattr(table, name) and not hasattr(multiplayer, name)
+        assert hasattr(seat_view, name) and not hasattr(multiplayer, name)

@@ -51,7 +51,7 @@ _POINTS_START = OPEN_SLICE.stop  # obs[52:65]
 _POINTS_STOP = _POINTS_START + NUM_BOXES
 
 
-class _StepTables:
+class _StepRows:
     """Per-rule-set lookup rows that make a step a handful of indexing operations.
 
     ``mask[has_rolls, context, filled]`` is the bool[45] legal-action row (read-only, so it can
@@ -85,9 +85,9 @@ class _StepTables:
 
 
 @lru_cache(maxsize=16)
-def step_tables(rules: RuleSet) -> _StepTables:
-    """The `_StepTables` of a rule set, built once per process (about 10 MB each)."""
-    return _StepTables(rules)
+def step_tables(rules: RuleSet) -> _StepRows:
+    """The `_StepRows` of a rule set, built once per process (about 10 MB each)."""
+    return _StepRows(rules)
 
 
 class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):

@@ -13,7 +13,7 @@ needs: every opponent's progress in the observation, per-agent infos, win or sco
         action = None if terminated or truncated else policy(obs["observation"], obs["action_mask"])
         env.step(action)
 
-The observation (`encode_table`), infos and win rewards are in `yahtzee_env.table`, shared with
+The observation (`encode_table`), infos and win rewards are in `yahtzee_env.seat_view`, shared with
 `YahtzeeVs-v0` (`yahtzee_env.versus`), which does not need PettingZoo.
 """
 
@@ -49,9 +49,9 @@ from yahtzee_env.plumbing import action_id, check_render_mode, render
 from yahtzee_env.render import render_table
 from yahtzee_env.rules import RuleSet
 
-# The observation layout, infos and win rewards live in `yahtzee_env.table` (no PettingZoo
+# The observation layout, infos and win rewards live in `yahtzee_env.seat_view` (no PettingZoo
 # needed, so `YahtzeeVs-v0` shares them).
-from yahtzee_env.table import (
+from yahtzee_env.seat_view import (
     MAX_PLAYERS,
     MIN_PLAYERS,
     REWARD_MODES,

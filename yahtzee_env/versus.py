@@ -10,7 +10,7 @@ its chance of winning against our levels with any single-agent algorithm::
 
     env = gym.make("YahtzeeVs-v0", opponents=["hard", "medium"], reward="win", seat="random")
 
-The observation is the table observation (`yahtzee_env.table`) for the agent's seat; PettingZoo
+The observation is the table observation (`yahtzee_env.seat_view`) for the agent's seat; PettingZoo
 is not needed.
 """
 
@@ -35,7 +35,7 @@ from yahtzee_env.plumbing import (
 )
 from yahtzee_env.render import render_table
 from yahtzee_env.rules import RuleSet
-from yahtzee_env.table import (
+from yahtzee_env.seat_view import (
     MAX_PLAYERS,
     REWARD_MODES,
     RewardMode,
@@ -79,7 +79,7 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
     `Box(0, 1, (D,), float32)`, `D = 73 + 20 * len(opponents)`: the agent's `Yahtzee-v0`
     vector (`[0:72]`), its total / 500 (`[72]`), then one block of 20 per opponent in seat
     order after the agent (box open flags, upper total, upper bonus, yahtzee box, progress,
-    total / 500): see `yahtzee_env.table` for the layout. Whenever the agent
+    total / 500): see `yahtzee_env.seat_view` for the layout. Whenever the agent
     observes it is the agent's turn, so the dice entries are its own dice.
 
     ## Starting State
