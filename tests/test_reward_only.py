@@ -45,9 +45,9 @@ def test_strategy_features_follow_the_rules() -> None:
     assert feats[large, 9].all() and feats[large, 10].all()
     assert not feats[counts.max(axis=1) == 5, 9].any()
     # The bonus is reachable while the upper total plus five of each open face reaches 63.
-    upper = np.minimum(obs[:, 65], 1.0) * 63
-    open_faces = obs[:, 39:45] @ np.arange(1, 7)
-    np.testing.assert_array_equal(feats[:, 2] > 0.5, upper + 5 * open_faces >= 63 - 1e-3)
+    upper = np.rint(np.minimum(obs[:, 65], 1.0) * 63).astype(int)
+    open_faces = (obs[:, 39:45] > 0.5) @ np.arange(1, 7)
+    np.testing.assert_array_equal(feats[:, 2] > 0.5, upper + 5 * open_faces >= 63)
 
 
 def test_model_input_versions() -> None:

@@ -189,7 +189,7 @@ def strategy_features(obs: np.ndarray, threshold: int = 63) -> np.ndarray:
     obs = np.atleast_2d(np.asarray(obs, dtype=np.float32))
     n = len(obs)
     out = np.zeros((n, STRATEGY_SIZE), dtype=np.float32)
-    upper = np.minimum(obs[:, UPPER_INDEX], 1.0) * threshold
+    upper = np.rint(np.minimum(obs[:, UPPER_INDEX], 1.0) * threshold)  # the integer total
     open_upper = obs[:, OPEN_SLICE][:, :6]
     filled_faces = (1.0 - open_upper) @ _FACES
     open_faces = open_upper @ _FACES
