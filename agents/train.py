@@ -107,7 +107,7 @@ def finished_at(run_dir: str | Path) -> int | None:
 def make_env(cfg: RunConfig, seed: int):
     """The native vector env behind the SB3 adapter, as the network sees it: model input of
     ``env.observation_version``, rewards shaped (``env.shaping``) and scaled for learning."""
-    from yahtzee_agents.vec_env import SB3VecEnv
+    from yahtzee_agents.vec_env import LearningView, SB3VecEnv
     from yahtzee_env.vector import YahtzeeVectorEnv
 
     vec = YahtzeeVectorEnv(
@@ -117,67 +117,11 @@ def make_env(cfg: RunConfig, seed: int):
     env.seed(seed)
     return LearningView(
         env,
+        rules=vec.rules,
         observation_version=cfg.env.observation_version,
         reward_scale=cfg.env.reward_scale,
         shaping_weight=cfg.env.shaping_weight if cfg.env.shaping == "upper-bonus" else 0.0,
     )
-
-
-def LearningView(
-    venv: Any, *, observation_version: int, reward_scale: float, shaping_weight: float
-):
-    """The vector env as the learner sees it (a SB3 `VecEnvWrapper`): observations turned into
-    the network's input (`observation.model_input`), rewards plus the potential-based shaping
-    term F = Phi(s') - Phi(s) (with Phi = 0 at the end of a game), times ``reward_scale``.
-
-    Phi(s) = shaping_weight * upper bonus * min(upper total / threshold, 1) while the bonus is
-    not earned (0 once it is): the bonus is paid in advance as the upper total grows, and paid
-    back at the end of a game that misses it. A game's shaped return is its score exactly
-    (Phi = 0 at the start and at the end), so the optimal policy is unchanged.
-    """
-    from stable_baselines3.common.vec_env import VecEnvWrapper
-
-    from yahtzee_env.observation import INPUT_SIZES, UPPER_BONUS_INDEX, UPPER_INDEX, model_input
-
-    rules = venv.venv.rules
-    threshold, bonus = rules.upper_bonus_threshold, rules.upper_bonus_value
-
-    class _LearningView(VecEnvWrapper):
-        def __init__(self) -> None:
-            from gymnasium import spaces
-
-            space = spaces.Box(-1.0, 1.0, (INPUT_SIZES[observation_version],), np.float32)
-            super().__init__(venv, observation_space=space)
-            self.phi = np.zeros(venv.num_envs)
-
-        def _potential(self, obs: np.ndarray) -> np.ndarray:
-            if not shaping_weight:
-                return np.zeros(len(obs))
-            earned = obs[:, UPPER_BONUS_INDEX] > 0.5
-            return shaping_weight * bonus * np.where(earned, 0.0, obs[:, UPPER_INDEX])
-
-        def _view(self, obs: np.ndarray) -> np.ndarray:
-            return model_input(obs, observation_version, threshold)
-
-        def reset(self):
-            obs = self.venv.reset()
-            self.phi = self._potential(obs)
-            return self._view(obs)
-
-        def step_wait(self):
-            obs, rewards, dones, infos = self.venv.step_wait()
-            phi = self._potential(obs)
-            after = np.where(dones, 0.0, phi)  # the next state of a finished game is terminal
-            shaped = (rewards + after - self.phi) * reward_scale
-            self.phi = phi  # a finished game's row already shows the next game's start
-            if observation_version != 1:
-                for i in np.flatnonzero(dones).tolist():
-                    infos[i]["terminal_observation"] = self._view(infos[i]["terminal_observation"])[
-                        0
-                    ]
-            return self._view(obs), shaped.astype(np.float32), dones, infos
-
-    return _LearningView()
 
 
 def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):

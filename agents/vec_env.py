@@ -40,14 +40,16 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
-from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvIndices,
     VecEnvObs,
     VecEnvStepReturn,
 )
 
+from yahtzee_env.observation import INPUT_SIZES, UPPER_BONUS_INDEX, UPPER_INDEX, model_input
 from yahtzee_env.rules import RuleSet
 from yahtzee_env.vector import YahtzeeVectorEnv
 
@@ -202,3 +204,55 @@ class SB3VecEnv(VecEnv):
             return [{} for _ in range(self.num_envs)]
         columns = [(key, infos[key]) for key in self.info_keys]
         return [{key: column[i] for key, column in columns} for i in range(self.num_envs)]
+
+
+class LearningView(VecEnvWrapper):
+    """The vector env as the learner sees it: observations turned into the network's input
+    (`observation.model_input` of ``observation_version``), rewards plus the potential-based
+    shaping term F = Phi(s') - Phi(s) (Phi = 0 at the end of a game), times ``reward_scale``.
+
+    Phi(s) = shaping_weight * upper bonus * min(upper total / threshold, 1) while the bonus is
+    not earned (0 once it is): the bonus is paid in advance as the upper total grows, and paid
+    back at the end of a game that misses it. A game's shaped return is its score exactly
+    (Phi = 0 at the start and at the end), so the optimal policy is unchanged.
+    """
+
+    def __init__(
+        self,
+        venv: VecEnv,
+        *,
+        rules: RuleSet,
+        observation_version: int = 1,
+        reward_scale: float = 1.0,
+        shaping_weight: float = 0.0,
+    ) -> None:
+        space = spaces.Box(-1.0, 1.0, (INPUT_SIZES[observation_version],), np.float32)
+        super().__init__(venv, observation_space=space)
+        self.version = observation_version
+        self.threshold = rules.upper_bonus_threshold
+        self.reward_scale = reward_scale
+        self.bonus_weight = shaping_weight * rules.upper_bonus_value
+        self.phi = np.zeros(venv.num_envs)
+
+    def _potential(self, obs: np.ndarray) -> np.ndarray:
+        earned = obs[:, UPPER_BONUS_INDEX] > 0.5
+        return self.bonus_weight * np.where(earned, 0.0, obs[:, UPPER_INDEX])
+
+    def _view(self, obs: np.ndarray) -> np.ndarray:
+        return model_input(obs, self.version, self.threshold)
+
+    def reset(self) -> VecEnvObs:
+        obs = self.venv.reset()
+        self.phi = self._potential(obs)
+        return self._view(obs)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        phi = self._potential(obs)
+        after = np.where(dones, 0.0, phi)  # the next state of a finished game is terminal
+        shaped = (rewards + after - self.phi) * self.reward_scale
+        self.phi = phi  # a finished game's row already shows the next game's start
+        if self.version != 1:
+            for i in np.flatnonzero(dones).tolist():
+                infos[i]["terminal_observation"] = self._view(infos[i]["terminal_observation"])[0]
+        return self._view(obs), shaped.astype(np.float32), dones, infos
