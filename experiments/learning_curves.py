@@ -28,11 +28,14 @@ def main() -> None:
         "--marks", default="1,2,5,10,20,30,40,60,80,100", help="env-step marks, in millions"
     )
     args = parser.parse_args()
-    if args.runs:
-        rows = [row for run in args.runs for row in curves.collect(run)]
-        curves.write_csv(rows, args.csv)
-    rows = curves.read_csv(args.csv)
-    marks = [int(float(m) * 1e6) for m in args.marks.split(",")]
+    try:
+        if args.runs:
+            rows = [row for run in args.runs for row in curves.collect(run)]
+            curves.write_csv(rows, args.csv)
+        rows = curves.read_csv(args.csv)
+        marks = [int(float(m) * 1e6) for m in args.marks.split(",")]
+    except (OSError, ValueError, KeyError) as err:
+        parser.exit(2, f"learning_curves: error: {err}\n")
     by_recipe: dict[str, list[dict]] = {}
     for row in rows:
         by_recipe.setdefault(curves.recipe_of(str(row["run"])), []).append(row)
