@@ -375,3 +375,41 @@ def test_the_largest_bonuses_allowed_fit_int16():
     assert card.complete
     assert card.yahtzee_bonus == 12 * MAX_BONUS_VALUE and card.upper_bonus == MAX_BONUS_VALUE
     assert card.total == MAX_TOTAL <= np.iinfo(np.int16).max
+
+
+@pytest.mark.parametrize("preset", ["official", "no-joker-no-bonus"])
+def test_fill_is_one_function_for_one_card_and_for_arrays(preset):
+    """`BoxScoring.fill` on Python ints (the engine) equals it on arrays (the vector env, the
+    solver), for every roll, box, points context and yahtzee state, around the threshold."""
+    rules = PRESETS[preset]
+    tables = rules.tables
+    t = rules.upper_bonus_threshold
+    grid = np.stack(
+        np.meshgrid(
+            np.arange(NUM_ROLLS),
+            np.arange(NUM_BOXES),
+            [0, 1],
+            [0, 1, 2],
+            [0, t - 1, t, t + 5],
+            indexing="ij",
+        ),
+        axis=-1,
+    ).reshape(-1, 5)
+    roll, box, values, ystate, upper = grid.T
+    batch = tables.fill(roll, box, values, upper, ystate)
+    rng = np.random.default_rng(0)
+    for row in rng.choice(len(grid), size=3000, replace=False):
+        roll, box, values, ystate, upper = (int(v) for v in grid[row])
+        one = tables.fill(roll, box, values, upper, ystate)
+        assert tuple(int(v) for v in one) == tuple(int(col[row]) for col in batch)
+        points = int(tables.points[roll, values, box])
+        assert int(one.points) == points
+        bonus = tables.yahtzee_bonus(roll, ystate)
+        assert int(one.bonus) == bonus
+        gain = rules.upper_bonus_value if box < NUM_UPPER and upper < t <= upper + points else 0
+        assert int(one.reward) == points + bonus + gain
+        if box == Box.YAHTZEE:
+            assert int(one.yahtzee_state) == (YAHTZEE_50 if points else YAHTZEE_0)
+        else:
+            assert int(one.yahtzee_state) == ystate
+        assert int(one.upper_total) == upper + (points if box < NUM_UPPER else 0)

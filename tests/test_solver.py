@@ -227,6 +227,44 @@ def test_fast_final_roll_values_equal_general_box_values(preset):
     np.testing.assert_array_equal(fast, general.reshape(NUM_ROLLS, filled.size))
 
 
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_fused_final_roll_values_equal_box_fills_over_every_card(preset):
+    """`final_roll_values` fuses `BoxScoring.fill` per point value; `box_values` calls it.
+
+    Every set of filled boxes with every yahtzee-box state it allows, each at two upper
+    totals (one drawn near the threshold, where the bonus is won or lost, one anywhere),
+    every roll: the two agree bit for bit."""
+    rules = PRESETS[preset]
+    threshold = rules.upper_bonus_threshold
+    rng = np.random.default_rng(6)
+    table = (rng.random((8192, threshold + 1, 3)) * 200).astype(np.float32)
+    model = solver._TurnModel(rules)
+    masks = np.arange(ALL_FILLED)  # a full card has no fill left
+    has_y = (masks >> Box.YAHTZEE & 1).astype(bool)
+    filled = np.concatenate([masks[~has_y], masks[has_y], masks[has_y]])
+    ystate = np.concatenate(
+        [np.full((~has_y).sum(), YAHTZEE_OPEN), np.full(has_y.sum(), 1), np.full(has_y.sum(), 2)]
+    )
+    filled, ystate = np.tile(filled, 2), np.tile(ystate, 2)
+    upper = np.concatenate(
+        [
+            rng.integers(max(threshold - 30, 0), threshold + 1, size=filled.size // 2),
+            rng.integers(0, threshold + 1, size=filled.size // 2),
+        ]
+    )
+    for chunk in np.array_split(np.arange(filled.size), 16):
+        f, u, y = filled[chunk], upper[chunk], ystate[chunk]
+        fast = model.final_roll_values(table, f, u, y)[solver._ROLL_RANK]
+        general = model.box_values(
+            table,
+            np.repeat(np.arange(NUM_ROLLS), f.size),
+            np.tile(f, NUM_ROLLS),
+            np.tile(u, NUM_ROLLS),
+            np.tile(y, NUM_ROLLS),
+        ).max(axis=1)
+        np.testing.assert_array_equal(fast, general.reshape(NUM_ROLLS, f.size))
+
+
 # --------------------------------------------------------------------------- brute force
 def brute_force_turn(rules: RuleSet, filled: int, upper: int, ystate: int, next_value):
     """Values of one turn by plain recursion over dice tuples, independent of the solver.

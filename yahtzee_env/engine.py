@@ -36,7 +36,6 @@ from yahtzee_env.rules import (
     NUM_UPPER,
     YAHTZEE_OPEN,
     RuleSet,
-    next_yahtzee_state,
 )
 
 NUM_ACTIONS = NUM_HOLDS + NUM_BOXES  # 45
@@ -108,8 +107,7 @@ class Scorecard:
 
     @property
     def upper_bonus(self) -> int:
-        earned = self.upper_total >= self.rules.upper_bonus_threshold
-        return self.rules.upper_bonus_value if earned else 0
+        return int(self.rules.upper_bonus(self.upper_total))
 
     @property
     def total(self) -> int:
@@ -127,22 +125,20 @@ class Scorecard:
 
     def place(self, box: int, roll: int) -> int:
         """Fill ``box`` with ``roll``; return the points added to the total, bonuses included."""
-        legal, points = self.options(roll)
+        tables = self.rules.tables
+        context, values = tables.context(roll, self.filled, self.yahtzee_state)
+        legal = tables.legal[context, self.filled]
         if not 0 <= box < NUM_BOXES:
             raise IllegalActionError(f"box {box} does not exist (0..{NUM_BOXES - 1})")
         if not legal[box]:
             raise IllegalActionError(self._why_illegal(box, legal))
-        tables = self.rules.tables
-        gained = int(points[box]) + tables.yahtzee_bonus(roll, self.yahtzee_state)
-        self.yahtzee_bonus += gained - int(points[box])
-        self.scores[box] = int(points[box])
+        fill = tables.fill(roll, box, values, self.upper_total, self.yahtzee_state)
+        self.scores[box] = int(fill.points)
+        self.yahtzee_bonus += int(fill.bonus)
         self.filled |= 1 << box
-        if box < NUM_UPPER:
-            before = self.upper_total
-            self.upper_total += int(points[box])
-            gained += int(self.rules.upper_bonus_gain(before, self.upper_total))
-        self.yahtzee_state = next_yahtzee_state(self.yahtzee_state, box, int(points[box]))
-        return gained
+        self.upper_total = int(fill.upper_total)
+        self.yahtzee_state = int(fill.yahtzee_state)
+        return int(fill.reward)
 
     def _why_illegal(self, box: int, legal: np.ndarray) -> str:
         name = BOX_NAMES[box]

@@ -21,7 +21,7 @@ import dataclasses
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import cache
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -196,6 +196,11 @@ class RuleSet:
             if getattr(self, f.name) != f.default
         )
 
+    def upper_bonus(self, upper_total):
+        """The upper bonus earned at ``upper_total`` (its value at or over the threshold, else
+        0). Ints or arrays."""
+        return (upper_total >= self.upper_bonus_threshold) * self.upper_bonus_value
+
     def upper_bonus_gain(self, before, after):
         """The upper bonus a fill earns: its value when the upper total goes from ``before``
         (under the threshold) to ``after`` (at or over it), else 0. Ints or arrays."""
@@ -271,6 +276,18 @@ class BoxScoring:
         self.points = points
         self.points.flags.writeable = False
         self.bonus_value = rules.yahtzee_bonus_value if rules.yahtzee_bonus else 0
+        self._points64 = points.astype(np.int64)  # `fill` adds totals: no int16 arithmetic
+        self.next_yahtzee_state = np.array(  # [state, box, scored > 0]: `next_yahtzee_state`
+            [
+                [
+                    [next_yahtzee_state(s, b, p) for p in (0, YAHTZEE_POINTS)]
+                    for b in range(NUM_BOXES)
+                ]
+                for s in range(3)
+            ],
+            dtype=np.intp,
+        )
+        self.next_yahtzee_state.flags.writeable = False
 
     # Both forms below are the whole joker logic: which context and which points apply.
     def context(self, roll: int, filled: int, yahtzee_state: int) -> tuple[int, int]:
@@ -299,12 +316,42 @@ class BoxScoring:
         ctx, values = self.context(roll, filled, yahtzee_state)
         return self.legal[ctx, filled], self.points[roll, values]
 
+    def fill(self, roll, box, values, upper_total, yahtzee_state) -> Fill:
+        """Fill ``box`` with ``roll``: the one place where a fill's outcome is put together.
+
+        ``values`` is the points context (`context` / `context_batch`); ``upper_total`` and
+        ``yahtzee_state`` are the scorecard's before the fill. Ints (the engine: one fill) or
+        arrays of matching shapes (the vector env, the solver). Legality is the caller's: see
+        ``legal``. The solver's fused inner loop (`solver.final_roll_values`) is held equal to
+        this function by ``tests/test_solver.py``.
+        """
+        points = self._points64[roll, values, box]
+        bonus = (IS_YAHTZEE[roll] & (yahtzee_state == YAHTZEE_50)) * self.bonus_value
+        after = upper_total + points * (box < NUM_UPPER)
+        return Fill(
+            points=points,
+            bonus=bonus,
+            reward=points + bonus + self.rules.upper_bonus_gain(upper_total, after),
+            upper_total=after,
+            yahtzee_state=self.next_yahtzee_state[yahtzee_state, box, (points > 0) * 1],
+        )
+
     def yahtzee_bonus(self, roll: int, yahtzee_state: int) -> int:
         """The bonus a roll earns wherever it is placed (0 unless a further Yahtzee)."""
         return self.bonus_value if IS_YAHTZEE[roll] and yahtzee_state == YAHTZEE_50 else 0
 
     def yahtzee_bonus_batch(self, rolls: np.ndarray, yahtzee_state: np.ndarray) -> np.ndarray:
         return np.where(IS_YAHTZEE[rolls] & (yahtzee_state == YAHTZEE_50), self.bonus_value, 0)
+
+
+class Fill(NamedTuple):
+    """What filling a box does (`BoxScoring.fill`); ints or arrays, like its inputs."""
+
+    points: Any  # the box's score
+    bonus: Any  # the Yahtzee bonus earned (0 unless a further Yahtzee)
+    reward: Any  # added to the total: points + Yahtzee bonus + upper bonus reached now
+    upper_total: Any  # the upper-section total after the fill (uncapped)
+    yahtzee_state: Any  # the yahtzee-box state after the fill
 
 
 @cache

@@ -20,8 +20,10 @@ costs a few thousand operations instead of a dense 252 x 462 product. States are
 layer at a time (every mask with the same number of filled boxes, with all their reachable
 upper totals), in chunks of states along the last array axis.
 
-Scoring, legality and the joker rules come only from ``rules.tables`` (`BoxScoring`),
-and the upper bonus from `RuleSet.upper_bonus_gain`, as in `yahtzee_env.engine`.
+Scoring, legality and the joker rules come only from ``rules.tables`` (`BoxScoring`). A
+box's outcome is `BoxScoring.fill`, the engine's and the vector env's own (`box_values`);
+`final_roll_values` fuses the same arithmetic per point value for speed, and a test holds the
+two equal over every card.
 """
 
 from __future__ import annotations
@@ -67,7 +69,6 @@ from yahtzee_env.rules import (
     YAHTZEE_OPEN,
     Box,
     RuleSet,
-    next_yahtzee_state,
 )
 
 __all__ = [
@@ -206,17 +207,6 @@ class _TurnModel:
             self.values.append(values)
             self.codes.append(np.searchsorted(values, points[_ROLL_ORDER, 0, b]))
             self.yahtzee_codes.append(np.searchsorted(values, points[self.yahtzee_rolls, :, b]))
-        max_points = int(points.max())
-        self.next_ystate = np.array(  # next_yahtzee_state as a table [ystate, box, points]
-            [
-                [
-                    [next_yahtzee_state(y, b, p) for p in range(max_points + 1)]
-                    for b in range(NUM_BOXES)
-                ]
-                for y in range(NUM_YSTATES)
-            ],
-            dtype=np.intp,
-        )
         self.reachable_upper = self._reachable_upper()
 
     def _reachable_upper(self) -> np.ndarray:
@@ -249,18 +239,16 @@ class _TurnModel:
         tables = self.tables
         context, points_context = tables.context_batch(rolls, filled, ystate)
         legal = tables.legal[context, filled]  # [M, 13]
-        points = tables.points[rolls, points_context].astype(np.int64)  # [M, 13]
         boxes = np.arange(NUM_BOXES)
-        gain = np.where(boxes < NUM_UPPER, points, 0)
-        raw = upper[:, None] + gain
-        reward = points + self.rules.upper_bonus_gain(upper[:, None], raw)
-        reward += tables.yahtzee_bonus_batch(rolls, ystate)[:, None]
+        fill = tables.fill(
+            rolls[:, None], boxes, points_context[:, None], upper[:, None], ystate[:, None]
+        )
         nxt = table[
             filled[:, None] | (1 << boxes),
-            np.minimum(raw, self.threshold),
-            self.next_ystate[ystate[:, None], boxes, points],
+            np.minimum(fill.upper_total, self.threshold),
+            fill.yahtzee_state,
         ]
-        out = reward.astype(table.dtype) + nxt
+        out = fill.reward.astype(table.dtype) + nxt
         out[~legal] = -np.inf
         return out
 
@@ -301,7 +289,9 @@ class _TurnModel:
                 reward = np.broadcast_to(values, (values.shape[0], n))
                 next_upper = upper[None, :]
             nxt = table[
-                (filled | (1 << b))[None, :], next_upper, self.next_ystate[ystate, b, values]
+                (filled | (1 << b))[None, :],
+                next_upper,
+                tables.next_yahtzee_state[ystate, b, (values > 0) * 1],
             ]
             # the Yahtzees: their own points context, bonus and legality
             code = self.yahtzee_codes[b][np.arange(ys.size)[:, None], y_points]  # [6, N]

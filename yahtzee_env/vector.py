@@ -3,8 +3,8 @@
 ``gym.make_vec("Yahtzee-v0", num_envs=N)`` returns a `YahtzeeVectorEnv` (the registered
 ``vector_entry_point``). Each field of the game state is one array over the N games; a step
 is a fixed sequence of table lookups. Scoring goes only through the rule set's tables
-(`BoxScoring.context_batch`, ``legal``, ``points``, `BoxScoring.yahtzee_bonus_batch`,
-`rules.next_yahtzee_state`); no scoring rule is written here.
+(`BoxScoring.context_batch`, ``legal``, ``points``, `BoxScoring.yahtzee_bonus_batch`) and a
+fill through `BoxScoring.fill`, the engine's own; no scoring rule is written here.
 
 Dice: a roll is one uniform integer ``r`` in ``[0, 6**5)`` mapped through the exact outcome
 table of the keep, ``bisect_right(KEEP_CDF[keep], r)``, as in `engine.DiceRoller`. Batched,
@@ -68,11 +68,8 @@ from yahtzee_env.rules import (
     BOX_NAMES,
     NUM_BOXES,
     NUM_FILLED_MASKS,
-    NUM_UPPER,
     YAHTZEE_OPEN,
-    YAHTZEE_POINTS,
     RuleSet,
-    next_yahtzee_state,
 )
 
 
@@ -96,11 +93,10 @@ class _VectorScoring:
         rows = step_tables(rules)
         self.tables = tables
         # Row lookups: mask [(has_rolls*7 + context)*8192 + filled], legal [context*8192 +
-        # filled], scaled points [roll*2 + joker_values], points [(roll*2 + values)*13 + box].
+        # filled], scaled points [roll*2 + joker_values].
         self.mask_rows = rows.mask.reshape(-1, NUM_ACTIONS)
         self.legal_f32_rows = rows.legal_f32.reshape(-1, NUM_BOXES)
         self.points_scaled_rows = rows.points_scaled.reshape(-1, NUM_BOXES)
-        self.points_flat = tables.points.reshape(-1)
         # Full-width observation rows with only the dice and re-rolls entries set: [roll*3 + rl].
         dice_rolls = rows.dice_rolls.reshape(-1, rows.dice_rolls.shape[-1])
         self.turn_rows = np.zeros((len(dice_rolls), OBS_SIZE), dtype=np.float32)
@@ -110,20 +106,7 @@ class _VectorScoring:
         keep = np.full((NUM_ROLLS, NUM_ACTIONS), FIRST_ROLL_KEEP, dtype=np.intp)
         keep[:, :NUM_HOLDS] = HOLD_TO_KEEP
         self.keep_offsets = (keep * ROLL_OUTCOMES).reshape(-1)
-        # Next yahtzee-box state, [state, box, scored > 0], from `rules.next_yahtzee_state`.
-        nxt = np.array(
-            [
-                [
-                    [next_yahtzee_state(s, b, p) for p in (0, YAHTZEE_POINTS)]
-                    for b in range(NUM_BOXES)
-                ]
-                for s in range(3)
-            ],
-            dtype=np.intp,
-        )
-        self.next_yahtzee_flat = nxt.reshape(-1)
         self.threshold = rules.upper_bonus_threshold
-        self.upper_bonus_value = rules.upper_bonus_value
         self.num_contexts = tables.legal.shape[0]
 
 
@@ -304,22 +287,21 @@ class YahtzeeVectorEnv(VectorEnv):
         fill = ~is_hold
         if active is not None:
             fill &= active
-        box = np.maximum(actions - BOX_ACTION_OFFSET, 0)  # 0 for holds, whose points are dropped
+        box = np.maximum(actions - BOX_ACTION_OFFSET, 0)  # 0 for holds, whose fill is dropped
 
-        # Fill boxes: points from the rule set's table, at the joker values `_observe` found.
-        points = t.points_flat.take((roll * 2 + self._values) * NUM_BOXES + box) * fill
-        bonus = self._bonus * fill
+        # Fill boxes (`BoxScoring.fill`, at the joker values `_observe` found); the holds'
+        # scorecards stay as they are.
+        done_fill = t.tables.fill(roll, box, self._values, self._upper_total, ystate)
+        points = done_fill.points * fill
         filling = np.flatnonzero(fill)
         scores = self._scores.copy()
         scores.reshape(-1)[self._box_offsets[filling] + box[filling]] = points[filling]
         filled = filled | (fill << box)
-        upper_before = self._upper_total
-        upper_total = upper_before + points * (box < NUM_UPPER)
-        rewards = points + bonus + self.rules.upper_bonus_gain(upper_before, upper_total)
-        next_state = t.next_yahtzee_flat.take((ystate * NUM_BOXES + box) * 2 + (points > 0))
-        ystate = np.where(fill, next_state, ystate)
+        upper_total = np.where(fill, done_fill.upper_total, self._upper_total)
+        rewards = done_fill.reward * fill
+        ystate = np.where(fill, done_fill.yahtzee_state, ystate)
         total = self._total + rewards
-        yahtzee_bonus = self._yahtzee_bonus + bonus
+        yahtzee_bonus = self._yahtzee_bonus + done_fill.bonus * fill
 
         # Roll: the unkept dice after a hold, all five (the next turn's first roll) after a fill
         # (or a reset). One draw per game per step, whatever happens.
@@ -526,13 +508,12 @@ class YahtzeeVectorEnv(VectorEnv):
         self._obs = obs
 
     def _infos(self) -> dict[str, Any]:
-        t = self._t
         infos = make_info(
             roll=self._roll,
             rolls_left=self._rolls_left,
             scorecard=self._scores,
             upper_total=self._upper_total,
-            upper_bonus=(self._upper_total >= t.threshold) * t.upper_bonus_value,
+            upper_bonus=self.rules.upper_bonus(self._upper_total),
             yahtzee_bonus=self._yahtzee_bonus,
             total=self._total,
             action_mask=self._mask,
@@ -586,7 +567,7 @@ class YahtzeeVectorEnv(VectorEnv):
             rolls_left=last_rolls_left,
             scorecard=scores,
             upper_total=upper_total,
-            upper_bonus=(upper_total >= t.threshold) * t.upper_bonus_value,
+            upper_bonus=self.rules.upper_bonus(upper_total),
             yahtzee_bonus=yahtzee_bonus,
             total=total,
             action_mask=masks,
@@ -616,7 +597,7 @@ class YahtzeeVectorEnv(VectorEnv):
             rolls_left=int(self._rolls_left[i]),
             scores=tuple(int(s) for s in self._scores[i]),
             upper_total=upper_total,
-            upper_bonus=int(upper_total >= t.threshold) * t.upper_bonus_value,
+            upper_bonus=int(self.rules.upper_bonus(upper_total)),
             yahtzee_bonus=int(self._yahtzee_bonus[i]),
             total=int(self._total[i]),
             over=over,
