@@ -276,7 +276,6 @@ class BoxScoring:
         self.points = points
         self.points.flags.writeable = False
         self.bonus_value = rules.yahtzee_bonus_value if rules.yahtzee_bonus else 0
-        self._points64 = points.astype(np.int64)  # `fill` adds totals: no int16 arithmetic
         self.next_yahtzee_state = np.array(  # [state, box, scored > 0]: `next_yahtzee_state`
             [
                 [
@@ -288,6 +287,16 @@ class BoxScoring:
             dtype=np.intp,
         )
         self.next_yahtzee_state.flags.writeable = False
+        # `fill`'s flat lookups: points [(roll*2 + values)*13 + box] (int64: it adds totals),
+        # is-Yahtzee [roll], next state [(state*13 + box)*2 + scored]. As arrays for arrays of
+        # fills (flat indexing is several times faster than 3-d fancy indexing), as lists for
+        # one fill (Python ints: numpy scalar arithmetic would cost microseconds a step).
+        flat = (
+            points.astype(np.int64).reshape(-1),
+            IS_YAHTZEE,
+            self.next_yahtzee_state.reshape(-1),
+        )
+        self._fill_lookups = {True: flat, False: tuple(a.tolist() for a in flat)}
 
     # Both forms below are the whole joker logic: which context and which points apply.
     def context(self, roll: int, filled: int, yahtzee_state: int) -> tuple[int, int]:
@@ -325,15 +334,24 @@ class BoxScoring:
         ``legal``. The solver's fused inner loop (`solver.final_roll_values`) is held equal to
         this function by ``tests/test_solver.py``.
         """
-        points = self._points64[roll, values, box]
-        bonus = (IS_YAHTZEE[roll] & (yahtzee_state == YAHTZEE_50)) * self.bonus_value
+        arrays = (
+            isinstance(roll, np.ndarray)
+            or isinstance(box, np.ndarray)
+            or isinstance(values, np.ndarray)
+            or isinstance(upper_total, np.ndarray)
+            or isinstance(yahtzee_state, np.ndarray)
+        )
+        points_of, is_yahtzee, next_state = self._fill_lookups[arrays]
+        points = points_of[(roll * 2 + values) * NUM_BOXES + box]
+        bonus = (is_yahtzee[roll] & (yahtzee_state == YAHTZEE_50)) * self.bonus_value
         after = upper_total + points * (box < NUM_UPPER)
+        scored = points > 0
         return Fill(
-            points=points,
-            bonus=bonus,
-            reward=points + bonus + self.rules.upper_bonus_gain(upper_total, after),
-            upper_total=after,
-            yahtzee_state=self.next_yahtzee_state[yahtzee_state, box, (points > 0) * 1],
+            points,
+            bonus,
+            points + bonus + self.rules.upper_bonus_gain(upper_total, after),
+            after,
+            next_state[(yahtzee_state * NUM_BOXES + box) * 2 + scored],
         )
 
     def yahtzee_bonus(self, roll: int, yahtzee_state: int) -> int:
