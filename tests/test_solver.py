@@ -207,27 +207,6 @@ def test_box_values_match_the_engine():
 
 
 @pytest.mark.parametrize("preset", list(PRESETS))
-def test_fast_final_roll_values_equal_general_box_values(preset):
-    """The solver's per-box fast path equals the general path, bit for bit, for every roll."""
-    rules = PRESETS[preset]
-    rng = np.random.default_rng(5)
-    table = (rng.random((8192, rules.upper_bonus_threshold + 1, 3)) * 200).astype(np.float32)
-    model = solver._TurnModel(rules)
-    filled = rng.integers(0, ALL_FILLED, size=400)
-    ystate = np.where(filled >> Box.YAHTZEE & 1, rng.integers(1, 3, size=400), YAHTZEE_OPEN)
-    upper = rng.integers(0, rules.upper_bonus_threshold + 1, size=400)
-    fast = model.final_roll_values(table, filled, upper, ystate)[solver._ROLL_RANK]
-    general = model.box_values(
-        table,
-        np.repeat(np.arange(NUM_ROLLS), filled.size),
-        np.tile(filled, NUM_ROLLS),
-        np.tile(upper, NUM_ROLLS),
-        np.tile(ystate, NUM_ROLLS),
-    ).max(axis=1)
-    np.testing.assert_array_equal(fast, general.reshape(NUM_ROLLS, filled.size))
-
-
-@pytest.mark.parametrize("preset", list(PRESETS))
 def test_fused_final_roll_values_equal_box_fills_over_every_card(preset):
     """`final_roll_values` fuses `BoxScoring.fill` per point value; `box_values` calls it.
 
