@@ -278,6 +278,18 @@ def test_upper_first_closes_lower_section_until_upper_is_full():
     assert set(got) == set(LOWER) and got[Box.FULL_HOUSE] == 25
 
 
+def test_why_illegal_names_the_reason_and_is_none_when_legal():
+    roll = roll_index([3, 3, 3, 5, 5])
+    card = Scorecard(PRESETS["upper-first"])
+    assert card.why_illegal(Box.FULL_HOUSE, roll) == (
+        "box 'full_house' is closed until the upper section is full; open: aces, twos, threes, "
+        "fours, fives, sixes"
+    )
+    assert card.why_illegal(Box.THREES, roll) is None
+    card.place(Box.THREES, roll)
+    assert card.why_illegal(Box.THREES, roll) == "box 'threes' is already filled (with 9)"
+
+
 # ------------------------------------------------------------------ exhaustive checks
 def test_every_roll_and_box_natural_and_joker_values():
     points = OFFICIAL.tables.points

@@ -140,6 +140,11 @@ class Scorecard:
         self.yahtzee_state = int(fill.yahtzee_state)
         return int(fill.reward)
 
+    def why_illegal(self, box: int, roll: int) -> str | None:
+        """Why filling ``box`` with ``roll`` is illegal now, in words; None if it is legal."""
+        legal, _ = self.options(roll)
+        return None if legal[box] else self._why_illegal(box, legal)
+
     def _why_illegal(self, box: int, legal: np.ndarray) -> str:
         name = BOX_NAMES[box]
         if self.filled >> box & 1:

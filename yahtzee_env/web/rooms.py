@@ -578,8 +578,7 @@ class Rooms:
                 raise WebError(f"unknown box {str(box)[:30]!r}; boxes: {', '.join(BOX_NAMES)}")
             action = BOX_ACTION_OFFSET + BOX_NAMES.index(box)
             if not game.legal_action_mask()[action]:
-                legal, _ = game.box_options()
-                reason = game.player._why_illegal(BOX_NAMES.index(box), legal)  # the engine's words
+                reason = game.player.why_illegal(BOX_NAMES.index(box), game.roll)  # the engine's
                 raise WebError(f"cannot score there: {reason}", 409)
             return action
         raise WebError(f"unknown action type {str(kind)[:20]!r}: use roll, score or next")
