@@ -386,6 +386,18 @@ def test_export_name_must_be_a_plain_file_name(tiny_run: Path, tmp_path: Path) -
     assert out.returncode == 2 and "--out" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_export_picks_a_checkpoint_by_its_env_steps(tiny_run: Path, tmp_path: Path) -> None:
+    steps = sorted(int(p.stem.split("_")[1]) for p in (tiny_run / "checkpoints").glob("ckpt_*.zip"))
+    out = _main("export", str(tiny_run), "--out", str(tmp_path), "--model", str(steps[0]))
+    assert out.returncode == 0, out.stderr
+    manifest = json.loads((tmp_path / f"{tiny_run.name}.json").read_text())
+    assert manifest["timesteps"] == steps[0] and manifest["env_steps"] == steps[0]
+    out = _main("export", str(tiny_run), "--out", str(tmp_path), "--model", "12345")
+    assert out.returncode == 2 and "has no 12345 model" in out.stderr
+    out = _main("export", str(tiny_run), "--out", str(tmp_path), "--model", "../x")
+    assert out.returncode == 2 and "not best, final, latest" in out.stderr
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [

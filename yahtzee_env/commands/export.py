@@ -15,12 +15,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     parser.add_argument(
         "--model",
-        choices=("best", "final", "latest"),
+        type=_model_choice,
         default="best",
-        help="which model of the run (default: best by evaluation)",
+        help="which model of the run: best (by evaluation; the default), final, latest, or "
+        "STEPS, the checkpoint saved at that many env-steps (checkpoints/ckpt_STEPS.zip)",
     )
     parser.add_argument("--name", default=None, help="file name stem (default: run name)")
     parser.add_argument("--level", default=None, help="record this level name in the manifest")
+
+
+def _model_choice(value: str) -> str:
+    if value in ("best", "final", "latest") or (value.isdigit() and len(value) <= 12):
+        return value
+    raise argparse.ArgumentTypeError(
+        f"{value[:40]!r} is not best, final, latest or a checkpoint's env-steps"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,11 +60,14 @@ def run(args: argparse.Namespace) -> int:
         name = check_plain_name(args.name or cfg.name, "--name")
         check_output_dir(args.out, "--out")
         paths = RunPaths(args.run)
-        model_path = {
-            "best": paths.best / "model.zip",
-            "final": paths.final / "model.zip",
-            "latest": paths.latest_checkpoint(),
-        }[args.model]
+        if args.model.isdigit():
+            model_path = paths.checkpoints / f"ckpt_{int(args.model)}.zip"
+        else:
+            model_path = {
+                "best": paths.best / "model.zip",
+                "final": paths.final / "model.zip",
+                "latest": paths.latest_checkpoint(),
+            }[args.model]
         if model_path is None or not model_path.exists():
             raise FileNotFoundError(f"{args.run} has no {args.model} model")
         check_sb3_zip(model_path)
