@@ -177,6 +177,29 @@ def summarize(rows: list[dict], marks: Sequence[int]) -> list[dict[str, float | 
     return out
 
 
+def evaluation_at(run_dir: str | Path, steps: int) -> dict[str, float | int] | None:
+    """The run's own evaluation logged at ``steps`` env-steps, in the form of the
+    ``eval.json`` next to a best model (without std and median, which are not logged), or
+    None if none was logged there. For models exported from a checkpoint."""
+    import yaml
+
+    run_dir = Path(run_dir)
+    train = yaml.safe_load((run_dir / "config.yaml").read_text())["train"]
+    for row in collect(run_dir):
+        if row["steps"] == steps:
+            return {
+                "games": train["eval_games"],
+                "seed": train["eval_seed"],
+                "mean": row["mean"],
+                "ci95": row["ci95"],
+                "upper_bonus_rate": row["upper_bonus_rate"],
+                "yahtzee_rate": row["yahtzee_rate"],
+                "regret_per_game": row["regret"],
+                "timesteps": steps,
+            }
+    return None
+
+
 def recipe_of(run: str) -> str:
     """Runs of one recipe differ only in seed: ``ppo-s0``, ``ppo-s1`` -> ``ppo``."""
     head, sep, tail = run.rpartition("-s")

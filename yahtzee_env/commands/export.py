@@ -89,7 +89,19 @@ def run(args: argparse.Namespace) -> int:
         eval_file = model_path.parent / "eval.json"
         extra = {"source": f"{cfg.name}/{args.model}", "timesteps": int(model.num_timesteps)}
         extra.update(level_facts(cfg, int(model.num_timesteps)))
-        if eval_file.exists():
+        if args.model.isdigit() and not eval_file.exists():
+            from yahtzee_agents.curves import evaluation_at
+
+            try:  # a checkpoint: the evaluation the run logged at its step, if any
+                found = evaluation_at(args.run, int(model.num_timesteps))
+            except (OSError, ValueError, KeyError) as err:
+                print(
+                    f"yahtzee export: error: {args.run}: logs unreadable ({err})", file=sys.stderr
+                )
+                return 2
+            if found is not None:
+                extra["evaluation"] = found
+        elif eval_file.exists():
             try:
                 extra["evaluation"] = json.loads(eval_file.read_text())
             except (OSError, ValueError) as err:
