@@ -1,6 +1,6 @@
 """Training throughput of MaskablePPO on the native vector env (env steps/s, end to end).
 
-    OPENBLAS_NUM_THREADS=1 python experiments/bench_train.py --config configs/hard.yaml
+    OPENBLAS_NUM_THREADS=1 python experiments/bench_train.py --config configs/expert.yaml
 
 Always measures the reference setup (256x256 MLP, 512 envs, n_steps 32, batch 4096, 2
 epochs), then each --config given (warm start, evaluation and checkpoints excluded).

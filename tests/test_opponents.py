@@ -352,8 +352,8 @@ def test_levels_are_discovered_from_the_shipped_manifests() -> None:
 
     shipped = sorted(p.stem for p in LEVELS_DIR.glob("*.json"))
     assert sorted(LEVELS) == shipped
-    ladder = [level for level in LEVELS if level in ("easy", "medium", "hard")]
-    assert ladder == ["easy", "medium", "hard"]  # weakest first, by evaluation
+    ladder = [level for level in LEVELS if level in ("easy", "medium", "hard", "expert")]
+    assert ladder == ["easy", "medium", "hard", "expert"]  # weakest first, by evaluation
     assert _discover_levels(LEVELS_DIR) == LEVELS
 
 
@@ -370,18 +370,21 @@ def test_a_new_level_is_its_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("level", "method", "teacher", "env_steps"),
+    ("level", "version", "method", "teacher", "env_steps"),
     [
-        ("easy", "reward-only", None, 2_015_232),
-        ("medium", "distilled", "heuristic", 507_904),
-        ("hard", "distilled", "optimal", 0),
+        ("easy", 2, "reward-only", None, 262_144),
+        ("medium", 2, "reward-only", None, 1_261_568),
+        ("hard", 2, "reward-only", None, 33_013_760),
+        ("expert", 1, "distilled", "optimal", 0),
     ],
 )
-def test_shipped_manifests_say_how_the_level_was_made(level, method, teacher, env_steps) -> None:
+def test_shipped_manifests_say_how_the_level_was_made(
+    level, version, method, teacher, env_steps
+) -> None:
     from yahtzee_env.opponents import level_manifest
 
     manifest = level_manifest(level)
-    assert manifest.version == 1
+    assert manifest.version == version
     assert manifest.method == method and manifest.raw["teacher"] == teacher
     assert manifest.env_steps == env_steps == manifest.raw["timesteps"]
     assert load_opponent(level).manifest.weights_sha256 == manifest.weights_sha256
