@@ -78,7 +78,7 @@ def _discover_levels(directory: Path) -> tuple[str, ...]:
     return tuple(p.stem for p in sorted(manifests, key=strength))
 
 
-LEVELS: tuple[str, ...] = _discover_levels(LEVELS_DIR)  # ("easy", "medium", "hard")
+LEVELS: tuple[str, ...] = _discover_levels(LEVELS_DIR)  # easy, medium, hard, expert
 
 
 @dataclass(frozen=True)
@@ -293,7 +293,7 @@ class MLPPolicy:
 
 
 def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) -> MLPPolicy:
-    """A shipped level (``"easy"``, ``"medium"``, ``"hard"``) or a model manifest path.
+    """A shipped level (``"easy"``, ``"medium"``, ``"hard"``, ``"expert"``) or a manifest path.
 
     With ``rules``, a model trained under other rules is refused (`ModelFormatError`).
     """
