@@ -178,18 +178,11 @@ def summarize(rows: list[dict], marks: Sequence[int]) -> list[dict[str, float | 
 
 
 def evaluation_at(run_dir: str | Path, steps: int) -> dict[str, float | int] | None:
-    """The run's own evaluation logged at ``steps`` env-steps, in the form of the
-    ``eval.json`` next to a best model (without std and median, which are not logged), or
-    None if none was logged there. For models exported from a checkpoint."""
-    import yaml
-
-    run_dir = Path(run_dir)
-    train = yaml.safe_load((run_dir / "config.yaml").read_text())["train"]
+    """The run's own evaluation logged at ``steps`` env-steps (mean, CI, rates and regret, in
+    the keys of the ``eval.json`` next to a best model), or None if none was logged there."""
     for row in collect(run_dir):
         if row["steps"] == steps:
             return {
-                "games": train["eval_games"],
-                "seed": train["eval_seed"],
                 "mean": row["mean"],
                 "ci95": row["ci95"],
                 "upper_bonus_rate": row["upper_bonus_rate"],

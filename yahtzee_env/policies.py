@@ -340,7 +340,7 @@ class HeuristicPolicy(BasePolicy):
         is_fifty = points[..., Box.YAHTZEE] > 0
         values[..., Box.YAHTZEE] += np.where(is_fifty, bonus_life[:, None], 0.0)
         # A Yahtzee bonus is earned wherever the dice go.
-        values += self.tables.yahtzee_bonus_batch(rolls, ystate)[..., None]
+        values += self.tables.yahtzee_bonus(rolls, ystate)[..., None]
         return np.where(legal, values, -np.inf)
 
     def _best_values(self, d: DecodedObservation, terms, yahtzee_best: np.ndarray) -> np.ndarray:

@@ -343,7 +343,7 @@ class BoxScoring:
         )
         points_of, is_yahtzee, next_state = self._fill_lookups[arrays]
         points = points_of[(roll * 2 + values) * NUM_BOXES + box]
-        bonus = (is_yahtzee[roll] & (yahtzee_state == YAHTZEE_50)) * self.bonus_value
+        bonus = self._bonus(is_yahtzee, roll, yahtzee_state)
         after = upper_total + points * (box < NUM_UPPER)
         scored = points > 0
         return Fill(
@@ -354,12 +354,17 @@ class BoxScoring:
             next_state[(yahtzee_state * NUM_BOXES + box) * 2 + scored],
         )
 
-    def yahtzee_bonus(self, roll: int, yahtzee_state: int) -> int:
-        """The bonus a roll earns wherever it is placed (0 unless a further Yahtzee)."""
-        return self.bonus_value if IS_YAHTZEE[roll] and yahtzee_state == YAHTZEE_50 else 0
+    def yahtzee_bonus(self, roll, yahtzee_state):
+        """The bonus a roll earns wherever it is placed (0 unless a further Yahtzee). Ints or
+        arrays of matching shapes, like `fill`."""
+        arrays = isinstance(roll, np.ndarray) or isinstance(yahtzee_state, np.ndarray)
+        return self._bonus(self._fill_lookups[arrays][1], roll, yahtzee_state)
 
-    def yahtzee_bonus_batch(self, rolls: np.ndarray, yahtzee_state: np.ndarray) -> np.ndarray:
-        return np.where(IS_YAHTZEE[rolls] & (yahtzee_state == YAHTZEE_50), self.bonus_value, 0)
+    yahtzee_bonus_batch = yahtzee_bonus  # the name the batched callers used
+
+    def _bonus(self, is_yahtzee, roll, yahtzee_state):
+        # The Yahtzee-bonus rule, once: `fill` and `yahtzee_bonus` pass their lookup.
+        return (is_yahtzee[roll] & (yahtzee_state == YAHTZEE_50)) * self.bonus_value
 
 
 class Fill(NamedTuple):

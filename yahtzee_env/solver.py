@@ -261,7 +261,7 @@ class _TurnModel:
         Per box, the value of filling it with each possible point value (``[J, N]``) is
         gathered over the rolls (ordinary rolls: natural points, legality ``legal[0]``, no
         bonus). The six Yahtzees take their legality, points context and bonus from
-        ``tables.context_batch`` and ``yahtzee_bonus_batch``, as in `box_values`.
+        ``tables.context_batch`` and ``yahtzee_bonus``, as in `box_values`.
         """
         tables = self.tables
         n = filled.shape[0]
@@ -270,7 +270,7 @@ class _TurnModel:
         ys = self.yahtzee_rolls
         y_context, y_points = tables.context_batch(ys[:, None], filled[None, :], ystate[None, :])
         y_legal = tables.legal[y_context, filled[None, :]]  # [6, N, 13]
-        y_bonus = tables.yahtzee_bonus_batch(ys[:, None], ystate[None, :])  # [6, N]
+        y_bonus = tables.yahtzee_bonus(ys[:, None], ystate[None, :])  # [6, N]
         y_best = np.full((ys.size, n), -np.inf, dtype=table.dtype)
         out = np.empty((NUM_ROLLS, n), dtype=table.dtype)
         tmp = np.empty_like(out)

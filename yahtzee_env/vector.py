@@ -3,7 +3,7 @@
 ``gym.make_vec("Yahtzee-v0", num_envs=N)`` returns a `YahtzeeVectorEnv` (the registered
 ``vector_entry_point``). Each field of the game state is one array over the N games; a step
 is a fixed sequence of table lookups. Scoring goes only through the rule set's tables
-(`BoxScoring.context_batch`, ``legal``, ``points``, `BoxScoring.yahtzee_bonus_batch`) and a
+(`BoxScoring.context_batch`, ``legal``, ``points``, `BoxScoring.yahtzee_bonus`) and a
 fill through `BoxScoring.fill`, the engine's own; no scoring rule is written here.
 
 Dice: a roll is one uniform integer ``r`` in ``[0, 6**5)`` mapped through the exact outcome
@@ -469,7 +469,7 @@ class YahtzeeVectorEnv(VectorEnv):
             mask[self._ended] = True  # any action: it is ignored at the reset step
         mask.flags.writeable = False
         self._values, self._mask = values, mask
-        self._bonus = t.tables.yahtzee_bonus_batch(roll, ystate)  # earned if placed now
+        self._bonus = t.tables.yahtzee_bonus(roll, ystate)  # earned if placed now
         bonus = self._bonus > 0
         if changed is None:
             points = t.tables.points[roll, values]
@@ -547,7 +547,7 @@ class YahtzeeVectorEnv(VectorEnv):
         context, values = t.tables.context_batch(r, f, y)
         obs_rows = encode_batch(
             r, rl, f, upper_total.take(rows), y, t.tables.legal[context, f],
-            t.tables.points[r, values], t.threshold, t.tables.yahtzee_bonus_batch(r, y) > 0,
+            t.tables.points[r, values], t.threshold, t.tables.yahtzee_bonus(r, y) > 0,
         )  # fmt: skip
         final_obs = np.empty(self.num_envs, dtype=object)
         for i, row in zip(rows.tolist(), obs_rows, strict=True):

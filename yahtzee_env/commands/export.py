@@ -89,10 +89,10 @@ def run(args: argparse.Namespace) -> int:
         eval_file = model_path.parent / "eval.json"
         extra = {"source": f"{cfg.name}/{args.model}", "timesteps": int(model.num_timesteps)}
         extra.update(level_facts(cfg, int(model.num_timesteps)))
-        if args.model.isdigit() and not eval_file.exists():
+        if args.model.isdigit():  # a checkpoint: the evaluation the run logged at its step
             from yahtzee_agents.curves import evaluation_at
 
-            try:  # a checkpoint: the evaluation the run logged at its step, if any
+            try:
                 found = evaluation_at(args.run, int(model.num_timesteps))
             except (OSError, ValueError, KeyError) as err:
                 print(
@@ -100,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
                 )
                 return 2
             if found is not None:
-                extra["evaluation"] = found
+                games = {"games": cfg.train.eval_games, "seed": cfg.train.eval_seed}
+                extra["evaluation"] = {**games, **found}
         elif eval_file.exists():
             try:
                 extra["evaluation"] = json.loads(eval_file.read_text())
