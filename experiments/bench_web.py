@@ -22,9 +22,6 @@ import asyncio
 import json
 import os
 import random
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,33 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self, db: Path) -> None:
-        self.db, self.port, self.proc = db, free_port(), None
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        cmd = [sys.executable, "-m", "yahtzee_env", "serve", "--port", str(self.port)]
-        self.proc = subprocess.Popen([*cmd, "--db", str(self.db)], stdout=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(f"{self.url}/api/config", timeout=1).read()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("server did not start")
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
+from yahtzee_env.web.local_server import LocalServer
 
 
 def post(url: str, body: dict) -> dict:
@@ -198,7 +169,7 @@ def main() -> int:
     args = parser.parse_args()
     opponents = args.opponents.split(",")
     with tempfile.TemporaryDirectory() as tmp:
-        server = Server(Path(tmp) / "bench.sqlite3")
+        server = LocalServer(Path(tmp) / "bench.sqlite3")
         server.start()
         # ---- phase 1: load
         crowd, elapsed, crashed = asyncio.run(

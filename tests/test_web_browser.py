@@ -10,13 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
 import sqlite3
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +21,7 @@ pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee
 sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
 from yahtzee_env.engine import Game, roll_for_first_player  # noqa: E402
+from yahtzee_env.web.local_server import LocalServer  # noqa: E402
 
 CHROMIUM = os.environ.get("YAHTZEE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -44,44 +39,9 @@ pytestmark = pytest.mark.skipif(
 TIMEOUT_MS = 20_000
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """``yahtzee serve`` as a subprocess on 127.0.0.1; `kill` is a SIGKILL (kill -9)."""
-
-    def __init__(self, db: Path) -> None:
-        self.db, self.port, self.proc = db, free_port(), None
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        cmd = [sys.executable, "-m", "yahtzee_env", "serve", "--port", str(self.port)]
-        self.proc = subprocess.Popen(
-            [*cmd, "--db", str(self.db)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: {self.proc.stderr.read().decode()[-2000:]}")
-            try:
-                urllib.request.urlopen(f"{self.url}/api/config", timeout=1).read()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("server did not start in 30 s")
-
-    def kill(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-
-
 @pytest.fixture
 def server(tmp_path):
-    srv = Server(tmp_path / "web.sqlite3")
+    srv = LocalServer(tmp_path / "web.sqlite3")
     srv.start()
     yield srv
     srv.kill()

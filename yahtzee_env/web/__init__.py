@@ -1,7 +1,8 @@
 """The browser game: ``yahtzee serve`` (needs the ``web`` extra: starlette, uvicorn).
 
 Modules: `rooms` (the game loop: seats, turns, CPU moves, coach, replay), `storage`
-(SQLite, versioned schema), `stats` (my statistics), `app` (routes and WebSockets), and
+(SQLite, versioned schema), `stats` (my statistics), `app` (routes and WebSockets),
+`local_server` (``yahtzee serve`` as a loopback child process, for tests and benchmarks), and
 ``static/`` (the page: plain HTML/CSS/JS, no build step).
 """
 
