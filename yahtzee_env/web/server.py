@@ -9,12 +9,18 @@
 - h11's limit on an incomplete request head (16 KiB), WebSocket frames of at most 64 KiB,
   keep-alive pings on every socket (a vanished peer is released), a cap on concurrent
   connections (503 beyond it), and the forwarded address only from ``--trust-proxy``.
+- `ClientErrorFilter`: uvicorn logs some client errors itself (an invalid request, invalid
+  UTF-8 in a text frame, with a traceback); they become one line each, rate-bounded.
 """
 
 from __future__ import annotations
 
+import logging
+
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from yahtzee_env.web.limits import RateLimiter
 
 HEADER_TIMEOUT = 10.0  # s for a request's head to arrive
 KEEP_ALIVE = 5  # s an idle keep-alive connection stays open
@@ -60,6 +66,22 @@ class HeaderTimeoutH11Protocol(H11Protocol):
             self.transport.close()
 
 
+class ClientErrorFilter(logging.Filter):
+    """uvicorn's log lines about a client's error: no traceback, at most ``rate`` a second."""
+
+    CLIENT_ERRORS = ("Invalid HTTP request", "Invalid UTF-8", "Invalid WebSocket")
+
+    def __init__(self, rate: float = 5.0, burst: int = 20) -> None:
+        super().__init__()
+        self.bucket = RateLimiter(rate, burst, max_keys=1)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith(self.CLIENT_ERRORS):
+            return True
+        record.exc_info, record.exc_text = None, None
+        return self.bucket.allow("log")
+
+
 def protocol_with(header_timeout: float) -> type[HeaderTimeoutH11Protocol]:
     return type(
         "HeaderTimeoutH11Protocol",
@@ -74,7 +96,7 @@ def run(app, host: str, port: int, *, header_timeout: float = HEADER_TIMEOUT) ->
     from uvicorn.config import WS_PROTOCOLS
 
     ws = "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "auto"
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -90,3 +112,5 @@ def run(app, host: str, port: int, *, header_timeout: float = HEADER_TIMEOUT) ->
         proxy_headers=False,  # the app applies --trust-proxy itself
         server_header=False,
     )
+    logging.getLogger("uvicorn.error").addFilter(ClientErrorFilter())  # after uvicorn's config
+    uvicorn.Server(config).run()
