@@ -78,17 +78,10 @@ function setConnection(state, text) {
   banner.textContent = text || (state === "reconnecting" ? "Connection lost: reconnecting…" : "");
 }
 
-// A second press of the same button this soon after the first is a double click or a
-// double tap, not a second intent (the first may already have its answer by then).
-const REPEAT_MS = 400;
-const lastPress = {};
-function pressOnce(name, work) {
-  return (event) => {
-    const now = performance.now();
-    if ((event && event.detail > 1) || now - (lastPress[name] ?? -Infinity) < REPEAT_MS) return;
-    lastPress[name] = now;
-    work();
-  };
+// The second press of a double click or double tap (the browser counts them in
+// `event.detail`) is not a second intent, even when the first already has its answer.
+function pressOnce(work) {
+  return (event) => { if (!(event && event.detail > 1)) work(); };
 }
 
 // Buttons that start a request stay disabled until it has its answer (no double submits).
@@ -464,7 +457,7 @@ function renderResult(state) {
   if (mySeats().length) {
     const button = el("button", { type: "button", class: "primary", "data-testid": "play-again" }, again);
     button.disabled = T.busy;
-    button.addEventListener("click", pressOnce("next", () => act({ type: "next" })));
+    button.addEventListener("click", pressOnce(() => act({ type: "next" })));
     parts.push(button);
   }
   box.replaceChildren(...parts);
@@ -715,9 +708,9 @@ document.addEventListener("DOMContentLoaded", () => {
   $("create-online").addEventListener("click", () => whileBusy(lobbyButtons, () => createTable(true)));
   $("join").addEventListener("click", () => whileBusy(lobbyButtons, joinTable));
   $("join-code").addEventListener("keydown", (e) => { if (e.key === "Enter") whileBusy(lobbyButtons, joinTable); });
-  $("roll").addEventListener("click", pressOnce("roll", rollNow));
-  $("score").addEventListener("click", pressOnce("score", scoreNow));
-  $("hint-button").addEventListener("click", pressOnce("hint", askHint));
+  $("roll").addEventListener("click", pressOnce(rollNow));
+  $("score").addEventListener("click", pressOnce(scoreNow));
+  $("hint-button").addEventListener("click", pressOnce(askHint));
   $("join-here").addEventListener("click", () => go(`/?join=${T.code}`));
   $("start").addEventListener("click", () => whileBusy(["start"], async () => {
     try { await receive(await api(`/api/tables/${T.code}/start`, { seat: 0, token: tokenOf(0) })); }
