@@ -367,3 +367,48 @@ def test_the_hint_shows_progress(page, server):
     page.wait_for_selector(f"{tid('hint')} li")
     assert page.get_attribute(tid("hint"), "data-state") == "ready"
     assert page.evaluate("window.__hintProgressSeen === true")
+
+
+def hold_sockets(server, code: str, n: int) -> list:
+    """``n`` WebSockets on table ``code`` from this address, held open (handshake only)."""
+    import base64
+    import socket
+
+    held = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        key = base64.b64encode(os.urandom(16)).decode()
+        s.sendall(
+            (
+                f"GET /ws/{code} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+        assert s.recv(12) == b"HTTP/1.1 101"
+        held.append(s)
+    return held
+
+
+def test_a_refused_watcher_polls_and_says_so_but_a_seated_player_gets_in(browser, page, server):
+    code = start_solo(page, server.url, kinds=("easy",))
+    held = hold_sockets(server, code, 16)  # every watcher slot of this address is taken
+    watcher_ctx = browser.new_context()
+    watcher = watcher_ctx.new_page()
+    watcher.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.reload()  # the seated player's page: its socket says which seat it is
+        page.wait_for_selector("#table[data-version]")
+        watcher.goto(f"{server.url}/t/{code}?pace=0")  # no seat token: a watcher
+        banner = tid("connection")
+        watcher.wait_for_selector(f'{banner}[data-state="polling"]')
+        assert "refused" in watcher.text_content(banner)
+        # the seated page opened its socket first: a refusal would have reached it first
+        assert page.get_attribute(banner, "data-state") == "online"
+        old = version(watcher)
+        take_turn(page)  # the seated player plays; the watcher sees it by polling
+        wait_new_version(watcher, old)
+    finally:
+        watcher_ctx.close()
+        for s in held:
+            s.close()
