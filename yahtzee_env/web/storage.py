@@ -18,7 +18,6 @@ The server calls it from worker threads: one lock serializes every use of the co
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 import threading
@@ -197,9 +196,6 @@ class Storage:
         rows = self._query(sql, (token_hash(token),))
         return rows[0] if rows else None
 
-    def rename_player(self, player_id: int, name: str) -> None:
-        self._tx([("UPDATE players SET name = ? WHERE id = ?", (name, player_id))])
-
     # ------------------------------------------------------------------ tables
     def create_table(self, table: dict[str, Any], seats: list[dict[str, Any]]) -> None:
         now = time.time()
@@ -372,7 +368,3 @@ class Storage:
                 (player_id,),
             )
         ]
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
