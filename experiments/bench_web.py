@@ -8,8 +8,9 @@ only after the action and the CPU moves after it are committed to SQLite).
 Hostile cases beside the honest players (issue 17):
 
 - ``--slow-sockets N``: N clients (each from its own address) open a socket on each of the
-  first ``--slow-tables`` players' tables, ask for the table's state again and again and
-  never read a byte (their receive buffer is 4 KiB). The server closes them (4008) once
+  first ``--slow-tables`` players' tables, ask for the table's full state four times a
+  second and never read a byte (their receive buffer is 4 KiB), so the server's buffers to
+  them fill within seconds rather than hours. The server closes them (4008) once
   their send queue is full; the honest players' round trips are reported apart for the
   attacked tables.
 - ``--fresh-connections``: ``--attackers`` clients from one address send requests as fast as
@@ -100,7 +101,7 @@ class SlowSockets:
     the state every ``every`` seconds and never read. Counts the sockets the server
     closed (a send fails once it has) and those still open at the end."""
 
-    def __init__(self, port: int, n: int, players: list, every: float = 0.02) -> None:
+    def __init__(self, port: int, n: int, players: list, every: float = 0.25) -> None:
         self.port, self.n, self.players, self.every = port, n, players, every
         self.opened = self.closed_by_server = self.refused = 0
         self.stop = False

@@ -179,6 +179,17 @@ def create_app(
         async with locks.hold(code):
             return await run_in_threadpool(work, code)
 
+    async def table_state(code: Any, since: int = 0) -> dict[str, Any]:
+        """The table's state: read on the event loop if the table is in memory (cheap, and
+        no thread changes it while its lock is held), else loaded in a worker thread."""
+        code = clean_code(code)
+        async with locks.hold(code):
+            room = rooms.rooms.get(code)
+            if room is not None:
+                rooms.keep(room)  # in use: not idle
+                return rooms.state(room, since)
+            return await run_in_threadpool(lambda: rooms.state(rooms.load(code), since))
+
     def endpoint(handler):
         async def wrapped(request: Request) -> Response:
             address = client_address(request.scope)
@@ -250,10 +261,7 @@ def create_app(
         since = request.query_params.get("since", "0")
         if not since.isdigit() or len(since) > MAX_SINCE_DIGITS:
             raise WebError(f"since must be an integer from 0 to {10**MAX_SINCE_DIGITS - 1}")
-        state = await on_table(
-            request.path_params["code"], lambda code: rooms.state(rooms.load(code), int(since))
-        )
-        return JSONResponse(state)
+        return JSONResponse(await table_state(request.path_params["code"], int(since)))
 
     async def join(request: Request) -> Response:
         body = await read_body(request)
@@ -332,7 +340,7 @@ def create_app(
         try:
             check_lookups(address)
             code = clean_code(ws.path_params["code"])
-            state = await on_table(code, lambda c: rooms.state(rooms.load(c)))
+            state = await table_state(code)
         except WebError as err:
             failed(address, err)
             refusals.refused(err.status, "WS /ws/", address, str(err))
@@ -362,7 +370,7 @@ def create_app(
             client.push({"type": "hello", "seat": seat})
             hub.add(client)
             hub.seat(client, seat, limits.sockets_per_seat)
-            state = await on_table(code, lambda c: rooms.state(rooms.load(c)))
+            state = await table_state(code)
         if slot == "anonymous":
             hub.add(client)
         try:
@@ -425,7 +433,7 @@ def create_app(
                     hub.seat(client, seat, limits.sockets_per_seat)
                     client.push({"type": "hello", "id": msg_id, "seat": seat})
                 elif kind == "state":
-                    state = await on_table(code, lambda c: rooms.state(rooms.load(c)))
+                    state = await table_state(code)
                     client.push({"type": "state", "state": state})
                 elif kind == "ping":
                     client.push({"type": "pong", "id": msg_id})

@@ -6,6 +6,9 @@
   then nothing (slowloris) would hold its connection forever; here a connection whose
   request head is not complete ``header_timeout`` seconds after its first byte (or after
   the connection opens) is closed. The body has its own deadline in the app.
+- A fixed kernel send buffer per connection (`SEND_BUFFER`, not Linux's autotuning up to
+  4 MiB): what a client that stops reading can pin in the kernel is bounded, and the server
+  sees it stop (its socket's send queue fills, `hub`) after a few hundred KiB, not megabytes.
 - h11's limit on an incomplete request head (16 KiB), WebSocket frames of at most 64 KiB,
   keep-alive pings on every socket (a vanished peer is released), a cap on concurrent
   connections (503 beyond it), and the forwarded address only from ``--trust-proxy``.
@@ -16,6 +19,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -27,6 +31,7 @@ KEEP_ALIVE = 5  # s an idle keep-alive connection stays open
 MAX_HEAD = 16 * 1024  # bytes of request line + headers
 WS_MAX_SIZE = 64 * 1024  # bytes per WebSocket frame (every legitimate one is under 4 KiB)
 MAX_CONNECTIONS = 4096  # concurrent connections and sockets (503 beyond)
+SEND_BUFFER = 64 * 1024  # bytes of kernel send buffer per connection (Linux doubles it)
 
 
 class HeaderTimeoutH11Protocol(H11Protocol):
@@ -36,6 +41,9 @@ class HeaderTimeoutH11Protocol(H11Protocol):
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         self._head_timer = None
         self._arm_head_timer()
 
