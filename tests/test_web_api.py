@@ -69,9 +69,11 @@ def replay_totals(db, code):
         "SELECT seed, (SELECT COUNT(*) FROM seats WHERE code = ?) FROM tables WHERE code = ?",
         (code, code),
     ).fetchone()
+    (first,) = con.execute("SELECT first FROM games WHERE code = ? AND idx = 0", (code,)).fetchone()
     rng = np.random.default_rng([seed, 0])
     game = Game("official", num_players=seats)
-    game.reset(rng, first=roll_for_first_player(seats, rng))
+    roll_for_first_player(seats, rng)  # always drawn (the dice stream), then overridden
+    game.reset(rng, first=first)
     for (action,) in con.execute(
         "SELECT action FROM actions WHERE code = ? AND idx = 0 ORDER BY seq", (code,)
     ):

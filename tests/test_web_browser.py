@@ -133,10 +133,12 @@ def engine_totals(db: Path, code: str) -> list[int]:
     actions = con.execute(
         "SELECT action FROM actions WHERE code = ? AND idx = 0 ORDER BY seq", (code,)
     ).fetchall()
+    (first,) = con.execute("SELECT first FROM games WHERE code = ? AND idx = 0", (code,)).fetchone()
     con.close()
     rng = np.random.default_rng([seed, 0])
     game = Game("official", num_players=seats)
-    game.reset(rng, first=roll_for_first_player(seats, rng))
+    roll_for_first_player(seats, rng)  # always drawn (the dice stream), then overridden
+    game.reset(rng, first=first)
     for (action,) in actions:
         game.step(action)
     assert game.over

@@ -25,6 +25,7 @@ drops idle ones from memory (they reload from the database on use).
 from __future__ import annotations
 
 import hmac
+import json
 import secrets
 import threading
 import time
@@ -54,6 +55,9 @@ CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
 MAX_NAME = 24
 MIN_SEATS, MAX_SEATS = 2, 4
 EVENTS_KEPT = 64
+TURN_TIMER_RANGE = (10, 3600)  # seconds a human has for a turn (0: no timer)
+ONLINE_TURN_TIMER = 120  # an online table's default; a solo table has none
+AWAY_REASONS = ("timeout", "host", "left")  # why the computer plays a human's seat
 
 
 ERROR_CODES = {
@@ -139,12 +143,28 @@ class Seat:
     seat: int
     kind: str  # "human", "friend" (free until someone joins) or a CPU level
     name: str
-    player_id: int | None = None
-    token_hash: str | None = None
+    player_id: int | None = None  # whose statistics the seat's games go to
+    token_hash: str | None = None  # a seat token (API clients); the page uses its session
+    owner_id: int | None = None  # the player (session) who may act for the seat
+    away: str | None = None  # the computer plays the seat for now: AWAY_REASONS
 
     @property
     def is_cpu(self) -> bool:
         return self.kind not in ("human", "friend")
+
+    @property
+    def computer_moves(self) -> bool:
+        """The computer makes this seat's moves: a CPU seat, or a human's while away."""
+        return self.is_cpu or (self.kind == "human" and self.away is not None)
+
+    @property
+    def taken(self) -> bool:
+        return self.token_hash is not None or self.owner_id is not None
+
+    def voter(self) -> int | str:
+        """Who confirms Play again for this seat: its owner (one vote for all the seats a
+        person plays at one screen), else the seat itself."""
+        return self.owner_id if self.owner_id is not None else f"seat{self.seat}"
 
     def row(self) -> dict[str, Any]:
         return {
@@ -153,6 +173,8 @@ class Seat:
             "name": self.name,
             "player_id": self.player_id,
             "token_hash": self.token_hash,
+            "owner_id": self.owner_id,
+            "away": self.away,
         }
 
 
@@ -169,6 +191,11 @@ class Room:
     fill_level: str
     seats: list[Seat]
     started: bool = False
+    turn_timer: int = 0  # seconds per turn (0: off)
+    deadline: float | None = None  # epoch seconds: the waited-on decision times out
+    armed: tuple | None = None  # the decision `deadline` was set for
+    votes: set = field(default_factory=set)  # voters who confirmed Play again
+    saved_clock: tuple | None = None  # (deadline, votes) as last stored
     games: list[dict[str, int]] = field(default_factory=list)  # idx, match_no, first
     finished: list[list[int]] = field(default_factory=list)  # totals of finished games
     game: Game | None = None
@@ -236,18 +263,52 @@ class Room:
         del self.events[:-EVENTS_KEPT]
 
     # --------------------------------------------------------------- views
-    def seat_of_token(self, seat: Any, token: Any) -> int:
-        """The seat index if ``token`` is that seat's token; WebError otherwise."""
+    def seat_of_token(self, seat: Any, token: Any, player_id: int | None = None) -> int:
+        """The seat index if ``token`` is that seat's token, or (with no token) the seat
+        is ``player_id``'s (the session's player); WebError otherwise."""
         if isinstance(seat, bool) or not isinstance(seat, int):
             raise WebError("seat must be an integer")
         if not 0 <= seat < len(self.seats):
             raise WebError(f"seat {seat} does not exist at this table (0..{len(self.seats) - 1})")
+        if token is None and player_id is not None:
+            if self.seats[seat].owner_id != player_id:
+                raise WebError(f"seat {seat} is not yours", 403, "not_your_seat")
+            return seat
         if not isinstance(token, str) or not token:
             raise WebError("a seat token is required to act", 403)
         expected = self.seats[seat].token_hash
         if expected is None or not hmac.compare_digest(expected, token_hash(token)):
             raise WebError(f"that token is not the token of seat {seat}", 403)
         return seat
+
+    def seats_of(self, player_id: int | None) -> list[int]:
+        """The seats ``player_id`` may act for."""
+        if player_id is None:
+            return []
+        return [s.seat for s in self.seats if s.owner_id == player_id and s.kind == "human"]
+
+    def voters(self) -> set:
+        """Who must confirm Play again: every human seat's voter, but the away ones."""
+        return {s.voter() for s in self.seats if s.kind == "human" and s.away is None}
+
+    def all_confirmed(self) -> bool:
+        """Every present human has confirmed Play again (and there is one at least)."""
+        voters = self.voters()
+        return bool(voters) and voters <= self.votes
+
+    def decision(self) -> tuple | None:
+        """What the table waits on now, as a key: a human's turn (game, boxes filled,
+        seat), the play-again vote, or None (nothing a clock could time out)."""
+        game = self.game
+        if not self.started or game is None:
+            return None
+        if game.over:
+            return (self.idx, "over") if self.online and self.voters() else None
+        seat = self.seats[game.current]
+        if seat.computer_moves:
+            return None
+        filled = sum(v is not None for c in game.players for v in c.as_dict().values())
+        return (self.idx, filled, game.current)
 
     def result(self) -> dict[str, Any] | None:
         game = self.game
@@ -260,7 +321,15 @@ class Room:
         else:
             text = "Draw: " + " and ".join(self.names[s] for s in top)
             text += f" tie on {totals[top[0]]} points"
-        return {"totals": totals, "winners": top, "draw": len(top) > 1, "text": text}
+        ranking = sorted(range(len(totals)), key=lambda s: (-totals[s], s))
+        places = [1 + sum(t > totals[s] for t in totals) for s in ranking]
+        return {
+            "totals": totals,
+            "winners": top,
+            "draw": len(top) > 1,
+            "text": text,
+            "ranking": [{"seat": s, "place": p, "total": totals[s]} for s, p in zip(ranking, places)],
+        }
 
     def match_games(self) -> list[list[int]]:
         """Totals of the finished games of the current match."""
@@ -289,15 +358,19 @@ class Room:
     def state(self, since: int = 0, coach_review=None) -> dict[str, Any]:
         """The table as the page shows it (JSON-ready). ``since``: the first event to send."""
         game = self.game
-        seats = [
-            {"seat": s.seat, "name": s.name, "kind": "cpu" if s.is_cpu else s.kind}
-            | (
-                {"level": s.kind, "trained_for": trained_for(s.kind, self.rules)}
-                if s.is_cpu
-                else {"taken": s.token_hash is not None}
-            )
-            for s in self.seats
-        ]
+        numbers: dict[str, int] = {}
+        totals_of = {s.kind: sum(o.kind == s.kind for o in self.seats) for s in self.seats}
+        seats = []
+        for s in self.seats:
+            view = {"seat": s.seat, "name": s.name, "kind": "cpu" if s.is_cpu else s.kind}
+            if s.is_cpu:
+                numbers[s.kind] = numbers.get(s.kind, 0) + 1
+                view.update(level=s.kind, trained_for=trained_for(s.kind, self.rules))
+                if totals_of[s.kind] > 1:
+                    view["number"] = numbers[s.kind]  # "hard 2": several seats share a level
+            else:
+                view.update(taken=s.taken, away=s.away)
+            seats.append(view)
         out: dict[str, Any] = {
             "code": self.code,
             "rules": self.rules.name,
@@ -306,6 +379,9 @@ class Room:
             "coach": self.coach,
             "started": self.started,
             "seats": seats,
+            "fill": self.fill_level,
+            "turn_timer": self.turn_timer,
+            "deadline": self.deadline,
             "game": self.idx,
             "seq": len(self.log),
             "version": [self.idx, len(self.log)],
@@ -329,6 +405,12 @@ class Room:
         out["events"] = [e for e in self.events if e["seq"] >= since]
         if game.over:
             out["result"] = self.result()
+            if self.online:
+                voted = [s.seat for s in self.seats if s.kind == "human" and s.voter() in self.votes]
+                out["votes"] = voted
+                out["voters"] = [
+                    s.seat for s in self.seats if s.kind == "human" and s.away is None
+                ]
         else:
             legal, points = game.box_options()
             out.update(
@@ -349,6 +431,21 @@ class Room:
         return out
 
 
+def unique_names(seats: list[Seat], keep: list[int] = ()) -> None:
+    """Make the names at a table unique: a repeated name gets " 2", " 3"... (the seats
+    in ``keep`` keep theirs)."""
+    taken = {seats[i].name.casefold() for i in keep}
+    for s in seats:
+        if s.seat in keep:
+            continue
+        base, n, name = s.name, 1, s.name
+        while name.casefold() in taken:
+            n += 1
+            name = f"{base[: MAX_NAME - 3]} {n}"
+        s.name = name
+        taken.add(name.casefold())
+
+
 class Rooms:
     """Every table of a server: created, loaded on first use, acted on."""
 
@@ -360,6 +457,7 @@ class Rooms:
     ) -> None:
         self.storage = storage
         self.tables_per_player, self.tables_per_address = tables_per_player, tables_per_address
+        self.clock = time.time  # wall clock of the turn deadlines (tests move it)
         self.rooms: OrderedDict[str, Room] = OrderedDict()
         self._coaches: dict[str, Any] = {}
         self._coach_locks = {name: threading.Lock() for name in PRESETS}  # one solve each
@@ -409,13 +507,23 @@ class Rooms:
         return row
 
     # --------------------------------------------------------------- tables
+    def who(self, body: dict[str, Any], session=None):
+        """The player making a request: its session's (the page), else the body's player
+        token (API clients), else None."""
+        if session is not None:
+            return session
+        return self.player(body.get("player"), required=False)
+
     def create(
-        self, body: dict[str, Any], address: str | None = None
+        self, body: dict[str, Any], address: str | None = None, session=None
     ) -> tuple[Room, dict[int, str]]:
-        """A new table from the lobby's choices; returns it and the host's seat tokens.
+        """A new table from the lobby's choices; returns it and the host's seat tokens
+        (none with a ``session``: its player's seats are bound to it on the server).
         ``address``: the client's (its hash is stored, for the per-address cap)."""
-        player = self.player(body.get("player"), required=False)
-        host_name = clean_name(body.get("name"), default=player["name"] if player else "You")
+        player = self.who(body, session)
+        host_name = clean_name(
+            body.get("name"), default=player["name"] if player else "Player 1"
+        )
         kinds = body.get("seats")
         levels = cpu_levels()
         allowed = ["human", "friend", *levels]
@@ -444,6 +552,14 @@ class Rooms:
             flags[key] = body.get(key, False)
             if not isinstance(flags[key], bool):
                 raise WebError(f"{key} must be true or false")
+        timer = body.get("turn_timer", ONLINE_TURN_TIMER if online else 0)
+        low, high = TURN_TIMER_RANGE
+        if isinstance(timer, bool) or not isinstance(timer, int) or not (
+            timer == 0 or low <= timer <= high
+        ):
+            raise WebError(
+                f"turn_timer must be 0 (off) or {low} to {high} seconds", 400, "bad_turn_timer"
+            )
         addr_hash = token_hash(f"addr:{address}") if address is not None else None
         self.check_caps(player["id"] if player else None, addr_hash)
         code = new_code()
@@ -452,18 +568,23 @@ class Rooms:
         tokens: dict[int, str] = {}
         seats: list[Seat] = []
         counts: dict[str, int] = {}
+        owner = player["id"] if player else None
         for i, kind in enumerate(kinds):
             if kind == "human":
-                tokens[i] = secrets.token_urlsafe(18)
                 name = host_name if i == 0 else f"Player {i + 1}"
-                pid = player["id"] if (i == 0 and player) else None
-                seats.append(Seat(i, "human", name, pid, token_hash(tokens[i])))
+                pid = owner if i == 0 else None
+                seat = Seat(i, "human", name, pid, owner_id=owner)
+                if session is None:  # an API client: a seat token per human seat
+                    tokens[i] = secrets.token_urlsafe(18)
+                    seat.token_hash = token_hash(tokens[i])
+                seats.append(seat)
             elif kind == "friend":
                 seats.append(Seat(i, "friend", f"(seat {i + 1} free)"))
             else:
                 counts[kind] = counts.get(kind, 0) + 1
                 name = kind if counts[kind] == 1 else f"{kind} #{counts[kind]}"
                 seats.append(Seat(i, kind, name))
+        unique_names(seats)
         room = Room(
             code,
             RuleSet.from_spec(rules_name),
@@ -473,10 +594,11 @@ class Rooms:
             flags["coach"],
             fill,
             seats,
+            turn_timer=timer,
         )
         if not online:
             room.started = True
-            first = room.begin_game(0)
+            first = room.begin_game(0, first=0)  # you roll first
             room.games.append({"idx": 0, "match_no": 0, "first": first})
         row = {
             "code": code,
@@ -490,11 +612,13 @@ class Rooms:
             "first": room.games[0]["first"] if room.games else 0,
             "host_player": player["id"] if player else None,
             "host_addr": addr_hash,
+            "turn_timer": timer,
         }
         self.storage.create_table(row, [s.row() for s in seats])
         self.keep(room)
         if room.started:
             self.run_cpus(room)
+        self._clock(room)
         return room, tokens
 
     def check_caps(self, player_id: int | None, addr_hash: str | None) -> None:
@@ -552,7 +676,15 @@ class Rooms:
         if row is None:
             raise WebError(f"no table has the code {code!r}", 404)
         seats = [
-            Seat(s["seat"], s["kind"], s["name"], s["player_id"], s["token_hash"])
+            Seat(
+                s["seat"],
+                s["kind"],
+                s["name"],
+                s["player_id"],
+                s["token_hash"],
+                s.get("owner_id"),
+                s.get("away"),
+            )
             for s in row["seats"]
         ]
         room = Room(
@@ -565,6 +697,9 @@ class Rooms:
             row["fill_level"],
             seats,
             started=bool(row["started"]),
+            turn_timer=int(row.get("turn_timer") or 0),
+            deadline=row.get("deadline"),
+            votes=set(json.loads(row["votes"])) if row.get("votes") else set(),
         )
         for g in row["games"]:
             room.begin_game(g["idx"], g["first"])
@@ -576,14 +711,20 @@ class Rooms:
                 room.apply(seat, action, regret, decision)
             if room.game.over:
                 room.finished.append(room.game.totals())
+        room.armed = room.decision()  # the stored deadline is the current decision's
+        room.saved_clock = (room.deadline, row.get("votes") or "")
         self.keep(room)
         if room.started:
             self.run_cpus(room)  # a crash between a start and its CPU moves: finish them
+            self._time_out(room)  # a deadline that passed while the server was down
+            self._clock(room)
         return room
 
-    def join(self, code: Any, body: dict[str, Any]) -> tuple[Room, int, str]:
+    def join(self, code: Any, body: dict[str, Any], session=None) -> tuple[Room, int, str | None]:
+        """Take the first free seat; returns the room, the seat and its token (None with
+        a ``session``: the seat is bound to the session's player)."""
         room = self.load(code)
-        player = self.player(body.get("player"), required=False)
+        player = self.who(body, session)
         name = clean_name(body.get("name"), default=player["name"] if player else "Friend")
         if room.started:
             raise WebError("this table has already started: no seat is free", 409)
@@ -593,16 +734,19 @@ class Rooms:
         if not free:
             raise WebError("every seat at this table is taken", 409)
         seat = free[0]
-        token = secrets.token_urlsafe(18)
         seat.kind, seat.name = "human", name
-        seat.player_id = player["id"] if player else None
-        seat.token_hash = token_hash(token)
+        seat.player_id = seat.owner_id = player["id"] if player else None
+        token = None
+        if session is None:
+            token = secrets.token_urlsafe(18)
+            seat.token_hash = token_hash(token)
+        unique_names(room.seats, keep=[s.seat for s in room.seats if s is not seat])
         self.storage.update_seat(room.code, seat.row())
         return room, seat.seat, token
 
-    def start(self, code: Any, seat: Any, token: Any) -> Room:
+    def start(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Room:
         room = self.load(code)
-        room.seat_of_token(seat, token)
+        room.seat_of_token(seat, token, player_id)
         if seat != 0:
             raise WebError("only the host (seat 1) can start the table", 403)
         if room.started:
@@ -617,11 +761,13 @@ class Rooms:
                 n = counts[room.fill_level]
                 s.kind = room.fill_level
                 s.name = room.fill_level if n == 1 else f"{room.fill_level} #{n}"
+        unique_names(room.seats, keep=[s.seat for s in room.seats if not s.is_cpu])
         room.started = True
-        first = room.begin_game(0)
+        first = room.begin_game(0, first=0)  # the host rolls first
         room.games.append({"idx": 0, "match_no": 0, "first": first})
         self.storage.start_table(room.code, [s.row() for s in room.seats], first)
         self.run_cpus(room)
+        self._clock(room)
         return room
 
     # --------------------------------------------------------------- moves
@@ -660,13 +806,22 @@ class Rooms:
         raise WebError(f"unknown action type {str(kind)[:20]!r}: use roll, score or next")
 
     def act(
-        self, code: Any, seat: Any, token: Any, intent: Any, seq: Any, game_idx: Any = None
+        self,
+        code: Any,
+        seat: Any,
+        token: Any,
+        intent: Any,
+        seq: Any,
+        game_idx: Any = None,
+        player_id: int | None = None,
     ) -> tuple[Room, int]:
         """Apply one human intent made from the state ``(game, seq)`` and the CPU moves after
         it; commit; return the room and the seq of the first new event (for the page's
-        animation). An intent made from another state is refused (409 ``stale_seq``)."""
+        animation). An intent made from another state is refused (409 ``stale_seq``).
+        ``next`` is a vote at an online table: the next game starts once every human
+        (but the away ones) has confirmed. Acting takes an away seat back."""
         room = self.load(code)
-        room.seat_of_token(seat, token)
+        room.seat_of_token(seat, token, player_id)
         if not room.started:
             raise WebError("the table has not started yet: the host starts it", 409)
         for name, value in (("seq", seq), ("game", game_idx)):
@@ -681,8 +836,14 @@ class Rooms:
         if seq != len(room.log) or (game_idx is not None and game_idx != room.idx):
             raise WebError("the table has moved on: reload its state", 409, "stale_seq")
         action = self.intent_action(room, intent)
+        self._back(room, [seat])
         if action == "next":
-            self.next_game(room)
+            if not room.game.over:
+                raise WebError("the game is still on: finish it first", 409)
+            room.votes.add(room.seats[seat].voter())
+            if not room.online or room.all_confirmed():
+                self.next_game(room)
+            self._clock(room, force=True)
             return room, 0
         game = room.game
         if game.current != seat:
@@ -701,6 +862,7 @@ class Rooms:
             room.apply(seat, action, regret, decision)
             self._cpu_moves(room)
             self._commit(room, first)
+            self._clock(room)
         except Exception:
             self.rooms.pop(room.code, None)  # memory may be ahead of the database: reload
             raise
@@ -713,12 +875,13 @@ class Rooms:
             raise WebError("the game is still on: finish it first", 409)
         idx = len(room.games)
         last = room.games[-1]
-        first = None
+        first = 0  # a new game or match: you (the host) roll first
         if room.match and not match_is_decided(room.match_games()):
             match_no = last["match_no"]
             first = (last["first"] + 1) % len(room.seats)
         else:
             match_no = last["match_no"] + 1
+        room.votes = set()
         first = room.begin_game(idx, first)
         room.games.append({"idx": idx, "match_no": match_no, "first": first})
         self.storage.start_game(room.code, idx, match_no, first)
@@ -732,11 +895,207 @@ class Rooms:
             self._commit(room, first)
 
     def _cpu_moves(self, room: Room) -> None:
+        """Play the CPU seats, and the away humans' seats (with the table's fill level)
+        while someone is still at the table, until a present human must decide."""
         game = room.game
-        while not game.over and room.seats[game.current].is_cpu:
+        here = any(s.kind == "human" and s.away is None for s in room.seats)
+        while not game.over:
             seat = room.seats[game.current]
-            policy = self.policy(seat.kind, room.rules)
+            if not (seat.is_cpu or (seat.computer_moves and here)):
+                break
+            policy = self.policy(seat.kind if seat.is_cpu else room.fill_level, room.rules)
             cpu_move(game, seat.seat, policy, seat.name, lambda a, s=seat.seat: room.apply(s, a))
+
+    # --------------------------------------------------------------- people
+    def _clock(self, room: Room, force: bool = False) -> None:
+        """(Re)arm the turn clock for the decision the table waits on now (a new turn or
+        a new vote gets ``turn_timer`` seconds; the same one keeps its deadline) and
+        store it with the votes, when they changed."""
+        key = room.decision()
+        if key is None or not room.turn_timer:
+            room.deadline = None
+        elif key != room.armed:  # a new decision (the same one keeps its deadline, or none)
+            room.deadline = self.clock() + room.turn_timer
+        room.armed = key
+        saved = (room.deadline, json.dumps(sorted(room.votes, key=str)) if room.votes else "")
+        if force or saved != room.saved_clock:
+            self.storage.set_clock(room.code, *saved)
+            room.saved_clock = saved
+
+    def _time_out(self, room: Room) -> bool:
+        """If the table's deadline has passed: the computer plays the waited-on turn (and
+        the seat is away), or, at a finished game, the next starts for those who
+        confirmed (the others are away; with no confirmation at all nothing starts)."""
+        if room.deadline is None or self.clock() < room.deadline:
+            return False
+        game = room.game
+        try:
+            if game.over:
+                late = [
+                    s for s in room.seats if s.kind == "human" and s.away is None
+                    and s.voter() not in room.votes
+                ]
+                if room.votes:
+                    for s in late:
+                        s.away = "timeout"
+                    self.storage.update_seats(room.code, [s.row() for s in late])
+                    self.next_game(room)
+                else:  # nobody confirmed: no game starts; the table waits, without a clock
+                    room.deadline = None
+            else:
+                seat = room.seats[game.current]
+                seat.away = "timeout"
+                self.storage.update_seat(room.code, seat.row())
+                self.run_cpus(room)
+            self._clock(room)
+        except Exception:
+            self.rooms.pop(room.code, None)
+            raise
+        return True
+
+    def time_out(self, code: str) -> Room:
+        """Play the table's timed-out decision, if its deadline has passed (the server's
+        clock task calls this for the tables `Storage.due` lists)."""
+        room = self.load(code)  # a table loaded now has its late deadline played already
+        self._time_out(room)
+        return room
+
+    def _back(self, room: Room, seats: list[int], reasons=AWAY_REASONS) -> bool:
+        """Take ``seats`` back from the computer (those away for one of ``reasons``)."""
+        back = [room.seats[i] for i in seats if room.seats[i].away in reasons]
+        for s in back:
+            s.away = None
+        if back:
+            self.storage.update_seats(room.code, [s.row() for s in back])
+            self.run_cpus(room)
+            self._clock(room)
+        return bool(back)
+
+    def _caller_seats(self, room: Room, seat: Any, token: Any, player_id: int | None) -> list[int]:
+        if token is None and seat is None and player_id is not None:
+            seats = room.seats_of(player_id)
+            if not seats:
+                raise WebError("you have no seat at this table", 403, "not_your_seat")
+            return seats
+        return [room.seat_of_token(seat, token, player_id)]
+
+    def back(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Room:
+        """The caller takes their seat(s) back from the computer."""
+        room = self.load(code)
+        self._back(room, self._caller_seats(room, seat, token, player_id))
+        return room
+
+    def reconnected(self, room: Room, seats: list[int]) -> bool:
+        """A seated socket opened: seats the computer took for a timeout or the host come
+        back (a seat its player left is taken back only by asking: `back`)."""
+        return self._back(room, seats, ("timeout", "host"))
+
+    def leave(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Room:
+        """The caller leaves: before the start their seat is free again (the host's seat
+        cannot be left); after it, the computer plays it (they may take it back)."""
+        room = self.load(code)
+        seats = self._caller_seats(room, seat, token, player_id)
+        if not room.started:
+            if 0 in seats:
+                raise WebError("the host cannot leave a table before it starts", 409, "host_leaves")
+            for i in seats:
+                room.seats[i] = Seat(i, "friend", f"(seat {i + 1} free)")
+            self.storage.update_seats(room.code, [room.seats[i].row() for i in seats])
+            return room
+        left = [room.seats[i] for i in seats if room.seats[i].kind == "human"]
+        for s in left:
+            s.away = "left"
+        self.storage.update_seats(room.code, [s.row() for s in left])
+        if room.game.over and room.online and room.all_confirmed():
+            self.next_game(room)  # the others had all confirmed: they need not wait
+        self.run_cpus(room)
+        self._clock(room)
+        return room
+
+    def _host(self, room: Room, seat: Any, token: Any, player_id: int | None) -> None:
+        if token is None and seat is None:
+            seat = 0
+        room.seat_of_token(seat, token, player_id)
+        if seat != 0:
+            raise WebError("only the host (seat 1) can do that", 403, "not_host")
+
+    def _target(self, room: Room, target: Any) -> Seat:
+        if isinstance(target, bool) or not isinstance(target, int):
+            raise WebError("target must be a seat number")
+        if not 0 < target < len(room.seats):
+            raise WebError(f"no seat {target} to hand over (1..{len(room.seats) - 1})")
+        return room.seats[target]
+
+    def hand_to_cpu(
+        self,
+        code: Any,
+        target: Any,
+        seat: Any = None,
+        token: Any = None,
+        player_id: int | None = None,
+        present: frozenset = frozenset(),
+    ) -> Room:
+        """The host gives seat ``target`` to the computer: before the start a free or
+        absent seat becomes a CPU of the fill level; during a game an absent player's seat
+        is played by the computer until they come back. ``present``: seats with an open
+        socket (a connected player's seat cannot be taken from them)."""
+        room = self.load(code)
+        self._host(room, seat, token, player_id)
+        s = self._target(room, target)
+        if s.is_cpu:
+            raise WebError("the computer already plays that seat", 409, "already_cpu")
+        if s.kind == "human" and s.owner_id is not None and s.owner_id == room.seats[0].owner_id:
+            pass  # the host's own second seat (one screen): theirs to give
+        elif s.seat in present:
+            raise WebError("that player is here: only an absent seat goes to the computer",
+                           409, "player_present")
+        if not room.started:
+            counts = sum(o.kind == room.fill_level for o in room.seats)
+            room.seats[s.seat] = Seat(s.seat, room.fill_level, room.fill_level)
+            if counts:
+                room.seats[s.seat].name = f"{room.fill_level} #{counts + 1}"
+            self.storage.update_seat(room.code, room.seats[s.seat].row())
+            return room
+        if s.away is None:
+            s.away = "host"
+            self.storage.update_seat(room.code, s.row())
+        if room.game.over and room.online and room.all_confirmed():
+            self.next_game(room)
+        self.run_cpus(room)
+        self._clock(room)
+        return room
+
+    def remove_seat(
+        self,
+        code: Any,
+        target: Any,
+        seat: Any = None,
+        token: Any = None,
+        player_id: int | None = None,
+        present: frozenset = frozenset(),
+    ) -> Room:
+        """Before the start, the host removes seat ``target``: a free seat, or one whose
+        player is not here (the seats after it move up); two seats at least remain."""
+        room = self.load(code)
+        self._host(room, seat, token, player_id)
+        s = self._target(room, target)
+        if room.started:
+            raise WebError("the game has started: hand the seat to the computer instead", 409)
+        if s.seat in present:
+            raise WebError("that player is here", 409, "player_present")
+        if len(room.seats) <= MIN_SEATS:
+            raise WebError(f"a table keeps {MIN_SEATS} seats at least", 409, "min_seats")
+        del room.seats[s.seat]
+        for i, other in enumerate(room.seats):
+            other.seat = i
+            if other.kind == "friend":
+                other.name = f"(seat {i + 1} free)"
+        self.storage.update_seats(room.code, [o.row() for o in room.seats], replace=True)
+        return room
+
+    def open_tables(self, player_id: int) -> list[dict[str, Any]]:
+        """The player's unfinished tables, for the lobby's "Your open tables"."""
+        return self.storage.tables_of(player_id)
 
     def _commit(self, room: Room, first: int) -> None:
         results = []
@@ -767,9 +1126,9 @@ class Rooms:
             room.code, room.idx, first, room.log[first:], results, over=game.over
         )
 
-    def hint(self, code: Any, seat: Any, token: Any) -> dict[str, Any]:
+    def hint(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> dict[str, Any]:
         room = self.load(code)
-        room.seat_of_token(seat, token)
+        room.seat_of_token(seat, token, player_id)
         if not room.coach:
             raise WebError("the coach is off at this table (turn it on in the lobby)", 409)
         game = room.game
@@ -779,7 +1138,10 @@ class Rooms:
         return {"seat": seat, "dice": list(game.dice), "options": [o.to_dict() for o in options]}
 
     def state(self, room: Room, since: int = 0) -> dict[str, Any]:
-        return room.state(since, self.review if room.coach else None)
+        out = room.state(since, self.review if room.coach else None)
+        if room.deadline is not None:
+            out["time_left"] = round(max(0.0, room.deadline - self.clock()), 1)
+        return out
 
 
 __all__ = ["Room", "Rooms", "Seat", "WebError", "clean_code", "clean_name", "cpu_levels"]
