@@ -894,14 +894,17 @@ class Rooms:
         if len(room.log) > first:
             self._commit(room, first)
 
-    def _cpu_moves(self, room: Room) -> None:
+    def _cpu_moves(self, room: Room, timed_out: int | None = None) -> None:
         """Play the CPU seats, and the away humans' seats (with the table's fill level)
-        while someone is still at the table, until a present human must decide."""
+        while someone is still at the table, until a present human must decide.
+        ``timed_out``: a seat whose turn ran out: the computer finishes that turn anyway."""
         game = room.game
         here = any(s.kind == "human" and s.away is None for s in room.seats)
+        turn = game.turns_taken if timed_out is not None else None
         while not game.over:
             seat = room.seats[game.current]
-            if not (seat.is_cpu or (seat.computer_moves and here)):
+            finishing = seat.seat == timed_out and game.turns_taken == turn
+            if not (seat.is_cpu or (seat.computer_moves and (here or finishing))):
                 break
             policy = self.policy(seat.kind if seat.is_cpu else room.fill_level, room.rules)
             cpu_move(game, seat.seat, policy, seat.name, lambda a, s=seat.seat: room.apply(s, a))
@@ -946,7 +949,9 @@ class Rooms:
                 seat = room.seats[game.current]
                 seat.away = "timeout"
                 self.storage.update_seat(room.code, seat.row())
-                self.run_cpus(room)
+                first = len(room.log)
+                self._cpu_moves(room, timed_out=seat.seat)
+                self._commit(room, first)
             self._clock(room)
         except Exception:
             self.rooms.pop(room.code, None)
