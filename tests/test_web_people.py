@@ -119,7 +119,7 @@ def test_you_roll_first_solo_and_the_host_online(client):
         reply = client.post("/api/tables", json={"seats": ["human", "hard", "easy", "medium"]})
         state = reply.json()["state"]
         assert state["first"] == 0 and state["current"] == 0 and state["events"] == []
-    code, tokens = online_table(client, seats=("human", "friend", "hard", "easy"))
+    code, _tokens = online_table(client, seats=("human", "friend", "hard", "easy"))
     state = state_of(client, code)
     assert state["first"] == 0 and state["current"] == 0 and state["events"] == []
 
@@ -183,7 +183,7 @@ def test_the_timer_survives_a_restart(db):
     """The deadline passes while the server is down: the turn is played at start-up."""
     clock = Clock()
     with TestClient(create_app(db, clock=clock)) as c:
-        code, tokens = online_table(c, turn_timer=30)
+        code, _tokens = online_table(c, turn_timer=30)
         before = state_of(c, code)
         assert before["current"] == 0
     clock.now += 60  # the server was down for a minute
@@ -248,7 +248,9 @@ def test_the_host_hands_an_absent_seat_to_the_computer(client):
 
 
 def test_the_host_removes_a_seat_before_the_start(client):
-    reply = client.post("/api/tables", json={"seats": ["human", "friend", "friend"], "online": True})
+    reply = client.post(
+        "/api/tables", json={"seats": ["human", "friend", "friend"], "online": True}
+    )
     code, token = reply.json()["code"], reply.json()["tokens"]["0"]
     state = post(client, code, "remove", target=2, seat=0, token=token).json()
     assert [s["kind"] for s in state["seats"]] == ["human", "friend"]
@@ -293,7 +295,7 @@ def test_play_again_needs_every_vote(client):
     code, tokens = online_table(client, seats=("human", "friend"))
     state = finish_game(client, code, tokens)
     assert state["votes"] == [] and state["voters"] == [0, 1]
-    assert [r["place"] for r in state["result"]["ranking"]][0] == 1
+    assert next(r["place"] for r in state["result"]["ranking"]) == 1
     state = act(client, code, 0, tokens[0], {"type": "next"}).json()
     assert state["over"] and state["game"] == 0 and state["votes"] == [0]
     state = act(client, code, 0, tokens[0], {"type": "next"}).json()  # a repeat: one vote

@@ -472,8 +472,8 @@ def create_app(
         return set_session(reply, request, token) if token else reply
 
     def login_budget(request: Request, username: Any) -> None:
-        """Sign-ins and sign-ups spend a token of the address's and the user name's
-        buckets (429 ``login_budget`` when either is empty)."""
+        """Sign-ins spend a token of the address's and the user name's buckets, sign-ups
+        (``username`` None) of the address's (429 ``login_budget`` when one is empty)."""
         keys = [("login-addr", client_address(request.scope))]
         if isinstance(username, str):
             keys.append(("login-user", username.strip().casefold()[:64]))
@@ -485,7 +485,7 @@ def create_app(
         body = await read_body(request)
         session = await session_of(request)
         if what in ("signin", "signup"):
-            login_budget(request, body.get("username"))
+            login_budget(request, body.get("username") if what == "signin" else None)
             work = accounts.sign_in if what == "signin" else accounts.sign_up
             old = request.cookies.get(SESSION_COOKIE)
 

@@ -328,7 +328,10 @@ class Room:
             "winners": top,
             "draw": len(top) > 1,
             "text": text,
-            "ranking": [{"seat": s, "place": p, "total": totals[s]} for s, p in zip(ranking, places)],
+            "ranking": [
+                {"seat": s, "place": p, "total": totals[s]}
+                for s, p in zip(ranking, places, strict=True)
+            ],
         }
 
     def match_games(self) -> list[list[int]]:
@@ -406,11 +409,11 @@ class Room:
         if game.over:
             out["result"] = self.result()
             if self.online:
-                voted = [s.seat for s in self.seats if s.kind == "human" and s.voter() in self.votes]
-                out["votes"] = voted
-                out["voters"] = [
-                    s.seat for s in self.seats if s.kind == "human" and s.away is None
+                voted = [
+                    s.seat for s in self.seats if s.kind == "human" and s.voter() in self.votes
                 ]
+                out["votes"] = voted
+                out["voters"] = [s.seat for s in self.seats if s.kind == "human" and s.away is None]
         else:
             legal, points = game.box_options()
             out.update(
@@ -521,9 +524,7 @@ class Rooms:
         (none with a ``session``: its player's seats are bound to it on the server).
         ``address``: the client's (its hash is stored, for the per-address cap)."""
         player = self.who(body, session)
-        host_name = clean_name(
-            body.get("name"), default=player["name"] if player else "Player 1"
-        )
+        host_name = clean_name(body.get("name"), default=player["name"] if player else "Player 1")
         kinds = body.get("seats")
         levels = cpu_levels()
         allowed = ["human", "friend", *levels]
@@ -554,8 +555,10 @@ class Rooms:
                 raise WebError(f"{key} must be true or false")
         timer = body.get("turn_timer", ONLINE_TURN_TIMER if online else 0)
         low, high = TURN_TIMER_RANGE
-        if isinstance(timer, bool) or not isinstance(timer, int) or not (
-            timer == 0 or low <= timer <= high
+        if (
+            isinstance(timer, bool)
+            or not isinstance(timer, int)
+            or not (timer == 0 or low <= timer <= high)
         ):
             raise WebError(
                 f"turn_timer must be 0 (off) or {low} to {high} seconds", 400, "bad_turn_timer"
@@ -935,8 +938,9 @@ class Rooms:
         try:
             if game.over:
                 late = [
-                    s for s in room.seats if s.kind == "human" and s.away is None
-                    and s.voter() not in room.votes
+                    s
+                    for s in room.seats
+                    if s.kind == "human" and s.away is None and s.voter() not in room.votes
                 ]
                 if room.votes:
                     for s in late:
@@ -1052,8 +1056,11 @@ class Rooms:
         if s.kind == "human" and s.owner_id is not None and s.owner_id == room.seats[0].owner_id:
             pass  # the host's own second seat (one screen): theirs to give
         elif s.seat in present:
-            raise WebError("that player is here: only an absent seat goes to the computer",
-                           409, "player_present")
+            raise WebError(
+                "that player is here: only an absent seat goes to the computer",
+                409,
+                "player_present",
+            )
         if not room.started:
             counts = sum(o.kind == room.fill_level for o in room.seats)
             room.seats[s.seat] = Seat(s.seat, room.fill_level, room.fill_level)
@@ -1131,7 +1138,9 @@ class Rooms:
             room.code, room.idx, first, room.log[first:], results, over=game.over
         )
 
-    def hint(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> dict[str, Any]:
+    def hint(
+        self, code: Any, seat: Any, token: Any, player_id: int | None = None
+    ) -> dict[str, Any]:
         room = self.load(code)
         room.seat_of_token(seat, token, player_id)
         if not room.coach:

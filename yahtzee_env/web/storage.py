@@ -302,8 +302,13 @@ class Storage:
         for r in rows:
             entry = out.setdefault(
                 r["code"],
-                {"code": r["code"], "started": bool(r["started"]), "online": bool(r["online"]),
-                 "seats": [], "away": []},
+                {
+                    "code": r["code"],
+                    "started": bool(r["started"]),
+                    "online": bool(r["online"]),
+                    "seats": [],
+                    "away": [],
+                },
             )
             entry["seats"].append(r["seat"])
             if r["away"]:
