@@ -5,6 +5,8 @@ user enumeration, the password rules, sign out everywhere, and no cross-site use
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
@@ -279,3 +281,11 @@ def test_the_session_cannot_be_used_cross_site(client):
         with pytest.raises(WebSocketDisconnect) as closed:
             ws.receive_json()
         assert closed.value.code == 4403
+
+
+def test_old_sessions_expire(client, app):
+    guest(client)
+    storage = app.state.storage
+    assert storage.expire_sessions(86_400) == 0
+    assert storage.expire_sessions(86_400, now=time.time() + 200 * 86_400) == 1
+    assert client.get("/api/session").json()["player"] is None

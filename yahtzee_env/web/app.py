@@ -682,6 +682,7 @@ def create_app(
         )
         for code in expired:
             hub.close_table(code, CLOSE_GONE, "this table expired")
+        await run_in_threadpool(storage.expire_sessions, SESSION_DAYS * 86_400)
         return {"evicted": evicted, "expired": expired}
 
     async def tick() -> list[str]:

@@ -279,6 +279,13 @@ class Storage:
         else:
             self._tx([("DELETE FROM sessions WHERE player_id = ?", (player_id,))])
 
+    def expire_sessions(self, max_age_s: float, now: float | None = None) -> int:
+        """Delete the sessions older than ``max_age_s``; return how many."""
+        now = time.time() if now is None else now
+        with self.lock:
+            cur = self.db.execute("DELETE FROM sessions WHERE created < ?", (now - max_age_s,))
+            return cur.rowcount
+
     def adopt(self, guest_id: int, player_id: int) -> None:
         """Give the guest ``guest_id``'s games, seats and tables to ``player_id``."""
         statements = [
