@@ -271,6 +271,7 @@ def test_hint_and_regret(page, server, tmp_path):
 
 def test_cpu_turns_are_animated_and_narrated(page, server):
     page.goto(f"{server.url}/?pace=150")
+    page.fill(tid("name"), "Ada")  # the first visit asks for a name (issue 18)
     page.select_option(tid("seats"), "2")
     page.select_option(tid("seat-kind-1"), "hard")
     page.click(tid("play"))

@@ -25,14 +25,56 @@ const store = {
   },
   set(key, value) { localStorage.setItem(key, JSON.stringify(value)); },
 };
-const myTables = () => store.get("yz.tables", {});
-function rememberTable(code, tokens) {
-  const tables = myTables();
-  const entry = tables[code] || { tokens: {} };
-  Object.assign(entry.tokens, tokens);
-  entry.updated = Date.now();
-  tables[code] = entry;
-  store.set("yz.tables", tables);
+// Seats belong to the session (an HttpOnly cookie the page cannot read): the server says
+// which seats are ours (`mine`), and no seat token is kept in the browser any more.
+try { localStorage.removeItem("yz.tables"); localStorage.removeItem("yz.player"); } catch { /* */ }
+
+// Words the page shows about people at online tables (issue 18), in one place.
+const WORDS = {
+  "seat.away.timeout": "away: the computer is playing",
+  "seat.away.host": "away: the computer is playing",
+  "seat.away.left": "left: the computer is playing",
+  "seat.offline": "not connected",
+  "seat.you": "you",
+  "me.away.timeout": "Your time ran out: the computer is playing for you.",
+  "me.away.host": "The host gave your seat to the computer while you were away.",
+  "me.away.left": "You left this table: the computer is playing for you.",
+  "turn.to_move": "To move: {name}",
+  "turn.cpu_for": "{name} (the computer is playing)",
+  "turn.over": "Game over",
+  "timer.left": "{s} s",
+  "host.hand": "Let the computer play",
+  "host.remove": "Remove",
+  "result.you_won": "You won",
+  "result.you_lost": "You lost to {name} by {n}",
+  "result.draw": "Draw",
+  "result.you_drew": "Draw with {names}",
+  "result.wins": "{name} wins",
+  "result.place": "{place}. {name}",
+  "result.again": "Play again",
+  "result.next": "Next game",
+  "result.lobby": "Back to the lobby",
+  "result.waiting": "Waiting for {names} to confirm…",
+  "result.voted": "You confirmed: the next game starts when everyone has.",
+  "lobby.more": "More levels",
+  "lobby.need_name": "Tell us your name first: it is shown at your tables.",
+  "tables.none": "none yet",
+  "tables.away": "the computer is playing for you",
+  "tables.waiting": "waiting to start",
+  "level.easy": "Easy", "level.medium": "Medium", "level.hard": "Hard", "level.expert": "Expert",
+  "level.optimal": "Optimal", "level.heuristic": "Heuristic", "level.greedy": "Greedy",
+  "level.random": "Random",
+};
+function word(key, vars = {}) {
+  const text = WORDS[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (m, k) => (k in vars ? String(vars[k]) : m));
+}
+const levelWord = (level) => WORDS[`level.${level}`] ?? level;
+// A seat's name as the page shows it: a CPU by its level, numbered when several share it.
+function seatName(seat) {
+  if (!seat) return "";
+  if (seat.kind === "cpu") return levelWord(seat.level) + (seat.number ? ` ${seat.number}` : "");
+  return seat.name;
 }
 
 // Every request of the page goes through `api`: a timeout, retries of requests that are
@@ -92,13 +134,20 @@ async function whileBusy(ids, work) {
   try { await work(); } finally { buttons.forEach((b) => { b.disabled = false; }); }
 }
 
+// The session: a guest profile or an account, behind an HttpOnly cookie.
+const ME = { player: null, account: null, loaded: false };
+async function loadSession() {
+  try { Object.assign(ME, await api("/api/session"), { loaded: true }); } catch { /* offline */ }
+  return ME;
+}
 async function ensurePlayer(name) {
-  let player = store.get("yz.player", null);
-  if (!player) {
-    player = await api("/api/players", { name: name || "You" }, { retries: 0 });
-    store.set("yz.player", player);
+  name = (name || "").trim();
+  if (!ME.loaded) await loadSession();
+  if (!ME.player || (name && name !== ME.player.name)) {
+    if (!name) { $("name").focus(); throw new Error(word("lobby.need_name")); }
+    Object.assign(ME, await api("/api/session", { name }, { retries: 0 }));
   }
-  return player;
+  return ME.player;
 }
 
 // ------------------------------------------------------------------ lobby
@@ -107,7 +156,19 @@ let config = { levels: ["easy", "medium", "hard"], rules: ["official"] };
 function seatOptions(i) {
   if (i === 0) return [["human", "You"]];
   return [["friend", "A friend (online)"], ["human", "Another player here"],
-    ...config.levels.map((lv) => [lv, `Computer: ${lv}`])];
+    ...mainLevels().map((lv) => [lv, `Computer: ${levelWord(lv)}`])];
+}
+// The seed's three levels first; the others under "more".
+const mainLevels = () => config.main_levels || config.levels.filter((lv) => ["easy", "medium", "hard"].includes(lv));
+const moreLevels = () => config.levels.filter((lv) => !mainLevels().includes(lv));
+function levelOptions(select, prefix = "") {
+  for (const lv of mainLevels()) select.append(el("option", { value: lv }, prefix + levelWord(lv)));
+  const more = moreLevels();
+  if (more.length) {
+    const group = el("optgroup", { label: word("lobby.more") });
+    for (const lv of more) group.append(el("option", { value: lv }, prefix + levelWord(lv)));
+    select.append(group);
+  }
 }
 
 function renderSeatKinds() {
@@ -121,6 +182,14 @@ function renderSeatKinds() {
     row.append(el("label", { for: id }, `Seat ${i + 1}`));
     const select = el("select", { id, "data-testid": id });
     for (const [value, label] of seatOptions(i)) select.append(el("option", { value }, label));
+    if (i > 0) {
+      const more = moreLevels();
+      if (more.length) {
+        const group = el("optgroup", { label: word("lobby.more") });
+        for (const lv of more) group.append(el("option", { value: lv }, `Computer: ${levelWord(lv)}`));
+        select.append(group);
+      }
+    }
     select.value = previous[i] || (config.levels.includes(defaults[i]) ? defaults[i] : select.options[0].value);
     if (i === 0) select.disabled = true;
     row.append(select);
@@ -130,10 +199,12 @@ function renderSeatKinds() {
 
 function lobbyChoices(online) {
   const seats = [...$("seat-kinds").querySelectorAll("select")].map((s) => s.value);
-  return {
+  const choices = {
     name: $("name").value, seats, online, rules: $("rules").value, fill: $("fill").value,
     match: $("match").checked, coach: $("coach").checked,
   };
+  if (online) choices.turn_timer = Math.max(0, Math.round(Number($("turn-timer").value) || 0));
+  return choices;
 }
 
 async function createTable(online) {
@@ -143,9 +214,8 @@ async function createTable(online) {
     if (!online && choices.seats.includes("friend")) {
       throw new Error("friends join online tables: press Create online table, or pick the computer for their seats");
     }
-    const player = await ensurePlayer(choices.name);
-    const reply = await api("/api/tables", { ...choices, player: player.token }, { retries: 0 });
-    rememberTable(reply.code, reply.tokens);
+    await ensurePlayer(choices.name);
+    const reply = await api("/api/tables", choices, { retries: 0 });
     go(`/t/${reply.code}`);
   } catch (err) {
     $("lobby-error").textContent = err.message;
@@ -157,36 +227,79 @@ async function joinTable() {
   try {
     const code = $("join-code").value.trim().toUpperCase().replace(/[\s-]/g, "");
     if (!code) throw new Error("type the table code first");
-    const mine = myTables()[code];
-    if (mine && Object.keys(mine.tokens).length) { go(`/t/${code}`); return; }
     const player = await ensurePlayer($("name").value);
-    const reply = await api(`/api/tables/${encodeURIComponent(code)}/join`, { name: $("name").value, player: player.token }, { retries: 0 });
-    rememberTable(code, { [reply.seat]: reply.token });
+    try {
+      await api(`/api/tables/${encodeURIComponent(code)}/join`, { name: player.name }, { retries: 0 });
+    } catch (err) {
+      if (err.code !== "already_seated") throw err;  // our seat already: just go there
+    }
     go(`/t/${code}`);
   } catch (err) {
     $("lobby-error").textContent = err.message;
   }
 }
 
-function renderMyTables() {
+// "Your open tables": the session's, from the server (so on every device once signed in).
+async function renderMyTables() {
   const list = $("my-tables");
+  let tables = [];
+  try { tables = (await api("/api/me/tables")).tables; } catch { /* offline: none shown */ }
   list.replaceChildren();
-  const entries = Object.entries(myTables()).sort((a, b) => b[1].updated - a[1].updated).slice(0, 10);
-  if (!entries.length) list.append(el("li", {}, "none yet"));
-  for (const [code] of entries) {
-    const li = el("li");
-    li.append(el("a", { href: `/t/${code}` }, code));
+  if (!tables.length) list.append(el("li", {}, word("tables.none")));
+  for (const table of tables.slice(0, 10)) {
+    const li = el("li", { "data-testid": `my-table-${table.code}` });
+    li.append(el("a", { href: `/t/${table.code}` }, table.code));
+    const notes = [];
+    if (!table.started) notes.push(word("tables.waiting"));
+    if (table.away.length) notes.push(word("tables.away"));
+    if (notes.length) li.append(document.createTextNode(` (${notes.join("; ")})`));
     list.append(li);
   }
 }
 
+function renderAccount() {
+  const signedIn = Boolean(ME.account);
+  $("signed-in").hidden = !signedIn;
+  $("signed-out").hidden = signedIn;
+  $("account-name").textContent = ME.account || "";
+}
+
+async function accountAction(what, body) {
+  $("account-error").textContent = "";
+  try {
+    const reply = await api(`/api/account/${what}`, body, { retries: 0 });
+    Object.assign(ME, reply, { loaded: true });
+    if (ME.player) $("name").value = ME.player.name;
+    renderAccount();
+    renderMyTables();
+  } catch (err) {
+    $("account-error").textContent = err.message;
+  }
+}
+
+async function signUp() {
+  // a guest profile first (the name field), so that its games come along
+  if (!ME.player && $("name").value.trim()) {
+    try { await ensurePlayer($("name").value); } catch (err) { $("account-error").textContent = err.message; return; }
+  }
+  await accountAction("signup", { username: $("signup-name").value, password: $("signup-password").value, name: $("name").value || undefined });
+  $("signup-password").value = "";
+}
+
+async function signIn() {
+  await accountAction("signin", { username: $("signin-name").value, password: $("signin-password").value });
+  $("signin-password").value = "";
+}
+
 async function showLobby() {
-  const player = store.get("yz.player", null);
-  if (player) $("name").value = player.name;
+  await loadSession();
+  if (ME.player) $("name").value = ME.player.name;
+  renderAccount();
   try { config = await api("/api/config"); } catch { /* keep the defaults */ }
   const rules = $("rules"), fill = $("fill");
   rules.replaceChildren(...config.rules.map((r) => el("option", { value: r }, r)));
-  fill.replaceChildren(...config.levels.map((lv) => el("option", { value: lv }, lv)));
+  fill.replaceChildren();
+  levelOptions(fill);
   fill.value = config.levels.includes("medium") ? "medium" : config.levels[0];
   renderSeatKinds();
   renderMyTables();
@@ -198,12 +311,13 @@ async function showLobby() {
 const T = {
   code: null, state: null, version: [-1, -1], held: new Set(), selected: null,
   queue: Promise.resolve(), animating: false, socket: null, retry: 0, hint: null,
-  busy: false, netError: false, poll: null,
+  busy: false, netError: false, poll: null, mine: [], presence: null, ended: null,
+  voted: false, deadlineAt: null, ticker: null,
 };
-const mySeats = () => Object.keys((myTables()[T.code] || { tokens: {} }).tokens).map(Number);
-const tokenOf = (seat) => (myTables()[T.code] || { tokens: {} }).tokens[seat];
-const isMine = (seat) => mySeats().includes(seat);
+const mySeats = () => T.mine;
+const isMine = (seat) => T.mine.includes(seat);
 const myTurn = () => T.state && T.state.started && !T.state.over && isMine(T.state.current) && !T.animating && !T.busy;
+const amHost = () => isMine(0);
 const newer = (a, b) => a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]);
 
 function setStatus(text) { $("status").textContent = text; }
@@ -234,8 +348,25 @@ function rollDice(positions) {
   }
 }
 
+// The header and the highlighted column follow the seat that is moving.
+function showMover(seat, state) {
+  const turn = $("turn");
+  turn.dataset.seat = seat === null ? "" : String(seat);
+  if (seat === null) { turn.textContent = word("turn.over"); }
+  else {
+    const s = state.seats[seat];
+    const who = el("span", { class: "who", title: seatName(s) },
+      s.kind !== "cpu" && s.away ? word("turn.cpu_for", { name: seatName(s) }) : seatName(s));
+    turn.replaceChildren(document.createTextNode(word("turn.to_move", { name: "" })), who);
+  }
+  document.querySelectorAll("#card thead th[data-seat]").forEach((th) => {
+    th.classList.toggle("mover", th.dataset.seat === String(seat));
+  });
+}
+
 // One animated move of someone else (a CPU or another player).
 async function animate(event, state) {
+  showMover(event.seat, state);
   if (PACE === 0) { setStatus(event.text); return; }
   if (event.type === "roll") {
     showDice(event.dice_before, new Set(), event.kept);
@@ -265,9 +396,11 @@ async function apply(state) {
   const sameGame = previous && previous.game === state.game;
   const fresh = (state.events || []).filter((e) => !sameGame || e.seq >= previous.seq);
   const others = fresh.filter((e) => !isMine(e.seat));
-  if (previous && others.length && PACE > 0) {
+  if (previous && sameGame && others.length && PACE > 0) {
     T.animating = true;
-    render(previous, { lock: true });
+    // our own move shows at once (the box filled, the total updated); the others' after
+    const shown = { ...previous, cards: previous.cards.map((c, i) => (isMine(i) ? state.cards[i] : c)) };
+    render(shown, { lock: true });
     for (const event of fresh) {
       if (isMine(event.seat)) { setStatus(event.text); continue; }
       await animate(event, state);
@@ -290,8 +423,8 @@ async function apply(state) {
 
 function describeTurn(state) {
   if (!state.started) return "Waiting for players…";
-  if (state.over) return state.result.text;
-  const name = state.seats[state.current].name;
+  if (state.over) return resultWords(state);
+  const name = seatName(state.seats[state.current]);
   if (isMine(state.current)) {
     return `${mySeats().length > 1 ? name + ", your" : "Your"} turn: roll ${3 - state.rolls_left} of 3`;
   }
@@ -305,12 +438,13 @@ function render(state, { lock = false } = {}) {
   $("waiting").hidden = state.started;
   $("board").hidden = !state.started;
   if (!state.started) { renderWaiting(state); return; }
+  $("waiting-seats").replaceChildren();  // its seat-status hooks now live in the card
   const playing = !state.over;
   const mine = playing && isMine(state.current) && !lock;
   const live = mine && !T.busy;  // no second intent while one is in flight
-  const turn = $("turn");
-  turn.dataset.seat = playing ? String(state.current) : "";
-  turn.textContent = playing ? `To move: ${state.seats[state.current].name}` : "Game over";
+  $("leave").hidden = !mySeats().length;
+  renderAway(state);
+  renderTimer(state);
   if (!T.animating) showDice(playing ? state.dice : [], mine ? T.held : new Set(state.held || []), null);
   for (let i = 0; i < 5; i++) {
     document.querySelector(`[data-testid="die-${i}"]`).disabled = !(live && state.rolls_left > 0);
@@ -322,17 +456,51 @@ function render(state, { lock = false } = {}) {
   $("hint-button").hidden = !state.coach;
   $("hint-button").disabled = !live;
   renderCard(state, mine);
+  showMover(playing ? state.current : null, state);
   renderCoach(state);
   renderResult(state);
+}
+
+// "The computer is playing for you", and the button that takes the seat back.
+function renderAway(state) {
+  const away = mySeats().map((i) => state.seats[i]).find((s) => s && s.away);
+  $("away-banner").hidden = !away;
+  if (away) $("away-text").textContent = word(`me.away.${away.away}`);
+}
+
+// The turn timer's countdown (the server holds the deadline; this only shows it).
+function renderTimer(state) {
+  const node = $("timer");
+  T.deadlineAt = state.time_left !== undefined && state.time_left !== null ? performance.now() + 1000 * state.time_left : null;
+  const tick = () => {
+    if (T.deadlineAt === null) { node.hidden = true; return; }
+    const left = Math.max(0, Math.ceil((T.deadlineAt - performance.now()) / 1000));
+    node.hidden = false;
+    node.textContent = word("timer.left", { s: left });
+  };
+  tick();
+  if (!T.ticker) T.ticker = setInterval(() => { if (!$("table").hidden) tick(); }, 500);
 }
 
 function renderWaiting(state) {
   const list = $("waiting-seats");
   list.replaceChildren(...state.seats.map((s) => {
-    if (s.kind === "friend") return el("li", {}, `Seat ${s.seat + 1}: free, waiting for a friend`);
-    const what = s.kind === "cpu" ? "computer" : "joined";
-    return el("li", {}, `Seat ${s.seat + 1}: ${s.name} (${what})`);
+    const li = el("li");
+    if (s.kind !== "cpu") li.append(seatStatus(s));
+    if (s.kind === "friend") li.append(document.createTextNode(`Seat ${s.seat + 1}: free, waiting for a friend`));
+    else {
+      const what = s.kind === "cpu" ? "computer" : "joined";
+      li.append(document.createTextNode(`Seat ${s.seat + 1}: `), el("span", { class: "seat-name", title: seatName(s) }, seatName(s)),
+        document.createTextNode(` (${what})`));
+    }
+    if (amHost() && s.seat > 0 && s.kind !== "cpu" && !s.connected && !isMine(s.seat)) {
+      li.append(" ", hostButton("hand", s.seat), " ", hostButton("remove", s.seat));
+    }
+    return li;
   }));
+  $("leave").hidden = !mySeats().length || amHost();
+  $("away-banner").hidden = true;
+  $("timer").hidden = true;
   $("start").hidden = !isMine(0);
   const free = state.seats.some((s) => s.kind === "friend" && !s.taken);
   $("join-here").hidden = !(free && !mySeats().length);
@@ -340,12 +508,48 @@ function renderWaiting(state) {
   $("turn").dataset.seat = "";
 }
 
+// A seat's live presence: data-connected says whether its player has the table open.
+function seatStatus(s) {
+  const connected = s.kind === "cpu" || Boolean(s.connected);
+  const dot = el("span", { class: "seat-status", "data-testid": `seat-status-${s.seat}`,
+    "data-connected": String(connected), role: "img",
+    "aria-label": connected ? "connected" : word("seat.offline"), title: connected ? "connected" : word("seat.offline") });
+  return dot;
+}
+
+// The host's controls for an absent seat: the computer plays it; before the start, remove it.
+function hostButton(what, seat) {
+  const id = what === "hand" ? `hand-to-cpu-${seat}` : `remove-seat-${seat}`;
+  const button = el("button", { type: "button", "data-testid": id }, word(what === "hand" ? "host.hand" : "host.remove"));
+  button.addEventListener("click", pressOnce(() => people(what, { target: seat })));
+  return button;
+}
+
+async function people(what, body = {}) {
+  setError("");
+  try {
+    const state = await api(`/api/tables/${T.code}/${what}`, body, { retries: 0 });
+    await receive(state);
+    return state;
+  } catch (err) {
+    if (err.status === 409) await resync();
+    showFailure(err);
+    return null;
+  }
+}
+
 function renderCard(state, mine) {
   const table = $("card");
   const head = el("tr");
   head.append(el("th", { scope: "col" }, "Box"));
   state.seats.forEach((s, i) => {
-    const th = el("th", { scope: "col" }, s.name + (isMine(i) && mySeats().length === 1 && s.name !== "You" ? " (you)" : ""));
+    const th = el("th", { scope: "col", "data-seat": String(i) });
+    if (s.kind !== "cpu") th.append(seatStatus(s));
+    const name = seatName(s) + (isMine(i) && mySeats().length === 1 ? ` (${word("seat.you")})` : "");
+    th.append(el("span", { class: "seat-name", title: name }, name));
+    if (s.kind !== "cpu" && s.away) th.append(el("span", { class: "seat-away", "data-testid": `seat-away-${i}` }, word(`seat.away.${s.away}`)));
+    else if (s.kind === "human" && !s.connected && state.online && !isMine(i)) th.append(el("span", { class: "seat-away" }, word("seat.offline")));
+    if (amHost() && i > 0 && s.kind === "human" && !s.away && !s.connected && !isMine(i) && !state.over) th.append(hostButton("hand", i));
     if (!state.over && state.current === i) th.classList.add("mover");
     head.append(th);
   });
@@ -425,14 +629,41 @@ function renderHint(hint) {
   node.append(list);
 }
 
+// The result in words, for the player of this page: "You won", "You lost to hard by 34"...
+function resultWords(state) {
+  const { totals, winners, draw } = state.result;
+  const names = (seats) => seats.map((i) => seatName(state.seats[i])).join(" and ");
+  if (mySeats().length !== 1) return draw ? word("result.draw") : word("result.wins", { name: names(winners) });
+  const me = mySeats()[0];
+  if (winners.includes(me)) {
+    if (!draw) return word("result.you_won");
+    const others = winners.filter((i) => i !== me);
+    return others.length ? word("result.you_drew", { names: names(others) }) : word("result.draw");
+  }
+  return word("result.you_lost", { name: names(winners), n: totals[winners[0]] - totals[me] });
+}
+
+// The end of a game: an overlay, which stays for this player until they leave it (Play
+// again, Back to the lobby), even if the others start the next game meanwhile.
 function renderResult(state) {
   const box = $("result");
-  box.hidden = !state.over;
-  if (!state.over) { box.replaceChildren(); return; }
-  const parts = [el("h2", {}, state.result.text)];
-  const totals = el("p");
-  totals.textContent = state.seats.map((s, i) => `${s.name} ${state.result.totals[i]}`).join(" · ");
-  parts.push(totals);
+  if (state.over) {
+    if (!T.ended || T.ended.game !== state.game) T.voted = false;
+    T.ended = state;
+  } else if (T.ended && (T.voted || T.ended.code !== state.code)) { T.ended = null; T.voted = false; }
+  const ended = T.ended;
+  box.hidden = !ended;
+  if (!ended) { box.replaceChildren(); return; }
+  state = ended;
+  const parts = [el("h2", { id: "result-title", "data-testid": "result-words" }, resultWords(state))];
+  const ranking = el("ol", { class: "ranking", "data-testid": "ranking" });
+  for (const r of state.result.ranking) {
+    const li = el("li", { class: isMine(r.seat) ? "me" : "" });
+    li.append(el("span", { class: "seat-name", title: seatName(state.seats[r.seat]) }, `${r.place}. ${seatName(state.seats[r.seat])}`),
+      el("strong", { "data-testid": `rank-total-${r.seat}` }, r.total));
+    ranking.append(li);
+  }
+  parts.push(ranking);
   const match = state.match_state;
   let again = "Play again";
   if (match) {
@@ -454,13 +685,32 @@ function renderResult(state) {
       parts.push(div);
     }
   }
-  if (mySeats().length) {
-    const button = el("button", { type: "button", class: "primary", "data-testid": "play-again" }, again);
-    button.disabled = T.busy;
-    button.addEventListener("click", pressOnce(() => act({ type: "next" })));
-    parts.push(button);
+  const live = T.state && T.state.code === state.code ? T.state : state;
+  if (live.over && live.online && live.votes && live.votes.length) {
+    const waiting = (live.voters || []).filter((i) => !live.votes.includes(i) && !isMine(i));
+    const text = waiting.length ? word("result.waiting", { names: waiting.map((i) => seatName(live.seats[i])).join(", ") }) : "";
+    if (live.votes.some(isMine) || text) parts.push(el("p", { class: "votes", "data-testid": "votes" }, live.votes.some(isMine) ? `${word("result.voted")} ${text}` : text));
   }
+  const buttons = el("div", { class: "buttons" });
+  if (mySeats().length) {
+    const label = again === "Next game" ? word("result.next") : word("result.again");
+    const button = el("button", { type: "button", class: "primary", "data-testid": "play-again" }, label);
+    const votedAlready = live.over && (live.votes || []).some(isMine);
+    button.disabled = T.busy || votedAlready;
+    button.addEventListener("click", pressOnce(playAgain));
+    buttons.append(button);
+  }
+  const lobby = el("button", { type: "button", "data-testid": "back-to-lobby" }, word("result.lobby"));
+  lobby.addEventListener("click", () => { T.ended = null; go("/"); });
+  buttons.append(lobby);
+  parts.push(buttons);
   box.replaceChildren(...parts);
+}
+
+async function playAgain() {
+  if (T.state && !T.state.over) { T.voted = true; T.ended = null; render(T.state); return; }  // it started meanwhile
+  T.voted = true;
+  await act({ type: "next" });
 }
 
 // ------------------------------------------------------------------ intents
@@ -474,7 +724,7 @@ async function act(action) {
   render(T.state);
   setError("");
   try {
-    const state = await api(`/api/tables/${T.code}/act`, { seat, token: tokenOf(seat), seq, game, action });
+    const state = await api(`/api/tables/${T.code}/act`, { seat, seq, game, action });
     T.busy = false;
     await receive(state);
   } catch (err) {
@@ -532,7 +782,7 @@ async function askHint() {
   $("hint-button").disabled = true;
   try {
     const seat = T.state.current;
-    T.hint = await api(`/api/tables/${T.code}/hint`, { seat, token: tokenOf(seat) }, { timeout: 60000 });
+    T.hint = await api(`/api/tables/${T.code}/hint`, { seat }, { timeout: 60000 });
     node.dataset.state = "ready";
     renderHint(T.hint);
   } catch (err) {
@@ -560,12 +810,15 @@ function connect() {
     if (data.type === "state") {
       receive(data.state);
       if (T.netError) { T.netError = false; setError(""); }  // back in sync
+    } else if (data.type === "presence") {
+      T.queue = T.queue.then(() => showPresence(data.connected));
+    } else if (data.type === "hello") {
+      T.mine = data.seats || [data.seat];
     } else if (data.type === "error" && data.status === 404) setError(data.error);
   };
   socket.onopen = () => {
     T.retry = 0;
-    const seat = mySeats()[0];
-    if (seat !== undefined) socket.send(JSON.stringify({ type: "hello", seat, token: tokenOf(seat) }));
+    if (mySeats().length) socket.send(JSON.stringify({ type: "hello" }));  // the cookie says who
     setConnection("online");
   };
   socket.onclose = (event) => {
@@ -591,12 +844,25 @@ function stopPolling() {
   if (T.poll) { clearInterval(T.poll); T.poll = null; }
 }
 
+// Presence changed (a socket opened or closed): redraw who is connected.
+function showPresence(connected) {
+  if (!T.state) return;
+  for (const s of T.state.seats) s.connected = s.kind === "cpu" || connected.includes(s.seat);
+  if (!T.animating) render(T.state);
+  else for (const s of T.state.seats) {
+    const dot = document.querySelector(`[data-testid="seat-status-${s.seat}"]`);
+    if (dot) dot.dataset.connected = String(s.connected);
+  }
+}
+
 async function showTable(code) {
   T.code = code.toUpperCase();
-  T.state = null; T.version = [-1, -1];
-  if (myTables()[T.code]) rememberTable(T.code, {});
+  T.state = null; T.version = [-1, -1]; T.mine = []; T.ended = null; T.voted = false;
   try {
-    await receive(await api(`/api/tables/${T.code}`));
+    await loadSession();
+    const state = await api(`/api/tables/${T.code}`);
+    T.mine = state.mine || [];
+    await receive(state);
     connect();
   } catch (err) {
     showFailure(err);
@@ -657,10 +923,10 @@ function chart(history) {
 
 async function showStats() {
   const body = $("stats-body");
-  const player = store.get("yz.player", null);
-  if (!player) { body.replaceChildren(el("p", {}, "No games yet: play one from the lobby.")); return; }
+  await loadSession();
+  if (!ME.player) { body.replaceChildren(el("p", {}, "No games yet: play one from the lobby.")); return; }
   try {
-    const s = await api("/api/stats", { player: player.token });
+    const s = await api("/api/stats", {});
     const o = s.overall;
     const grid = el("div", { class: "stat-grid" });
     for (const [label, value] of [["games", o.games], ["wins", o.wins], ["draws", o.draws],
@@ -712,8 +978,15 @@ document.addEventListener("DOMContentLoaded", () => {
   $("score").addEventListener("click", pressOnce(scoreNow));
   $("hint-button").addEventListener("click", pressOnce(askHint));
   $("join-here").addEventListener("click", () => go(`/?join=${T.code}`));
+  $("leave").addEventListener("click", pressOnce(async () => { if (await people("leave")) { T.ended = null; go("/"); } }));
+  $("take-back").addEventListener("click", pressOnce(() => people("back")));
+  for (const form of ["signup-form", "signin-form"]) $(form).addEventListener("submit", (e) => e.preventDefault());
+  $("signup").addEventListener("click", () => whileBusy(["signup", "signin"], signUp));
+  $("signin").addEventListener("click", () => whileBusy(["signup", "signin"], signIn));
+  $("signout").addEventListener("click", () => whileBusy(["signout"], () => accountAction("signout", {})));
+  $("signout-everywhere").addEventListener("click", () => whileBusy(["signout-everywhere"], () => accountAction("signout", { everywhere: true })));
   $("start").addEventListener("click", () => whileBusy(["start"], async () => {
-    try { await receive(await api(`/api/tables/${T.code}/start`, { seat: 0, token: tokenOf(0) })); }
+    try { await receive(await api(`/api/tables/${T.code}/start`, { seat: 0 })); }
     catch (err) { if (err.status === 409) await resync(); else showFailure(err); }
   }));
   for (let i = 0; i < 5; i++) {
