@@ -47,7 +47,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from yahtzee_env.rules import PRESETS, RuleSet
+from yahtzee_env.game.rules import PRESETS, RuleSet
 from yahtzee_env.web.guard import GuardMiddleware, RefusalLog, client_address, cross_site
 from yahtzee_env.web.hub import (
     CLOSE_BINARY,
