@@ -39,21 +39,39 @@ def policy_weights(model: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str
     return weights, activation
 
 
-def input_version_of(weights: list[tuple[np.ndarray, np.ndarray]]) -> int:
-    """The network input version (`observation.INPUT_SIZES`) that the first layer reads."""
-    return {size: v for v, size in INPUT_SIZES.items()}[weights[0][0].shape[0]]
+def check_input_version(weights: list[tuple[np.ndarray, np.ndarray]], input_version: int) -> int:
+    """``input_version`` (the run config's ``env.observation_version``) if the first layer
+    reads that many inputs, else `ValueError`: the version is never guessed from the width
+    (two versions may one day have the same width)."""
+    if input_version not in INPUT_SIZES:
+        raise ValueError(
+            f"unknown network input version {input_version} (known: {sorted(INPUT_SIZES)})"
+        )
+    width = weights[0][0].shape[0]
+    if width != INPUT_SIZES[input_version]:
+        raise ValueError(
+            f"the run's config says input version {input_version} "
+            f"({INPUT_SIZES[input_version]} inputs), but the network reads {width}"
+        )
+    return input_version
 
 
 def numpy_policy(
-    model: Any, name: str = "policy", canonical_holds: bool = True, threshold: int = 63
+    model: Any,
+    name: str = "policy",
+    canonical_holds: bool = True,
+    threshold: int = 63,
+    *,
+    input_version: int,
 ) -> MLPPolicy:
+    """The numpy player of an SB3 model; ``input_version`` comes from the run's config."""
     weights, activation = policy_weights(model)
     return MLPPolicy(
         weights,
         activation,
         name=name,
         canonical_holds=canonical_holds,
-        input_version=input_version_of(weights),
+        input_version=check_input_version(weights, input_version),
         threshold=threshold,
     )
 
@@ -65,10 +83,13 @@ def export_npz(
     *,
     rules: str,
     config_sha256: str,
+    input_version: int,
     level: str | None = None,
     canonical_holds: bool = True,
     extra: dict[str, Any] | None = None,
 ) -> Path:
+    """Write ``NAME.npz`` + ``NAME.json``; ``input_version`` is the run config's, recorded as
+    it is; ``level`` only when the model is exported as a level."""
     weights, activation = policy_weights(model)
     return save_policy(
         out_dir,
@@ -79,7 +100,7 @@ def export_npz(
         config_sha256=config_sha256,
         level=level,
         canonical_holds=canonical_holds,
-        input_version=input_version_of(weights),
+        input_version=check_input_version(weights, input_version),
         extra=extra,
     )
 

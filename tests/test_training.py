@@ -438,3 +438,79 @@ def test_damaged_run_files_fail_export_and_resume_up_front(tiny_run, tmp_path, d
 def test_bad_runs_dir_fails_before_training(tmp_path: Path) -> None:
     out = _main("train", str(TINY), "--runs-dir", "/dev/null/runs", "--no-progress")
     assert out.returncode == 2 and "--runs-dir" in out.stderr and "Traceback" not in out.stderr
+
+
+# ------------------------------------------------------------------ exact resume (issue 21.3)
+EXACT = ["--set", "train.total_timesteps=16384", "--set", "train.checkpoint_interval=2048"]
+
+
+def _weights_and_evals(run: Path) -> tuple[str, list[dict]]:
+    final = json.loads((run / "final" / "eval.json").read_text())
+    evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
+    return final["weights_sha256"], evals
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("exact")
+    out = _cli("train", str(TINY), "--runs-dir", str(runs), "--no-progress", *EXACT)
+    assert out.returncode == 0, out.stderr
+    return runs / "tiny"
+
+
+def test_sigterm_then_resume_equals_the_uninterrupted_run(uninterrupted, tmp_path) -> None:
+    """A real SIGTERM mid-run: the run checkpoints at the next rollout boundary and exits
+    143; --resume ends with the same weights (sha256) and the same evaluations, bit for bit."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "yahtzee_env", "train", str(TINY), "--runs-dir", str(tmp_path)]
+        + ["--no-progress", *EXACT],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    ckpts = tmp_path / "tiny" / "checkpoints"
+    deadline = time.monotonic() + 120
+    while not (ckpts / "ckpt_2048.zip").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr
+    assert "stopped by SIGTERM" in stderr and not (tmp_path / "tiny" / "final").exists()
+    stopped_at = max(int(p.stem.split("_")[1]) for p in ckpts.glob("ckpt_*.zip"))
+    assert 2048 <= stopped_at < 16384
+    out = _cli("train", "--resume", str(tmp_path / "tiny"), "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert f"from ckpt_{stopped_at}.zip" in out.stdout
+    assert _weights_and_evals(tmp_path / "tiny") == _weights_and_evals(uninterrupted)
+    assert len(list((tmp_path / "tiny" / "tb").iterdir())) == 1  # one TensorBoard run
+
+
+def test_time_limit_then_resume_equals_the_uninterrupted_run(uninterrupted, tmp_path) -> None:
+    """--time-limit 0 stops at the first rollout boundary (right after the warm start) with
+    exit 75; the resumed run repeats the uninterrupted one exactly."""
+    out = _cli("train", str(TINY), "--runs-dir", str(tmp_path), "--no-progress", *EXACT,
+               "--time-limit", "0")  # fmt: skip
+    assert out.returncode == 75, out.stderr
+    assert "stopped by time limit at 0 steps" in out.stderr
+    out = _cli("train", "--resume", str(tmp_path / "tiny"), "--no-progress", "--time-limit", "1h")
+    assert out.returncode == 0, out.stderr
+    assert _weights_and_evals(tmp_path / "tiny") == _weights_and_evals(uninterrupted)
+
+
+def test_resume_without_a_checkpoint_says_so_and_starts_clean(uninterrupted, tmp_path) -> None:
+    """A run killed before its first checkpoint: --resume says there is nothing to resume,
+    removes the stale best/ and TensorBoard run, and trains from zero to the same result."""
+    import shutil
+
+    run = Path(shutil.copytree(uninterrupted, tmp_path / "tiny"))
+    shutil.rmtree(run / "checkpoints")
+    shutil.rmtree(run / "final")
+    out = _cli("train", "--resume", str(run), "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert "no checkpoint to resume from: starting from the beginning" in out.stdout
+    assert "best/" in out.stdout and "tb/" in out.stdout
+    assert len(list((run / "tb").iterdir())) == 1
+    assert _weights_and_evals(run) == _weights_and_evals(uninterrupted)

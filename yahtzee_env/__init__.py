@@ -8,6 +8,10 @@ Importing this package registers the Gymnasium ids (nothing heavy is imported un
 
     env = gym.make("Yahtzee-v0", rules="official")
 
+Grade any agent by the benchmark protocol in one call (`yahtzee_env.benchmark`)::
+
+    row = yahtzee_env.benchmark("hard")  # or a model file, or fn(obs, mask) -> actions
+
 The rules engine (`yahtzee_env.engine`, `yahtzee_env.rules`, `yahtzee_env.dice`) does not
 import Gymnasium.
 """
@@ -22,6 +26,7 @@ from yahtzee_env.engine import (
     box_action,
     hold_action,
 )
+from yahtzee_env.leaderboard import PROTOCOL, benchmark
 from yahtzee_env.rules import BOX_NAMES, PRESETS, Box, RuleSet
 
 __version__ = "0.1.0"
@@ -30,12 +35,14 @@ __all__ = [
     "BOX_NAMES",
     "NUM_ACTIONS",
     "PRESETS",
+    "PROTOCOL",
     "Box",
     "Game",
     "IllegalActionError",
     "RuleSet",
     "Scorecard",
     "__version__",
+    "benchmark",
     "box_action",
     "hold_action",
 ]

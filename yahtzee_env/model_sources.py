@@ -218,24 +218,28 @@ def load_sb3_policy(path: str | os.PathLike, rules: RuleSet | str | None = None)
     maskable = _require("sb3_contrib", "train", "an SB3 checkpoint")
     train = _require("yahtzee_agents.train", "train", "an SB3 checkpoint")
     export = _require("yahtzee_agents.export", "train", "an SB3 checkpoint")
-    canonical, name = True, zip_path.stem  # canonical holds are never a wrong choice
-    threshold = RuleSet.from_spec(rules).upper_bonus_threshold
-    if run is not None:
-        cfg = train.load_run_config(run)
-        canonical, name = cfg.env.canonical_holds, cfg.name
-        threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
-        if rules is not None and RuleSet.from_spec(rules) != RuleSet.from_spec(cfg.env.rules):
-            raise RulesMismatchError(
-                f"{path}: model trained for rules {cfg.env.rules!r}, asked to play "
-                f"{RuleSet.from_spec(rules).name!r}"
-            )
+    if run is None:
+        raise ModelFormatError(
+            f"{path}: no run folder (config.yaml) around it: its rules, holds mode and "
+            "network-input version are unknown; give the run folder or a zip inside it"
+        )
+    cfg = train.load_run_config(run)
+    canonical, name = cfg.env.canonical_holds, cfg.name
+    threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
+    if rules is not None and RuleSet.from_spec(rules) != RuleSet.from_spec(cfg.env.rules):
+        raise RulesMismatchError(
+            f"{path}: model trained for rules {cfg.env.rules!r}, asked to play "
+            f"{RuleSet.from_spec(rules).name!r}"
+        )
     try:
         model = maskable.MaskablePPO.load(zip_path, device="cpu")
     except Exception as err:  # torch/SB3 raise many types on a damaged file
         raise ModelFormatError(
             f"{zip_path}: cannot load the model ({type(err).__name__}: {str(err)[:200]})"
         ) from None
-    return export.numpy_policy(model, name, canonical, threshold)
+    return export.numpy_policy(
+        model, name, canonical, threshold, input_version=cfg.env.observation_version
+    )
 
 
 def is_model_source(name: str) -> bool:

@@ -21,7 +21,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "STEPS, the checkpoint saved at that many env-steps (checkpoints/ckpt_STEPS.zip)",
     )
     parser.add_argument("--name", default=None, help="file name stem (default: run name)")
-    parser.add_argument("--level", default=None, help="record this level name in the manifest")
+    parser.add_argument(
+        "--level",
+        default=None,
+        help="export as this level: record its name in the manifest or ONNX metadata (without "
+        "it, no level is named, whatever the config trains)",
+    )
 
 
 def _model_choice(value: str) -> str:
@@ -114,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
             name,
             rules=cfg.env.rules,
             config_sha256=cfg.digest(),
-            level=args.level or cfg.level,
+            input_version=cfg.env.observation_version,
+            level=args.level,
             canonical_holds=cfg.env.canonical_holds,
             extra=extra,
         )
@@ -125,10 +131,11 @@ def run(args: argparse.Namespace) -> int:
                 name,
                 cfg.env.canonical_holds,
                 RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold,
+                input_version=cfg.env.observation_version,
             ),
             args.out / f"{name}.onnx",
             rules=cfg.env.rules,
-            level=args.level or cfg.level,
+            level=args.level,
         )
     print(f"wrote {path}")
     return 0
