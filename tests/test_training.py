@@ -462,9 +462,9 @@ def test_sigterm_then_resume_equals_the_uninterrupted_run(uninterrupted, tmp_pat
     """A real SIGTERM mid-run: the run checkpoints at the next rollout boundary and exits
     143; --resume ends with the same weights (sha256) and the same evaluations, bit for bit."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "yahtzee_env", "train", str(TINY), "--no-progress"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "yahtzee_env", "train", str(TINY), "--runs-dir", str(tmp_path)]
-        + ["--no-progress", *EXACT],
+        [*command, "--runs-dir", str(tmp_path), *EXACT],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
