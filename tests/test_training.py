@@ -514,3 +514,80 @@ def test_resume_without_a_checkpoint_says_so_and_starts_clean(uninterrupted, tmp
     assert "best/" in out.stdout and "tb/" in out.stdout
     assert len(list((run / "tb").iterdir())) == 1
     assert _weights_and_evals(run) == _weights_and_evals(uninterrupted)
+
+
+# ------------------------------------------------------------------ the benchmark (issue 21.1)
+def test_benchmark_each_model_kind(tiny_run: Path, tmp_path: Path) -> None:
+    """npz (+ manifest), ONNX, SB3 zip and run folder: the same best model, the same games,
+    so the same row (ONNX and npz differ only on float near-ties, hence the tolerance)."""
+    import yahtzee_env
+
+    for fmt in ("npz", "onnx"):
+        assert (
+            _main("export", str(tiny_run), "--format", fmt, "--out", str(tmp_path)).returncode == 0
+        )
+    sources = {
+        "npz": tmp_path / "tiny.npz",
+        "manifest": tmp_path / "tiny.json",
+        "zip": tiny_run / "best" / "model.zip",
+        "run": tiny_run,
+    }
+    if _has("onnxruntime"):
+        sources["onnx"] = tmp_path / "tiny.onnx"
+    rows = {kind: yahtzee_env.benchmark(str(path), games=48) for kind, path in sources.items()}
+    for kind in ("manifest", "zip", "run"):
+        assert rows[kind]["mean"] == rows["npz"]["mean"], kind
+    if "onnx" in rows:
+        assert rows["onnx"]["mean"] == pytest.approx(rows["npz"]["mean"], abs=rows["npz"]["ci95"])
+    code = _main("benchmark", str(tiny_run), "--games", "48", "--json", str(tmp_path / "r.json"))
+    assert code.returncode == 0, code.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["mean"] == rows["run"]["mean"]
+    bare = tmp_path / "bare.zip"
+    bare.write_bytes((tiny_run / "best" / "model.zip").read_bytes())
+    out = _main("benchmark", str(bare), "--games", "4")
+    assert out.returncode == 2 and "network-input version are unknown" in out.stderr
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def test_exports_name_a_level_only_when_asked(tiny_run: Path, tmp_path: Path) -> None:
+    """A config that trains a level (ppo.yaml says `level: hard`) does not label every export
+    with it: only `--level NAME` does (issue 21.5); the input version is the config's."""
+    run = _copy_run(tiny_run, tmp_path)
+    config = run / "config.yaml"
+    config.write_text(config.read_text().replace("level: null", "level: hard"))
+    assert "level: hard" in config.read_text()
+    out = tmp_path / "out"
+    assert _main("export", str(run), "--out", str(out), "--name", "plain").returncode == 0
+    assert (
+        _main("export", str(run), "--out", str(out), "--name", "lv", "--level", "hard").returncode
+        == 0
+    )
+    assert json.loads((out / "plain.json").read_text())["level"] is None
+    assert json.loads((out / "lv.json").read_text())["level"] == "hard"
+    assert json.loads((out / "plain.json").read_text())["observation_version"] == 1
+    if _has("onnx"):
+        import onnx
+
+        assert _main("export", str(run), "--format", "onnx", "--out", str(out)).returncode == 0
+        meta = {p.key: p.value for p in onnx.load(str(out / "tiny.onnx")).metadata_props}
+        assert meta["level"] == ""
+
+
+def test_input_version_comes_from_the_config_never_the_width(tiny_run: Path) -> None:
+    """Issue 16.2: the exporter takes the version it is given (the run config's) and checks
+    it against the network, instead of guessing it from the first layer's width."""
+    from sb3_contrib import MaskablePPO
+
+    from yahtzee_agents.export import numpy_policy
+
+    model = MaskablePPO.load(tiny_run / "best" / "model.zip", device="cpu")
+    assert numpy_policy(model, input_version=1).input_version == 1
+    with pytest.raises(ValueError, match="config says input version 2"):
+        numpy_policy(model, input_version=2)
+    with pytest.raises(TypeError):
+        numpy_policy(model)  # no default to fall back on
