@@ -211,28 +211,41 @@ def _git_commit() -> str | None:
 
 
 def write_run_metadata(paths: RunPaths, cfg: RunConfig, argv: list[str]) -> None:
-    import sb3_contrib
-    import stable_baselines3
-    import torch
-
+    """``config.yaml``, ``command.txt`` (appended) and ``meta.json``: versions, git commit,
+    start time and the machine (`yahtzee_agents.provenance`: CPU, flags, kernels in use).
+    A resumed session appends its own facts to ``meta.json``'s ``sessions`` list."""
     import yahtzee_env
+    from yahtzee_agents.provenance import environment_facts
 
     paths.root.mkdir(parents=True, exist_ok=True)
     atomic_write(paths.config, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     with open(paths.root / "command.txt", "a") as f:
         f.write(shlex.join(argv) + "\n")
+    session = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "git_commit": _git_commit(),
+        "environment": environment_facts(),
+    }
+    meta_file = paths.root / "meta.json"
+    try:
+        earlier = json.loads(meta_file.read_text()).get("sessions", [])
+    except (OSError, ValueError, AttributeError):
+        earlier = []
+    libraries = session["environment"]["libraries"]
     meta = {
         "package_version": yahtzee_env.__version__,
-        "git_commit": _git_commit(),
+        "git_commit": session["git_commit"],
         "config_sha256": cfg.digest(),
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "torch": torch.__version__,
-        "stable_baselines3": stable_baselines3.__version__,
-        "sb3_contrib": sb3_contrib.__version__,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "torch": libraries.get("torch"),
+        "stable_baselines3": libraries.get("stable-baselines3"),
+        "sb3_contrib": libraries.get("sb3-contrib"),
+        "started": session["started"],
+        "environment": session["environment"],
+        "sessions": [*earlier, session],
     }
-    atomic_write(paths.root / "meta.json", json.dumps(meta, indent=2) + "\n")
+    atomic_write(meta_file, json.dumps(meta, indent=2) + "\n")
 
 
 def save_model_atomic(model: Any, path: Path) -> None:

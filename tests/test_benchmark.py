@@ -136,3 +136,13 @@ def test_cli_model_file_rules_and_errors(tmp_path: Path) -> None:
     assert code == 2 and "has no 'nope'" in stderr
     code, _, stderr = _yahtzee("benchmark", "no_such_module_21:act", "--games", "5")
     assert code == 2 and "cannot import module" in stderr
+
+
+def test_constraints_pin_the_installed_benchmark_stack() -> None:
+    """constraints/benchmark.txt pins exact versions (==) of the stack, and names each
+    package of the train extra that changes numbers."""
+    text = (Path(__file__).resolve().parents[1] / "constraints" / "benchmark.txt").read_text()
+    pins = dict(line.split("==") for line in text.splitlines() if line and not line.startswith("#"))
+    for name in ("torch", "numpy", "gymnasium", "stable-baselines3", "sb3-contrib"):
+        assert name in pins, name
+    assert pins["torch"] == "2.13.0"  # the project's pin (Makefile, pyproject)

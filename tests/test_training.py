@@ -61,6 +61,15 @@ def test_run_folder_contents(tiny_run: Path) -> None:
     meta = json.loads((tiny_run / "meta.json").read_text())
     assert meta["config_sha256"] == load_config(TINY).digest()
     assert meta["package_version"]
+    env = meta["environment"]  # issue 21.4: what the run ran on
+    assert env["libraries"]["torch"] == torch.__version__.split("+")[0] or env["libraries"]["torch"]
+    assert env["libraries"]["stable-baselines3"] and env["cpu"]["logical_cpus"] >= 1
+    if Path("/proc/cpuinfo").exists():
+        assert env["cpu"]["model"] and env["cpu"]["flags"]
+    assert env["kernels"]["torch"]["cpu_capability"] and "MKL" in env["kernels"]["torch"]["config"]
+    if not isinstance(env["kernels"]["threadpools"], str):
+        assert {p["user_api"] for p in env["kernels"]["threadpools"]} & {"blas", "openmp"}
+    assert len(meta["sessions"]) == 1
     ckpts = sorted((tiny_run / "checkpoints").glob("ckpt_*.zip"))
     assert 1 <= len(ckpts) <= load_config(TINY).train.keep_checkpoints
     assert not list(tiny_run.rglob("*.tmp*")), "no half-written files left behind"
