@@ -10,7 +10,11 @@ HELP = "export a trained run (runs/<name>) to .npz + manifest (numpy-only play) 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", type=Path, help="run folder (runs/<name>)")
+    parser.add_argument(
+        "run",
+        type=Path,
+        help="run folder (runs/<name>), or a level's manifest NAME.json (with --format onnx)",
+    )
     parser.add_argument("--format", choices=("npz", "onnx"), default="npz")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     parser.add_argument(
@@ -60,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as err:
         print(f"yahtzee export: error: {missing_extra_hint(err, 'export')}", file=sys.stderr)
         return 2
+    if args.run.suffix == ".json":
+        return _export_manifest(args)
     try:
         cfg = load_run_config(args.run)
         name = check_plain_name(args.name or cfg.name, "--name")
@@ -137,5 +143,26 @@ def run(args: argparse.Namespace) -> int:
             rules=cfg.env.rules,
             level=args.level,
         )
+    print(f"wrote {path}")
+    return 0
+
+
+def _export_manifest(args: argparse.Namespace) -> int:
+    """A numpy model (a level's ``NAME.json`` + ``NAME.npz``) to a standalone ONNX file."""
+    from yahtzee_agents.export import export_onnx
+    from yahtzee_env.commands import OutputPathError, check_output_dir, check_plain_name
+    from yahtzee_env.opponents import ModelFormatError, load_opponent, read_manifest
+
+    try:
+        if args.format != "onnx":
+            raise ValueError(f"{args.run} is a numpy model already: export it with --format onnx")
+        policy = load_opponent(args.run)
+        rules = read_manifest(args.run).rules
+        name = check_plain_name(args.name or args.run.stem, "--name")
+        check_output_dir(args.out, "--out")
+        path = export_onnx(policy, args.out / f"{name}.onnx", rules=rules, level=args.level)
+    except (ValueError, ModelFormatError, OutputPathError, FileNotFoundError) as err:
+        print(f"yahtzee export: error: {err}", file=sys.stderr)
+        return 2
     print(f"wrote {path}")
     return 0
