@@ -155,9 +155,11 @@ def load_agent(policy: Any, rules: RuleSet | str = "official", name: str | None 
         if _CALLABLE_SPEC.fullmatch(spec):
             policy = _import_callable(spec)
         else:
-            from yahtzee_env.policies import resolve_policy
+            from yahtzee_env.policies import policy_label, resolve_policy
 
-            return CheckedPolicy(resolve_policy(spec, rules, 0), name or spec)
+            resolved = resolve_policy(spec, rules, 0)
+            # a model trained for other rules plays, labelled "(trained for official rules)"
+            return CheckedPolicy(resolved, policy_label(name or spec, resolved, rules))
         name = name or spec
     if hasattr(policy, "act_batch"):
         return CheckedPolicy(policy, name or getattr(policy, "name", type(policy).__name__))
