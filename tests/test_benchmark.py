@@ -161,3 +161,14 @@ def test_the_readme_example_runs_and_is_short(capsys) -> None:
     printed = capsys.readouterr().out.splitlines()
     assert "expected" in printed[0]
     assert json.loads(printed[1])["games"] == 200
+
+
+def test_versions_and_citation() -> None:
+    import yahtzee_agents
+
+    root = Path(__file__).resolve().parents[1]
+    assert yahtzee_agents.__version__ == yahtzee_env.__version__
+    citation = (root / "CITATION.cff").read_text()
+    assert "cff-version: 1.2.0" in citation
+    assert f"version: {yahtzee_env.__version__}" in citation
+    assert "## [Unreleased]" in (root / "CHANGELOG.md").read_text()
