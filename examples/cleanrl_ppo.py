@@ -74,7 +74,7 @@ def main() -> None:
     for _ in range(max(1, args.total_timesteps // (n * t))):
         for i in range(t):  # rollout
             obs_buf[i], done_buf[i] = next_obs, next_done
-            mask_buf[i] = torch.as_tensor(envs.action_masks())
+            mask_buf[i] = torch.tensor(envs.action_masks())  # a copy: the env keeps its own
             with torch.no_grad():
                 action, logp, _, value = agent.act(next_obs, mask_buf[i])
             act_buf[i], logp_buf[i], val_buf[i] = action, logp, value
