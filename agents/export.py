@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from yahtzee_env.fileio import atomic_write
-from yahtzee_env.observation import INPUT_SIZES
-from yahtzee_env.opponents import MLPPolicy, save_policy
-from yahtzee_env.rules import UPPER_BONUS_THRESHOLD
+from yahtzee_env.game.observation import INPUT_SIZES
+from yahtzee_env.game.rules import UPPER_BONUS_THRESHOLD
+from yahtzee_env.policies.models import MLPPolicy, save_policy
 
 
 def policy_weights(model: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
@@ -158,9 +158,9 @@ class _Graph:
 
 
 def _strategy_features_graph(g: _Graph, obs: str, threshold: int) -> str:
-    """`yahtzee_env.observation.strategy_features` as ONNX ops (float32, same order of
+    """`yahtzee_env.game.observation.strategy_features` as ONNX ops (float32, same order of
     operations; the export test holds the two equal on recorded states)."""
-    from yahtzee_env.observation import (
+    from yahtzee_env.game.observation import (
         COUNTS_SLICE,
         OPEN_SLICE,
         POINTS_SLICE,
@@ -213,7 +213,7 @@ def _strategy_features_graph(g: _Graph, obs: str, threshold: int) -> str:
 def _canonical_mask_graph(g: _Graph, obs: str, mask: str) -> str:
     """The env's mask with only the canonical hold of each kept multiset left (as
     `MLPPolicy._allowed`): the sorted dice's faces index a [6^5, 32] table."""
-    from yahtzee_env.dice import CANONICAL_HOLDS, DICE, NUM_HOLDS
+    from yahtzee_env.game.dice import CANONICAL_HOLDS, DICE, NUM_HOLDS
 
     table = np.zeros((6**5, NUM_HOLDS), dtype=bool)
     powers = 6 ** np.arange(5)
@@ -245,8 +245,8 @@ def export_onnx(
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from yahtzee_env.model_sources import onnx_metadata
-    from yahtzee_env.observation import OBS_SIZE
+    from yahtzee_env.game.observation import OBS_SIZE
+    from yahtzee_env.policies.sources import onnx_metadata
 
     g = _Graph()
     x = "obs"

@@ -41,9 +41,9 @@ from yahtzee_agents.config import (
 )
 from yahtzee_agents.export import numpy_policy
 from yahtzee_agents.resume import save_state, state_path
-from yahtzee_env.evaluation import evaluate_policy
+from yahtzee_env.analysis.evaluation import evaluate_policy
 from yahtzee_env.fileio import atomic_path, atomic_write
-from yahtzee_env.rules import Box, RuleSet
+from yahtzee_env.game.rules import Box, RuleSet
 
 CHECKPOINT_PREFIX = "ckpt_"
 
@@ -135,7 +135,7 @@ def make_env(cfg: RunConfig, seed: int):
     """The native vector env behind the SB3 adapter, as the network sees it: model input of
     ``env.observation_version``, rewards shaped (``env.shaping``) and scaled for learning."""
     from yahtzee_agents.vec_env import LearningView, SB3VecEnv
-    from yahtzee_env.vector import YahtzeeVectorEnv
+    from yahtzee_env.envs.vector import YahtzeeVectorEnv
 
     vec = YahtzeeVectorEnv(
         num_envs=cfg.env.num_envs, rules=cfg.env.rules, canonical_holds=cfg.env.canonical_holds

@@ -14,7 +14,8 @@ from torch import nn
 from torch.distributions import Categorical
 
 import yahtzee_env
-from yahtzee_env.vector import YahtzeeVectorEnv
+from yahtzee_env.analysis.leaderboard import format_benchmark
+from yahtzee_env.envs.vector import YahtzeeVectorEnv
 
 
 @dataclass
@@ -119,7 +120,7 @@ def main() -> None:
         return logits.argmax(dim=1).numpy()
 
     row = yahtzee_env.benchmark(greedy, games=args.games, name="cleanrl-ppo")
-    print(yahtzee_env.leaderboard.format_benchmark(row))
+    print(format_benchmark(row))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import json
 import numpy as np
 
 import yahtzee_env
+from yahtzee_env.analysis.leaderboard import format_benchmark
 
 POINTS = slice(
     52, 65
@@ -32,7 +33,7 @@ def main() -> None:
     parser.add_argument("--json", default=None, help="write the leaderboard row here")
     args = parser.parse_args()
     row = yahtzee_env.benchmark(fill_best_box, games=args.games, name="fill-best-box")
-    print(yahtzee_env.leaderboard.format_benchmark(row))
+    print(format_benchmark(row))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({k: v for k, v in row.items() if k != "evaluation"}, f, indent=2)

@@ -9,7 +9,7 @@ import argparse
 
 import numpy as np
 
-from yahtzee_env.multiplayer import env as yahtzee_v0
+from yahtzee_env.envs.multiplayer import env as yahtzee_v0
 
 
 def main() -> None:

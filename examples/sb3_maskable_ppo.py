@@ -11,6 +11,7 @@ from sb3_contrib import MaskablePPO
 
 import yahtzee_env
 from yahtzee_agents.vec_env import SB3VecEnv
+from yahtzee_env.analysis.leaderboard import format_benchmark
 
 
 def main() -> None:
@@ -29,7 +30,7 @@ def main() -> None:
         return model.predict(obs, action_masks=mask, deterministic=True)[0]
 
     row = yahtzee_env.benchmark(act, games=args.games, name="maskable-ppo")
-    print(yahtzee_env.leaderboard.format_benchmark(row))
+    print(format_benchmark(row))
 
 
 if __name__ == "__main__":

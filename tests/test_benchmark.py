@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import yahtzee_env
-from yahtzee_env.cli import main
-from yahtzee_env.evaluation import evaluate_policy
-from yahtzee_env.leaderboard import PROTOCOL, AgentError
-from yahtzee_env.policies import HeuristicPolicy
+from yahtzee_env.analysis.evaluation import evaluate_policy
+from yahtzee_env.analysis.leaderboard import PROTOCOL, AgentError
+from yahtzee_env.commands.cli import main
+from yahtzee_env.policies.baselines import HeuristicPolicy
 
 ROW_KEYS = {
     "agent", "mean", "ci95", "expected_score", "expected_ci95", "optimum", "regret_per_game",
@@ -120,7 +120,7 @@ def test_cli_module_function_and_json_row(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_cli_model_file_rules_and_errors(tmp_path: Path) -> None:
-    levels = Path(yahtzee_env.__file__).parent / "levels"
+    levels = Path(yahtzee_env.__file__).parent / "policies" / "levels"
     code, stdout, stderr = _yahtzee(
         "benchmark", str(levels / "easy.npz"), "--games", "30", "--no-progress"
     )

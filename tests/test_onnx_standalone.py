@@ -13,9 +13,9 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from yahtzee_agents.export import export_onnx  # noqa: E402
-from yahtzee_env.model_sources import load_onnx_policy  # noqa: E402
-from yahtzee_env.opponents import load_opponent  # noqa: E402
-from yahtzee_env.vector import YahtzeeVectorEnv  # noqa: E402
+from yahtzee_env import load_opponent  # noqa: E402
+from yahtzee_env.envs.vector import YahtzeeVectorEnv  # noqa: E402
+from yahtzee_env.policies.sources import load_onnx_policy  # noqa: E402
 
 GAMES = 2_000
 
@@ -99,9 +99,9 @@ def test_metadata_names_a_level_only_when_exported_as_one(hard_onnx: Path, tmp_p
 
 def test_cli_exports_a_level_manifest(tmp_path: Path) -> None:
     import yahtzee_env
-    from yahtzee_env.cli import main
+    from yahtzee_env.commands.cli import main
 
-    manifest = Path(yahtzee_env.__file__).parent / "levels" / "easy.json"
+    manifest = Path(yahtzee_env.__file__).parent / "policies" / "levels" / "easy.json"
     assert main(["export", str(manifest), "--format", "onnx", "--out", str(tmp_path)]) == 0
     row = yahtzee_env.benchmark(str(tmp_path / "easy.onnx"), games=64)
     assert row["mean"] == pytest.approx(yahtzee_env.benchmark("easy", games=64)["mean"], abs=1.0)

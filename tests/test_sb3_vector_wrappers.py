@@ -13,7 +13,7 @@ pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
 
 from yahtzee_agents.vec_env import SB3VecEnv  # noqa: E402
-from yahtzee_env.vector import YahtzeeVectorEnv  # noqa: E402
+from yahtzee_env.envs.vector import YahtzeeVectorEnv  # noqa: E402
 
 
 def _chain(num_envs: int) -> gym.vector.VectorEnv:

@@ -20,7 +20,7 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
-from yahtzee_env.engine import Game, roll_for_first_player  # noqa: E402
+from yahtzee_env.game.engine import Game, roll_for_first_player  # noqa: E402
 from yahtzee_env.web.local_server import LocalServer  # noqa: E402
 
 CHROMIUM = os.environ.get("YAHTZEE_CHROMIUM", "/usr/bin/chromium")

@@ -1,5 +1,5 @@
 """``yahtzee benchmark POLICY``: grade one agent by the fixed benchmark protocol
-(`yahtzee_env.leaderboard`) and print its leaderboard row."""
+(`yahtzee_env.analysis.leaderboard`) and print its leaderboard row."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from yahtzee_env.commands import MODEL_FILES, int_in_range, shipped_levels
-from yahtzee_env.rules import PRESETS
+from yahtzee_env.game.rules import PRESETS
 
 HELP = (
     "grade an agent by the benchmark protocol (10,000 games on fixed seeds, official rules, "
@@ -20,7 +20,7 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from yahtzee_env.evaluation import MAX_GAMES
+    from yahtzee_env.analysis.evaluation import MAX_GAMES
 
     parser.add_argument(
         "policy",
@@ -50,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from yahtzee_env.analysis.leaderboard import benchmark, format_benchmark, load_agent
     from yahtzee_env.commands import (
         OutputPathError,
         check_output_file,
@@ -57,8 +58,7 @@ def run(args: argparse.Namespace) -> int:
         progress_bar,
     )
     from yahtzee_env.fileio import atomic_write
-    from yahtzee_env.leaderboard import benchmark, format_benchmark, load_agent
-    from yahtzee_env.opponents import ModelFormatError
+    from yahtzee_env.policies.models import ModelFormatError
 
     try:
         check_output_file(args.json, "--json")

@@ -36,7 +36,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from yahtzee_env.rules import PRESETS
+from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.rooms import Rooms, WebError, cpu_levels
 from yahtzee_env.web.stats import player_statistics
 from yahtzee_env.web.storage import Storage

@@ -24,21 +24,20 @@ from typing import Any
 
 import numpy as np
 
-from yahtzee_env.cpu import cpu_move
-from yahtzee_env.dice import NUM_DICE
-from yahtzee_env.engine import (
+from yahtzee_env.game.cpu import cpu_move
+from yahtzee_env.game.dice import NUM_DICE
+from yahtzee_env.game.engine import (
     BOX_ACTION_OFFSET,
     NUM_HOLDS,
     Game,
     hold_action,
-    match_is_decided,
-    match_winners,
     roll_for_first_player,
     top_seats,
 )
-from yahtzee_env.rules import BOX_NAMES, PRESETS, RuleSet
+from yahtzee_env.game.match import match_is_decided, match_winners
+from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
+from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
 from yahtzee_env.web.storage import Storage, token_hash
-from yahtzee_env.words import describe_reroll, describe_score, kept_faces, positions_of
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: easy to read aloud
 CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
@@ -60,8 +59,8 @@ class WebError(Exception):
 
 def cpu_levels() -> list[str]:
     """The CPU seat kinds: the shipped trained levels, then the built-in policies."""
-    from yahtzee_env.opponents import LEVELS, LEVELS_DIR
-    from yahtzee_env.policies import POLICIES
+    from yahtzee_env.policies.baselines import POLICIES
+    from yahtzee_env.policies.models import LEVELS, LEVELS_DIR
 
     shipped = [lv for lv in LEVELS if (LEVELS_DIR / f"{lv}.json").exists()]
     return shipped + [p for p in POLICIES if p not in shipped]
@@ -102,8 +101,8 @@ def clean_name(name: Any, default: str | None = None) -> str:
 def trained_for(level: str, rules: RuleSet) -> str | None:
     """The preset a trained CPU level learned when the table plays other rules (the page
     labels the seat "trained for official rules"); None for the rule-aware built-ins."""
-    from yahtzee_env.opponents import LEVELS
-    from yahtzee_env.policies import shared_policy, trained_for_other_rules
+    from yahtzee_env.policies.models import LEVELS
+    from yahtzee_env.policies.resolve import shared_policy, trained_for_other_rules
 
     if level not in LEVELS:
         return None
@@ -336,19 +335,19 @@ class Rooms:
     def policy(self, level: str, rules: RuleSet):
         """The CPU ``level`` for a table of ``rules``, from the one resolver (built for these
         rules; a trained level made for others plays them, labelled: `resolve_policy`)."""
-        from yahtzee_env.policies import shared_policy
+        from yahtzee_env.policies.resolve import shared_policy
 
         return shared_policy(level, rules)
 
     def coach(self, rules: RuleSet):
         if rules.name not in self._coaches:
-            from yahtzee_env.coach import Coach
+            from yahtzee_env.solver.coach import Coach
 
             self._coaches[rules.name] = Coach(rules)
         return self._coaches[rules.name]
 
     def review(self, decisions) -> dict[str, Any]:
-        from yahtzee_env.coach import review
+        from yahtzee_env.solver.coach import review
 
         return review(decisions)
 
