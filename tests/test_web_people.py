@@ -323,3 +323,20 @@ def test_with_no_vote_at_all_no_game_starts(client, clock):
     wait_for(lambda: state_of(client, code)["deadline"] is None, "the vote's clock stopped")
     state = state_of(client, code)
     assert state["over"] and state["game"] == 0
+
+
+def test_names_at_a_table_are_unique(client):
+    reply = client.post(
+        "/api/tables",
+        json={"seats": ["human", "friend", "friend", "hard"], "online": True, "name": "Ada"},
+    )
+    code = reply.json()["code"]
+    client.post(f"/api/tables/{code}/join", json={"name": "ada"})
+    state = client.post(f"/api/tables/{code}/join", json={"name": "hard"}).json()["state"]
+    names = [s["name"] for s in state["seats"]]
+    assert names[:3] == ["Ada", "ada 2", "hard 2"]
+    assert len({n.casefold() for n in names}) == len(names)
+    assert state["seats"][3]["level"] == "hard" and "number" not in state["seats"][3]
+    reply = client.post("/api/tables", json={"seats": ["human", "hard", "hard", "easy"]})
+    seats = reply.json()["state"]["seats"]
+    assert [s.get("number") for s in seats[1:]] == [1, 2, None]  # "Hard 1", "Hard 2", "Easy"

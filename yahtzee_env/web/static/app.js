@@ -41,6 +41,7 @@ const WORDS = {
   "me.away.left": "You left this table: the computer is playing for you.",
   "turn.to_move": "To move: {name}",
   "turn.cpu_for": "{name} (the computer is playing)",
+  "turn.offline": "{name} (not connected)",
   "turn.over": "Game over",
   "timer.left": "{s} s",
   "host.hand": "Let the computer play",
@@ -355,8 +356,10 @@ function showMover(seat, state) {
   if (seat === null) { turn.textContent = word("turn.over"); }
   else {
     const s = state.seats[seat];
-    const who = el("span", { class: "who", title: seatName(s) },
-      s.kind !== "cpu" && s.away ? word("turn.cpu_for", { name: seatName(s) }) : seatName(s));
+    let text = seatName(s);
+    if (s.kind !== "cpu" && s.away) text = word("turn.cpu_for", { name: text });
+    else if (s.kind === "human" && state.online && !s.connected && !isMine(seat)) text = word("turn.offline", { name: text });
+    const who = el("span", { class: "who", title: seatName(s) }, text);
     turn.replaceChildren(document.createTextNode(word("turn.to_move", { name: "" })), who);
   }
   document.querySelectorAll("#card thead th[data-seat]").forEach((th) => {
