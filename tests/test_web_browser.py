@@ -678,3 +678,24 @@ def test_sign_up_play_and_see_the_game_on_another_device(browser, server):
     finally:
         phone_ctx.close()
         laptop_ctx.close()
+
+
+def test_leave_and_take_the_seat_back_from_your_open_tables(browser, server):
+    code, (host_ctx, host, errors), (guest_ctx, guest, guest_errors) = online_pair(browser, server)
+    try:
+        guest.click(tid("leave"))
+        guest.wait_for_selector("#lobby:not([hidden])")
+        host.wait_for_selector(tid("seat-away-1"))
+        assert "left" in host.text_content(tid("seat-away-1"))
+        entry = guest.wait_for_selector(tid(f"my-table-{code}"))
+        assert "computer is playing for you" in entry.text_content()
+        guest.click(f"{tid(f'my-table-{code}')} a")
+        guest.wait_for_selector(f"{tid('away-banner')}:not([hidden])")
+        guest.click(tid("take-back"))
+        guest.wait_for_selector(tid("away-banner"), state="hidden")
+        host.wait_for_selector(tid("seat-away-1"), state="detached")
+        assert api_state(guest_ctx, server, code)["seats"][1]["away"] is None
+        assert not errors and not guest_errors, errors + guest_errors
+    finally:
+        host_ctx.close()
+        guest_ctx.close()
