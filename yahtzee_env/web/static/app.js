@@ -655,7 +655,9 @@ function renderResult(state) {
     T.ended = state;
   } else if (T.ended && (T.voted || T.ended.code !== state.code)) { T.ended = null; T.voted = false; }
   const ended = T.ended;
+  const opening = box.hidden && Boolean(ended);
   box.hidden = !ended;
+  $("result-backdrop").hidden = !ended;
   if (!ended) { box.replaceChildren(); return; }
   state = ended;
   const parts = [el("h2", { id: "result-title", "data-testid": "result-words" }, resultWords(state))];
@@ -708,6 +710,7 @@ function renderResult(state) {
   buttons.append(lobby);
   parts.push(buttons);
   box.replaceChildren(...parts);
+  if (opening) (box.querySelector("[data-testid=play-again]") || lobby).focus();
 }
 
 async function playAgain() {
