@@ -427,6 +427,7 @@ def create_app(
             session = await session_of(request)
             spend(who(body, session))
             seat, token, player = body.get("seat"), body.get("token"), pid(session)
+            here = hub.connected(clean_code(request.path_params["code"]))  # read on the loop
 
             def work(code):
                 if what == "leave":
@@ -436,7 +437,7 @@ def create_app(
                 else:
                     change = rooms.hand_to_cpu if what == "hand" else rooms.remove_seat
                     target = body.get("target")
-                    room = change(code, target, seat, token, player, hub.connected(code))
+                    room = change(code, target, seat, token, player, here)
                 return rooms.state(room)
 
             state = await on_table(request.path_params["code"], work)

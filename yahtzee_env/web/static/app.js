@@ -31,37 +31,37 @@ try { localStorage.removeItem("yz.tables"); localStorage.removeItem("yz.player")
 
 // Words the page shows about people at online tables (issue 18), in one place.
 const WORDS = {
-  "seat.away.timeout": "away: the computer is playing",
-  "seat.away.host": "away: the computer is playing",
-  "seat.away.left": "left: the computer is playing",
-  "seat.offline": "not connected",
-  "seat.you": "you",
-  "me.away.timeout": "Your time ran out: the computer is playing for you.",
-  "me.away.host": "The host gave your seat to the computer while you were away.",
-  "me.away.left": "You left this table: the computer is playing for you.",
-  "turn.to_move": "To move: {name}",
-  "turn.cpu_for": "{name} (the computer is playing)",
-  "turn.offline": "{name} (not connected)",
-  "turn.over": "Game over",
-  "timer.left": "{s} s",
-  "host.hand": "Let the computer play",
-  "host.remove": "Remove",
-  "result.you_won": "You won",
-  "result.you_lost": "You lost to {name} by {n}",
-  "result.draw": "Draw",
-  "result.you_drew": "Draw with {names}",
-  "result.wins": "{name} wins",
-  "result.place": "{place}. {name}",
-  "result.again": "Play again",
-  "result.next": "Next game",
-  "result.lobby": "Back to the lobby",
-  "result.waiting": "Waiting for {names} to confirm…",
-  "result.voted": "You confirmed: the next game starts when everyone has.",
-  "lobby.more": "More levels",
+  "people.away.timeout": "away: the computer is playing",
+  "people.away.host": "away: the computer is playing",
+  "people.away.left": "left: the computer is playing",
+  "people.offline": "not connected",
+  "people.you": "you",
+  "people.me_away.timeout": "Your time ran out: the computer is playing for you.",
+  "people.me_away.host": "The host gave your seat to the computer while you were away.",
+  "people.me_away.left": "You left this table: the computer is playing for you.",
+  "people.to_move": "To move: {name}",
+  "people.cpu_for": "{name} (the computer is playing)",
+  "people.offline_mover": "{name} (not connected)",
+  "people.game_over": "Game over",
+  "people.time_left": "{s} s",
+  "people.hand": "Let the computer play",
+  "people.remove": "Remove",
+  "end.you_won": "You won",
+  "end.you_lost": "You lost to {name} by {n}",
+  "end.draw_plain": "Draw",
+  "end.you_drew": "Draw with {names}",
+  "end.wins": "{name} wins",
+  "end.place": "{place}. {name}",
+  "end.play_again": "Play again",
+  "end.next_game": "Next game",
+  "end.lobby": "Back to the lobby",
+  "end.waiting": "Waiting for {names} to confirm…",
+  "end.voted": "You confirmed: the next game starts when everyone has.",
+  "lobby.more_levels": "More levels",
   "lobby.need_name": "Tell us your name first: it is shown at your tables.",
-  "tables.none": "none yet",
-  "tables.away": "the computer is playing for you",
-  "tables.waiting": "waiting to start",
+  "lobby.tables_none": "none yet",
+  "lobby.tables_away": "the computer is playing for you",
+  "lobby.tables_waiting": "waiting to start",
   "level.easy": "Easy", "level.medium": "Medium", "level.hard": "Hard", "level.expert": "Expert",
   "level.optimal": "Optimal", "level.heuristic": "Heuristic", "level.greedy": "Greedy",
   "level.random": "Random",
@@ -166,7 +166,7 @@ function levelOptions(select, prefix = "") {
   for (const lv of mainLevels()) select.append(el("option", { value: lv }, prefix + levelWord(lv)));
   const more = moreLevels();
   if (more.length) {
-    const group = el("optgroup", { label: word("lobby.more") });
+    const group = el("optgroup", { label: word("lobby.more_levels") });
     for (const lv of more) group.append(el("option", { value: lv }, prefix + levelWord(lv)));
     select.append(group);
   }
@@ -186,7 +186,7 @@ function renderSeatKinds() {
     if (i > 0) {
       const more = moreLevels();
       if (more.length) {
-        const group = el("optgroup", { label: word("lobby.more") });
+        const group = el("optgroup", { label: word("lobby.more_levels") });
         for (const lv of more) group.append(el("option", { value: lv }, `Computer: ${levelWord(lv)}`));
         select.append(group);
       }
@@ -246,13 +246,13 @@ async function renderMyTables() {
   let tables = [];
   try { tables = (await api("/api/me/tables")).tables; } catch { /* offline: none shown */ }
   list.replaceChildren();
-  if (!tables.length) list.append(el("li", {}, word("tables.none")));
+  if (!tables.length) list.append(el("li", {}, word("lobby.tables_none")));
   for (const table of tables.slice(0, 10)) {
     const li = el("li", { "data-testid": `my-table-${table.code}` });
     li.append(el("a", { href: `/t/${table.code}` }, table.code));
     const notes = [];
-    if (!table.started) notes.push(word("tables.waiting"));
-    if (table.away.length) notes.push(word("tables.away"));
+    if (!table.started) notes.push(word("lobby.tables_waiting"));
+    if (table.away.length) notes.push(word("lobby.tables_away"));
     if (notes.length) li.append(document.createTextNode(` (${notes.join("; ")})`));
     list.append(li);
   }
@@ -353,14 +353,14 @@ function rollDice(positions) {
 function showMover(seat, state) {
   const turn = $("turn");
   turn.dataset.seat = seat === null ? "" : String(seat);
-  if (seat === null) { turn.textContent = word("turn.over"); }
+  if (seat === null) { turn.textContent = word("people.game_over"); }
   else {
     const s = state.seats[seat];
     let text = seatName(s);
-    if (s.kind !== "cpu" && s.away) text = word("turn.cpu_for", { name: text });
-    else if (s.kind === "human" && state.online && !s.connected && !isMine(seat)) text = word("turn.offline", { name: text });
+    if (s.kind !== "cpu" && s.away) text = word("people.cpu_for", { name: text });
+    else if (s.kind === "human" && state.online && !s.connected && !isMine(seat)) text = word("people.offline_mover", { name: text });
     const who = el("span", { class: "who", title: seatName(s) }, text);
-    turn.replaceChildren(document.createTextNode(word("turn.to_move", { name: "" })), who);
+    turn.replaceChildren(document.createTextNode(word("people.to_move", { name: "" })), who);
   }
   document.querySelectorAll("#card thead th[data-seat]").forEach((th) => {
     th.classList.toggle("mover", th.dataset.seat === String(seat));
@@ -468,7 +468,7 @@ function render(state, { lock = false } = {}) {
 function renderAway(state) {
   const away = mySeats().map((i) => state.seats[i]).find((s) => s && s.away);
   $("away-banner").hidden = !away;
-  if (away) $("away-text").textContent = word(`me.away.${away.away}`);
+  if (away) $("away-text").textContent = word(`people.me_away.${away.away}`);
 }
 
 // The turn timer's countdown (the server holds the deadline; this only shows it).
@@ -479,7 +479,7 @@ function renderTimer(state) {
     if (T.deadlineAt === null) { node.hidden = true; return; }
     const left = Math.max(0, Math.ceil((T.deadlineAt - performance.now()) / 1000));
     node.hidden = false;
-    node.textContent = word("timer.left", { s: left });
+    node.textContent = word("people.time_left", { s: left });
   };
   tick();
   if (!T.ticker) T.ticker = setInterval(() => { if (!$("table").hidden) tick(); }, 500);
@@ -516,14 +516,14 @@ function seatStatus(s) {
   const connected = s.kind === "cpu" || Boolean(s.connected);
   const dot = el("span", { class: "seat-status", "data-testid": `seat-status-${s.seat}`,
     "data-connected": String(connected), role: "img",
-    "aria-label": connected ? "connected" : word("seat.offline"), title: connected ? "connected" : word("seat.offline") });
+    "aria-label": connected ? "connected" : word("people.offline"), title: connected ? "connected" : word("people.offline") });
   return dot;
 }
 
 // The host's controls for an absent seat: the computer plays it; before the start, remove it.
 function hostButton(what, seat) {
   const id = what === "hand" ? `hand-to-cpu-${seat}` : `remove-seat-${seat}`;
-  const button = el("button", { type: "button", "data-testid": id }, word(what === "hand" ? "host.hand" : "host.remove"));
+  const button = el("button", { type: "button", "data-testid": id }, word(what === "hand" ? "people.hand" : "people.remove"));
   button.addEventListener("click", pressOnce(() => people(what, { target: seat })));
   return button;
 }
@@ -548,10 +548,10 @@ function renderCard(state, mine) {
   state.seats.forEach((s, i) => {
     const th = el("th", { scope: "col", "data-seat": String(i) });
     if (s.kind !== "cpu") th.append(seatStatus(s));
-    const name = seatName(s) + (isMine(i) && mySeats().length === 1 ? ` (${word("seat.you")})` : "");
+    const name = seatName(s) + (isMine(i) && mySeats().length === 1 ? ` (${word("people.you")})` : "");
     th.append(el("span", { class: "seat-name", title: name }, name));
-    if (s.kind !== "cpu" && s.away) th.append(el("span", { class: "seat-away", "data-testid": `seat-away-${i}` }, word(`seat.away.${s.away}`)));
-    else if (s.kind === "human" && !s.connected && state.online && !isMine(i)) th.append(el("span", { class: "seat-away" }, word("seat.offline")));
+    if (s.kind !== "cpu" && s.away) th.append(el("span", { class: "seat-away", "data-testid": `seat-away-${i}` }, word(`people.away.${s.away}`)));
+    else if (s.kind === "human" && !s.connected && state.online && !isMine(i)) th.append(el("span", { class: "seat-away" }, word("people.offline")));
     if (amHost() && i > 0 && s.kind === "human" && !s.away && !s.connected && !isMine(i) && !state.over) th.append(hostButton("hand", i));
     if (!state.over && state.current === i) th.classList.add("mover");
     head.append(th);
@@ -636,14 +636,14 @@ function renderHint(hint) {
 function resultWords(state) {
   const { totals, winners, draw } = state.result;
   const names = (seats) => seats.map((i) => seatName(state.seats[i])).join(" and ");
-  if (mySeats().length !== 1) return draw ? word("result.draw") : word("result.wins", { name: names(winners) });
+  if (mySeats().length !== 1) return draw ? word("end.draw_plain") : word("end.wins", { name: names(winners) });
   const me = mySeats()[0];
   if (winners.includes(me)) {
-    if (!draw) return word("result.you_won");
+    if (!draw) return word("end.you_won");
     const others = winners.filter((i) => i !== me);
-    return others.length ? word("result.you_drew", { names: names(others) }) : word("result.draw");
+    return others.length ? word("end.you_drew", { names: names(others) }) : word("end.draw_plain");
   }
-  return word("result.you_lost", { name: names(winners), n: totals[winners[0]] - totals[me] });
+  return word("end.you_lost", { name: names(winners), n: totals[winners[0]] - totals[me] });
 }
 
 // The end of a game: an overlay, which stays for this player until they leave it (Play
@@ -693,19 +693,19 @@ function renderResult(state) {
   const live = T.state && T.state.code === state.code ? T.state : state;
   if (live.over && live.online && live.votes && live.votes.length) {
     const waiting = (live.voters || []).filter((i) => !live.votes.includes(i) && !isMine(i));
-    const text = waiting.length ? word("result.waiting", { names: waiting.map((i) => seatName(live.seats[i])).join(", ") }) : "";
-    if (live.votes.some(isMine) || text) parts.push(el("p", { class: "votes", "data-testid": "votes" }, live.votes.some(isMine) ? `${word("result.voted")} ${text}` : text));
+    const text = waiting.length ? word("end.waiting", { names: waiting.map((i) => seatName(live.seats[i])).join(", ") }) : "";
+    if (live.votes.some(isMine) || text) parts.push(el("p", { class: "votes", "data-testid": "votes" }, live.votes.some(isMine) ? `${word("end.voted")} ${text}` : text));
   }
   const buttons = el("div", { class: "buttons" });
   if (mySeats().length) {
-    const label = again === "Next game" ? word("result.next") : word("result.again");
+    const label = again === "Next game" ? word("end.next_game") : word("end.play_again");
     const button = el("button", { type: "button", class: "primary", "data-testid": "play-again" }, label);
     const votedAlready = live.over && (live.votes || []).some(isMine);
     button.disabled = T.busy || votedAlready;
     button.addEventListener("click", pressOnce(playAgain));
     buttons.append(button);
   }
-  const lobby = el("button", { type: "button", "data-testid": "back-to-lobby" }, word("result.lobby"));
+  const lobby = el("button", { type: "button", "data-testid": "back-to-lobby" }, word("end.lobby"));
   lobby.addEventListener("click", () => { T.ended = null; go("/"); });
   buttons.append(lobby);
   parts.push(buttons);
