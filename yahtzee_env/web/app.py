@@ -11,6 +11,11 @@ HTTP (JSON bodies, at most `MAX_BODY` bytes; errors are ``{"error": "..."}`` wit
     POST /api/tables/CODE/start  {seat, token}        (the host)
     POST /api/tables/CODE/act    {seat, token, action: {type: roll|score|next, ...}}
     POST /api/tables/CODE/hint   {seat, token}
+    POST /api/games/CODE-IDX     {player, tokens: {seat: token}}  the review of a finished
+                                          game (403 unless seated there or the table is public)
+
+Errors carry a stable ``code`` (and ``params``) besides the English ``error``: the page
+shows ``err.<code>`` from its catalogue (``static/i18n/<lang>.json``).
 
 WebSocket ``/ws/CODE``: the server pushes ``{"type": "state", "state": ...}`` after every
 change at the table; the page may also send ``{"type": "act" | "hint", "id", "seat",
@@ -30,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -71,13 +77,34 @@ class RateLimiter:
         self.buckets.pop(key, None)
 
 
-def error(message: str, status: int = 400) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def error(message: str, status: int = 400, code: str = "generic", **params: Any) -> JSONResponse:
+    """An error reply: ``error`` in English, ``code`` (and ``params``) for the page's
+    catalogue (``err.<code>``)."""
+    return JSONResponse({"error": message, "code": code, "params": params}, status_code=status)
+
+
+def error_body(err: WebError) -> dict[str, Any]:
+    return {"error": str(err), "code": err.code, "params": err.params, "status": err.status}
+
+
+def languages() -> list[dict[str, str]]:
+    """The page's languages: one catalogue per file ``static/i18n/<code>.json`` (its
+    ``_name`` is the language's own name), so a new language is one new file."""
+    out = []
+    for path in sorted((STATIC_DIR / "i18n").glob("*.json")):
+        try:
+            name = json.loads(path.read_text(encoding="utf-8")).get("_name", path.stem)
+        except (OSError, ValueError):
+            continue
+        out.append({"code": path.stem, "name": name})
+    return out
 
 
 def parse_json(raw: bytes | str) -> dict[str, Any]:
     if len(raw) > MAX_BODY:
-        raise WebError(f"payload too large: {len(raw)} bytes (at most {MAX_BODY})", 413)
+        raise WebError(
+            f"payload too large: {len(raw)} bytes (at most {MAX_BODY})", 413, "too_large"
+        )
     try:
         data = json.loads(raw or b"{}")
     except (ValueError, UnicodeDecodeError) as err:
@@ -90,12 +117,12 @@ def parse_json(raw: bytes | str) -> dict[str, Any]:
 async def read_body(request: Request) -> dict[str, Any]:
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > MAX_BODY:
-        raise WebError(f"payload too large: {length} bytes (at most {MAX_BODY})", 413)
+        raise WebError(f"payload too large: {length} bytes (at most {MAX_BODY})", 413, "too_large")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_BODY:
-            raise WebError(f"payload too large (at most {MAX_BODY} bytes)", 413)
+            raise WebError(f"payload too large (at most {MAX_BODY} bytes)", 413, "too_large")
         chunks.append(chunk)
     return parse_json(b"".join(chunks))
 
@@ -137,11 +164,11 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
             request.client.port if request.client else 0,
         )
         if request.method != "GET" and not limiter.allow(key):
-            return error("too many requests on this connection: slow down", 429)
+            return error("too many requests on this connection: slow down", 429, "rate")
         try:
             return await handler(request)
         except WebError as err:
-            return error(str(err), err.status)
+            return error(str(err), err.status, err.code, **err.params)
 
     def endpoint(handler):
         async def wrapped(request: Request) -> Response:
@@ -159,7 +186,13 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
     # ----------------------------------------------------------------- API
     async def config(request: Request) -> Response:
         return JSONResponse(
-            {"levels": cpu_levels(), "rules": list(PRESETS), "max_seats": 4, "min_seats": 2}
+            {
+                "levels": cpu_levels(),
+                "rules": list(PRESETS),
+                "max_seats": 4,
+                "min_seats": 2,
+                "languages": languages(),
+            }
         )
 
     async def create_player(request: Request) -> Response:
@@ -217,20 +250,30 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
             rooms.hint(request.path_params["code"], body.get("seat"), body.get("token"))
         )
 
+    async def game_review(request: Request) -> Response:
+        body = await read_body(request)
+        room, idx, actions = rooms.review_request(request.path_params["gid"], body)
+        return JSONResponse(await run_in_threadpool(rooms.review_of, room, idx, actions))
+
     # ----------------------------------------------------------------- WebSocket
     async def table_socket(ws: WebSocket) -> None:
         await ws.accept()
         try:
             room = rooms.load(ws.path_params["code"])
         except WebError as err:
-            await ws.send_json({"type": "error", "error": str(err), "status": err.status})
+            await ws.send_json({"type": "error", **error_body(err)})
             await ws.close(code=4404)
             return
         code = room.code
         key = ("ws", id(ws))
         if len(hub.sockets.get(code, ())) >= MAX_SOCKETS:
             await ws.send_json(
-                {"type": "error", "error": "too many connections to this table", "status": 429}
+                {
+                    "type": "error",
+                    "error": "too many connections to this table",
+                    "code": "rate",
+                    "status": 429,
+                }
             )
             await ws.close(code=4429)
             return
@@ -242,7 +285,9 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
                 msg_id = None
                 try:
                     if not limiter.allow(key):
-                        raise WebError("too many messages on this connection: slow down", 429)
+                        raise WebError(
+                            "too many messages on this connection: slow down", 429, "rate"
+                        )
                     msg = parse_json(raw)
                     msg_id = msg.get("id")
                     kind = msg.get("type")
@@ -265,9 +310,7 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
                     else:
                         raise WebError(f"unknown message type {str(kind)[:20]!r}")
                 except WebError as err:
-                    await ws.send_json(
-                        {"type": "error", "id": msg_id, "error": str(err), "status": err.status}
-                    )
+                    await ws.send_json({"type": "error", "id": msg_id, **error_body(err)})
         except WebSocketDisconnect:
             pass
         finally:
@@ -278,6 +321,7 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
         Route("/", page),
         Route("/t/{code}", page),
         Route("/stats", page),
+        Route("/games/{gid}", page),
         Route("/api/config", endpoint(config)),
         Route("/api/players", endpoint(create_player), methods=["POST"]),
         Route("/api/stats", endpoint(stats), methods=["POST"]),
@@ -287,6 +331,7 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
         Route("/api/tables/{code}/start", endpoint(start), methods=["POST"]),
         Route("/api/tables/{code}/act", endpoint(act), methods=["POST"]),
         Route("/api/tables/{code}/hint", endpoint(hint), methods=["POST"]),
+        Route("/api/games/{gid}", endpoint(game_review), methods=["POST"]),
         WebSocketRoute("/ws/{code}", table_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]

@@ -47,14 +47,20 @@ EVENTS_KEPT = 64
 
 
 class WebError(Exception):
-    """A refused request: ``status`` is the HTTP status, the message says why."""
+    """A refused request: ``status`` is the HTTP status, the message says why (in English,
+    for the API and the terminal); ``code`` is a stable key the page translates
+    (``err.<code>`` in ``static/i18n/*.json``), with ``params`` as its placeholders."""
 
     status = 400
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, status: int | None = None, code: str = "generic", **params: Any
+    ) -> None:
         super().__init__(message)
         if status is not None:
             self.status = status
+        self.code = code
+        self.params = params
 
 
 def cpu_levels() -> list[str]:
@@ -73,10 +79,10 @@ def new_code() -> str:
 def clean_code(code: Any) -> str:
     """A table code as typed (any case, dashes or spaces) in canonical form."""
     if not isinstance(code, str):
-        raise WebError("table code must be a string")
+        raise WebError("table code must be a string", code="no_table")
     text = code.strip().upper().replace("-", "").replace(" ", "")
     if len(text) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in text):
-        raise WebError(f"no table has the code {code[:20]!r}", 404)
+        raise WebError(f"no table has the code {code[:20]!r}", 404, "no_table")
     return text
 
 
@@ -85,16 +91,19 @@ def clean_name(name: Any, default: str | None = None) -> str:
     if name is None and default is not None:
         return default
     if not isinstance(name, str):
-        raise WebError("name must be a string")
+        raise WebError("name must be a string", code="name_empty")
     name = " ".join(name.split())
     if not name:
         if default is not None:
             return default
-        raise WebError("name is empty")
+        raise WebError("name is empty", code="name_empty")
     if len(name) > MAX_NAME:
-        raise WebError(f"name is longer than {MAX_NAME} characters")
+        raise WebError(f"name is longer than {MAX_NAME} characters", code="name_long", max=MAX_NAME)
     if any(ch in "<>" for ch in name) or not name.isprintable():
-        raise WebError("name may not contain < or > or control characters (no markup in names)")
+        raise WebError(
+            "name may not contain < or > or control characters (no markup in names)",
+            code="name_markup",
+        )
     return name
 
 
@@ -116,6 +125,20 @@ def positions_of(dice: tuple[int, ...], faces: list[int]) -> list[int]:
         free.remove(spot)
         out.append(spot)
     return sorted(out)
+
+
+def new_game(
+    rules: RuleSet, seed: int, idx: int, seats: int, first: int | None = None
+) -> tuple[Game, int]:
+    """Game ``idx`` of a table with ``seed``, dealt, and its first seat: the roll of the dice
+    for first player is always made (so the dice stream is the same), but ``first``, when
+    given, overrides it (later games of a match pass the start to the next seat)."""
+    rng = np.random.default_rng([seed, idx])
+    rolled = roll_for_first_player(seats, rng)
+    first = rolled if first is None else first
+    game = Game(rules, num_players=seats)
+    game.reset(rng, first=first)
+    return game, first
 
 
 @dataclass
@@ -153,6 +176,7 @@ class Room:
     fill_level: str
     seats: list[Seat]
     started: bool = False
+    public: bool = False  # anyone with the link may open its game reviews
     games: list[dict[str, int]] = field(default_factory=list)  # idx, match_no, first
     finished: list[list[int]] = field(default_factory=list)  # totals of finished games
     game: Game | None = None
@@ -174,11 +198,7 @@ class Room:
         """Set up game ``idx`` from its seed; return the first seat: the roll of the dice
         for first player (always made, so the dice stream is the same), unless ``first``
         is given (later games of a match pass the start to the next seat)."""
-        rng = np.random.default_rng([self.seed, idx])
-        rolled = roll_for_first_player(len(self.seats), rng)
-        first = rolled if first is None else first
-        self.game = Game(self.rules, num_players=len(self.seats))
-        self.game.reset(rng, first=first)
+        self.game, first = new_game(self.rules, self.seed, idx, len(self.seats), first)
         self.log, self.events, self.held, self.decisions = [], [], [], {}
         return first
 
@@ -193,10 +213,13 @@ class Room:
             game.step(action)
             n = NUM_DICE - len(kept)
             if not kept:
+                key = "narr.reroll_all"
                 text = f"{name} re-rolls all five dice: {format_dice(game.dice)}"
             elif n == 0:
+                key = "narr.keep_all"
                 text = f"{name} keeps all five dice and spends a roll"
             else:
+                key = "narr.keep"
                 word = "dice" if n > 1 else "die"
                 text = f"{name} keeps {format_dice(kept)}, re-rolls {n} {word}: "
                 text += format_dice(game.dice)
@@ -206,6 +229,8 @@ class Room:
                 kept=[i for i in range(NUM_DICE) if action >> i & 1],
                 dice=list(game.dice),
                 text=text,
+                # the page's words: a catalogue key and its values (`text` is for the API)
+                msg={"key": key, "name": name, "kept": kept, "n": n, "dice": list(game.dice)},
             )
         else:
             box = action - BOX_ACTION_OFFSET
@@ -218,7 +243,9 @@ class Room:
             if extra:
                 text += f" (+{extra} bonus)"
             self.held = []
-            event.update(type="score", box=BOX_NAMES[box], points=points, text=text)
+            msg = {"key": "narr.score_bonus" if extra else "narr.score", "name": name}
+            msg.update(box=BOX_NAMES[box], points=points, extra=extra)
+            event.update(type="score", box=BOX_NAMES[box], points=points, text=text, msg=msg)
             if not game.over:
                 event["next_dice"] = list(game.dice)
         if regret is not None:
@@ -237,10 +264,10 @@ class Room:
         if not 0 <= seat < len(self.seats):
             raise WebError(f"seat {seat} does not exist at this table (0..{len(self.seats) - 1})")
         if not isinstance(token, str) or not token:
-            raise WebError("a seat token is required to act", 403)
+            raise WebError("a seat token is required to act", 403, "seat_token")
         expected = self.seats[seat].token_hash
         if expected is None or not hmac.compare_digest(expected, token_hash(token)):
-            raise WebError(f"that token is not the token of seat {seat}", 403)
+            raise WebError(f"that token is not the token of seat {seat}", 403, "seat_token")
         return seat
 
     def result(self) -> dict[str, Any] | None:
@@ -254,7 +281,16 @@ class Room:
         else:
             text = "Draw: " + " and ".join(self.names[s] for s in top)
             text += f" tie on {totals[top[0]]} points"
-        return {"totals": totals, "winners": top, "draw": len(top) > 1, "text": text}
+        msg = {"key": "result.draw" if len(top) > 1 else "result.win", "seats": top}
+        msg["points"] = totals[top[0]]
+        return {
+            "totals": totals,
+            "winners": top,
+            "draw": len(top) > 1,
+            "text": text,
+            "msg": msg,
+            "game_id": f"{self.code}-{self.idx}",
+        }
 
     def match_games(self) -> list[list[int]]:
         """Totals of the finished games of the current match."""
@@ -278,6 +314,8 @@ class Room:
                 names = " and ".join(self.names[s] for s in result.winners)
                 verb = "win" if len(result.winners) > 1 else "wins"
                 state["text"] = f"{names} {verb} the match ({'-'.join(map(str, result.wins))})"
+                state["msg"] = {"key": "match.won", "seats": list(result.winners)}
+                state["msg"]["wins"] = "-".join(map(str, result.wins))
         return state
 
     def state(self, since: int = 0, coach_review=None) -> dict[str, Any]:
@@ -294,6 +332,7 @@ class Room:
             "online": self.online,
             "match": self.match,
             "coach": self.coach,
+            "public": self.public,
             "started": self.started,
             "seats": seats,
             "game": self.idx,
@@ -347,6 +386,7 @@ class Rooms:
         self.rooms: dict[str, Room] = {}
         self._policies: dict[str, Any] = {}
         self._coaches: dict[str, Any] = {}
+        self._reviews: dict[tuple[str, int], dict[str, Any]] = {}
 
     # --------------------------------------------------------------- resources
     def policy(self, level: str):
@@ -383,10 +423,10 @@ class Rooms:
         if token is None and not required:
             return None
         if not isinstance(token, str) or not token:
-            raise WebError("a player token is required", 403)
+            raise WebError("a player token is required", 403, "player_token")
         row = self.storage.player_by_token(token)
         if row is None:
-            raise WebError("unknown player token (create a profile first)", 403)
+            raise WebError("unknown player token (create a profile first)", 403, "player_token")
         return row
 
     # --------------------------------------------------------------- tables
@@ -408,7 +448,10 @@ class Rooms:
         if not isinstance(online, bool):
             raise WebError("online must be true or false")
         if "friend" in kinds and not online:
-            raise WebError("friends join online tables: create an online table to seat friends")
+            raise WebError(
+                "friends join online tables: create an online table to seat friends",
+                code="friends_online",
+            )
         rules_name = body.get("rules", "official")
         if rules_name not in PRESETS:
             raise WebError(f"unknown rules {rules_name!r}; presets: {', '.join(PRESETS)}")
@@ -416,7 +459,7 @@ class Rooms:
         if fill not in levels:
             raise WebError(f"unknown CPU level {fill!r} for empty seats; choose one of {levels}")
         flags = {}
-        for key in ("match", "coach"):
+        for key in ("match", "coach", "public"):
             flags[key] = body.get(key, False)
             if not isinstance(flags[key], bool):
                 raise WebError(f"{key} must be true or false")
@@ -447,6 +490,7 @@ class Rooms:
             flags["coach"],
             fill,
             seats,
+            public=flags["public"],
         )
         if not online:
             room.started = True
@@ -459,6 +503,7 @@ class Rooms:
             "online": online,
             "match": room.match,
             "coach": room.coach,
+            "public": room.public,
             "fill_level": fill,
             "started": room.started,
             "first": room.games[0]["first"] if room.games else 0,
@@ -476,7 +521,7 @@ class Rooms:
             return room
         row = self.storage.load_table(code)
         if row is None:
-            raise WebError(f"no table has the code {code!r}", 404)
+            raise WebError(f"no table has the code {code!r}", 404, "no_table")
         seats = [
             Seat(s["seat"], s["kind"], s["name"], s["player_id"], s["token_hash"])
             for s in row["seats"]
@@ -491,6 +536,7 @@ class Rooms:
             row["fill_level"],
             seats,
             started=bool(row["started"]),
+            public=bool(row.get("public", 0)),
         )
         for g in row["games"]:
             room.begin_game(g["idx"], g["first"])
@@ -512,10 +558,10 @@ class Rooms:
         player = self.player(body.get("player"), required=False)
         name = clean_name(body.get("name"), default=player["name"] if player else "Friend")
         if room.started:
-            raise WebError("this table has already started: no seat is free", 409)
+            raise WebError("this table has already started: no seat is free", 409, "started")
         free = [s for s in room.seats if s.kind == "friend"]
         if not free:
-            raise WebError("every seat at this table is taken", 409)
+            raise WebError("every seat at this table is taken", 409, "full")
         seat = free[0]
         token = secrets.token_urlsafe(18)
         seat.kind, seat.name = "human", name
@@ -528,9 +574,9 @@ class Rooms:
         room = self.load(code)
         room.seat_of_token(seat, token)
         if seat != 0:
-            raise WebError("only the host (seat 1) can start the table", 403)
+            raise WebError("only the host (seat 1) can start the table", 403, "host_only")
         if room.started:
-            raise WebError("the table has already started", 409)
+            raise WebError("the table has already started", 409, "started")
         counts: dict[str, int] = {}
         for s in room.seats:
             if s.is_cpu:
@@ -558,7 +604,7 @@ class Rooms:
         if kind == "next":
             return "next"
         if game is None or game.over:
-            raise WebError("the game is over: start the next one", 409)
+            raise WebError("the game is over: start the next one", 409, "game_over")
         if kind == "roll":
             hold = intent.get("hold", [])
             if not isinstance(hold, list) or not all(
@@ -568,9 +614,11 @@ class Rooms:
             if len(set(hold)) != len(hold) or not all(0 <= p < NUM_DICE for p in hold):
                 raise WebError(f"illegal hold {hold[:8]}: positions are distinct, 0..4")
             if len(hold) == NUM_DICE:
-                raise WebError("all five dice are held: release some or score a box")
+                raise WebError(
+                    "all five dice are held: release some or score a box", code="all_held"
+                )
             if game.rolls_left == 0:
-                raise WebError("no rolls left this turn: score a box", 409)
+                raise WebError("no rolls left this turn: score a box", 409, "no_rolls")
             return hold_action(hold)
         if kind == "score":
             box = intent.get("box")
@@ -579,7 +627,7 @@ class Rooms:
             action = BOX_ACTION_OFFSET + BOX_NAMES.index(box)
             if not game.legal_action_mask()[action]:
                 reason = game.player.why_illegal(BOX_NAMES.index(box), game.roll)  # the engine's
-                raise WebError(f"cannot score there: {reason}", 409)
+                raise WebError(f"cannot score there: {reason}", 409, "cannot_score", box=box)
             return action
         raise WebError(f"unknown action type {str(kind)[:20]!r}: use roll, score or next")
 
@@ -589,7 +637,7 @@ class Rooms:
         room = self.load(code)
         room.seat_of_token(seat, token)
         if not room.started:
-            raise WebError("the table has not started yet: the host starts it", 409)
+            raise WebError("the table has not started yet: the host starts it", 409, "not_started")
         action = self.intent_action(room, intent)
         if action == "next":
             self.next_game(room)
@@ -598,7 +646,10 @@ class Rooms:
         if game.current != seat:
             mover = room.seats[game.current].name
             raise WebError(
-                f"it is not your turn: {mover} (seat {game.current + 1}) is to move", 409
+                f"it is not your turn: {mover} (seat {game.current + 1}) is to move",
+                409,
+                "not_your_turn",
+                seat=game.current,
             )
         first = len(room.log)
         regret = decision = None
@@ -618,7 +669,7 @@ class Rooms:
         """Start the next game: of the same best-of-five while it is undecided (the start
         passes to the next seat, as in the terminal game), else a new game or match."""
         if not room.game.over:
-            raise WebError("the game is still on: finish it first", 409)
+            raise WebError("the game is still on: finish it first", 409, "still_on")
         idx = len(room.games)
         last = room.games[-1]
         first = None
@@ -683,15 +734,67 @@ class Rooms:
         room = self.load(code)
         room.seat_of_token(seat, token)
         if not room.coach:
-            raise WebError("the coach is off at this table (turn it on in the lobby)", 409)
+            raise WebError(
+                "the coach is off at this table (turn it on in the lobby)", 409, "coach_off"
+            )
         game = room.game
         if game is None or game.over or game.current != seat:
-            raise WebError("a hint is for your own turn", 409)
+            raise WebError("a hint is for your own turn", 409, "hint_own_turn")
         options = self.coach(room.rules).hint(game, seat)
         return {"seat": seat, "dice": list(game.dice), "options": [o.to_dict() for o in options]}
 
     def state(self, room: Room, since: int = 0) -> dict[str, Any]:
         return room.state(since, self.review if room.coach else None)
+
+    # --------------------------------------------------------------- game reviews
+    def review_request(self, game_id: Any, body: dict[str, Any]) -> tuple[Room, int, list]:
+        """Check that ``body`` may open the review of ``game_id`` (``CODE-IDX``): the table
+        is public, or ``body`` holds a seat token of it (``tokens: {seat: token}``) or the
+        player token of a player seated there. Returns the room, the game index and its
+        action log; WebError 404 for no such finished game, 403 for no access."""
+        text = str(game_id) if isinstance(game_id, str) else ""
+        code, _, idx_text = text.rpartition("-")
+        if not code or not idx_text.isdigit():
+            raise WebError(f"no game has the id {text[:30]!r}", 404, "no_game")
+        room = self.load(code)
+        idx = int(idx_text)
+        if idx >= len(room.finished):
+            raise WebError(f"no finished game has the id {text[:30]!r}", 404, "no_game")
+        if not (room.public or self._may_review(room, body)):
+            raise WebError("only the players of this table can open its reviews", 403, "private")
+        row = self.storage.load_table(room.code)
+        return room, idx, row["actions"].get(idx, [])
+
+    def _may_review(self, room: Room, body: dict[str, Any]) -> bool:
+        tokens = body.get("tokens")
+        if isinstance(tokens, dict):
+            for seat, token in tokens.items():
+                try:
+                    room.seat_of_token(int(seat), token)
+                    return True
+                except (WebError, ValueError):
+                    continue
+        player = body.get("player")
+        if isinstance(player, str) and player:
+            row = self.storage.player_by_token(player)
+            if row is not None and any(s.player_id == row["id"] for s in room.seats):
+                return True
+        return False
+
+    def review_of(self, room: Room, idx: int, actions: list) -> dict[str, Any]:
+        """The solver's review of finished game ``idx`` (cached; CPU-bound: call it in a
+        thread, off the event loop)."""
+        from yahtzee_env.web.review import review_game
+
+        key = (room.code, idx)
+        if key not in self._reviews:
+            seats = room.state()["seats"]
+            first = room.games[idx]["first"]
+            coach = self.coach(room.rules)
+            out = review_game(coach, room.rules, room.seed, idx, first, seats, actions)
+            out.update(id=f"{room.code}-{idx}", code=room.code, game=idx, coach=room.coach)
+            self._reviews[key] = out
+        return self._reviews[key]
 
 
 __all__ = ["Room", "Rooms", "Seat", "WebError", "clean_code", "clean_name", "cpu_levels"]

@@ -82,6 +82,10 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX results_player ON results(player_id, finished);
     """,
+    # 2: a table may make its game reviews public (anyone with the link)
+    """
+    ALTER TABLE tables ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -180,7 +184,7 @@ class Storage:
         statements = [
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
-                "fill_level, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "fill_level, started, public) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     table["code"],
                     time.time(),
@@ -191,6 +195,7 @@ class Storage:
                     int(table["coach"]),
                     table["fill_level"],
                     int(table["started"]),
+                    int(table.get("public", False)),
                 ),
             )
         ]
