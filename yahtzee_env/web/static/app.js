@@ -612,7 +612,9 @@ function renderCard(state, mine) {
   head.append(el("th", { scope: "col" }, t("card.box")));
   state.seats.forEach((s, i) => {
     let name = seatName(state, i);
-    if (isMine(i) && mySeats().length === 1) name = t("seat.you_suffix", { name });
+    if (isMine(i) && mySeats().length === 1 && !["You", "Tu", t("lobby.default_name")].includes(name)) {
+      name = t("seat.you_suffix", { name });
+    }
     const th = el("th", { scope: "col", title: name });
     th.append(el("span", { class: "nm" }, name));
     if (!state.over && state.current === i) th.classList.add("mover");
