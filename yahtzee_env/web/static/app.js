@@ -565,7 +565,19 @@ function resultText(state) {
   return t("result.win", { name: names[0], points: r.totals[r.winners[0]] });
 }
 
-function render(state, { lock = false } = {}) {
+// Redrawing replaces the card's buttons: the focus stays on the control with the same test
+// id (a box, a die, Play again) when there is one.
+function render(state, options = {}) {
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.testid : null;
+  draw(state, options);
+  const active = document.activeElement;
+  if (focused && (!active || active === document.body || !active.isConnected)) {
+    const again = document.querySelector(`[data-testid="${focused}"]`);
+    if (again && !again.disabled && again.offsetParent !== null) again.focus();
+  }
+}
+
+function draw(state, { lock = false } = {}) {
   $("table-code").textContent = state.code;
   const link = `${location.origin}/?join=${state.code}`;  // friends open it to take a seat
   $("table-link").replaceChildren(el("a", { href: link, "data-testid": "table-link" }, link));
@@ -918,7 +930,7 @@ function statsRow(label, s) {
 }
 
 function statsTable(caption, rows, testid) {
-  const wrap = el("div", { class: "scroll-x" });
+  const wrap = el("div", { class: "scroll-x", tabindex: "0", role: "region", "aria-label": caption });
   const table = el("table", { class: "stats", "data-testid": testid });
   table.append(el("caption", {}, caption));
   const head = el("tr");
@@ -1024,7 +1036,8 @@ function renderReview(r) {
     const details = el("details", { class: "seat-turns", "data-testid": `turns-${seat}` });
     if (seat === 0) details.open = true;
     details.append(el("summary", {}, t("review.seat_turns", { name: reviewSeatName(r, seat) })));
-    const wrap = el("div", { class: "scroll-x" });
+    const wrap = el("div", { class: "scroll-x", tabindex: "0", role: "region",
+      "aria-label": t("review.seat_turns", { name: reviewSeatName(r, seat) }) });
     const table = el("table", { class: "turns" });
     const head = el("tr");
     for (const h of ["turn", "roll", "dice", "choice", "best", "loss"]) head.append(el("th", { scope: "col" }, t(`review.col_${h}`)));
