@@ -15,6 +15,7 @@ import numpy as np
 from yahtzee_env.fileio import atomic_write
 from yahtzee_env.observation import INPUT_SIZES
 from yahtzee_env.opponents import MLPPolicy, save_policy
+from yahtzee_env.rules import UPPER_BONUS_THRESHOLD
 
 
 def policy_weights(model: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
@@ -45,7 +46,10 @@ def input_version_of(weights: list[tuple[np.ndarray, np.ndarray]]) -> int:
 
 
 def numpy_policy(
-    model: Any, name: str = "policy", canonical_holds: bool = True, threshold: int = 63
+    model: Any,
+    name: str = "policy",
+    canonical_holds: bool = True,
+    threshold: int = UPPER_BONUS_THRESHOLD,
 ) -> MLPPolicy:
     weights, activation = policy_weights(model)
     return MLPPolicy(

@@ -260,7 +260,7 @@ def test_raw_env_illegal_action_changes_nothing():
 
 def test_table_module_is_shared():
     """The layout lives in `yahtzee_env.seat_view`; `multiplayer` re-exports the same objects."""
-    for name in ("encode_table", "observation_size", "seat_info", "win_rewards", "MAX_PLAYERS"):
+    for name in ("encode_table", "observation_size", "win_rewards", "MAX_PLAYERS"):
         assert getattr(multiplayer, name) is getattr(seat_view, name)
     assert (
         seat_view.observation_size(3)

@@ -283,8 +283,8 @@ def test_roll_positions_and_held_dice_follow_the_roll():
     tg.game.roll = roll_index([1, 2, 3, 6, 6])
     tg.human_turn(0)
     text = out.getvalue()
-    assert "Ada keeps 6 6 and re-rolls 3 dice" in text
-    assert text.count("Ada keeps 6 6 and re-rolls 3 dice") == 2
+    assert "Ada keeps 6 6, re-rolls 3 dice" in text
+    assert text.count("Ada keeps 6 6, re-rolls 3 dice") == 2
 
 
 def test_all_dice_held_is_rejected():
@@ -476,12 +476,12 @@ def test_non_utf8_stdin_is_a_bad_command(monkeypatch, capsys):
     assert "unknown command" in out and "Game abandoned." in out
 
 
-def test_level_under_other_rules_names_the_rules_not_damage(monkeypatch, capsys):
-    """Issue 8.15: `play --rules no-joker` against a level blamed "damaged files"."""
-    code, _, err = run_play(["--opponents", "easy", "--rules", "no-joker"], [], monkeypatch, capsys)
-    assert code == 2
-    assert "trained for rules 'official'" in err and "--rules official" in err
-    assert "damaged" not in err
+def test_level_under_other_rules_plays_labelled(monkeypatch, capsys):
+    """Issue 16: one resolver; a level trained for official rules plays a no-joker game,
+    labelled, as it does at a web table (issue 8.15's "damaged files" stays gone)."""
+    _, out, err = run_play(["--opponents", "easy", "--rules", "no-joker"], [], monkeypatch, capsys)
+    assert "easy (trained for official rules)" in out
+    assert "damaged" not in err and "damaged" not in out
 
 
 # ------------------------------------------------------------------ one match loop (issue 9.5)

@@ -162,7 +162,7 @@ def test_every_game_matches_the_engine_replayed_with_the_same_dice(preset, canon
         expected = encode_batch(
             env._roll, env._rolls_left, env._filled, env._upper_total, env._yahtzee_state,
             t.tables.legal[ctx, env._filled], t.tables.points[env._roll, values], t.threshold,
-            rules.tables.yahtzee_bonus_batch(env._roll, env._yahtzee_state) > 0,
+            rules.tables.yahtzee_bonus(env._roll, env._yahtzee_state) > 0,
         )  # fmt: skip
         assert np.array_equal(obs, expected)
         obs, rewards, terms, truncs, infos = env.step(actions)

@@ -21,28 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from yahtzee_env.dice import NUM_DICE
 from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS, Game
 from yahtzee_env.observation import encode_seat
-from yahtzee_env.rules import BOX_NAMES, RuleSet
+from yahtzee_env.rules import RuleSet
+from yahtzee_env.words import describe_move, format_dice
 
 TOP_OPTIONS = 4
-
-
-def format_dice(dice) -> str:
-    return " ".join(str(d) for d in dice)
-
-
-def describe_move(dice, action: int) -> str:
-    """``keep 5 5 5, re-roll 2`` / ``re-roll all five`` / ``score full house``."""
-    if action >= BOX_ACTION_OFFSET:
-        return f"score {BOX_NAMES[action - BOX_ACTION_OFFSET].replace('_', ' ')}"
-    kept = [d for i, d in enumerate(dice) if action >> i & 1]
-    if not kept:
-        return "re-roll all five"
-    if len(kept) == NUM_DICE:
-        return "keep all five (spend a roll)"
-    return f"keep {format_dice(kept)}, re-roll {NUM_DICE - len(kept)}"
 
 
 @dataclass(frozen=True)
@@ -156,4 +140,4 @@ def review(decisions: list[Decision], worst: int = 3) -> dict:
     }
 
 
-__all__ = ["Coach", "Decision", "Option", "describe_move", "review"]
+__all__ = ["Coach", "Decision", "Option", "review"]

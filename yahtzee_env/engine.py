@@ -32,9 +32,13 @@ from yahtzee_env.dice import (
 from yahtzee_env.rules import (
     ALL_FILLED,
     BOX_NAMES,
+    IS_YAHTZEE,
     NUM_BOXES,
     NUM_UPPER,
+    UPPER_MASK,
+    YAHTZEE_50,
     YAHTZEE_OPEN,
+    Box,
     RuleSet,
 )
 
@@ -104,6 +108,7 @@ class Scorecard:
     upper_total: int = 0
     yahtzee_state: int = YAHTZEE_OPEN  # YAHTZEE_OPEN / YAHTZEE_50 / YAHTZEE_0
     yahtzee_bonus: int = 0  # points earned by Yahtzee bonuses
+    yahtzees: int = 0  # Yahtzees scored: the 50 in the yahtzee box, then each bonus Yahtzee
 
     @property
     def upper_bonus(self) -> int:
@@ -133,6 +138,10 @@ class Scorecard:
         if not legal[box]:
             raise IllegalActionError(self._why_illegal(box, legal))
         fill = tables.fill(roll, box, values, self.upper_total, self.yahtzee_state)
+        if IS_YAHTZEE[roll] and (
+            self.yahtzee_state == YAHTZEE_50 or (box == Box.YAHTZEE and fill.points > 0)
+        ):
+            self.yahtzees += 1
         self.scores[box] = int(fill.points)
         self.yahtzee_bonus += int(fill.bonus)
         self.filled |= 1 << box
@@ -150,7 +159,7 @@ class Scorecard:
         if self.filled >> box & 1:
             return f"box {name!r} is already filled (with {self.scores[box]})"
         allowed = ", ".join(BOX_NAMES[b] for b in np.flatnonzero(legal))
-        if self.rules.upper_first and (self.filled & 0b111111) != 0b111111 and box >= NUM_UPPER:
+        if self.rules.upper_first and (self.filled & UPPER_MASK) != UPPER_MASK and box >= NUM_UPPER:
             return f"box {name!r} is closed until the upper section is full; open: {allowed}"
         return f"the joker rule does not allow {name!r} for this Yahtzee; allowed: {allowed}"
 

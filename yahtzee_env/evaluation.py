@@ -27,6 +27,7 @@ import numpy as np
 
 from yahtzee_env.fileio import atomic_path
 from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, RuleSet
+from yahtzee_env.words import box_label
 
 RegretMode = Literal["yes", "no", "if-cached"]
 ChunkRunner = Callable[[Callable[..., Any], Sequence[tuple]], Iterator[Any]]
@@ -333,9 +334,8 @@ def plot_results(results: Sequence[dict[str, Any]], path: str | os.PathLike) -> 
     x = np.arange(NUM_BOXES)
     for i, r in enumerate(results):
         ax_box.bar(x + i * width, [r["box_means"][b] for b in BOX_NAMES], width, label=r["policy"])
-    ax_box.set_xticks(
-        x + 0.4 - width / 2, [b.replace("_", " ") for b in BOX_NAMES], rotation=45, ha="right"
-    )
+    labels = [box_label(b) for b in range(NUM_BOXES)]
+    ax_box.set_xticks(x + 0.4 - width / 2, labels, rotation=45, ha="right")
     ax_box.set_ylabel("mean points")
     ax_box.set_title("Mean points per box")
     ax_box.legend()

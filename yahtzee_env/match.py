@@ -40,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
+from yahtzee_env.cpu import cpu_move
 from yahtzee_env.engine import Game, run_match
 from yahtzee_env.evaluation import Z95, ChunkRunner
 from yahtzee_env.fileio import atomic_path
-from yahtzee_env.observation import encode_seat
 from yahtzee_env.rules import RuleSet
 
 DEFAULT_BATCH = 1024  # games per vector env: the fastest size per game on one core
@@ -176,9 +176,7 @@ def play_game(
     game = Game(rules, num_players=len(policies))
     game.reset(_required_rng(rng, "play_game"), first=first)
     while not game.over:
-        seat = game.current
-        action = policies[seat].act(encode_seat(game, seat), game.legal_action_mask())
-        game.step(int(action))
+        cpu_move(game, game.current, policies[game.current])
     return game.totals()
 
 

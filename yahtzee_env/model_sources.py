@@ -12,7 +12,8 @@ levels). The heavy libraries are imported only here, only when called; a missing
 
 An ONNX file written by ``yahtzee export --format onnx`` carries in its ``metadata_props``
 the holds mode, the rules, the observation version, the level and the sha256 of its
-weights (`onnx_metadata`); `load_onnx_policy` checks every one before it plays.
+weights (`onnx_metadata`); `load_onnx_policy` checks every one before it plays. SB3 loading
+lives in the training package (`yahtzee_agents.sources`), found through an entry point.
 """
 
 from __future__ import annotations
@@ -183,59 +184,38 @@ def load_onnx_policy(path: str | os.PathLike, rules: RuleSet | str | None = None
             canonical_holds=meta["holds"] == "canonical",
             input_version=input_version,
             threshold=PRESETS[meta["rules"]].upper_bonus_threshold,
+            trained_rules=meta["rules"],
         )
     except Exception as err:  # onnxruntime raises its own exception types
         raise ModelFormatError(f"{path}: onnxruntime cannot run it ({err})") from None
 
 
 # ------------------------------------------------------------------------------ SB3
-def _run_folder_of(path: Path) -> Path | None:
-    """The run folder holding ``path`` (a model.zip in best/, final/ or checkpoints/)."""
-    for folder in (path, path.parent, path.parent.parent):
-        if (folder / "config.yaml").is_file():
-            return folder
-    return None
+SB3_LOADERS = "yahtzee_env.model_loaders"
+"""The entry-point group where the training package (`yahtzee_agents`) registers its SB3
+loader (``sb3``): the core never imports the training package; it finds the loader the
+installed distribution declares (``[project.entry-points]`` in pyproject.toml)."""
 
 
 def load_sb3_policy(path: str | os.PathLike, rules: RuleSet | str | None = None) -> MLPPolicy:
-    """The numpy policy of an SB3 MaskablePPO checkpoint: a ``.zip``, or a run folder (its
-    best model). The run's config (when the zip lies in a run folder) gives the rules, which
-    are checked against ``rules``, and the holds mode. Needs the train extra (torch, SB3)."""
-    from yahtzee_env.checkpoints import check_sb3_zip
+    """The numpy policy of an SB3 MaskablePPO checkpoint (a ``.zip`` or a run folder), by the
+    loader `yahtzee_agents.sources.load_sb3_policy` registers. Needs the train extra."""
+    from importlib.metadata import entry_points
 
-    path = Path(path)
-    run = _run_folder_of(path) if path.is_dir() or path.suffix == ".zip" else None
-    if path.is_dir():
-        if run is None:
-            raise ModelFormatError(f"{path}: not a run folder (no config.yaml)")
-        zip_path = run / "best" / "model.zip"
-        if not zip_path.exists():
-            zip_path = run / "final" / "model.zip"
-    else:
-        zip_path = path
-    check_sb3_zip(zip_path)  # before torch sees a byte of it
-    _require("torch", "train", "an SB3 checkpoint")
-    maskable = _require("sb3_contrib", "train", "an SB3 checkpoint")
-    train = _require("yahtzee_agents.train", "train", "an SB3 checkpoint")
-    export = _require("yahtzee_agents.export", "train", "an SB3 checkpoint")
-    canonical, name = True, zip_path.stem  # canonical holds are never a wrong choice
-    threshold = RuleSet.from_spec(rules).upper_bonus_threshold
-    if run is not None:
-        cfg = train.load_run_config(run)
-        canonical, name = cfg.env.canonical_holds, cfg.name
-        threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
-        if rules is not None and RuleSet.from_spec(rules) != RuleSet.from_spec(cfg.env.rules):
-            raise RulesMismatchError(
-                f"{path}: model trained for rules {cfg.env.rules!r}, asked to play "
-                f"{RuleSet.from_spec(rules).name!r}"
-            )
+    found = entry_points(group=SB3_LOADERS, name="sb3")
+    if not found:
+        raise MissingExtraError(
+            "an SB3 checkpoint needs the training package (pip install 'yahtzee-rl[train]')"
+        )
     try:
-        model = maskable.MaskablePPO.load(zip_path, device="cpu")
-    except Exception as err:  # torch/SB3 raise many types on a damaged file
-        raise ModelFormatError(
-            f"{zip_path}: cannot load the model ({type(err).__name__}: {str(err)[:200]})"
+        return next(iter(found)).load()(path, rules)
+    except MissingExtraError:
+        raise
+    except ImportError as err:
+        raise MissingExtraError(
+            f"an SB3 checkpoint needs {err.name or 'the train extra'} "
+            "(pip install 'yahtzee-rl[train]')"
         ) from None
-    return export.numpy_policy(model, name, canonical, threshold)
 
 
 def is_model_source(name: str) -> bool:

@@ -44,6 +44,7 @@ from yahtzee_env.engine import (
     IllegalActionError,
     roll_for_first_player,
 )
+from yahtzee_env.info import card_info
 from yahtzee_env.observation import encode_seat
 from yahtzee_env.plumbing import action_id, check_render_mode, render
 from yahtzee_env.render import render_table
@@ -58,7 +59,6 @@ from yahtzee_env.seat_view import (
     RewardMode,
     encode_table,
     observation_size,
-    seat_info,
     win_rewards,
 )
 
@@ -311,7 +311,7 @@ class raw_env(AECEnv, EzPickle):
         mover = None if game.over else game.current
         mask = None if mover is None else game.legal_action_mask()
         self.infos = {
-            agent: seat_info(
+            agent: card_info(
                 game, self._seats[agent], mask if self._seats[agent] == mover else None
             )
             for agent in self.agents

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from yahtzee_env.dice import COUNTS, DICE, NUM_DICE, NUM_ROLLS, roll_index_from_counts
-from yahtzee_env.rules import NUM_BOXES, NUM_FILLED_MASKS
+from yahtzee_env.rules import NUM_BOXES, NUM_FILLED_MASKS, UPPER_BONUS_THRESHOLD
 
 OBS_VERSION = 1
 OBS_SIZE = 72
@@ -172,7 +172,7 @@ STRATEGY_SIZE = 14
 INPUT_SIZES = {1: OBS_SIZE, 2: OBS_SIZE + STRATEGY_SIZE}
 
 
-def strategy_features(obs: np.ndarray, threshold: int = 63) -> np.ndarray:
+def strategy_features(obs: np.ndarray, threshold: int = UPPER_BONUS_THRESHOLD) -> np.ndarray:
     """Rules-only features of observations ``[N, 72]`` (the upper-bonus race and the dice's
     patterns), ``float32[N, STRATEGY_SIZE]``, each in [-1, 1]::
 
@@ -211,7 +211,9 @@ def strategy_features(obs: np.ndarray, threshold: int = 63) -> np.ndarray:
     return out
 
 
-def model_input(obs: np.ndarray, version: int = 1, threshold: int = 63) -> np.ndarray:
+def model_input(
+    obs: np.ndarray, version: int = 1, threshold: int = UPPER_BONUS_THRESHOLD
+) -> np.ndarray:
     """What a model of input ``version`` reads for observations ``[N, 72]``."""
     if version == 1:
         return obs

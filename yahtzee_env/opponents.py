@@ -32,7 +32,7 @@ from yahtzee_env.dice import CANONICAL_HOLDS, NUM_HOLDS
 from yahtzee_env.engine import NUM_ACTIONS
 from yahtzee_env.fileio import UnsafeFileError, atomic_write, read_regular_file
 from yahtzee_env.observation import INPUT_SIZES, decode_rolls, model_input
-from yahtzee_env.rules import PRESETS, RuleSet
+from yahtzee_env.rules import PRESETS, UPPER_BONUS_THRESHOLD, RuleSet
 
 FORMAT_NAME = "yahtzee-rl-policy"
 FORMAT_VERSION = 1
@@ -239,7 +239,8 @@ class MLPPolicy:
         *,
         canonical_holds: bool = True,
         input_version: int = 1,
-        threshold: int = 63,
+        threshold: int = UPPER_BONUS_THRESHOLD,
+        trained_rules: str | None = "official",
     ) -> None:
         self.weights = [(w.astype(np.float32), b.astype(np.float32)) for w, b in weights]
         self.manifest: Manifest | None = None  # set by `load_opponent`
@@ -248,6 +249,7 @@ class MLPPolicy:
         self.canonical_holds = canonical_holds
         self.input_version = input_version
         self.threshold = threshold
+        self.trained_rules = trained_rules  # the preset it learned (None: unknown)
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
         """Unmasked action logits for a batch ``[N, 72]`` (or one observation ``[72]``)."""
@@ -339,6 +341,7 @@ def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) 
         threshold=RuleSet.from_spec(manifest.rules).upper_bonus_threshold,
     )
     policy.manifest = manifest
+    policy.trained_rules = manifest.rules
     return policy
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from yahtzee_env.engine import NUM_TURNS, Game
 from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, NUM_UPPER
+from yahtzee_env.words import box_label, format_dice
 
 
 # ------------------------------------------------------------------------------ colour
@@ -63,14 +64,6 @@ def color_enabled(stream: TextIO, environ: dict[str, str] | None = None) -> bool
 
 
 # ------------------------------------------------------------------------------ rendering
-def box_label(box: int) -> str:
-    return BOX_NAMES[box].replace("_", " ")
-
-
-def format_dice(dice: Sequence[int]) -> str:
-    return " ".join(str(d) for d in dice)
-
-
 def render_table(
     game: Game,
     names: Sequence[str],
@@ -326,9 +319,7 @@ __all__ = [
     "RGB_SHAPE",
     "CardView",
     "Style",
-    "box_label",
     "color_enabled",
-    "format_dice",
     "render_card_rgb",
     "render_card_text",
     "render_dice",

@@ -69,6 +69,8 @@ MAX_UPPER_TOTAL = 5 * sum(range(1, 7))  # 105: five of each face in every upper 
 
 YAHTZEE_OPEN, YAHTZEE_50, YAHTZEE_0 = 0, 1, 2
 
+UPPER_BONUS_THRESHOLD = 63  # the official rules' upper-bonus threshold (`RuleSet`'s default)
+
 FULL_HOUSE_POINTS = 25
 SMALL_STRAIGHT_POINTS = 30
 LARGE_STRAIGHT_POINTS = 40
@@ -136,7 +138,7 @@ class RuleSet:
     yahtzee_bonus: bool = True
     yahtzee_bonus_value: int = 100
     upper_first: bool = False
-    upper_bonus_threshold: int = 63
+    upper_bonus_threshold: int = UPPER_BONUS_THRESHOLD
     upper_bonus_value: int = 35
 
     def __post_init__(self) -> None:
@@ -359,8 +361,6 @@ class BoxScoring:
         arrays of matching shapes, like `fill`."""
         arrays = isinstance(roll, np.ndarray) or isinstance(yahtzee_state, np.ndarray)
         return self._bonus(self._fill_lookups[arrays][1], roll, yahtzee_state)
-
-    yahtzee_bonus_batch = yahtzee_bonus  # the name the batched callers used
 
     def _bonus(self, is_yahtzee, roll, yahtzee_state):
         # The Yahtzee-bonus rule, once: `fill` and `yahtzee_bonus` pass their lookup.

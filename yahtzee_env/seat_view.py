@@ -15,18 +15,18 @@ float32, all in [0, 1], of length ``D = 73 + 20 * (N - 1)`` (93 for two players,
     [73 + 20k + 19]     opponent k: total / 500, capped at 1
 
 Opponent ``k = 0, 1, ..`` is the player ``k + 1`` seats after the observer (in seat order).
-Also here: the per-seat info dict (`seat_info`) and the end-of-game win rewards
-(`win_rewards`), which both envs give the same way.
+Also here: the end-of-game win rewards
+(`win_rewards`), which both envs give the same way (the per-seat info dict is
+`yahtzee_env.info.card_info`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from yahtzee_env.engine import Game, top_seats
-from yahtzee_env.info import card_info
 from yahtzee_env.observation import (
     OBS_SIZE,
     CardLayout,
@@ -83,13 +83,6 @@ def win_rewards(totals: list[int]) -> list[float]:
     return [first if seat in top else -1.0 for seat in range(len(totals))]
 
 
-def seat_info(game: Game, seat: int, mask: np.ndarray | None = None) -> dict[str, Any]:
-    """The `Yahtzee-v0` info of ``seat`` (`yahtzee_env.info.card_info`: the dice on the table
-    and that seat's card). ``mask`` (bool[45]) is the seat's legal actions: ``None`` means none
-    (not its turn)."""
-    return card_info(game, seat, mask)
-
-
 __all__ = [
     "MAX_PLAYERS",
     "MIN_PLAYERS",
@@ -101,6 +94,5 @@ __all__ = [
     "RewardMode",
     "encode_table",
     "observation_size",
-    "seat_info",
     "win_rewards",
 ]

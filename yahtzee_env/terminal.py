@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from yahtzee_env.cpu import cpu_move
 from yahtzee_env.dice import NUM_DICE
 from yahtzee_env.engine import (
     BOX_ACTION_OFFSET,
@@ -39,16 +40,15 @@ from yahtzee_env.engine import (
     run_match,
     top_seats,
 )
-from yahtzee_env.observation import encode_seat
-from yahtzee_env.render import (
-    PLAIN,
-    Style,
-    box_label,
-    format_dice,
-    render_dice,
-    render_table,
-)
+from yahtzee_env.render import PLAIN, Style, render_dice, render_table
 from yahtzee_env.rules import BOX_NAMES, NUM_BOXES, RuleSet
+from yahtzee_env.words import (
+    box_label,
+    describe_reroll,
+    format_dice,
+    kept_faces,
+    positions_of,
+)
 
 InputFn = Callable[[str], str]
 
@@ -333,17 +333,17 @@ class TerminalGame:
     def cpu_turn(self, seat: int) -> None:
         game, policy, name = self.game, self.players[seat].policy, self.names[seat]
         self.say(f"{name} rolls: {format_dice(game.dice)}")
-        while True:
-            mask = game.legal_action_mask()
-            action = int(policy.act(encode_seat(game, seat), mask))
-            if not 0 <= action < len(mask) or not mask[action]:
-                raise RuntimeError(f"CPU player {name} chose an illegal action {action}")
+
+        def apply(action: int) -> None:
             if action >= BOX_ACTION_OFFSET:
                 self.fill(seat, action - BOX_ACTION_OFFSET)
-                return
-            kept = [d for i, d in enumerate(game.dice) if action >> i & 1]
-            game.step(action)
-            self.say(self.describe_reroll(name, kept))
+            else:
+                kept = kept_faces(game.dice, action)
+                game.step(action)
+                self.say(describe_reroll(name, kept, game.dice))
+
+        while cpu_move(game, seat, policy, name, apply) < BOX_ACTION_OFFSET:
+            pass
 
     def human_turn(self, seat: int) -> None:
         game = self.game
@@ -405,7 +405,7 @@ class TerminalGame:
             kept = [game.dice[i] for i in sorted(held)]
             game.step(hold_action(sorted(held)))
             self.held = self.positions_of_faces(kept)
-            self.say(self.describe_reroll(self.names[seat], kept))
+            self.say(describe_reroll(self.names[seat], kept, game.dice))
             self.show_position()
         return False
 
@@ -436,22 +436,10 @@ class TerminalGame:
     # --------------------------------------------------------------------- helpers
     def positions_of_faces(self, faces: Sequence[int]) -> set[int]:
         """Positions of the dice on the table showing ``faces`` (a multiset)."""
-        dice = self.game.dice
-        free = list(range(NUM_DICE))
-        chosen = set()
-        for face in faces:
-            spot = next((i for i in free if dice[i] == face), None)
-            if spot is None:
-                have = dice.count(face)
-                if have == 0:
-                    raise InputError(f"there is no {face} on the table (dice: {format_dice(dice)})")
-                raise InputError(
-                    f"only {have} {face}{'s' if have > 1 else ''} on the table "
-                    f"(dice: {format_dice(dice)})"
-                )
-            free.remove(spot)
-            chosen.add(spot)
-        return chosen
+        try:
+            return set(positions_of(self.game.dice, faces))
+        except ValueError as err:
+            raise InputError(str(err)) from None
 
     def describe_held(self) -> str:
         if not self.held:
@@ -459,16 +447,6 @@ class TerminalGame:
         dice = self.game.dice
         kept = " ".join(f"{i + 1}:{dice[i]}" for i in sorted(self.held))
         return f"holding {kept}; roll re-rolls the other {NUM_DICE - len(self.held)}"
-
-    def describe_reroll(self, name: str, kept: Sequence[int]) -> str:
-        dice = format_dice(self.game.dice)
-        if not kept:
-            return f"{name} re-rolls all five dice: {dice}"
-        if len(kept) == NUM_DICE:
-            return f"{name} keeps all five dice and spends a roll: {dice}"
-        n = NUM_DICE - len(kept)
-        dice_word = "dice" if n > 1 else "die"
-        return f"{name} keeps {format_dice(kept)} and re-rolls {n} {dice_word}: {dice}"
 
     def describe_result(self, totals: Sequence[int]) -> str:
         top = top_seats(totals)

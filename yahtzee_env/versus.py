@@ -23,8 +23,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from yahtzee_env.cpu import cpu_move
 from yahtzee_env.engine import NUM_ACTIONS, Game, IllegalActionError
-from yahtzee_env.observation import encode_seat
+from yahtzee_env.info import card_info
 from yahtzee_env.plumbing import (
     IllegalActionPolicy,
     action_id,
@@ -41,7 +42,6 @@ from yahtzee_env.seat_view import (
     RewardMode,
     encode_table,
     observation_size,
-    seat_info,
     win_rewards,
 )
 
@@ -50,9 +50,10 @@ def resolve_opponent(spec: Any, rules: RuleSet, seed: int = 0) -> tuple[str, Any
     """(name, policy) of an opponent given as a name (built-in policy, CPU level, model
     manifest path) or as an object with ``act(observation, action_mask)``."""
     if isinstance(spec, str):
-        from yahtzee_env.policies import resolve_policy
+        from yahtzee_env.policies import policy_label, resolve_policy
 
-        return spec, resolve_policy(spec, rules, seed)
+        policy = resolve_policy(spec, rules, seed)
+        return policy_label(spec, policy, rules), policy
     if callable(getattr(spec, "act", None)):
         return str(getattr(spec, "name", type(spec).__name__)), spec
     raise TypeError(f"an opponent is a policy name or an object with act(obs, mask), got {spec!r}")
@@ -241,19 +242,13 @@ class YahtzeeVsEnv(gym.Env[np.ndarray, np.int64]):
         policies = dict(zip(self.opponent_seats(), self.opponent_policies, strict=True))
         while not game.over and game.current != self.seat:
             seat = game.current
-            mask = game.legal_action_mask()
-            action = int(policies[seat].act(encode_seat(game, seat), mask))
-            if not 0 <= action < NUM_ACTIONS or not mask[action]:
-                raise IllegalActionError(
-                    f"opponent {self.opponent_names[self.opponent_seats().index(seat)]!r} "
-                    f"(seat {seat}) chose the illegal action {action}"
-                )
-            game.step(action)
+            name = self.opponent_names[self.opponent_seats().index(seat)]
+            cpu_move(game, seat, policies[seat], f"opponent {name!r} (seat {seat})")
         self._mask = game.legal_action_mask()
 
     def _info(self) -> dict[str, Any]:
         game = self.game
-        info = seat_info(game, self.seat, None if game.over else self._mask)
+        info = card_info(game, self.seat, None if game.over else self._mask)
         info["seat"] = self.seat
         info["totals"] = np.array(game.totals(), dtype=np.int32)
         if game.over:

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from yahtzee_env.evaluation import evaluate_policy, format_table, plot_results
     from yahtzee_env.fileio import atomic_write
     from yahtzee_env.opponents import ModelFormatError
-    from yahtzee_env.policies import resolve_policy
+    from yahtzee_env.policies import policy_label, resolve_policy
     from yahtzee_env.ray_backend import RayMissingError
 
     names = policy_names(args.policy)
@@ -88,7 +88,10 @@ def run(args: argparse.Namespace) -> int:
                     "--plot needs matplotlib (pip install 'yahtzee-rl[plot]')"
                 ) from None
         check_backend(args)
-        policies = [(n, resolve_policy(n, args.rules, args.seed)) for n in names]
+        policies = []
+        for n in names:
+            policy = resolve_policy(n, args.rules, args.seed)
+            policies.append((policy_label(n, policy, args.rules), policy))
     except (ValueError, ModelFormatError, OutputPathError, RayMissingError) as err:
         print(f"yahtzee evaluate: error: {err}", file=sys.stderr)
         return 2

@@ -59,18 +59,10 @@ def _cpu_names(specs: list[str]) -> list[str]:
     )
 
 
-def _trained_rules(err: Exception) -> str:
-    """The rules a `RulesMismatchError` says the model was trained for."""
-    import re
-
-    found = re.search(r"trained for rules '([^']+)'", str(err))
-    return found.group(1) if found else "official"
-
-
 def run(args: argparse.Namespace) -> int:
     from yahtzee_env.commands import missing_extra_hint, policy_names
-    from yahtzee_env.opponents import LEVELS, ModelFormatError, RulesMismatchError
-    from yahtzee_env.policies import resolve_policy
+    from yahtzee_env.opponents import LEVELS, ModelFormatError
+    from yahtzee_env.policies import policy_label, resolve_policy
     from yahtzee_env.render import Style, color_enabled
     from yahtzee_env.terminal import Player, TerminalGame, line_reader
 
@@ -101,12 +93,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             policy = resolve_policy(spec, args.rules, None if args.seed is None else args.seed + i)
         except ModelFormatError as err:
-            if isinstance(err, RulesMismatchError):
-                hint = (
-                    f"play it with --rules {_trained_rules(err)}, or choose heuristic, greedy, "
-                    "random or optimal, which play any rules"
-                )
-            elif spec in LEVELS:
+            if spec in LEVELS:
                 hint = (
                     "the level's files in yahtzee_env/levels/ are missing or damaged: reinstall "
                     "the package, or play against heuristic, greedy, random or optimal instead"
@@ -126,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
         cpus.append(policy)
     players = [Player(args.name)] + [
-        Player(name, policy) for name, policy in zip(_cpu_names(specs), cpus, strict=True)
+        Player(policy_label(name, policy, args.rules), policy)
+        for name, policy in zip(_cpu_names(specs), cpus, strict=True)
     ]
     out = sys.stdout
     style = Style(color_enabled(out) and not args.no_color)

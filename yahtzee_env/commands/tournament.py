@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         run_tournament,
     )
     from yahtzee_env.opponents import ModelFormatError
-    from yahtzee_env.policies import resolve_policy
+    from yahtzee_env.policies import policy_label, resolve_policy
     from yahtzee_env.ray_backend import RayMissingError
 
     try:
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         except ImportError as err:
             print(f"yahtzee tournament: error: {missing_extra_hint(err, name)}", file=sys.stderr)
             return 2
-        entrants.append(Entrant(name, policy))
+        entrants.append(Entrant(policy_label(name, policy, args.rules), policy))
     with backend_runner(args) as runner:
         result = run_tournament(
             entrants,

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from yahtzee_env.cpu import cpu_move
 from yahtzee_env.dice import NUM_DICE
 from yahtzee_env.engine import (
     BOX_ACTION_OFFSET,
@@ -35,9 +36,9 @@ from yahtzee_env.engine import (
     roll_for_first_player,
     top_seats,
 )
-from yahtzee_env.observation import encode_seat
-from yahtzee_env.rules import BOX_NAMES, PRESETS, YAHTZEE_50, RuleSet
+from yahtzee_env.rules import BOX_NAMES, PRESETS, RuleSet
 from yahtzee_env.web.storage import Storage, token_hash
+from yahtzee_env.words import describe_reroll, describe_score, kept_faces, positions_of
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: easy to read aloud
 CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
@@ -107,24 +108,15 @@ def clean_name(name: Any, default: str | None = None) -> str:
     return name
 
 
-def format_dice(dice) -> str:
-    return " ".join(str(d) for d in dice)
+def trained_for(level: str, rules: RuleSet) -> str | None:
+    """The preset a trained CPU level learned when the table plays other rules (the page
+    labels the seat "trained for official rules"); None for the rule-aware built-ins."""
+    from yahtzee_env.opponents import LEVELS
+    from yahtzee_env.policies import shared_policy, trained_for_other_rules
 
-
-def box_label(box: int) -> str:
-    return BOX_NAMES[box].replace("_", " ")
-
-
-def positions_of(dice: tuple[int, ...], faces: list[int]) -> list[int]:
-    """Positions in ``dice`` (sorted) of the multiset ``faces``: where kept dice land after a
-    roll, so that the page shows them still held."""
-    free = list(range(len(dice)))
-    out = []
-    for face in faces:
-        spot = next(i for i in free if dice[i] == face)
-        free.remove(spot)
-        out.append(spot)
-    return sorted(out)
+    if level not in LEVELS:
+        return None
+    return trained_for_other_rules(shared_policy(level, rules), rules)
 
 
 def new_game(
@@ -209,26 +201,16 @@ class Room:
         dice = game.dice
         event: dict[str, Any] = {"seq": len(self.log), "seat": seat, "dice_before": list(dice)}
         if action < NUM_HOLDS:
-            kept = [d for i, d in enumerate(dice) if action >> i & 1]
+            kept = kept_faces(dice, action)
             game.step(action)
             n = NUM_DICE - len(kept)
-            if not kept:
-                key = "narr.reroll_all"
-                text = f"{name} re-rolls all five dice: {format_dice(game.dice)}"
-            elif n == 0:
-                key = "narr.keep_all"
-                text = f"{name} keeps all five dice and spends a roll"
-            else:
-                key = "narr.keep"
-                word = "dice" if n > 1 else "die"
-                text = f"{name} keeps {format_dice(kept)}, re-rolls {n} {word}: "
-                text += format_dice(game.dice)
+            key = "narr.reroll_all" if not kept else "narr.keep_all" if n == 0 else "narr.keep"
             self.held = positions_of(game.dice, kept)
             event.update(
                 type="roll",
                 kept=[i for i in range(NUM_DICE) if action >> i & 1],
                 dice=list(game.dice),
-                text=text,
+                text=describe_reroll(name, kept, game.dice),
                 # the page's words: a catalogue key and its values (`text` is for the API)
                 msg={"key": key, "name": name, "kept": kept, "n": n, "dice": list(game.dice)},
             )
@@ -239,10 +221,8 @@ class Room:
             game.step(action)
             points = card.scores[box]
             extra = card.upper_bonus + card.yahtzee_bonus - before
-            text = f"{name} scores {points} in {box_label(box)}"
-            if extra:
-                text += f" (+{extra} bonus)"
             self.held = []
+            text = describe_score(name, box, points, extra)
             msg = {"key": "narr.score_bonus" if extra else "narr.score", "name": name}
             msg.update(box=BOX_NAMES[box], points=points, extra=extra)
             event.update(type="score", box=BOX_NAMES[box], points=points, text=text, msg=msg)
@@ -323,7 +303,11 @@ class Room:
         game = self.game
         seats = [
             {"seat": s.seat, "name": s.name, "kind": "cpu" if s.is_cpu else s.kind}
-            | ({"level": s.kind} if s.is_cpu else {"taken": s.token_hash is not None})
+            | (
+                {"level": s.kind, "trained_for": trained_for(s.kind, self.rules)}
+                if s.is_cpu
+                else {"taken": s.token_hash is not None}
+            )
             for s in self.seats
         ]
         out: dict[str, Any] = {
@@ -384,21 +368,16 @@ class Rooms:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self.rooms: dict[str, Room] = {}
-        self._policies: dict[str, Any] = {}
         self._coaches: dict[str, Any] = {}
         self._reviews: dict[tuple[str, int], dict[str, Any]] = {}
 
     # --------------------------------------------------------------- resources
-    def policy(self, level: str):
-        if level not in self._policies:
-            from yahtzee_env.opponents import LEVELS, load_opponent
-            from yahtzee_env.policies import make_policy
+    def policy(self, level: str, rules: RuleSet):
+        """The CPU ``level`` for a table of ``rules``, from the one resolver (built for these
+        rules; a trained level made for others plays them, labelled: `resolve_policy`)."""
+        from yahtzee_env.policies import shared_policy
 
-            # the trained levels play any preset: the engine's mask keeps them legal
-            self._policies[level] = (
-                load_opponent(level) if level in LEVELS else make_policy(level, seed=0)
-            )
-        return self._policies[level]
+        return shared_policy(level, rules)
 
     def coach(self, rules: RuleSet):
         if rules.name not in self._coaches:
@@ -693,12 +672,9 @@ class Rooms:
     def _cpu_moves(self, room: Room) -> None:
         game = room.game
         while not game.over and room.seats[game.current].is_cpu:
-            seat = game.current
-            mask = game.legal_action_mask()
-            action = int(self.policy(room.seats[seat].kind).act(encode_seat(game, seat), mask))
-            if not mask[action]:
-                raise RuntimeError(f"CPU {room.seats[seat].kind} chose an illegal action {action}")
-            room.apply(seat, action)
+            seat = room.seats[game.current]
+            policy = self.policy(seat.kind, room.rules)
+            cpu_move(game, seat.seat, policy, seat.name, lambda a, s=seat.seat: room.apply(s, a))
 
     def _commit(self, room: Room, first: int) -> None:
         results = []
@@ -712,9 +688,6 @@ class Rooms:
                 if s.player_id is None:
                     continue
                 card = game.players[s.seat]
-                yahtzees = int(card.yahtzee_state == YAHTZEE_50) + card.yahtzee_bonus // max(
-                    room.rules.yahtzee_bonus_value, 1
-                )
                 outcome = "loss" if s.seat not in top else ("win" if len(top) == 1 else "draw")
                 results.append(
                     {
@@ -722,7 +695,7 @@ class Rooms:
                         "seat": s.seat,
                         "score": card.total,
                         "outcome": outcome,
-                        "yahtzees": yahtzees,
+                        "yahtzees": card.yahtzees,
                         "upper_bonus": int(card.upper_bonus > 0),
                         "opponents": "+".join(cpus) if cpus else "humans",
                         "online": room.online,

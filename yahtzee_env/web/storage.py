@@ -13,7 +13,6 @@ Tokens (players' and seats') are stored as SHA-256 hashes, never in clear.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 import time
@@ -176,9 +175,6 @@ class Storage:
             "SELECT id, name FROM players WHERE token_hash = ?", (token_hash(token),)
         ).fetchone()
 
-    def rename_player(self, player_id: int, name: str) -> None:
-        self.db.execute("UPDATE players SET name = ? WHERE id = ?", (name, player_id))
-
     # ------------------------------------------------------------------ tables
     def create_table(self, table: dict[str, Any], seats: list[dict[str, Any]]) -> None:
         statements = [
@@ -305,7 +301,3 @@ class Storage:
                 (player_id,),
             )
         ]
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
