@@ -18,9 +18,10 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 from starlette.testclient import TestClient
 
 from yahtzee_env.coach import Coach
-from yahtzee_env.rules import PRESETS
+from yahtzee_env.rules import BOX_NAMES, PRESETS
 from yahtzee_env.web.app import create_app, languages
 from yahtzee_env.web.rooms import new_game
+from yahtzee_env.words import BOX_LABELS
 
 STATIC = Path(__file__).parents[1] / "yahtzee_env" / "web" / "static"
 I18N = STATIC / "i18n"
@@ -189,6 +190,7 @@ def test_catalogues_are_complete_and_placeholders_agree():
     names = ["Uno", "Due", "Tre", "Quattro", "Cinque", "Sei", "Tris", "Poker", "Full"]
     names += ["Scala corta", "Scala lunga", "Yatzy"]
     assert [it[f"box.{b}"] for b in boxes] == names
+    assert [it[f"box.{b}"] for b in BOX_NAMES] == list(BOX_LABELS["it"])  # = the terminal's
     assert it["roll.button"] == "Tira" and it["score.button"] == "Segna"
     assert all("Yahtzee" not in v for cat in cats.values() for v in cat.values())
 

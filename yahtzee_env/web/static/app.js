@@ -562,6 +562,7 @@ function resultText(state) {
   if (!r) return "";
   const names = r.winners.map((s) => seatName(state, s));
   if (r.draw) return t("result.draw", { names: joinNames(names), points: r.totals[r.winners[0]] });
+  if (mySeats().length === 1 && isMine(r.winners[0])) return t("result.you_win", { points: r.totals[r.winners[0]] });
   return t("result.win", { name: names[0], points: r.totals[r.winners[0]] });
 }
 
@@ -599,6 +600,9 @@ function draw(state, { lock = false } = {}) {
   $("hint-button").disabled = !mine;
   $("tray").hidden = !playing;
   renderCard(state, mine);
+  const notes = state.seats.filter((s) => s.kind === "cpu" && s.trained_for)
+    .map((s) => t("seat.trained_for", { name: seatName(state, s.seat), rules: ruleName(s.trained_for) }));
+  $("seat-notes").replaceChildren(...notes.map((n) => el("p", {}, n)));
   renderCoach(state);
   renderResult(state);
 }
