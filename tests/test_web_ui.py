@@ -192,6 +192,7 @@ def test_table_fits_the_screen(open_page, server, tmp_path, width, height, touch
     page.evaluate("window.scrollTo(0, 0)")
     for name in ["roll"] + [f"die-{i}" for i in range(5)]:
         assert inside(page.locator(tid(name)).bounding_box(), width, height), name
+    shot(page, tmp_path, f"table-top-{width}x{height}-{lang}")
     # four seats fit: every name cell inside the card
     card = page.locator("#card").bounding_box()
     assert card["x"] + card["width"] <= width

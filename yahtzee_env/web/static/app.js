@@ -497,7 +497,11 @@ async function apply(state) {
       if (isMine(event.seat)) {
         say(() => narrate(event));
         if (event.type === "roll") T.slots = nextSlots(T.slots, event.dice_before, event.kept, event.dice);
-        else T.slots = [0, 1, 2, 3, 4];
+        else {
+          T.slots = [0, 1, 2, 3, 4];
+          const cell = document.querySelector(`[data-testid="box-${event.seat}-${event.box}"]`);
+          if (cell) { cell.textContent = event.points; cell.classList.add("scored-now"); }
+        }
         continue;
       }
       await animate(event);
@@ -599,7 +603,7 @@ function draw(state, { lock = false } = {}) {
   $("hint-button").hidden = !state.coach;
   $("hint-button").disabled = !mine;
   $("tray").hidden = !playing;
-  renderCard(state, mine);
+  renderCard(state, mine, lock);
   const notes = state.seats.filter((s) => s.kind === "cpu" && s.trained_for)
     .map((s) => t("seat.trained_for", { name: seatName(state, s.seat), rules: ruleName(s.trained_for) }));
   $("seat-notes").replaceChildren(...notes.map((n) => el("p", {}, n)));
@@ -621,7 +625,7 @@ function renderWaiting(state) {
   $("turn").dataset.seat = "";
 }
 
-function renderCard(state, mine) {
+function renderCard(state, mine, lock = false) {
   const table = $("card");
   table.className = `card seats-${state.seats.length}`;
   const head = el("tr");
@@ -644,7 +648,7 @@ function renderCard(state, mine) {
     state.seats.forEach((_, seat) => {
       const score = state.cards[seat].scores[box];
       const open = score === null;
-      const mover = !state.over && seat === state.current;
+      const mover = !state.over && seat === state.current && !lock;  // no stale potentials while animating
       const potential = mover && open && box in state.options ? state.options[box] : null;
       const attrs = {
         "data-testid": `box-${seat}-${box}`, "data-open": String(open),
@@ -882,7 +886,10 @@ function svgEl(tag, attrs = {}, text) {
 
 // A line chart: `series` [{points: [y...], color, label}], x from 0; axes with ticks and titles.
 function lineChart({ series, xLabel, yLabel, aria, xFrom = 1, dots = null, id = "" }) {
-  const w = 640, h = 260, left = 52, right = 14, top = 14, bottom = 44;
+  // drawn at the width it is shown at, so that its labels keep their size on a phone
+  const room = document.querySelector("main").clientWidth - 24;
+  const w = Math.round(Math.min(760, Math.max(300, room))), h = w < 500 ? 220 : 260;
+  const left = 52, right = 14, top = 14, bottom = 44;
   const n = Math.max(...series.map((s) => s.points.length), 1);
   const all = series.flatMap((s) => s.points);
   const max = Math.max(50, Math.ceil(Math.max(...all, 0) / 50) * 50);
@@ -897,7 +904,7 @@ function lineChart({ series, xLabel, yLabel, aria, xFrom = 1, dots = null, id = 
   }
   svg.append(svgEl("line", { x1: left, x2: left, y1: top, y2: h - bottom, class: "axis" }));
   svg.append(svgEl("line", { x1: left, x2: w - right, y1: h - bottom, y2: h - bottom, class: "axis" }));
-  const every = Math.max(1, Math.ceil(n / 12));
+  const every = Math.max(1, Math.ceil(n / Math.max(4, Math.floor((w - left) / 40))));
   for (let i = 0; i < n; i += every) {
     svg.append(svgEl("line", { x1: x(i), x2: x(i), y1: h - bottom, y2: h - bottom + 4, class: "axis" }));
     svg.append(svgEl("text", { x: x(i), y: h - bottom + 16, "text-anchor": "middle" }, i + xFrom));
