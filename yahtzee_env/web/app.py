@@ -252,8 +252,8 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
 
     async def game_review(request: Request) -> Response:
         body = await read_body(request)
-        room, idx, actions = rooms.review_request(request.path_params["gid"], body)
-        return JSONResponse(await run_in_threadpool(rooms.review_of, room, idx, actions))
+        game = rooms.review_request(request.path_params["gid"], body)
+        return JSONResponse(await run_in_threadpool(rooms.review_of, game))
 
     # ----------------------------------------------------------------- WebSocket
     async def table_socket(ws: WebSocket) -> None:

@@ -45,6 +45,7 @@ CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
 MAX_NAME = 24
 MIN_SEATS, MAX_SEATS = 2, 4
 EVENTS_KEPT = 64
+REVIEWS_KEPT = 256  # game reviews cached in memory
 
 
 class WebError(Exception):
@@ -720,11 +721,12 @@ class Rooms:
         return room.state(since, self.review if room.coach else None)
 
     # --------------------------------------------------------------- game reviews
-    def review_request(self, game_id: Any, body: dict[str, Any]) -> tuple[Room, int, list]:
+    def review_request(self, game_id: Any, body: dict[str, Any]) -> dict[str, Any]:
         """Check that ``body`` may open the review of ``game_id`` (``CODE-IDX``): the table
         is public, or ``body`` holds a seat token of it (``tokens: {seat: token}``) or the
-        player token of a player seated there. Returns the room, the game index and its
-        action log; WebError 404 for no such finished game, 403 for no access."""
+        player token of a player seated there. Returns what `review_of` needs (read here, on
+        the event loop, so that the thread computing the review touches no live room);
+        WebError 404 for no such finished game, 403 for no access."""
         text = str(game_id) if isinstance(game_id, str) else ""
         code, _, idx_text = text.rpartition("-")
         if not code or not idx_text.isdigit():
@@ -736,7 +738,16 @@ class Rooms:
         if not (room.public or self._may_review(room, body)):
             raise WebError("only the players of this table can open its reviews", 403, "private")
         row = self.storage.load_table(room.code)
-        return room, idx, row["actions"].get(idx, [])
+        return {
+            "code": room.code,
+            "idx": idx,
+            "rules": room.rules,
+            "seed": room.seed,
+            "first": room.games[idx]["first"],
+            "coach": room.coach,
+            "seats": room.state()["seats"],
+            "actions": row["actions"].get(idx, []),
+        }
 
     def _may_review(self, room: Room, body: dict[str, Any]) -> bool:
         tokens = body.get("tokens")
@@ -754,18 +765,26 @@ class Rooms:
                 return True
         return False
 
-    def review_of(self, room: Room, idx: int, actions: list) -> dict[str, Any]:
-        """The solver's review of finished game ``idx`` (cached; CPU-bound: call it in a
-        thread, off the event loop)."""
+    def review_of(self, game: dict[str, Any]) -> dict[str, Any]:
+        """The solver's review of the finished game `review_request` described (cached;
+        CPU-bound: call it in a thread, off the event loop)."""
         from yahtzee_env.web.review import review_game
 
-        key = (room.code, idx)
+        key = (game["code"], game["idx"])
         if key not in self._reviews:
-            seats = room.state()["seats"]
-            first = room.games[idx]["first"]
-            coach = self.coach(room.rules)
-            out = review_game(coach, room.rules, room.seed, idx, first, seats, actions)
-            out.update(id=f"{room.code}-{idx}", code=room.code, game=idx, coach=room.coach)
+            coach = self.coach(game["rules"])
+            out = review_game(
+                coach,
+                game["rules"],
+                game["seed"],
+                game["idx"],
+                game["first"],
+                game["seats"],
+                game["actions"],
+            )
+            out.update(id=f"{key[0]}-{key[1]}", code=key[0], game=key[1], coach=game["coach"])
+            while len(self._reviews) >= REVIEWS_KEPT:  # forget the oldest
+                self._reviews.pop(next(iter(self._reviews)))
             self._reviews[key] = out
         return self._reviews[key]
 

@@ -1160,6 +1160,11 @@ document.addEventListener("DOMContentLoaded", () => {
     $(key).addEventListener("change", (e) => { settings[key] = e.target.value; saveSettings(); });
   }
   $("sound").addEventListener("change", (e) => { settings.sound = e.target.checked; saveSettings(); if (settings.sound) sound.play("score"); });
+  // the settings panel closes on Escape (focus back on its button) or a click elsewhere
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && $("settings").open) { $("settings").open = false; $("settings").querySelector("summary").focus(); }
+  });
+  document.addEventListener("click", (e) => { if ($("settings").open && !$("settings").contains(e.target)) $("settings").open = false; });
   for (const a of document.querySelectorAll(".top a")) {
     a.addEventListener("click", (e) => { e.preventDefault(); go(a.getAttribute("href")); });
   }
