@@ -100,7 +100,11 @@ async function switchLanguage(lang) {
   await setLanguage(lang);
   const view = currentView();
   if (view === "lobby") { renderLobbyWords(); renderMyTables(); }
-  else if (view === "table" && T.state) { render(T.state); setStatus(T.lastStatus ? T.lastStatus() : ""); }
+  else if (view === "table" && T.state) {
+    render(T.state, { lock: T.animating });
+    setStatus(T.lastStatus ? T.lastStatus() : "");
+    if (T.hint && myTurn()) renderHint(T.hint);
+  }
   else if (view === "stats" && S.data) renderStats(S.data);
   else if (view === "review" && R.data) renderReview(R.data);
 }
