@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -254,3 +255,15 @@ def test_narration_and_errors_carry_keys(client):
     reply = client.post("/api/tables", json={"seats": ["human", "easy"], "name": "<b>"})
     assert reply.json()["code"] == "name_markup"
     assert client.get("/api/tables/ABCDEFGH").json()["code"] == "no_table"
+
+
+def test_a_third_language_is_one_file(tmp_path, monkeypatch):
+    import yahtzee_env.web.app as web_app
+
+    (tmp_path / "i18n").mkdir()
+    for path in I18N.glob("*.json"):
+        shutil.copy(path, tmp_path / "i18n" / path.name)
+    galician = dict(catalogues()["en"], _name="Galego")
+    (tmp_path / "i18n" / "gl.json").write_text(json.dumps(galician), encoding="utf-8")
+    monkeypatch.setattr(web_app, "STATIC_DIR", tmp_path)
+    assert {"code": "gl", "name": "Galego"} in web_app.languages()
