@@ -390,6 +390,14 @@ def test_axe_review_and_statistics(open_page, server, tmp_path):
     assert page.locator(f"{tid('turns-0')} tr.turn-start").count() == 13
     assert page.locator("#review-chart polyline").count() == 2
     assert "Analisi della partita" in page.text_content("#review-title")
+    # the replay steps through the turns: every seat's dice, holds and box
+    assert page.text_content(tid("review-round")) == "Giro 1 di 13"
+    assert page.is_disabled(tid("review-prev"))
+    assert page.locator(f"{tid('replay')} .replay-seat").count() == 2
+    page.click(tid("review-next"))
+    assert page.text_content(tid("review-round")) == "Giro 2 di 13"
+    assert page.locator(f"{tid('replay')} .mini-dice").count() >= 2
+    assert "segna" in page.inner_text(tid("replay"))
     assert axe_violations(page) == [], "review"
     shot(page, tmp_path, "review-390x844-it")
     # the statistics link the same review

@@ -1011,7 +1011,7 @@ async function showStats() {
 }
 
 // ------------------------------------------------------------------ game review
-const R = { data: null };
+const R = { data: null, round: 1 };
 
 function reviewSeatName(review, seat) {
   return seatName({ seats: review.seats }, seat);
@@ -1046,6 +1046,7 @@ function renderReview(r) {
     }
     parts.push(list);
   });
+  parts.push(el("h2", {}, t("review.replay")), replayer(r));
   parts.push(el("h2", {}, t("review.turns")));
   r.seats.forEach((_, seat) => {
     const details = el("details", { class: "seat-turns", "data-testid": `turns-${seat}` });
@@ -1088,9 +1089,62 @@ function renderReview(r) {
   body.replaceChildren(...parts);
 }
 
+// Small dice (not buttons) for the review; the kept ones ringed.
+function miniDice(dice, action) {
+  const kept = action < 32 ? dice.filter((_, i) => action >> i & 1) : [];
+  const label = kept.length ? t("review.dice_label", { dice: diceText(dice), kept: diceText(kept) })
+    : t("review.dice_label_none", { dice: diceText(dice) });
+  const row = el("span", { class: "mini-dice", role: "img", "aria-label": label });
+  dice.forEach((v, i) => {
+    const die = el("span", { class: "die mini", "data-face": v, "data-value": v });
+    if (action < 32 && (action >> i & 1)) die.classList.add("kept");
+    for (let p = 0; p < 9; p++) die.append(el("span", { class: "pip", "aria-hidden": "true" }));
+    row.append(die);
+  });
+  return row;
+}
+
+// Turn by turn: every seat's rolls, holds and box in one turn, stepped with Previous / Next.
+function replayer(r) {
+  const box = el("div", { class: "replay", "data-testid": "replay" });
+  const prev = el("button", { type: "button", "data-testid": "review-prev" }, t("review.prev"));
+  const next = el("button", { type: "button", "data-testid": "review-next" }, t("review.next"));
+  const label = el("strong", { "data-testid": "review-round", "aria-live": "polite" });
+  const nav = el("div", { class: "replay-nav" });
+  nav.append(prev, label, next);
+  const body = el("div", { class: "replay-body" });
+  box.append(nav, body);
+  const show = (n) => {
+    R.round = Math.min(13, Math.max(1, n));
+    label.textContent = t("review.round", { n: R.round });
+    prev.disabled = R.round === 1; next.disabled = R.round === 13;
+    const seats = r.turns.filter((x) => x.round === R.round).map((turn) => {
+      const card = el("div", { class: "replay-seat" });
+      card.append(el("h3", {}, reviewSeatName(r, turn.seat)));
+      const list = el("ol");
+      for (const d of turn.decisions) {
+        const li = el("li");
+        li.append(miniDice(d.dice, d.action));
+        let move = describeMove(d.dice, d.action);
+        if (d.action >= 32) move = t("review.points", { box: move, points: turn.points + (turn.bonus ? ` (+${turn.bonus})` : "") });
+        li.append(el("span", {}, move));
+        if (d.loss > 0.005) li.append(el("span", { class: "lost" }, t("review.lost_vs", { best: describeMove(d.dice, d.best_action), loss: num(d.loss) })));
+        list.append(li);
+      }
+      card.append(list, el("p", {}, t("review.after", { expected: num(turn.decisions[turn.decisions.length - 1].expected, 1) })));
+      return card;
+    });
+    body.replaceChildren(...seats);
+  };
+  prev.addEventListener("click", () => { show(R.round - 1); (prev.disabled ? next : prev).focus(); });
+  next.addEventListener("click", () => { show(R.round + 1); (next.disabled ? prev : next).focus(); });
+  show(R.round || 1);
+  return box;
+}
+
 async function showReview(id) {
   const body = $("review-body");
-  R.data = null;
+  R.data = null; R.round = 1;
   body.replaceChildren(el("p", {}, t("review.loading")));
   const code = id.split("-")[0].toUpperCase();
   const player = store.get("yz.player", null);
