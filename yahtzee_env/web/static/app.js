@@ -589,7 +589,7 @@ function render(state, options = {}) {
 function draw(state, { lock = false } = {}) {
   $("table-code").textContent = state.code;
   const link = `${location.origin}/?join=${state.code}`;  // friends open it to take a seat
-  $("table-link").replaceChildren(el("a", { href: link, "data-testid": "table-link" }, link));
+  $("table-link").replaceChildren(...(state.online ? [el("a", { href: link, "data-testid": "table-link" }, link)] : []));
   $("waiting").hidden = state.started;
   $("board").hidden = !state.started;
   if (!state.started) { renderWaiting(state); return; }
