@@ -1199,6 +1199,11 @@ document.addEventListener("DOMContentLoaded", () => {
     die.addEventListener("click", () => toggleDie(i));
   }
   for (const form of document.querySelectorAll("form")) form.addEventListener("submit", (e) => e.preventDefault());
+  if (window.ResizeObserver) {  // the tray's height, for the CSS scroll padding around it
+    new ResizeObserver(([entry]) => {
+      document.documentElement.style.setProperty("--tray-h", `${Math.ceil(entry.target.getBoundingClientRect().height)}px`);
+    }).observe($("tray"));
+  }
   $("seats").addEventListener("change", renderSeatKinds);
   $("name").addEventListener("input", () => { $("name").dataset.default = "false"; });
   $("play").addEventListener("click", () => createTable(false));
