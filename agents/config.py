@@ -20,7 +20,7 @@ from typing import Any, Literal, Union
 
 import yaml
 
-from yahtzee_env.rules import PRESETS
+from yahtzee_env.game.rules import PRESETS
 
 _FLOAT_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
@@ -47,7 +47,7 @@ class EnvConfig:
     id: str = "Yahtzee-v0"
     """Gymnasium id of the environment (only the native vector env is supported)."""
     rules: str = "official"
-    """Rules preset name (see `yahtzee_env.rules.PRESETS`)."""
+    """Rules preset name (see `yahtzee_env.game.rules.PRESETS`)."""
     canonical_holds: bool = True
     """Mask all but one hold per distinct kept multiset, and keep-all (a learning aid)."""
     num_envs: int = 64
@@ -55,7 +55,7 @@ class EnvConfig:
     reward_scale: float = 0.01
     """Rewards are multiplied by this for learning (returns of ~250 points become ~2.5)."""
     observation_version: int = 1
-    """The network's input (`yahtzee_env.observation.model_input`): 1 is the 72-float
+    """The network's input (`yahtzee_env.game.observation.model_input`): 1 is the 72-float
     observation, 2 appends the rules-only strategy features."""
     shaping: Literal["none", "upper-bonus"] = "none"
     """Potential-based reward shaping (Ng et al. 1999; leaves the optimal policy unchanged):
@@ -256,7 +256,7 @@ def validate(cfg: RunConfig) -> RunConfig:
         )
     _positive("env.num_envs", cfg.env.num_envs)
     _positive("env.reward_scale", cfg.env.reward_scale)
-    from yahtzee_env.observation import INPUT_SIZES
+    from yahtzee_env.game.observation import INPUT_SIZES
 
     if cfg.env.observation_version not in INPUT_SIZES:
         raise ConfigError(

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from yahtzee_env.fileio import atomic_write
-from yahtzee_env.observation import INPUT_SIZES
-from yahtzee_env.opponents import MLPPolicy, save_policy
-from yahtzee_env.rules import UPPER_BONUS_THRESHOLD
+from yahtzee_env.game.observation import INPUT_SIZES
+from yahtzee_env.game.rules import UPPER_BONUS_THRESHOLD
+from yahtzee_env.policies.models import MLPPolicy, save_policy
 
 
 def policy_weights(model: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
@@ -111,11 +111,11 @@ def export_onnx(
     """Write the logits network of a numpy `MLPPolicy` as one ONNX file (input ``obs``
     float32[N, 72], output ``logits`` float32[N, 45]); mask and argmax are the caller's.
     ``metadata_props`` hold the holds mode, rules, observation version, level and weights
-    digest (`yahtzee_env.model_sources.onnx_metadata`), checked by `load_onnx_policy`."""
+    digest (`yahtzee_env.policies.sources.onnx_metadata`), checked by `load_onnx_policy`."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    from yahtzee_env.model_sources import onnx_metadata
+    from yahtzee_env.policies.sources import onnx_metadata
 
     nodes, inits = [], []
     x = "obs"

@@ -106,7 +106,7 @@ def train_seeds(
 ) -> dict[str, Any]:
     """Train ``cfg`` once per seed, in parallel as Ray tasks (see the module docstring).
     Refuses before starting anything if a seed's run folder already exists."""
-    from yahtzee_env.ray_backend import ray_session
+    from yahtzee_env.analysis.ray_backend import ray_session
 
     runs_dir = Path(runs_dir).resolve()
     configs = [seed_config(cfg, s) for s in seeds]

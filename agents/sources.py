@@ -1,5 +1,5 @@
 """Loading SB3 MaskablePPO checkpoints as numpy policies: the training package's side of
-`yahtzee_env.policies.resolve_policy`. The core finds `load_sb3_policy` through the
+`yahtzee_env.policies.resolve.resolve_policy`. The core finds `load_sb3_policy` through the
 ``yahtzee_env.model_loaders`` entry point (pyproject.toml), never by importing this package.
 
     from yahtzee_agents.sources import load_sb3_policy
@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from yahtzee_env.checkpoints import check_sb3_zip
-from yahtzee_env.opponents import MLPPolicy, ModelFormatError, RulesMismatchError
-from yahtzee_env.rules import RuleSet
+from yahtzee_env.game.rules import RuleSet
+from yahtzee_env.policies.checkpoints import check_sb3_zip
+from yahtzee_env.policies.models import MLPPolicy, ModelFormatError, RulesMismatchError
 
 
 def _run_folder_of(path: Path) -> Path | None:
@@ -29,7 +29,7 @@ def load_sb3_policy(path: str | os.PathLike, rules: RuleSet | str | None = None)
     """The numpy policy of an SB3 MaskablePPO checkpoint: a ``.zip``, or a run folder (its
     best model). The run's config (when the zip lies in a run folder) gives the rules, which
     are checked against ``rules``, and the holds mode. The zip is checked before torch reads
-    a byte of it (`yahtzee_env.checkpoints.check_sb3_zip`)."""
+    a byte of it (`yahtzee_env.policies.checkpoints.check_sb3_zip`)."""
     from sb3_contrib import MaskablePPO
 
     from yahtzee_agents.export import numpy_policy

@@ -357,7 +357,7 @@ def run_trial(config: dict[str, Any], sweep: Sweep, sweep_dir: str) -> None:
 
     if finished() is None:
         if sweep.file.metric == "regret":
-            from yahtzee_env import solver
+            from yahtzee_env.solver import exact as solver
 
             solver.load_or_solve(cfg.env.rules)  # evaluations grade regret from the cache
         train(
@@ -430,7 +430,7 @@ def run_sweep(
 ) -> dict[str, Any]:
     """Run (or with ``resume`` continue) the sweep in ``sweep_dir``; write the results table,
     plot and best config there and return the summary."""
-    from yahtzee_env.ray_backend import ray_session
+    from yahtzee_env.analysis.ray_backend import ray_session
 
     sweep_dir = Path(sweep_dir).resolve()
     tune_dir = sweep_dir / TUNE_DIR

@@ -37,7 +37,7 @@ from yahtzee_agents.config import (
     read_yaml_mapping,
 )
 from yahtzee_env.fileio import atomic_path, atomic_write
-from yahtzee_env.rules import Box
+from yahtzee_env.game.rules import Box
 
 CHECKPOINT_PREFIX = "ckpt_"
 
@@ -108,7 +108,7 @@ def make_env(cfg: RunConfig, seed: int):
     """The native vector env behind the SB3 adapter, as the network sees it: model input of
     ``env.observation_version``, rewards shaped (``env.shaping``) and scaled for learning."""
     from yahtzee_agents.vec_env import LearningView, SB3VecEnv
-    from yahtzee_env.vector import YahtzeeVectorEnv
+    from yahtzee_env.envs.vector import YahtzeeVectorEnv
 
     vec = YahtzeeVectorEnv(
         num_envs=cfg.env.num_envs, rules=cfg.env.rules, canonical_holds=cfg.env.canonical_holds
@@ -221,8 +221,8 @@ def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool, on_eval: Eva
     from stable_baselines3.common.callbacks import BaseCallback
 
     from yahtzee_agents.export import numpy_policy
-    from yahtzee_env.evaluation import evaluate_policy
-    from yahtzee_env.rules import RuleSet
+    from yahtzee_env.analysis.evaluation import evaluate_policy
+    from yahtzee_env.game.rules import RuleSet
 
     threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
 

@@ -1,6 +1,6 @@
 """Stable-Baselines3 adapter for the native `Yahtzee-v0` vector env.
 
-`SB3VecEnv` wraps a `yahtzee_env.vector.YahtzeeVectorEnv` (N games as numpy arrays) in SB3's
+`SB3VecEnv` wraps a `yahtzee_env.envs.vector.YahtzeeVectorEnv` (N games as numpy arrays) in SB3's
 `VecEnv` interface, so that PPO / sb3-contrib `MaskablePPO` train on it directly::
 
     from sb3_contrib import MaskablePPO
@@ -49,9 +49,9 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from yahtzee_env.observation import INPUT_SIZES, UPPER_BONUS_INDEX, UPPER_INDEX, model_input
-from yahtzee_env.rules import RuleSet
-from yahtzee_env.vector import YahtzeeVectorEnv
+from yahtzee_env.envs.vector import YahtzeeVectorEnv
+from yahtzee_env.game.observation import INPUT_SIZES, UPPER_BONUS_INDEX, UPPER_INDEX, model_input
+from yahtzee_env.game.rules import RuleSet
 
 
 class SB3VecEnv(VecEnv):

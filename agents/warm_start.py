@@ -26,11 +26,11 @@ from yahtzee_agents.config import RunConfig
 
 def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
     """Play the teacher's games and record (obs, mask, target distribution, value target)."""
-    from yahtzee_env.evaluation import FirstGames
-    from yahtzee_env.oracle import OptimalOracle
-    from yahtzee_env.policies import make_policy
-    from yahtzee_env.solver import load_or_solve
-    from yahtzee_env.vector import YahtzeeVectorEnv
+    from yahtzee_env.analysis.evaluation import FirstGames
+    from yahtzee_env.envs.vector import YahtzeeVectorEnv
+    from yahtzee_env.policies.baselines import make_policy
+    from yahtzee_env.solver.exact import load_or_solve
+    from yahtzee_env.solver.oracle import OptimalOracle
 
     w = cfg.warm_start
     rng = np.random.default_rng(seed)
@@ -95,8 +95,8 @@ def warm_start(model: Any, cfg: RunConfig) -> dict[str, Any]:
     data = teacher_dataset(cfg, seed=cfg.train.seed)
     gen_seconds = time.perf_counter() - t0
     policy = model.policy
-    from yahtzee_env.observation import model_input
-    from yahtzee_env.rules import RuleSet
+    from yahtzee_env.game.observation import model_input
+    from yahtzee_env.game.rules import RuleSet
 
     threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
     obs = torch.as_tensor(model_input(data["obs"], cfg.env.observation_version, threshold))

@@ -17,11 +17,11 @@ import argparse
 
 import numpy as np
 
-from yahtzee_env.evaluation import FirstGames
-from yahtzee_env.opponents import load_opponent
-from yahtzee_env.oracle import OptimalOracle
-from yahtzee_env.solver import load_or_solve
-from yahtzee_env.vector import YahtzeeVectorEnv
+from yahtzee_env.analysis.evaluation import FirstGames
+from yahtzee_env.envs.vector import YahtzeeVectorEnv
+from yahtzee_env.policies.models import load_opponent
+from yahtzee_env.solver.exact import load_or_solve
+from yahtzee_env.solver.oracle import OptimalOracle
 
 
 def main() -> None:

@@ -14,8 +14,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
-from yahtzee_env.opponents import LEVELS, load_opponent
-from yahtzee_env.vector import YahtzeeVectorEnv
+from yahtzee_env.envs.vector import YahtzeeVectorEnv
+from yahtzee_env.policies.models import LEVELS, load_opponent
 
 
 def recorded_states(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

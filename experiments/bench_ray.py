@@ -18,9 +18,9 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 import numpy as np
 
-from yahtzee_env.evaluation import play_games
-from yahtzee_env.policies import resolve_policy
-from yahtzee_env.ray_backend import RayRunner, ray_session
+from yahtzee_env.analysis.evaluation import play_games
+from yahtzee_env.analysis.ray_backend import RayRunner, ray_session
+from yahtzee_env.policies.resolve import resolve_policy
 
 
 def main() -> None:

@@ -14,8 +14,8 @@ import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from yahtzee_env.rules import PRESETS  # imported after pinning the BLAS threads
-from yahtzee_env.solver import solve
+from yahtzee_env.game.rules import PRESETS  # imported after pinning the BLAS threads
+from yahtzee_env.solver.exact import solve
 
 
 def main() -> None:

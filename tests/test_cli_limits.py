@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from yahtzee_env.cli import main
+from yahtzee_env.commands.cli import main
 
 FAST = {
     "evaluate": ["evaluate", "--policy", "random", "--games", "2", "--no-regret", "--no-progress"],
@@ -96,14 +96,14 @@ def test_huge_tournament_is_refused_up_front(capsys):
 
 
 def test_library_limits():
-    from yahtzee_env.evaluation import MAX_GAMES, play_games
-    from yahtzee_env.match import run_tournament
-    from yahtzee_env.policies import make_policy
+    from yahtzee_env.analysis.evaluation import MAX_GAMES, play_games
+    from yahtzee_env.analysis.tournament import run_tournament
+    from yahtzee_env.policies.baselines import make_policy
 
     with pytest.raises(ValueError, match="games must be in"):
         play_games(make_policy("random", seed=0), MAX_GAMES + 1)
     with pytest.raises(ValueError, match="allowed"):
-        from yahtzee_env.match import Entrant
+        from yahtzee_env.analysis.tournament import Entrant
 
         entrants = [Entrant("a", make_policy("random")), Entrant("b", make_policy("greedy"))]
         run_tournament(entrants, games=10**12)

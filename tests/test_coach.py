@@ -8,12 +8,12 @@ import io
 import numpy as np
 import pytest
 
-from yahtzee_env.coach import Coach, review
-from yahtzee_env.engine import Game, box_action
-from yahtzee_env.policies import make_policy
-from yahtzee_env.solver import load_or_solve, regret_of
-from yahtzee_env.terminal import Player, TerminalGame
-from yahtzee_env.terminal_coach import CoachedTerminalGame
+from yahtzee_env.game.engine import Game, box_action
+from yahtzee_env.play.terminal import Player, TerminalGame
+from yahtzee_env.play.terminal_coach import CoachedTerminalGame
+from yahtzee_env.policies.baselines import make_policy
+from yahtzee_env.solver.coach import Coach, review
+from yahtzee_env.solver.exact import load_or_solve, regret_of
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def test_review_totals_and_costliest(coach):
     game = Game("official", num_players=1)
     game.reset(np.random.default_rng(2))
     greedy = make_policy("greedy")
-    from yahtzee_env.observation import encode_seat
+    from yahtzee_env.game.observation import encode_seat
 
     decisions = []
     while not game.over:

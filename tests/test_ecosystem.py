@@ -17,12 +17,12 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import yahtzee_env  # noqa: F401  (registers the ids)
-from yahtzee_env.engine import IllegalActionError, box_action
-from yahtzee_env.info import INFO_SPEC, OPEN
-from yahtzee_env.plumbing import MAX_EPISODE_STEPS
-from yahtzee_env.render import RGB_SHAPE
-from yahtzee_env.rules import Box
-from yahtzee_env.vector import YahtzeeVectorEnv
+from yahtzee_env.envs.checks import MAX_EPISODE_STEPS
+from yahtzee_env.envs.info import INFO_SPEC, OPEN
+from yahtzee_env.envs.vector import YahtzeeVectorEnv
+from yahtzee_env.game.engine import IllegalActionError, box_action
+from yahtzee_env.game.render import RGB_SHAPE
+from yahtzee_env.game.rules import Box
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -395,10 +395,10 @@ def test_record_video(tmp_path):
 def test_core_imports_no_training_package():
     code = (
         "import sys, gymnasium as gym, yahtzee_env\n"
-        "from yahtzee_env.cli import build_parser\n"
+        "from yahtzee_env.commands.cli import build_parser\n"
         "build_parser()\n"
         "gym.make('Yahtzee-v0'); gym.make_vec('Yahtzee-v0', 2)\n"
-        "import yahtzee_env.versus, yahtzee_env.evaluation\n"
+        "import yahtzee_env.envs.versus, yahtzee_env.analysis.evaluation\n"
         "bad = [m for m in ('yahtzee_agents', 'torch', 'stable_baselines3', 'sb3_contrib')\n"
         "       if m in sys.modules]\n"
         "assert not bad, bad\n"
@@ -417,7 +417,7 @@ def test_core_imports_no_training_package():
 def test_training_commands_give_the_install_hint(argv, module, extra):
     code = (
         f"import sys; sys.modules[{module!r}] = None\n"
-        "from yahtzee_env.cli import main\n"
+        "from yahtzee_env.commands.cli import main\n"
         f"sys.exit(main({argv!r}))\n"
     )
     out = subprocess.run(
@@ -432,7 +432,7 @@ def test_pettingzoo_import_hint():
     code = (
         "import sys; sys.modules['pettingzoo'] = None\n"
         "try:\n"
-        "    import yahtzee_env.multiplayer\n"
+        "    import yahtzee_env.envs.multiplayer\n"
         "except ModuleNotFoundError as err:\n"
         "    print(err)\n"
     )
@@ -447,8 +447,8 @@ def test_aec_checks_hold_under_python_O():
     action with a clear error instead of an IndexError."""
     pytest.importorskip("pettingzoo")
     code = (
-        "from yahtzee_env import multiplayer\n"
-        "from yahtzee_env.engine import IllegalActionError\n"
+        "from yahtzee_env.envs import multiplayer\n"
+        "from yahtzee_env.game.engine import IllegalActionError\n"
         "for action in (45, -1, True, 1.5, None):\n"
         "    env = multiplayer.env(num_players=2)\n"
         "    env.reset(seed=0)\n"

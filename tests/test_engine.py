@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from yahtzee_env.dice import (
+from yahtzee_env.game.dice import (
     CANONICAL_HOLDS,
     DICE,
     FIRST_ROLL_KEEP,
@@ -20,7 +20,7 @@ from yahtzee_env.dice import (
     keep_index,
     roll_index,
 )
-from yahtzee_env.engine import (
+from yahtzee_env.game.engine import (
     KEEP_ALL,
     NUM_ACTIONS,
     DiceRoller,
@@ -29,11 +29,10 @@ from yahtzee_env.engine import (
     box_action,
     describe_action,
     hold_action,
-    match_is_decided,
-    match_winners,
     roll_for_first_player,
 )
-from yahtzee_env.rules import ALL_FILLED, BOX_NAMES, Box
+from yahtzee_env.game.match import match_is_decided, match_winners
+from yahtzee_env.game.rules import ALL_FILLED, BOX_NAMES, Box
 
 
 class ScriptedRoller:
@@ -284,10 +283,10 @@ class Block:
             raise ImportError('blocked: ' + name)
 sys.meta_path.insert(0, Block())
 import numpy as np
-from yahtzee_env.engine import Game
-from yahtzee_env.observation import encode_seat
-from yahtzee_env.opponents import load_opponent
-from yahtzee_env.solver import solve
+from yahtzee_env.game.engine import Game
+from yahtzee_env.game.observation import encode_seat
+from yahtzee_env.policies.models import load_opponent
+from yahtzee_env.solver.exact import solve
 game = Game()
 game.reset(np.random.default_rng(0))
 hard = load_opponent('hard')

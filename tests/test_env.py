@@ -15,12 +15,12 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import yahtzee_env
-from yahtzee_env.dice import CANONICAL_HOLDS, roll_index
-from yahtzee_env.engine import IllegalActionError, box_action, hold_action
-from yahtzee_env.env import UnsupportedRenderModeError, YahtzeeEnv
-from yahtzee_env.observation import encode_seat
-from yahtzee_env.rules import BOX_NAMES, PRESETS, Box
-from yahtzee_env.wrappers import DictObservation
+from yahtzee_env.envs.wrappers import DictObservation
+from yahtzee_env.envs.yahtzee import UnsupportedRenderModeError, YahtzeeEnv
+from yahtzee_env.game.dice import CANONICAL_HOLDS, roll_index
+from yahtzee_env.game.engine import IllegalActionError, box_action, hold_action
+from yahtzee_env.game.observation import encode_seat
+from yahtzee_env.game.rules import BOX_NAMES, PRESETS, Box
 
 
 def play_random(env, seed: int, policy_seed: int | None = None, check=None):

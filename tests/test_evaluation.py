@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from yahtzee_env.cli import main
-from yahtzee_env.evaluation import evaluate_policy, format_table, play_games
-from yahtzee_env.policies import make_policy
-from yahtzee_env.rules import BOX_NAMES
+from yahtzee_env.analysis.evaluation import evaluate_policy, format_table, play_games
+from yahtzee_env.commands.cli import main
+from yahtzee_env.game.rules import BOX_NAMES
+from yahtzee_env.policies.baselines import make_policy
 
 OPTIMAL_OFFICIAL = 254.5877
 
@@ -151,9 +151,9 @@ def test_cli_bad_arguments(argv: list[str], message: str, capsys) -> None:
 def test_oracle_handles_batches_larger_than_its_cache() -> None:
     import pickle
 
-    from yahtzee_env.oracle import OptimalOracle
-    from yahtzee_env.solver import load_or_solve
-    from yahtzee_env.vector import YahtzeeVectorEnv
+    from yahtzee_env.envs.vector import YahtzeeVectorEnv
+    from yahtzee_env.solver.exact import load_or_solve
+    from yahtzee_env.solver.oracle import OptimalOracle
 
     table = load_or_solve("official")
     env = YahtzeeVectorEnv(num_envs=3000)

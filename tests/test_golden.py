@@ -21,8 +21,8 @@ import gymnasium as gym
 import numpy as np
 
 import yahtzee_env  # noqa: F401  (registers Yahtzee-v0)
-from yahtzee_env.engine import BOX_ACTION_OFFSET, describe_action
-from yahtzee_env.rules import BOX_NAMES
+from yahtzee_env.game.engine import BOX_ACTION_OFFSET, describe_action
+from yahtzee_env.game.rules import BOX_NAMES
 
 GOLDEN = Path(__file__).parent / "golden" / "official_seed42.txt"
 SEED = 42

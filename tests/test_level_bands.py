@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from yahtzee_env.evaluation import evaluate_policy
-from yahtzee_env.opponents import load_opponent
+from yahtzee_env.analysis.evaluation import evaluate_policy
+from yahtzee_env.policies.models import load_opponent
 
 BANDS = {"easy": (160.0, 190.0), "medium": (205.0, 225.0), "expert": (245.0, 1e9)}
 OPTIMAL = 254.5877

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from yahtzee_env import multiplayer, seat_view
-from yahtzee_env.engine import BOX_ACTION_OFFSET, IllegalActionError
-from yahtzee_env.match import play_game
-from yahtzee_env.observation import OBS_SIZE, encode_seat
-from yahtzee_env.policies import make_policy
-from yahtzee_env.rules import BOX_NAMES
+from yahtzee_env.analysis.tournament import play_game
+from yahtzee_env.envs import multiplayer, seat_view
+from yahtzee_env.game.engine import BOX_ACTION_OFFSET, IllegalActionError
+from yahtzee_env.game.observation import OBS_SIZE, encode_seat
+from yahtzee_env.game.rules import BOX_NAMES
+from yahtzee_env.policies.baselines import make_policy
 
 INFO_KEYS = {
     "dice",
@@ -200,7 +200,7 @@ def test_illegal_action_ends_game_with_penalty():
 
 def test_cpu_policies_play_the_same_as_on_the_engine():
     """A policy acting on `single_observation` in the AEC env plays exactly the game that
-    `match.play_game` plays on the engine with the same seed."""
+    `tournament.play_game` plays on the engine with the same seed."""
     heuristic, greedy = make_policy("heuristic"), make_policy("greedy")
     policies = [heuristic, greedy]
     aec = multiplayer.raw_env(num_players=2, reward="score")
@@ -259,7 +259,8 @@ def test_raw_env_illegal_action_changes_nothing():
 
 
 def test_table_module_is_shared():
-    """The layout lives in `yahtzee_env.seat_view`; `multiplayer` re-exports the same objects."""
+    """The layout lives in `yahtzee_env.envs.seat_view`; `multiplayer` re-exports the same
+    objects."""
     for name in ("encode_table", "observation_size", "win_rewards", "MAX_PLAYERS"):
         assert getattr(multiplayer, name) is getattr(seat_view, name)
     assert (
@@ -270,7 +271,7 @@ def test_table_module_is_shared():
 
 
 def test_no_compatibility_re_exports():
-    """Issue 9.6: the layout constants live in `yahtzee_env.seat_view` only."""
+    """Issue 9.6: the layout constants live in `yahtzee_env.envs.seat_view` only."""
     assert multiplayer.__all__ == ["CheckActionWrapper", "env", "raw_env"]
     for name in ("OPP_OPEN", "OWN_TOTAL_INDEX", "TOTAL_SCALE", "OPPONENT_SIZE"):
         assert hasattr(seat_view, name) and not hasattr(multiplayer, name)

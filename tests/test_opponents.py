@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from yahtzee_env.engine import NUM_ACTIONS
-from yahtzee_env.observation import OBS_SIZE
-from yahtzee_env.opponents import (
+from yahtzee_env.envs.vector import YahtzeeVectorEnv
+from yahtzee_env.game.engine import NUM_ACTIONS
+from yahtzee_env.game.observation import OBS_SIZE
+from yahtzee_env.policies.models import (
     LEVELS,
     LEVELS_DIR,
     MLPPolicy,
@@ -22,7 +23,6 @@ from yahtzee_env.opponents import (
     load_opponent,
     save_policy,
 )
-from yahtzee_env.vector import YahtzeeVectorEnv
 
 
 def _weights(seed: int = 0, hidden=(16, 8)):
@@ -176,7 +176,7 @@ class Block:
             raise ImportError('blocked: ' + name)
 sys.meta_path.insert(0, Block())
 import numpy as np, gymnasium as gym, yahtzee_env
-from yahtzee_env.opponents import load_opponent
+from yahtzee_env.policies.models import load_opponent
 policy = load_opponent({level!r})
 env = gym.make('Yahtzee-v0')
 obs, info = env.reset(seed=0)
@@ -285,7 +285,7 @@ def test_weights_that_are_not_regular_files_are_refused(model: Path, kind: str) 
     else:
         npz.mkdir()
     code = (
-        "import sys\nfrom yahtzee_env.opponents import load_opponent, ModelFormatError\n"
+        "import sys\nfrom yahtzee_env.policies.models import load_opponent, ModelFormatError\n"
         "try:\n    load_opponent(sys.argv[1])\nexcept ModelFormatError as e:\n    print(e)\n"
     )
     out = subprocess.run(
@@ -339,7 +339,7 @@ def test_hostile_manifest_fields(model: Path, edit, message: str) -> None:
 def test_rules_mismatch_is_named_before_the_files_are_read(model: Path) -> None:
     """Issue 8.15: a level asked to play other rules says so, even before reading the
     weights (it used to be reported as damage by `yahtzee play`)."""
-    from yahtzee_env.opponents import RulesMismatchError
+    from yahtzee_env.policies.models import RulesMismatchError
 
     model.with_suffix(".npz").unlink()
     with pytest.raises(RulesMismatchError, match="trained for rules 'official'"):
@@ -348,7 +348,7 @@ def test_rules_mismatch_is_named_before_the_files_are_read(model: Path) -> None:
 
 # ------------------------------------------------------------------ level registry (issue 9.6)
 def test_levels_are_discovered_from_the_shipped_manifests() -> None:
-    from yahtzee_env.opponents import _discover_levels
+    from yahtzee_env.policies.models import _discover_levels
 
     shipped = sorted(p.stem for p in LEVELS_DIR.glob("*.json"))
     assert sorted(LEVELS) == shipped
@@ -358,7 +358,7 @@ def test_levels_are_discovered_from_the_shipped_manifests() -> None:
 
 
 def test_a_new_level_is_its_files(tmp_path: Path) -> None:
-    from yahtzee_env.opponents import _discover_levels
+    from yahtzee_env.policies.models import _discover_levels
 
     for name, mean in (("pro", 240.0), ("rookie", 100.0)):
         save_policy(
@@ -381,7 +381,7 @@ def test_a_new_level_is_its_files(tmp_path: Path) -> None:
 def test_shipped_manifests_say_how_the_level_was_made(
     level, version, method, teacher, env_steps
 ) -> None:
-    from yahtzee_env.opponents import level_manifest
+    from yahtzee_env.policies.models import level_manifest
 
     manifest = level_manifest(level)
     assert manifest.version == version
@@ -391,7 +391,7 @@ def test_shipped_manifests_say_how_the_level_was_made(
 
 
 def test_version_goes_up_when_other_weights_replace_a_model(tmp_path: Path) -> None:
-    from yahtzee_env.opponents import read_manifest
+    from yahtzee_env.policies.models import read_manifest
 
     def save(seed):
         return save_policy(

@@ -1,4 +1,4 @@
-"""`yahtzee play` and `yahtzee_env.terminal`: scripted sessions through a pipe, command
+"""`yahtzee play` and `yahtzee_env.play.terminal`: scripted sessions through a pipe, command
 parsing, rejected input leaving the game unchanged, quitting, end of input, colour, matches
 (and the engine's best-of-five rules they follow)."""
 
@@ -12,19 +12,13 @@ import sys
 import numpy as np
 import pytest
 
-from yahtzee_env.cli import main
-from yahtzee_env.dice import roll_index
-from yahtzee_env.engine import MATCH_WINS_NEEDED, match_is_decided, match_winners
-from yahtzee_env.policies import make_policy
-from yahtzee_env.render import Style, color_enabled, render_table
-from yahtzee_env.rules import BOX_NAMES, YAHTZEE_50, Box
-from yahtzee_env.terminal import (
-    InputError,
-    Player,
-    TerminalGame,
-    parse_box,
-    parse_command,
-)
+from yahtzee_env.commands.cli import main
+from yahtzee_env.game.dice import roll_index
+from yahtzee_env.game.match import MATCH_WINS_NEEDED, match_is_decided, match_winners
+from yahtzee_env.game.render import Style, color_enabled, render_table
+from yahtzee_env.game.rules import BOX_NAMES, YAHTZEE_50, Box
+from yahtzee_env.play.terminal import InputError, Player, TerminalGame, parse_box, parse_command
+from yahtzee_env.policies.baselines import make_policy
 
 SCORE_EVERY_BOX = [f"score {b}" for b in range(1, 14)] * 14  # each turn takes the first open one
 
@@ -149,11 +143,11 @@ def test_bad_seed_is_a_usage_error(seed, monkeypatch, capsys):
 
 
 def test_missing_level_is_explained(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr("yahtzee_env.opponents.LEVELS_DIR", tmp_path)  # an install without it
+    monkeypatch.setattr("yahtzee_env.policies.models.LEVELS_DIR", tmp_path)  # an install without it
     code, _, err = run_play(["--opponents", "hard"], [], monkeypatch, capsys)
     assert code == 2
     assert "'hard' is not available" in err and "heuristic" in err
-    assert "not installed yet" not in err  # the levels ship in yahtzee_env/levels/
+    assert "not installed yet" not in err  # the levels ship in yahtzee_env/policies/levels/
 
 
 def test_match_through_stdin(monkeypatch, capsys):
@@ -486,7 +480,7 @@ def test_level_under_other_rules_plays_labelled(monkeypatch, capsys):
 
 # ------------------------------------------------------------------ one match loop (issue 9.5)
 def test_match_state_rotates_the_start_and_stops_when_decided():
-    from yahtzee_env.engine import Match
+    from yahtzee_env.game.match import Match
 
     match = Match(num_players=3, first=1)
     starts = []
@@ -502,11 +496,12 @@ def test_match_state_rotates_the_start_and_stops_when_decided():
 
 
 def test_library_and_terminal_matches_run_the_same_loop(monkeypatch):
-    """`match.play_match` and `TerminalGame.play_match` both go through `engine.run_match`,
+    """`analysis.tournament.play_match` and `TerminalGame.play_match` both go through
+    `game.match.run_match`,
     so the rotation and the decision are written once."""
-    import yahtzee_env.match as match_module
-    import yahtzee_env.terminal as terminal_module
-    from yahtzee_env import engine
+    import yahtzee_env.analysis.tournament as match_module
+    import yahtzee_env.play.terminal as terminal_module
+    from yahtzee_env.game import match as engine
 
     calls = []
 

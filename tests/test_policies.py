@@ -9,20 +9,11 @@ import sys
 import numpy as np
 import pytest
 
-from yahtzee_env.dice import CANONICAL_HOLDS, HOLD_TO_KEEP, NUM_ROLLS, roll_index
-from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS, Game, hold_action
-from yahtzee_env.evaluation import play_games
-from yahtzee_env.observation import encode_seat
-from yahtzee_env.policies import (
-    POLICIES,
-    BasePolicy,
-    HeuristicPolicy,
-    OptimalPolicy,
-    Policy,
-    decode,
-    make_policy,
-)
-from yahtzee_env.rules import (
+from yahtzee_env.analysis.evaluation import play_games
+from yahtzee_env.game.dice import CANONICAL_HOLDS, HOLD_TO_KEEP, NUM_ROLLS, roll_index
+from yahtzee_env.game.engine import BOX_ACTION_OFFSET, NUM_ACTIONS, Game, hold_action
+from yahtzee_env.game.observation import encode_seat
+from yahtzee_env.game.rules import (
     IS_YAHTZEE,
     NUM_BOXES,
     PRESETS,
@@ -30,6 +21,15 @@ from yahtzee_env.rules import (
     YAHTZEE_50,
     YAHTZEE_OPEN,
     Box,
+)
+from yahtzee_env.policies.baselines import (
+    POLICIES,
+    BasePolicy,
+    HeuristicPolicy,
+    OptimalPolicy,
+    Policy,
+    decode,
+    make_policy,
 )
 
 BUILT_IN = ("random", "greedy", "heuristic")
@@ -253,7 +253,7 @@ class StandInOracle:
 
 def test_optimal_adapter_takes_the_best_legal_action(monkeypatch, states):
     _, observations, masks = states
-    monkeypatch.setattr("yahtzee_env.oracle.OptimalOracle", StandInOracle)
+    monkeypatch.setattr("yahtzee_env.solver.oracle.OptimalOracle", StandInOracle)
     actions = OptimalPolicy(table=object()).act_batch(observations, masks)
     # The best legal action by value; one the oracle calls illegal only if nothing else is.
     finite = masks.copy()
@@ -264,7 +264,7 @@ def test_optimal_adapter_takes_the_best_legal_action(monkeypatch, states):
 
 @pytest.fixture(scope="module")
 def small_table():
-    from yahtzee_env.solver import solve
+    from yahtzee_env.solver.exact import solve
 
     return solve("no-joker-no-bonus")  # a few seconds
 
@@ -291,7 +291,7 @@ def test_optimal_policy_matches_the_solver(small_table):
 
 
 def test_optimal_without_solver_says_why(monkeypatch):
-    monkeypatch.setitem(sys.modules, "yahtzee_env.solver", None)  # import fails
+    monkeypatch.setitem(sys.modules, "yahtzee_env.solver.exact", None)  # import fails
     with pytest.raises(ImportError, match=r"needs yahtzee_env\.solver"):
         make_policy("optimal")
 
@@ -299,9 +299,9 @@ def test_optimal_without_solver_says_why(monkeypatch):
 def test_reseed_is_explicit():
     """Issue 9.6: policies are reseeded through `reseed`, not by swapping their attributes
     from outside; `reseeded` copies a stochastic policy and leaves the caller's alone."""
-    from yahtzee_env.opponents import load_opponent
-    from yahtzee_env.policies import reseeded
-    from yahtzee_env.vector import YahtzeeVectorEnv
+    from yahtzee_env.envs.vector import YahtzeeVectorEnv
+    from yahtzee_env.policies.baselines import reseeded
+    from yahtzee_env.policies.models import load_opponent
 
     env = YahtzeeVectorEnv(num_envs=64)
     obs, _ = env.reset(seed=0)

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yahtzee_env.engine import NUM_ACTIONS, IllegalActionError
-from yahtzee_env.env import YahtzeeEnv
-from yahtzee_env.rules import ALL_FILLED, PRESETS
-from yahtzee_env.vector import YahtzeeVectorEnv
+from yahtzee_env.envs.vector import YahtzeeVectorEnv
+from yahtzee_env.envs.yahtzee import YahtzeeEnv
+from yahtzee_env.game.engine import NUM_ACTIONS, IllegalActionError
+from yahtzee_env.game.rules import ALL_FILLED, PRESETS
 
 PROPERTY_SETTINGS = settings(
     max_examples=25,

@@ -22,10 +22,10 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 ray = pytest.importorskip("ray", reason="needs the ray extra")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
-from yahtzee_env.evaluation import play_games  # noqa: E402
-from yahtzee_env.match import Entrant, run_tournament  # noqa: E402
-from yahtzee_env.policies import resolve_policy  # noqa: E402
-from yahtzee_env.ray_backend import RayRunner, ray_session  # noqa: E402
+from yahtzee_env.analysis.evaluation import play_games  # noqa: E402
+from yahtzee_env.analysis.ray_backend import RayRunner, ray_session  # noqa: E402
+from yahtzee_env.analysis.tournament import Entrant, run_tournament  # noqa: E402
+from yahtzee_env.policies.resolve import resolve_policy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 STORE = 80 * 2**20  # a small object store per node
@@ -159,7 +159,7 @@ def test_two_seeds_of_tiny_train_in_parallel(cluster, tmp_path) -> None:
     assert (tmp_path / "tiny-seeds.json").exists()
 
 
-HIDE_RAY = "import sys; sys.modules['ray'] = None; from yahtzee_env.cli import main; "
+HIDE_RAY = "import sys; sys.modules['ray'] = None; from yahtzee_env.commands.cli import main; "
 
 
 @pytest.mark.parametrize(

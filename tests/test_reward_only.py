@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from yahtzee_env.observation import (
+from yahtzee_env.envs.vector import YahtzeeVectorEnv
+from yahtzee_env.game.observation import (
     INPUT_SIZES,
     OBS_SIZE,
     STRATEGY_SIZE,
     model_input,
     strategy_features,
 )
-from yahtzee_env.vector import YahtzeeVectorEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,9 +9,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from yahtzee_env.dice import DICE, NUM_ROLLS, roll_index
-from yahtzee_env.engine import IllegalActionError, Scorecard
-from yahtzee_env.rules import (
+from yahtzee_env.game.dice import DICE, NUM_ROLLS, roll_index
+from yahtzee_env.game.engine import IllegalActionError, Scorecard
+from yahtzee_env.game.rules import (
     BOX_NAMES,
     NUM_BOXES,
     NUM_UPPER,
@@ -374,7 +374,7 @@ def test_the_largest_bonuses_allowed_fit_int16():
     """Issue 8.14: with the largest allowed bonuses, the best game there is (thirteen
     Yahtzees: each face in its upper box, sixes in the lower boxes at joker values) totals
     `MAX_TOTAL`, which int16 holds (the vector env's scorecards and totals)."""
-    from yahtzee_env.rules import MAX_BONUS_VALUE, MAX_TOTAL
+    from yahtzee_env.game.rules import MAX_BONUS_VALUE, MAX_TOTAL
 
     rules = RuleSet(upper_bonus_value=MAX_BONUS_VALUE, yahtzee_bonus_value=MAX_BONUS_VALUE)
     card = Scorecard(rules)

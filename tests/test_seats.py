@@ -8,17 +8,17 @@ import sqlite3
 import numpy as np
 import pytest
 
-from yahtzee_env.cpu import cpu_action, cpu_move
-from yahtzee_env.engine import BOX_ACTION_OFFSET, Game, IllegalActionError
-from yahtzee_env.match import play_game
-from yahtzee_env.policies import (
-    make_policy,
+from yahtzee_env.analysis.tournament import play_game
+from yahtzee_env.game.cpu import cpu_action, cpu_move
+from yahtzee_env.game.engine import BOX_ACTION_OFFSET, Game, IllegalActionError
+from yahtzee_env.game.rules import Box, RuleSet
+from yahtzee_env.policies.baselines import make_policy
+from yahtzee_env.policies.resolve import (
     policy_label,
     resolve_policy,
     shared_policy,
     trained_for_other_rules,
 )
-from yahtzee_env.rules import Box, RuleSet
 
 
 class Always:
@@ -66,7 +66,7 @@ def test_every_caller_raises_the_same_error():
     env = gym.make("YahtzeeVs-v0", opponents=[Always(45)], seat=1)
     with pytest.raises(IllegalActionError, match="CPU opponent 'broken' \\(seat 0\\) chose"):
         env.reset(seed=0)
-    from yahtzee_env.terminal import Player, TerminalGame
+    from yahtzee_env.play.terminal import Player, TerminalGame
 
     game = TerminalGame(
         [Player("Bo", Always(45)), Player("Cy", Always(45))],
@@ -124,7 +124,7 @@ def test_a_scratched_yahtzee_box_counts_no_later_yahtzee():
 
 
 def _dice(roll):
-    from yahtzee_env.dice import DICE
+    from yahtzee_env.game.dice import DICE
 
     return tuple(int(d) for d in DICE[roll])
 
@@ -138,9 +138,9 @@ def test_web_optimal_seat_plays_the_tables_rules(tmp_path):
     pytest.importorskip("httpx")
     from starlette.testclient import TestClient
 
-    from yahtzee_env.coach import Coach
-    from yahtzee_env.engine import roll_for_first_player
-    from yahtzee_env.observation import encode_seat
+    from yahtzee_env.game.engine import roll_for_first_player
+    from yahtzee_env.game.observation import encode_seat
+    from yahtzee_env.solver.coach import Coach
     from yahtzee_env.web.app import create_app
 
     db = tmp_path / "web.sqlite3"

@@ -10,10 +10,9 @@ from functools import cache
 import numpy as np
 import pytest
 
-from yahtzee_env import solver
-from yahtzee_env.dice import DICE, HOLD_TO_KEEP, KEEP_PROBS, NUM_ROLLS, roll_index
-from yahtzee_env.engine import Scorecard, box_action
-from yahtzee_env.rules import (
+from yahtzee_env.game.dice import DICE, HOLD_TO_KEEP, KEEP_PROBS, NUM_ROLLS, roll_index
+from yahtzee_env.game.engine import Scorecard, box_action
+from yahtzee_env.game.rules import (
     ALL_FILLED,
     NUM_BOXES,
     NUM_UPPER,
@@ -25,6 +24,7 @@ from yahtzee_env.rules import (
     RuleSet,
     next_yahtzee_state,
 )
+from yahtzee_env.solver import exact as solver
 
 # Published optimal expected final scores (solitaire, optimal play).
 PUBLISHED = {
@@ -156,7 +156,7 @@ def test_hold_values_are_keep_expectations(table):
 
 
 def test_unique_arrays_and_box_values_give_the_action_values(table):
-    """The layout `yahtzee_env.oracle` relies on: keep values by `KEEP_COUNTS` index."""
+    """The layout `yahtzee_env.solver.oracle` relies on: keep values by `KEEP_COUNTS` index."""
     filled, upper, ystate = sample_states(table, 50, seed=6)
     filled = np.concatenate([filled, filled[:10]])  # repeated states are solved once
     upper, ystate = np.concatenate([upper, upper[:10]]), np.concatenate([ystate, ystate[:10]])

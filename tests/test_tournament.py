@@ -1,4 +1,5 @@
-"""Tournaments (`yahtzee_env.match`, `yahtzee tournament`): statistics, reproducibility, seat
+"""Tournaments (`yahtzee_env.analysis.tournament`, `yahtzee tournament`): statistics,
+reproducibility, seat
 fairness, agreement of the batched tables with the engine, the CLI outputs."""
 
 from __future__ import annotations
@@ -10,9 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from yahtzee_env.cli import main
-from yahtzee_env.commands import non_negative_int, positive_int
-from yahtzee_env.match import (
+from yahtzee_env.analysis.tournament import (
     Entrant,
     format_tournament,
     game_results,
@@ -26,8 +25,10 @@ from yahtzee_env.match import (
     unique_names,
     wilson_interval,
 )
-from yahtzee_env.opponents import save_policy
-from yahtzee_env.policies import make_policy
+from yahtzee_env.commands import non_negative_int, positive_int
+from yahtzee_env.commands.cli import main
+from yahtzee_env.policies.baselines import make_policy
+from yahtzee_env.policies.models import save_policy
 
 
 def entrants(*names, seed=0):

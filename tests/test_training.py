@@ -19,8 +19,8 @@ torch = pytest.importorskip("torch")
 
 from yahtzee_agents.config import load_config  # noqa: E402
 from yahtzee_agents.train import train  # noqa: E402
-from yahtzee_env.opponents import load_opponent  # noqa: E402
-from yahtzee_env.vector import YahtzeeVectorEnv  # noqa: E402
+from yahtzee_env.envs.vector import YahtzeeVectorEnv  # noqa: E402
+from yahtzee_env.policies.models import load_opponent  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "tiny.yaml"
@@ -255,7 +255,7 @@ def _main(*args: str) -> subprocess.CompletedProcess:
     import contextlib
     import io
 
-    from yahtzee_env.cli import main
+    from yahtzee_env.commands.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -275,8 +275,8 @@ def _copy_run(tiny_run: Path, tmp_path: Path) -> Path:
 def test_onnx_metadata_round_trip(tiny_run: Path, tmp_path: Path) -> None:
     onnx = pytest.importorskip("onnx")
     pytest.importorskip("onnxruntime")
-    from yahtzee_env.model_sources import load_onnx_policy
-    from yahtzee_env.opponents import ModelFormatError, RulesMismatchError
+    from yahtzee_env.policies.models import ModelFormatError, RulesMismatchError
+    from yahtzee_env.policies.sources import load_onnx_policy
 
     out = _main("export", str(tiny_run), "--format", "onnx", "--out", str(tmp_path))
     assert out.returncode == 0, out.stderr
@@ -329,7 +329,7 @@ def test_onnx_metadata_round_trip(tiny_run: Path, tmp_path: Path) -> None:
 
 
 def load_opponent_from_run(run: Path):
-    from yahtzee_env.model_sources import load_sb3_policy
+    from yahtzee_env.policies.sources import load_sb3_policy
 
     return load_sb3_policy(run)
 
@@ -365,7 +365,7 @@ def test_missing_dependency_gives_the_extras_hint(tiny_run, tmp_path, hidden, so
     source = str(tiny_run) if source == "RUN" else str(tmp_path / source)
     code = (
         f"import sys; sys.modules[{hidden!r}] = None\n"
-        "from yahtzee_env.cli import main\n"
+        "from yahtzee_env.commands.cli import main\n"
         f"sys.exit(main(['evaluate', '--policy', {source!r}, '--games', '2', '--no-regret']))"
     )
     out = subprocess.run(

@@ -15,7 +15,9 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import yahtzee_env  # noqa: F401  (registers Yahtzee-v0)
-from yahtzee_env.dice import (
+from yahtzee_env.envs.vector import OPEN, YahtzeeVectorEnv, outcome_table
+from yahtzee_env.envs.yahtzee import YahtzeeEnv
+from yahtzee_env.game.dice import (
     CANONICAL_HOLDS,
     COUNTS,
     DICE,
@@ -26,11 +28,9 @@ from yahtzee_env.dice import (
     NUM_ROLLS,
     ROLL_OUTCOMES,
 )
-from yahtzee_env.engine import Game, IllegalActionError
-from yahtzee_env.env import YahtzeeEnv
-from yahtzee_env.observation import encode_batch, encode_seat
-from yahtzee_env.rules import PRESETS
-from yahtzee_env.vector import OPEN, YahtzeeVectorEnv, outcome_table
+from yahtzee_env.game.engine import Game, IllegalActionError
+from yahtzee_env.game.observation import encode_batch, encode_seat
+from yahtzee_env.game.rules import PRESETS
 
 ROLL_OF_DICE = {tuple(d): i for i, d in enumerate(DICE.tolist())}
 _DICE_CODE = np.full(7**5, -1, dtype=np.intp)
@@ -490,14 +490,14 @@ def test_maskable_ppo_trains_on_the_adapter():
 
 
 def test_single_env_class_used_by_the_registry():
-    assert gym.spec("Yahtzee-v0").entry_point == "yahtzee_env.env:YahtzeeEnv"
+    assert gym.spec("Yahtzee-v0").entry_point == "yahtzee_env.envs.yahtzee:YahtzeeEnv"
     assert isinstance(gym.make("Yahtzee-v0").unwrapped, YahtzeeEnv)
     assert HOLD_TO_KEEP.shape == (NUM_ROLLS, 32)
 
 
 # ------------------------------------------------------------------ benchmark helpers
 def test_batch_mask_sampler_is_uniform_over_legal_actions():
-    from yahtzee_env.bench import BatchMaskSampler
+    from yahtzee_env.analysis.bench import BatchMaskSampler
 
     sampler = BatchMaskSampler()
     n = 60_000
@@ -518,7 +518,7 @@ def test_batch_mask_sampler_is_uniform_over_legal_actions():
 def test_bench_env_command_smoke(tmp_path, capsys):
     import json
 
-    from yahtzee_env.cli import main
+    from yahtzee_env.commands.cli import main
 
     out = tmp_path / "bench.json"
     args = ["bench-env", "--steps", "2000", "--num-envs", "32", "--repeats", "1"]

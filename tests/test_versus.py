@@ -15,17 +15,17 @@ from gymnasium.envs.registration import register
 from gymnasium.utils.env_checker import check_env
 
 import yahtzee_env  # noqa: F401  (registers Yahtzee-v0)
-from yahtzee_env.engine import BOX_ACTION_OFFSET, IllegalActionError
-from yahtzee_env.env import UnsupportedRenderModeError
-from yahtzee_env.match import play_game
-from yahtzee_env.observation import OBS_SIZE
-from yahtzee_env.opponents import ModelFormatError, save_policy
-from yahtzee_env.policies import make_policy
-from yahtzee_env.rules import BOX_NAMES
-from yahtzee_env.versus import YahtzeeVsEnv
+from yahtzee_env.analysis.tournament import play_game
+from yahtzee_env.envs.versus import YahtzeeVsEnv
+from yahtzee_env.envs.yahtzee import UnsupportedRenderModeError
+from yahtzee_env.game.engine import BOX_ACTION_OFFSET, IllegalActionError
+from yahtzee_env.game.observation import OBS_SIZE
+from yahtzee_env.game.rules import BOX_NAMES
+from yahtzee_env.policies.baselines import make_policy
+from yahtzee_env.policies.models import ModelFormatError, save_policy
 
 if "YahtzeeVs-v0" not in gym.registry:
-    register(id="YahtzeeVs-v0", entry_point="yahtzee_env.versus:YahtzeeVsEnv")
+    register(id="YahtzeeVs-v0", entry_point="yahtzee_env.envs.versus:YahtzeeVsEnv")
 
 CHANCE = BOX_ACTION_OFFSET + BOX_NAMES.index("chance")
 
@@ -201,7 +201,7 @@ def test_opponent_kinds(tmp_path):
 
 
 def test_missing_level_says_so(monkeypatch, tmp_path):
-    monkeypatch.setattr("yahtzee_env.opponents.LEVELS_DIR", tmp_path)  # an install without it
+    monkeypatch.setattr("yahtzee_env.policies.models.LEVELS_DIR", tmp_path)  # an install without it
     with pytest.raises(ModelFormatError, match="not shipped"):
         YahtzeeVsEnv(opponents=["hard"])
 
@@ -247,7 +247,7 @@ def test_works_without_pettingzoo():
             action = int(rng.choice(np.flatnonzero(mask)))
             obs, reward, terminated, truncated, info = env.step(action)
         assert obs.shape == (93,) and "winners" in info and reward in (-1.0, 0.0, 1.0)
-        assert "yahtzee_env.multiplayer" not in sys.modules
+        assert "yahtzee_env.envs.multiplayer" not in sys.modules
         assert not any(m.split(".")[0] == "pettingzoo" for m in sys.modules)
         print("game over", info["totals"])
         """

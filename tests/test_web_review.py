@@ -18,11 +18,11 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 
 from starlette.testclient import TestClient
 
-from yahtzee_env.coach import Coach
-from yahtzee_env.rules import BOX_NAMES, PRESETS
+from yahtzee_env.game.rules import BOX_NAMES, PRESETS
+from yahtzee_env.game.words import BOX_LABELS
+from yahtzee_env.solver.coach import Coach
 from yahtzee_env.web.app import create_app, languages
 from yahtzee_env.web.rooms import new_game
-from yahtzee_env.words import BOX_LABELS
 
 STATIC = Path(__file__).parents[1] / "yahtzee_env" / "web" / "static"
 I18N = STATIC / "i18n"
@@ -48,9 +48,11 @@ def new_table(client, seats=("human", "greedy"), **extra):
 
 
 def act(client, code, seat, token, action):
-    return client.post(
-        f"/api/tables/{code}/act", json={"seat": seat, "token": token, "action": action}
-    )
+    """POST an intent stamped with the table's seq and game now."""
+    now = client.get(f"/api/tables/{code}").json()
+    body = {"seat": seat, "token": token, "action": action}
+    body.update(seq=now.get("seq", 0), game=now.get("game"))
+    return client.post(f"/api/tables/{code}/act", json=body)
 
 
 def play_out(client, code, token, state, seat=0):
@@ -209,20 +211,21 @@ def test_every_key_the_page_uses_is_in_the_catalogue():
         assert f"{key}.one" in base and f"{key}.other" in base, key
     # what the server sends as keys: narration, results, error codes
     rooms = (STATIC.parent / "rooms.py").read_text(encoding="utf-8")
-    app = (STATIC.parent / "app.py").read_text(encoding="utf-8")
+    sources = [p.read_text(encoding="utf-8") for p in sorted(STATIC.parent.glob("*.py"))]
     keys = set(re.findall(r'"((?:narr|result|match)\.[\w.]+)"', rooms))
     assert {"narr.keep", "narr.score", "result.win", "match.won"} <= keys
     for key in keys:
         assert key in base or f"{key}.one" in base, key
     codes = set()
-    for source in (rooms, app):
+    for source in sources:
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "WebError":
                 if len(node.args) >= 3 and isinstance(node.args[2], ast.Constant):
                     codes.add(node.args[2].value)
                 codes |= {k.value.value for k in node.keywords if k.arg == "code"}
-    codes |= set(re.findall(r'"code": "(\w+)"', app))
-    assert {"not_your_turn", "no_rolls", "name_markup", "no_table", "private"} <= codes
+    codes |= {c for source in sources for c in re.findall(r'"code": "(\w+)"', source)}
+    codes |= {"unknown_table", "rate_limited", "too_large", "timeout", "gone"}  # by status
+    assert {"not_your_turn", "no_rolls", "name_markup", "stale_seq", "private"} <= codes
     for code in codes:
         assert f"err.{code}" in base, code
 
@@ -254,7 +257,7 @@ def test_narration_and_errors_carry_keys(client):
     assert reply.status_code == 409 and reply.json()["code"] == "no_rolls"
     reply = client.post("/api/tables", json={"seats": ["human", "easy"], "name": "<b>"})
     assert reply.json()["code"] == "name_markup"
-    assert client.get("/api/tables/ABCDEFGH").json()["code"] == "no_table"
+    assert client.get("/api/tables/ABCDEFGH").json()["code"] == "unknown_table"
 
 
 def test_a_third_language_is_one_file(tmp_path, monkeypatch):

@@ -8,13 +8,16 @@ Importing this package registers the Gymnasium ids (nothing heavy is imported un
 
     env = gym.make("Yahtzee-v0", rules="official")
 
-The rules engine (`yahtzee_env.engine`, `yahtzee_env.rules`, `yahtzee_env.dice`) does not
-import Gymnasium.
+The folders are the layers, lowest first: `game` (the pure engine: no Gymnasium), `solver`,
+`policies`, `envs`, `analysis`, `play` (the terminal), `web` and `commands` (the CLI). The
+names a user needs most are importable from here::
+
+    from yahtzee_env import RuleSet, load_opponent, resolve_policy, evaluate_policy
 """
 
 from __future__ import annotations
 
-from yahtzee_env.engine import (
+from yahtzee_env.game.engine import (
     NUM_ACTIONS,
     Game,
     IllegalActionError,
@@ -22,23 +25,54 @@ from yahtzee_env.engine import (
     box_action,
     hold_action,
 )
-from yahtzee_env.rules import BOX_NAMES, PRESETS, Box, RuleSet
+from yahtzee_env.game.rules import BOX_NAMES, PRESETS, Box, RuleSet
 
 __version__ = "0.1.0"
 
+ENV_IDS = ("Yahtzee-v0", "YahtzeeVs-v0")
+"""The Gymnasium ids this package registers (the PettingZoo env is
+`yahtzee_env.envs.multiplayer.env`)."""
+
+# Imported on first use, so that `import yahtzee_env` stays light: name -> its module.
+_LAZY = {
+    "load_opponent": "yahtzee_env.policies.models",
+    "LEVELS": "yahtzee_env.policies.models",
+    "ModelFormatError": "yahtzee_env.policies.models",
+    "make_policy": "yahtzee_env.policies.baselines",
+    "POLICIES": "yahtzee_env.policies.baselines",
+    "resolve_policy": "yahtzee_env.policies.resolve",
+    "evaluate_policy": "yahtzee_env.analysis.evaluation",
+}
+
 __all__ = [
     "BOX_NAMES",
+    "ENV_IDS",
+    "LEVELS",
     "NUM_ACTIONS",
+    "POLICIES",
     "PRESETS",
     "Box",
     "Game",
     "IllegalActionError",
+    "ModelFormatError",
     "RuleSet",
     "Scorecard",
     "__version__",
     "box_action",
+    "evaluate_policy",
     "hold_action",
+    "load_opponent",
+    "make_policy",
+    "resolve_policy",
 ]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'yahtzee_env' has no attribute {name!r}")
 
 
 def _register() -> None:
@@ -46,19 +80,19 @@ def _register() -> None:
         from gymnasium.envs.registration import register, registry
     except ImportError:  # the engine, solver and levels work without Gymnasium
         return
-    from yahtzee_env.plumbing import MAX_EPISODE_STEPS  # a cap only illegal loops reach
+    from yahtzee_env.envs.checks import MAX_EPISODE_STEPS  # a cap only illegal loops reach
 
     if "Yahtzee-v0" not in registry:
         register(
             id="Yahtzee-v0",
-            entry_point="yahtzee_env.env:YahtzeeEnv",
-            vector_entry_point="yahtzee_env.vector:YahtzeeVectorEnv",
+            entry_point="yahtzee_env.envs.yahtzee:YahtzeeEnv",
+            vector_entry_point="yahtzee_env.envs.vector:YahtzeeVectorEnv",
             max_episode_steps=MAX_EPISODE_STEPS,
         )
     if "YahtzeeVs-v0" not in registry:
         register(
             id="YahtzeeVs-v0",
-            entry_point="yahtzee_env.versus:YahtzeeVsEnv",
+            entry_point="yahtzee_env.envs.versus:YahtzeeVsEnv",
             max_episode_steps=MAX_EPISODE_STEPS,
         )
 

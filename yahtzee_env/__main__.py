@@ -1,5 +1,5 @@
 import sys
 
-from yahtzee_env.cli import main
+from yahtzee_env.commands.cli import main
 
 sys.exit(main())

@@ -1,4 +1,4 @@
-"""Subcommands of the ``yahtzee`` command (see `yahtzee_env.cli`), and what they share."""
+"""Subcommands of the ``yahtzee`` command (see `yahtzee_env.commands.cli`), and what they share."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def non_negative_int(text: str) -> int:
 
 def shipped_levels() -> tuple[str, ...]:
     """The shipped CPU levels, weakest first (discovered from their manifests)."""
-    from yahtzee_env.opponents import LEVELS
+    from yahtzee_env.policies.models import LEVELS
 
     return LEVELS
 
@@ -91,7 +91,7 @@ EXTRA_OF_MODULE = {
 def missing_extra_hint(err: ImportError, what: str = "this") -> str:
     """One line for a missing optional dependency: which package, and the extra to install
     (``pip install 'yahtzee-rl[train]'``)."""
-    from yahtzee_env.model_sources import MissingExtraError
+    from yahtzee_env.policies.sources import MissingExtraError
 
     if isinstance(err, MissingExtraError):  # its message is the hint already
         return str(err)
@@ -209,12 +209,12 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_backend(args: argparse.Namespace) -> str:
     """The backend the arguments ask for; `ValueError` for a contradiction, and the install
-    hint (`yahtzee_env.ray_backend.RayMissingError`) when Ray is asked for but missing."""
+    hint (`yahtzee_env.analysis.ray_backend.RayMissingError`) when Ray is asked for but missing."""
     if args.backend == "local" and args.address:
         raise ValueError("--address needs --backend ray")
     backend = args.backend or ("ray" if args.address else "local")
     if backend == "ray":
-        from yahtzee_env.ray_backend import require_ray
+        from yahtzee_env.analysis.ray_backend import require_ray
 
         require_ray()
     return backend
@@ -226,7 +226,7 @@ def backend_runner(args: argparse.Namespace) -> Iterator[Any]:
     if check_backend(args) != "ray":
         yield None
         return
-    from yahtzee_env.ray_backend import RayRunner, ray_session
+    from yahtzee_env.analysis.ray_backend import RayRunner, ray_session
 
     with ray_session(args.address):
         yield RayRunner()

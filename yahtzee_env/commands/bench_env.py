@@ -1,7 +1,7 @@
 """``yahtzee bench-env``: steps per second of the single env and of the native vector env.
 
 Run with ``OPENBLAS_NUM_THREADS=1`` (the Makefile and README set it); this command sets
-nothing global. What each figure times is in `yahtzee_env.bench`.
+nothing global. What each figure times is in `yahtzee_env.analysis.bench`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ HELP = "time Yahtzee-v0: single env (gym.make) steps/s and native vector env env
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from yahtzee_env.bench import DEFAULT_NUM_ENVS, DEFAULT_STEPS, MIN_VECTOR_BATCHES
+    from yahtzee_env.analysis.bench import DEFAULT_NUM_ENVS, DEFAULT_STEPS, MIN_VECTOR_BATCHES
 
     parser.add_argument(
         "--steps",
@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from yahtzee_env.bench import format_report, run_benchmarks
+    from yahtzee_env.analysis.bench import format_report, run_benchmarks
     from yahtzee_env.commands import OutputPathError, check_output_file
     from yahtzee_env.fileio import atomic_write
 

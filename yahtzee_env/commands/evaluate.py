@@ -15,7 +15,7 @@ from yahtzee_env.commands import (
     non_negative_int,
     shipped_levels,
 )
-from yahtzee_env.rules import PRESETS
+from yahtzee_env.game.rules import PRESETS
 
 HELP = (
     f"play N games of policies (random, greedy, heuristic, optimal, {', '.join(shipped_levels())}"
@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy", required=True, help="comma-separated policy names or model manifest paths"
     )
-    from yahtzee_env.evaluation import MAX_GAMES
+    from yahtzee_env.analysis.evaluation import MAX_GAMES
 
     parser.add_argument(
         "--games",
@@ -59,6 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from yahtzee_env.analysis.evaluation import evaluate_policy, format_table, plot_results
+    from yahtzee_env.analysis.ray_backend import RayMissingError
     from yahtzee_env.commands import (
         OutputPathError,
         backend_runner,
@@ -68,11 +70,9 @@ def run(args: argparse.Namespace) -> int:
         policy_names,
         progress_bar,
     )
-    from yahtzee_env.evaluation import evaluate_policy, format_table, plot_results
     from yahtzee_env.fileio import atomic_write
-    from yahtzee_env.opponents import ModelFormatError
-    from yahtzee_env.policies import policy_label, resolve_policy
-    from yahtzee_env.ray_backend import RayMissingError
+    from yahtzee_env.policies.models import ModelFormatError
+    from yahtzee_env.policies.resolve import policy_label, resolve_policy
 
     names = policy_names(args.policy)
     try:

@@ -33,15 +33,15 @@ def _model_choice(value: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from yahtzee_env.checkpoints import check_sb3_zip
     from yahtzee_env.commands import (
         OutputPathError,
         check_output_dir,
         check_plain_name,
         missing_extra_hint,
     )
-    from yahtzee_env.opponents import ModelFormatError
-    from yahtzee_env.rules import RuleSet
+    from yahtzee_env.game.rules import RuleSet
+    from yahtzee_env.policies.checkpoints import check_sb3_zip
+    from yahtzee_env.policies.models import ModelFormatError
 
     try:
         from sb3_contrib import MaskablePPO

@@ -6,11 +6,11 @@ import argparse
 import sys
 
 from yahtzee_env.commands import MODEL_FILES, non_negative_int, shipped_levels
-from yahtzee_env.rules import PRESETS
+from yahtzee_env.game.rules import PRESETS
 
 HELP = "play Yahtzee in the terminal against 1-3 CPU opponents (a game or a best-of-five match)"
 
-DEFAULT_OPPONENTS = "medium"  # a shipped trained level (yahtzee_env/levels/medium.json)
+DEFAULT_OPPONENTS = "medium"  # a shipped trained level (yahtzee_env/policies/levels/medium.json)
 CPU_CHOICES = (
     f"{', '.join(shipped_levels())} (trained levels), heuristic, greedy, random, optimal, or "
     f"{MODEL_FILES}"
@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _cpu_names(specs: list[str]) -> list[str]:
     from pathlib import Path
 
-    from yahtzee_env.match import unique_names
+    from yahtzee_env.analysis.tournament import unique_names
 
     model_file = (".json", ".npz", ".onnx", ".zip")
     return unique_names(
@@ -61,10 +61,10 @@ def _cpu_names(specs: list[str]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from yahtzee_env.commands import missing_extra_hint, policy_names
-    from yahtzee_env.opponents import LEVELS, ModelFormatError
-    from yahtzee_env.policies import policy_label, resolve_policy
-    from yahtzee_env.render import Style, color_enabled
-    from yahtzee_env.terminal import Player, TerminalGame, line_reader
+    from yahtzee_env.game.render import Style, color_enabled
+    from yahtzee_env.play.terminal import Player, TerminalGame, line_reader
+    from yahtzee_env.policies.models import LEVELS, ModelFormatError
+    from yahtzee_env.policies.resolve import policy_label, resolve_policy
 
     specs = policy_names(args.opponents)
     if not 1 <= len(specs) <= 3:
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     if "optimal" in specs:
-        from yahtzee_env.solver import cache_path
+        from yahtzee_env.solver.exact import cache_path
 
         if not cache_path(args.rules).exists():
             print(
@@ -95,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
         except ModelFormatError as err:
             if spec in LEVELS:
                 hint = (
-                    "the level's files in yahtzee_env/levels/ are missing or damaged: reinstall "
-                    "the package, or play against heuristic, greedy, random or optimal instead"
+                    "the level's files in yahtzee_env/policies/levels/ are missing or damaged: "
+                    "reinstall the package, or play against heuristic, greedy, random or optimal "
+                    "instead"
                 )
             else:
                 hint = "check the model path"
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     style = Style(color_enabled(out) and not args.no_color)
     game_class = TerminalGame
     if args.coach:
-        from yahtzee_env.terminal_coach import CoachedTerminalGame as game_class
+        from yahtzee_env.play.terminal_coach import CoachedTerminalGame as game_class
     game = game_class(
         players, args.rules, args.seed, input_fn=line_reader(sys.stdin, out), out=out, style=style
     )

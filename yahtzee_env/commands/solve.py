@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from yahtzee_env.rules import PRESETS
+from yahtzee_env.game.rules import PRESETS
 
 HELP = "compute the exact optimal solitaire strategy table (cached) and print its value"
 
@@ -29,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from yahtzee_env import solver
     from yahtzee_env.commands import progress_bar
+    from yahtzee_env.solver import exact as solver
 
     path = solver.cache_path(args.rules, args.cache_dir)
     t0 = time.perf_counter()

@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from yahtzee_env.ray_backend import RayMissingError, require_ray
+    from yahtzee_env.analysis.ray_backend import RayMissingError, require_ray
 
     try:
         require_ray("ray.tune", "optuna")

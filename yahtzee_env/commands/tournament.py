@@ -15,7 +15,7 @@ from yahtzee_env.commands import (
     positive_int,
     shipped_levels,
 )
-from yahtzee_env.rules import PRESETS
+from yahtzee_env.game.rules import PRESETS
 
 HELP = (
     f"round-robin of policies ({', '.join(shipped_levels())}, 'levels' for all of them, "
@@ -54,6 +54,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from yahtzee_env.analysis.ray_backend import RayMissingError
+    from yahtzee_env.analysis.tournament import (
+        DEFAULT_BATCH,
+        Entrant,
+        check_tournament_size,
+        format_tournament,
+        plot_tournament,
+        run_tournament,
+    )
     from yahtzee_env.commands import (
         OutputPathError,
         backend_runner,
@@ -64,17 +73,8 @@ def run(args: argparse.Namespace) -> int:
         progress_bar,
     )
     from yahtzee_env.fileio import atomic_write
-    from yahtzee_env.match import (
-        DEFAULT_BATCH,
-        Entrant,
-        check_tournament_size,
-        format_tournament,
-        plot_tournament,
-        run_tournament,
-    )
-    from yahtzee_env.opponents import ModelFormatError
-    from yahtzee_env.policies import policy_label, resolve_policy
-    from yahtzee_env.ray_backend import RayMissingError
+    from yahtzee_env.policies.models import ModelFormatError
+    from yahtzee_env.policies.resolve import policy_label, resolve_policy
 
     try:
         check_backend(args)

@@ -53,7 +53,7 @@ def _check_run_files(paths, check_sb3_zip) -> None:
     import json
     import math
 
-    from yahtzee_env.opponents import ModelFormatError
+    from yahtzee_env.policies.models import ModelFormatError
 
     for model in (paths.latest_checkpoint(), paths.best / "model.zip"):
         if model is not None and model.exists():
@@ -100,9 +100,9 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from yahtzee_env.checkpoints import check_sb3_zip
     from yahtzee_env.commands import OutputPathError, check_output_dir
-    from yahtzee_env.opponents import ModelFormatError
+    from yahtzee_env.policies.checkpoints import check_sb3_zip
+    from yahtzee_env.policies.models import ModelFormatError
 
     if (args.config is None) == (args.resume is None):
         print(
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_seeds(args: argparse.Namespace, cfg) -> int:
     from yahtzee_agents.config import ConfigError
-    from yahtzee_env.ray_backend import RayMissingError, require_ray
+    from yahtzee_env.analysis.ray_backend import RayMissingError, require_ray
 
     try:
         if args.seeds is None:

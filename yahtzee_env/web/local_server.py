@@ -24,12 +24,13 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """``yahtzee serve --port PORT --db DB`` as a subprocess on 127.0.0.1; ``url`` is its
-    address. `start` waits up to 30 s for ``/api/config`` to answer; `kill` is a SIGKILL.
+    """``yahtzee serve --port PORT --db DB [ARGS]`` as a subprocess on 127.0.0.1; ``url`` is
+    its address. `start` waits up to 30 s for ``/api/config`` to answer; `kill` is a SIGKILL.
     The server's stderr goes to ``DB.log`` (a file, not a pipe that a long run could fill)."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, args: list[str] | tuple[str, ...] = ()) -> None:
         self.db, self.port, self.proc = Path(db), free_port(), None
+        self.args = list(args)  # more `yahtzee serve` flags
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = self.db.with_name(self.db.name + ".log")
 
@@ -37,7 +38,7 @@ class LocalServer:
         cmd = [sys.executable, "-m", "yahtzee_env", "serve", "--port", str(self.port)]
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [*cmd, "--db", str(self.db)], stdout=subprocess.DEVNULL, stderr=log
+                [*cmd, "--db", str(self.db), *self.args], stdout=subprocess.DEVNULL, stderr=log
             )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

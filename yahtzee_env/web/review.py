@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from yahtzee_env.engine import BOX_ACTION_OFFSET, NUM_ACTIONS
-from yahtzee_env.rules import BOX_NAMES, RuleSet
+from yahtzee_env.game.engine import BOX_ACTION_OFFSET, NUM_ACTIONS
+from yahtzee_env.game.rules import BOX_NAMES, RuleSet
 
 WORST = 3  # costliest decisions listed per seat
 TIE_ORDER = [*range(BOX_ACTION_OFFSET, NUM_ACTIONS), *range(BOX_ACTION_OFFSET)]

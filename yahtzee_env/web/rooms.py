@@ -11,34 +11,43 @@ the same game, dice included. CPU moves are logged like human ones. `Rooms.act` 
 human intent and the CPU moves that follow it until a human must decide, then commits them
 all in one transaction before returning; only then does the server answer.
 
-No awaits happen inside a room's update: on the single event loop an update is atomic, and
-a turn waiting on an absent human holds nothing.
+One action per intent: every intent carries the ``seq`` (and ``game``) of the state it was
+made from, and one made from any other state is refused with 409 ``stale_seq``, so a double
+click or a retried request changes nothing.
+
+`Rooms` does no locking of its own: the server runs its methods in worker threads, at most
+one at a time per table (`yahtzee_env.web.app` holds a lock per table code), so an update
+is atomic, a turn waiting on an absent human holds nothing, and no request waits on another
+table's work. `Rooms.rooms` keeps the loaded tables (least recently used first); `evict`
+drops idle ones from memory (they reload from the database on use).
 """
 
 from __future__ import annotations
 
 import hmac
 import secrets
+import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from yahtzee_env.cpu import cpu_move
-from yahtzee_env.dice import NUM_DICE
-from yahtzee_env.engine import (
+from yahtzee_env.game.cpu import cpu_move
+from yahtzee_env.game.dice import NUM_DICE
+from yahtzee_env.game.engine import (
     BOX_ACTION_OFFSET,
     NUM_HOLDS,
     Game,
     hold_action,
-    match_is_decided,
-    match_winners,
     roll_for_first_player,
     top_seats,
 )
-from yahtzee_env.rules import BOX_NAMES, PRESETS, RuleSet
+from yahtzee_env.game.match import match_is_decided, match_winners
+from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
+from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
 from yahtzee_env.web.storage import Storage, token_hash
-from yahtzee_env.words import describe_reroll, describe_score, kept_faces, positions_of
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: easy to read aloud
 CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
@@ -48,27 +57,41 @@ EVENTS_KEPT = 64
 REVIEWS_KEPT = 256  # game reviews cached in memory
 
 
+ERROR_CODES = {
+    400: "bad_request",
+    403: "forbidden",
+    404: "unknown_table",
+    408: "timeout",
+    409: "conflict",
+    410: "gone",
+    413: "too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+}
+
+
 class WebError(Exception):
-    """A refused request: ``status`` is the HTTP status, the message says why (in English,
-    for the API and the terminal); ``code`` is a stable key the page translates
-    (``err.<code>`` in ``static/i18n/*.json``), with ``params`` as its placeholders."""
+    """A refused request: ``status`` is the HTTP status, the message says why in English (for
+    the API and the terminal) and ``code`` is a stable machine word for it, by default the
+    status's (`ERROR_CODES`); the page translates it (``err.<code>`` in
+    ``static/i18n/*.json``), with ``params`` as its placeholders."""
 
     status = 400
 
     def __init__(
-        self, message: str, status: int | None = None, code: str = "generic", **params: Any
+        self, message: str, status: int | None = None, code: str | None = None, **params: Any
     ) -> None:
         super().__init__(message)
         if status is not None:
             self.status = status
-        self.code = code
+        self.code = code or ERROR_CODES.get(self.status, "error")
         self.params = params
 
 
 def cpu_levels() -> list[str]:
     """The CPU seat kinds: the shipped trained levels, then the built-in policies."""
-    from yahtzee_env.opponents import LEVELS, LEVELS_DIR
-    from yahtzee_env.policies import POLICIES
+    from yahtzee_env.policies.baselines import POLICIES
+    from yahtzee_env.policies.models import LEVELS, LEVELS_DIR
 
     shipped = [lv for lv in LEVELS if (LEVELS_DIR / f"{lv}.json").exists()]
     return shipped + [p for p in POLICIES if p not in shipped]
@@ -81,10 +104,10 @@ def new_code() -> str:
 def clean_code(code: Any) -> str:
     """A table code as typed (any case, dashes or spaces) in canonical form."""
     if not isinstance(code, str):
-        raise WebError("table code must be a string", code="no_table")
+        raise WebError("table code must be a string", code="unknown_table")
     text = code.strip().upper().replace("-", "").replace(" ", "")
     if len(text) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in text):
-        raise WebError(f"no table has the code {code[:20]!r}", 404, "no_table")
+        raise WebError(f"no table has the code {code[:20]!r}", 404, "unknown_table")
     return text
 
 
@@ -112,8 +135,8 @@ def clean_name(name: Any, default: str | None = None) -> str:
 def trained_for(level: str, rules: RuleSet) -> str | None:
     """The preset a trained CPU level learned when the table plays other rules (the page
     labels the seat "trained for official rules"); None for the rule-aware built-ins."""
-    from yahtzee_env.opponents import LEVELS
-    from yahtzee_env.policies import shared_policy, trained_for_other_rules
+    from yahtzee_env.policies.models import LEVELS
+    from yahtzee_env.policies.resolve import shared_policy, trained_for_other_rules
 
     if level not in LEVELS:
         return None
@@ -177,6 +200,7 @@ class Room:
     events: list[dict[str, Any]] = field(default_factory=list)
     held: list[int] = field(default_factory=list)
     decisions: dict[int, list] = field(default_factory=dict)  # seat -> [coach.Decision]
+    used: float = 0.0  # time.monotonic() of the last use, for eviction from memory
 
     @property
     def names(self) -> list[str]:
@@ -366,29 +390,43 @@ class Room:
 class Rooms:
     """Every table of a server: created, loaded on first use, acted on."""
 
-    def __init__(self, storage: Storage) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        tables_per_player: int | None = None,
+        tables_per_address: int | None = None,
+    ) -> None:
         self.storage = storage
-        self.rooms: dict[str, Room] = {}
+        self.tables_per_player, self.tables_per_address = tables_per_player, tables_per_address
+        self.rooms: OrderedDict[str, Room] = OrderedDict()
         self._coaches: dict[str, Any] = {}
+        self._coach_locks = {name: threading.Lock() for name in PRESETS}  # one solve each
         self._reviews: dict[tuple[str, int], dict[str, Any]] = {}
 
     # --------------------------------------------------------------- resources
     def policy(self, level: str, rules: RuleSet):
         """The CPU ``level`` for a table of ``rules``, from the one resolver (built for these
         rules; a trained level made for others plays them, labelled: `resolve_policy`)."""
-        from yahtzee_env.policies import shared_policy
+        from yahtzee_env.policies.resolve import shared_policy
 
         return shared_policy(level, rules)
 
     def coach(self, rules: RuleSet):
+        """The coach of ``rules`` (loads or solves its table once: call it off the event
+        loop; concurrent callers for the same rules wait for the one solve)."""
         if rules.name not in self._coaches:
-            from yahtzee_env.coach import Coach
+            from yahtzee_env.solver.coach import Coach
 
-            self._coaches[rules.name] = Coach(rules)
+            with self._coach_locks.get(rules.name) or threading.Lock():
+                if rules.name not in self._coaches:
+                    self._coaches[rules.name] = Coach(rules)
         return self._coaches[rules.name]
 
+    def coach_ready(self, rules_name: str) -> bool:
+        return rules_name in self._coaches
+
     def review(self, decisions) -> dict[str, Any]:
-        from yahtzee_env.coach import review
+        from yahtzee_env.solver.coach import review
 
         return review(decisions)
 
@@ -410,8 +448,11 @@ class Rooms:
         return row
 
     # --------------------------------------------------------------- tables
-    def create(self, body: dict[str, Any]) -> tuple[Room, dict[int, str]]:
-        """A new table from the lobby's choices; returns it and the host's seat tokens."""
+    def create(
+        self, body: dict[str, Any], address: str | None = None
+    ) -> tuple[Room, dict[int, str]]:
+        """A new table from the lobby's choices; returns it and the host's seat tokens.
+        ``address``: the client's (its hash is stored, for the per-address cap)."""
         player = self.player(body.get("player"), required=False)
         host_name = clean_name(body.get("name"), default=player["name"] if player else "You")
         kinds = body.get("seats")
@@ -433,18 +474,22 @@ class Rooms:
                 code="friends_online",
             )
         rules_name = body.get("rules", "official")
-        if rules_name not in PRESETS:
-            raise WebError(f"unknown rules {rules_name!r}; presets: {', '.join(PRESETS)}")
+        if not isinstance(rules_name, str) or rules_name not in PRESETS:
+            raise WebError(f"unknown rules {str(rules_name)[:30]!r}; presets: {', '.join(PRESETS)}")
         fill = body.get("fill", "medium")
-        if fill not in levels:
-            raise WebError(f"unknown CPU level {fill!r} for empty seats; choose one of {levels}")
+        if not isinstance(fill, str) or fill not in levels:
+            raise WebError(
+                f"unknown CPU level {str(fill)[:30]!r} for empty seats; choose one of {levels}"
+            )
         flags = {}
         for key in ("match", "coach", "public"):
             flags[key] = body.get(key, False)
             if not isinstance(flags[key], bool):
                 raise WebError(f"{key} must be true or false")
+        addr_hash = token_hash(f"addr:{address}") if address is not None else None
+        self.check_caps(player["id"] if player else None, addr_hash)
         code = new_code()
-        while self.storage.load_table(code) is not None:  # 2**-39 per table: never, in practice
+        while self.storage.table_exists(code):  # 2**-39 per table: never, in practice
             code = new_code()
         tokens: dict[int, str] = {}
         seats: list[Seat] = []
@@ -487,21 +532,69 @@ class Rooms:
             "fill_level": fill,
             "started": room.started,
             "first": room.games[0]["first"] if room.games else 0,
+            "host_player": player["id"] if player else None,
+            "host_addr": addr_hash,
         }
         self.storage.create_table(row, [s.row() for s in seats])
-        self.rooms[code] = room
+        self.keep(room)
         if room.started:
             self.run_cpus(room)
         return room, tokens
+
+    def check_caps(self, player_id: int | None, addr_hash: str | None) -> None:
+        """Refuse a new table to a host with too many unfinished ones."""
+        caps = [
+            (player_id, self.tables_per_player, "player_id", "you host"),
+            (addr_hash, self.tables_per_address, "addr", "your address hosts"),
+        ]
+        for value, cap, key, who in caps:
+            if value is None or cap is None:
+                continue
+            if self.storage.open_tables(**{key: value}) >= cap:
+                raise WebError(
+                    f"{who} {cap} unfinished tables: finish one (or wait for it to "
+                    "expire) before creating another",
+                    429,
+                    "too_many_tables",
+                )
+
+    def keep(self, room: Room) -> None:
+        room.used = time.monotonic()
+        self.rooms[room.code] = room
+        self.rooms.move_to_end(room.code)
+
+    def evict(self, idle_s: float, keep: int, busy=lambda code: False) -> list[str]:
+        """Drop from memory the tables idle for ``idle_s`` seconds, and the least recently
+        used beyond ``keep``, but none that ``busy(code)``; return their codes."""
+        now = time.monotonic()
+        over = len(self.rooms) - keep
+        gone = []
+        for code, room in list(self.rooms.items()):  # least recently used first
+            if busy(code):
+                continue
+            if over > 0 or now - room.used > idle_s:
+                del self.rooms[code]
+                gone.append(code)
+                over -= 1
+        return gone
+
+    def expire(self, unstarted_s: float, idle_s: float) -> list[str]:
+        """Delete tables never started for ``unstarted_s`` seconds or idle for ``idle_s``
+        (their seat tokens die with them); return their codes."""
+        codes = self.storage.expire(unstarted_s, idle_s)
+        for code in codes:
+            self.rooms.pop(code, None)
+        return codes
 
     def load(self, code: Any) -> Room:
         code = clean_code(code)
         room = self.rooms.get(code)
         if room is not None:
+            self.keep(room)
             return room
         row = self.storage.load_table(code)
         if row is None:
-            raise WebError(f"no table has the code {code!r}", 404, "no_table")
+            raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
         seats = [
             Seat(s["seat"], s["kind"], s["name"], s["player_id"], s["token_hash"])
             for s in row["seats"]
@@ -528,7 +621,7 @@ class Rooms:
                 room.apply(seat, action, regret, decision)
             if room.game.over:
                 room.finished.append(room.game.totals())
-        self.rooms[code] = room
+        self.keep(room)
         if room.started:
             self.run_cpus(room)  # a crash between a start and its CPU moves: finish them
         return room
@@ -539,6 +632,8 @@ class Rooms:
         name = clean_name(body.get("name"), default=player["name"] if player else "Friend")
         if room.started:
             raise WebError("this table has already started: no seat is free", 409, "started")
+        if player and any(s.player_id == player["id"] for s in room.seats):
+            raise WebError("you already have a seat at this table", 409, "already_seated")
         free = [s for s in room.seats if s.kind == "friend"]
         if not free:
             raise WebError("every seat at this table is taken", 409, "full")
@@ -611,13 +706,27 @@ class Rooms:
             return action
         raise WebError(f"unknown action type {str(kind)[:20]!r}: use roll, score or next")
 
-    def act(self, code: Any, seat: Any, token: Any, intent: Any) -> tuple[Room, int]:
-        """Apply one human intent and the CPU moves after it; commit; return the room and the
-        seq of the first new event (for the page's animation)."""
+    def act(
+        self, code: Any, seat: Any, token: Any, intent: Any, seq: Any, game_idx: Any = None
+    ) -> tuple[Room, int]:
+        """Apply one human intent made from the state ``(game, seq)`` and the CPU moves after
+        it; commit; return the room and the seq of the first new event (for the page's
+        animation). An intent made from another state is refused (409 ``stale_seq``)."""
         room = self.load(code)
         room.seat_of_token(seat, token)
         if not room.started:
             raise WebError("the table has not started yet: the host starts it", 409, "not_started")
+        for name, value in (("seq", seq), ("game", game_idx)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise WebError(f"{name} must be an integer")
+        if seq is None:
+            raise WebError(
+                "seq is required: send the seq of the state the move was made from",
+                400,
+                "seq_required",
+            )
+        if seq != len(room.log) or (game_idx is not None and game_idx != room.idx):
+            raise WebError("the table has moved on: reload its state", 409, "stale_seq")
         action = self.intent_action(room, intent)
         if action == "next":
             self.next_game(room)
@@ -702,7 +811,9 @@ class Rooms:
                         "online": room.online,
                     }
                 )
-        self.storage.append_actions(room.code, room.idx, first, room.log[first:], results)
+        self.storage.append_actions(
+            room.code, room.idx, first, room.log[first:], results, over=game.over
+        )
 
     def hint(self, code: Any, seat: Any, token: Any) -> dict[str, Any]:
         room = self.load(code)

@@ -7,7 +7,12 @@ log: the server rebuilds any table by replaying its log (the dice come from the 
 seeds), so a restart, even after ``kill -9``, resumes at the last committed action. Each
 write method commits before it returns, and the server acknowledges an action only after.
 
-Tokens (players' and seats') are stored as SHA-256 hashes, never in clear.
+Tokens (players' and seats') are stored as SHA-256 hashes, never in clear; so is the
+address of the client that created a table (for the per-address cap). `expire` deletes
+tables (seats, and so their tokens, with them) that never started or went idle; results
+stay for the statistics.
+
+The server calls it from worker threads: one lock serializes every use of the connection.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -81,7 +87,19 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX results_player ON results(player_id, finished);
     """,
-    # 2: a table may make its game reviews public (anyone with the link)
+    # 2: bounded resources (issue 17): last activity, whether the current game is over, and
+    # who hosts the table (player id, hashed client address), for expiry and per-host caps
+    """
+    ALTER TABLE tables ADD COLUMN updated REAL;
+    ALTER TABLE tables ADD COLUMN over INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE tables ADD COLUMN host_player INTEGER;
+    ALTER TABLE tables ADD COLUMN host_addr TEXT;
+    UPDATE tables SET updated = created;
+    CREATE INDEX tables_updated ON tables(updated);
+    CREATE INDEX tables_host_player ON tables(host_player, over);
+    CREATE INDEX tables_host_addr ON tables(host_addr, over);
+    """,
+    # 3: a table may make its game reviews public (anyone with the link)
     """
     ALTER TABLE tables ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
     """,
@@ -109,7 +127,7 @@ class SchemaError(RuntimeError):
 
 
 class Storage:
-    """The database of one server process (the event loop is its only user)."""
+    """The database of one server process (thread-safe: one lock around the connection)."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
@@ -117,6 +135,7 @@ class Storage:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
+        self.lock = threading.RLock()
         self.db.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode: a commit survives the process being killed (kill -9); only
         # an OS crash or power cut can lose the last commits.
@@ -153,37 +172,45 @@ class Storage:
 
     def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
         """Run ``statements`` in one transaction, committed before returning."""
-        self.db.execute("BEGIN")
-        try:
-            for sql, params in statements:
-                self.db.execute(sql, params)
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
+        with self.lock:
+            self.db.execute("BEGIN")
+            try:
+                for sql, params in statements:
+                    self.db.execute(sql, params)
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    def _query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
+        with self.lock:
+            return self.db.execute(sql, params).fetchall()
 
     # ------------------------------------------------------------------ players
     def create_player(self, name: str, token: str) -> int:
-        cur = self.db.execute(
-            "INSERT INTO players (token_hash, name, created) VALUES (?, ?, ?)",
-            (token_hash(token), name, time.time()),
-        )
-        return int(cur.lastrowid)
+        with self.lock:
+            cur = self.db.execute(
+                "INSERT INTO players (token_hash, name, created) VALUES (?, ?, ?)",
+                (token_hash(token), name, time.time()),
+            )
+            return int(cur.lastrowid)
 
     def player_by_token(self, token: str) -> sqlite3.Row | None:
-        return self.db.execute(
-            "SELECT id, name FROM players WHERE token_hash = ?", (token_hash(token),)
-        ).fetchone()
+        sql = "SELECT id, name FROM players WHERE token_hash = ?"
+        rows = self._query(sql, (token_hash(token),))
+        return rows[0] if rows else None
 
     # ------------------------------------------------------------------ tables
     def create_table(self, table: dict[str, Any], seats: list[dict[str, Any]]) -> None:
+        now = time.time()
         statements = [
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
-                "fill_level, started, public) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "fill_level, started, updated, host_player, host_addr, public) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     table["code"],
-                    time.time(),
+                    now,
                     table["rules"],
                     table["seed"],
                     int(table["online"]),
@@ -191,6 +218,9 @@ class Storage:
                     int(table["coach"]),
                     table["fill_level"],
                     int(table["started"]),
+                    now,
+                    table.get("host_player"),
+                    table.get("host_addr"),
                     int(table.get("public", False)),
                 ),
             )
@@ -215,39 +245,79 @@ class Storage:
             (code, idx, match_no, first),
         )
 
+    @staticmethod
+    def _touch(code: str, over: bool | None = None) -> tuple[str, tuple]:
+        if over is None:
+            return ("UPDATE tables SET updated = ? WHERE code = ?", (time.time(), code))
+        return (
+            "UPDATE tables SET updated = ?, over = ? WHERE code = ?",
+            (time.time(), int(over), code),
+        )
+
     def update_seat(self, code: str, seat: dict[str, Any]) -> None:
-        self._tx([self._seat_row(code, seat)])
+        self._tx([self._seat_row(code, seat), self._touch(code)])
 
     def start_table(self, code: str, seats: list[dict[str, Any]], first: int) -> None:
         statements = [self._seat_row(code, s) for s in seats]
         statements.append(("UPDATE tables SET started = 1 WHERE code = ?", (code,)))
         statements.append(self._game_row(code, 0, 0, first))
+        statements.append(self._touch(code, over=False))
         self._tx(statements)
 
     def start_game(self, code: str, idx: int, match_no: int, first: int) -> None:
-        self._tx([self._game_row(code, idx, match_no, first)])
+        self._tx([self._game_row(code, idx, match_no, first), self._touch(code, over=False)])
 
     def load_table(self, code: str) -> dict[str, Any] | None:
-        row = self.db.execute("SELECT * FROM tables WHERE code = ?", (code,)).fetchone()
-        if row is None:
-            return None
-        table = dict(row)
-        table["seats"] = [
-            dict(r)
-            for r in self.db.execute("SELECT * FROM seats WHERE code = ? ORDER BY seat", (code,))
-        ]
-        table["games"] = [
-            dict(r)
-            for r in self.db.execute("SELECT * FROM games WHERE code = ? ORDER BY idx", (code,))
-        ]
-        actions: dict[int, list[tuple[int, int, float | None]]] = {}
-        for r in self.db.execute(
-            "SELECT idx, seat, action, regret FROM actions WHERE code = ? ORDER BY idx, seq",
-            (code,),
-        ):
-            actions.setdefault(r["idx"], []).append((r["seat"], r["action"], r["regret"]))
+        with self.lock:
+            row = self.db.execute("SELECT * FROM tables WHERE code = ?", (code,)).fetchone()
+            if row is None:
+                return None
+            table = dict(row)
+            table["seats"] = [
+                dict(r)
+                for r in self.db.execute(
+                    "SELECT * FROM seats WHERE code = ? ORDER BY seat", (code,)
+                )
+            ]
+            table["games"] = [
+                dict(r)
+                for r in self.db.execute("SELECT * FROM games WHERE code = ? ORDER BY idx", (code,))
+            ]
+            actions: dict[int, list[tuple[int, int, float | None]]] = {}
+            for r in self.db.execute(
+                "SELECT idx, seat, action, regret FROM actions WHERE code = ? ORDER BY idx, seq",
+                (code,),
+            ):
+                actions.setdefault(r["idx"], []).append((r["seat"], r["action"], r["regret"]))
         table["actions"] = actions
         return table
+
+    def table_exists(self, code: str) -> bool:
+        return bool(self._query("SELECT 1 FROM tables WHERE code = ?", (code,)))
+
+    def open_tables(self, *, player_id: int | None = None, addr: str | None = None) -> int:
+        """How many unfinished tables ``player_id`` (or the address hash ``addr``) hosts."""
+        column, value = ("host_player", player_id) if player_id is not None else ("host_addr", addr)
+        rows = self._query(f"SELECT COUNT(*) FROM tables WHERE {column} = ? AND over = 0", (value,))
+        return int(rows[0][0])
+
+    def expire(self, unstarted_s: float, idle_s: float, now: float | None = None) -> list[str]:
+        """Delete the tables never started for ``unstarted_s`` seconds and those idle for
+        ``idle_s`` (their seats and tokens with them; results stay); return their codes."""
+        now = time.time() if now is None else now
+        rows = self._query(
+            "SELECT code FROM tables WHERE (started = 0 AND updated < ?) OR updated < ?",
+            (now - unstarted_s, now - idle_s),
+        )
+        codes = [r[0] for r in rows]
+        statements = [
+            (f"DELETE FROM {name} WHERE code = ?", (code,))
+            for code in codes
+            for name in ("actions", "games", "seats", "tables")
+        ]
+        if statements:
+            self._tx(statements)
+        return codes
 
     # ------------------------------------------------------------------ actions
     def append_actions(
@@ -257,9 +327,10 @@ class Storage:
         first_seq: int,
         actions: list[tuple[int, int, float | None]],
         results: list[dict[str, Any]] = (),
+        over: bool = False,
     ) -> None:
         """Log ``(seat, action, regret)`` rows from ``first_seq`` on, and the finished game's
-        ``results`` if any, in one committed transaction."""
+        ``results`` if any (``over``: the game is over), in one committed transaction."""
         statements = [
             (
                 "INSERT INTO actions (code, idx, seq, seat, action, regret) "
@@ -289,13 +360,14 @@ class Storage:
             )
             for r in results
         ]
+        statements.append(self._touch(code, over))
         self._tx(statements)
 
     # ------------------------------------------------------------------ statistics
     def results_of(self, player_id: int) -> list[dict[str, Any]]:
         return [
             dict(r)
-            for r in self.db.execute(
+            for r in self._query(
                 "SELECT code, idx, seat, score, outcome, yahtzees, upper_bonus, opponents, "
                 "online, finished FROM results WHERE player_id = ? ORDER BY finished, code, idx",
                 (player_id,),

@@ -1,0 +1,499 @@
+"""Trained CPU opponents that run on numpy alone (no torch, no pickle).
+
+A model is two files side by side: ``NAME.json`` (the manifest) and the weights it names
+(``NAME.npz``, loaded with ``allow_pickle=False``). The manifest records the format version,
+the network architecture, the observation version, the rules preset, the sha256 of the
+training config and the sha256 of the weights file. `load_opponent` checks all of it before
+it trusts a single number: a truncated, corrupt, tampered or mismatched model raises
+`ModelFormatError` naming the problem.
+
+    from yahtzee_env.policies.models import load_opponent
+
+    hard = load_opponent("hard")          # a shipped level, or a path to NAME.json
+    action = hard.act(observation, mask)  # the `Yahtzee-v0` observation and action mask
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import itertools
+import json
+import math
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from yahtzee_env.fileio import UnsafeFileError, atomic_write, read_regular_file
+from yahtzee_env.game.dice import CANONICAL_HOLDS, NUM_HOLDS
+from yahtzee_env.game.engine import NUM_ACTIONS
+from yahtzee_env.game.observation import INPUT_SIZES, decode_rolls, model_input
+from yahtzee_env.game.rules import PRESETS, UPPER_BONUS_THRESHOLD, RuleSet
+
+FORMAT_NAME = "yahtzee-rl-policy"
+FORMAT_VERSION = 1
+LEVELS_DIR = Path(__file__).with_name("levels")
+ACTIVATIONS = ("relu", "tanh")
+METHODS = ("reward-only", "distilled")  # how a level was made (see `Manifest.method`)
+MAX_MANIFEST_BYTES = 1 << 20
+# Bounds on the architecture a manifest may declare, so that the weights file it promises is
+# at most ~130 MB (checked before a byte of the weights is read).
+MAX_HIDDEN_LAYERS = 8
+MAX_HIDDEN_WIDTH = 2048
+_NPY_HEADER_BYTES = 4096  # what an .npy member may add to its raw data (numpy writes 128)
+_ZIP_MEMBER_OVERHEAD = 512  # a zip's local header, directory entry and data descriptor
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_PLAIN_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
+
+
+class ModelFormatError(ValueError):
+    """A model file that is missing, corrupt, tampered with or made for something else."""
+
+
+class RulesMismatchError(ModelFormatError):
+    """An intact model trained for other rules than those it was asked to play."""
+
+
+def _discover_levels(directory: Path) -> tuple[str, ...]:
+    """The shipped levels: every ``NAME.json`` in ``directory``, weakest first (by the mean
+    score in the manifest's evaluation; a manifest that cannot be read sorts last, and
+    `load_opponent` then reports what is wrong with it). A new level is its two files (and
+    its training config): nothing else lists the levels."""
+
+    def strength(path: Path) -> tuple[float, str]:
+        try:
+            data = json.loads(read_regular_file(path, MAX_MANIFEST_BYTES))
+            return float(data["evaluation"]["mean"]), path.stem
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            return float("inf"), path.stem
+
+    try:
+        manifests = [p for p in directory.glob("*.json") if _PLAIN_FILE_NAME.fullmatch(p.stem)]
+    except OSError:
+        return ()
+    return tuple(p.stem for p in sorted(manifests, key=strength))
+
+
+LEVELS: tuple[str, ...] = _discover_levels(LEVELS_DIR)  # easy, medium, hard, expert
+
+
+@dataclass(frozen=True)
+class Manifest:
+    path: Path
+    weights_path: Path
+    hidden: tuple[int, ...]
+    activation: str
+    rules: str
+    level: str | None
+    config_sha256: str
+    weights_sha256: str
+    canonical_holds: bool
+    raw: dict[str, Any]
+    input_version: int = 1
+    version: int | None = None
+    """The level's version: a retrained level gets a higher one (None in older files)."""
+    method: str | None = None
+    """``"reward-only"`` (PPO on the game's reward alone) or ``"distilled"`` (imitating a
+    teacher first, then PPO); None in older files."""
+    env_steps: int | None = None
+    """PPO env-steps behind the exported weights (0: the distilled policy before PPO)."""
+
+    def max_weights_bytes(self) -> int:
+        """The largest weights file this architecture can have: float32 parameters plus
+        the npz container's overhead per array."""
+        sizes = [INPUT_SIZES[self.input_version], *self.hidden, NUM_ACTIONS]
+        params = sum(a * b + b for a, b in itertools.pairwise(sizes))
+        arrays = 2 * (len(self.hidden) + 1)
+        return 4 * params + arrays * (_NPY_HEADER_BYTES + _ZIP_MEMBER_OVERHEAD) + 4096
+
+
+def _require(data: dict[str, Any], key: str, kind: type | tuple[type, ...], where: Path) -> Any:
+    if key not in data:
+        raise ModelFormatError(f"{where}: manifest has no {key!r}")
+    value = data[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise ModelFormatError(f"{where}: manifest {key!r} has the wrong type: {value!r}")
+    return value
+
+
+def _optional_int(data: dict[str, Any], key: str, minimum: int, where: Path) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ModelFormatError(f"{where}: manifest {key!r} must be an int >= {minimum}: {value!r}")
+    return value
+
+
+def read_manifest(path: str | Path) -> Manifest:
+    """Parse and check a manifest (not yet the weights: see `load_opponent`)."""
+    path = Path(path)
+    try:
+        blob = read_regular_file(path, MAX_MANIFEST_BYTES)
+    except UnsafeFileError as err:
+        raise ModelFormatError(f"model manifest {err}") from None
+    except (OSError, ValueError) as err:  # ValueError: a NUL in the path
+        reason = getattr(err, "strerror", None) or err
+        raise ModelFormatError(f"{path}: cannot read model manifest: {reason}") from None
+    try:
+        data = json.loads(blob.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        # ValueError: not JSON, or an integer too long to convert; RecursionError: nesting.
+        reason = "nested too deeply" if isinstance(err, RecursionError) else str(err)[:200]
+        raise ModelFormatError(f"{path}: manifest is not valid JSON ({reason})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+        raise ModelFormatError(f"{path}: not a {FORMAT_NAME} manifest")
+    version = _require(data, "format_version", int, path)
+    if version != FORMAT_VERSION:
+        raise ModelFormatError(
+            f"{path}: format_version {version} is not supported (this package reads "
+            f"{FORMAT_VERSION})"
+        )
+    obs_version = _require(data, "observation_version", int, path)
+    if obs_version not in INPUT_SIZES:
+        raise ModelFormatError(
+            f"{path}: model expects observation version {obs_version}, this package reads "
+            f"versions {sorted(INPUT_SIZES)}"
+        )
+    arch = _require(data, "architecture", dict, path)
+    if arch.get("type") != "mlp":
+        raise ModelFormatError(f"{path}: unsupported architecture {arch.get('type')!r}")
+    hidden = _require(arch, "hidden", list, path)
+    if len(hidden) > MAX_HIDDEN_LAYERS or not all(
+        isinstance(h, int) and not isinstance(h, bool) and 0 < h <= MAX_HIDDEN_WIDTH for h in hidden
+    ):
+        raise ModelFormatError(
+            f"{path}: architecture.hidden must be at most {MAX_HIDDEN_LAYERS} ints in "
+            f"1..{MAX_HIDDEN_WIDTH}: {str(hidden)[:100]}"
+        )
+    activation = _require(arch, "activation", str, path)
+    if activation not in ACTIVATIONS:
+        raise ModelFormatError(f"{path}: unsupported activation {activation!r}")
+    if arch.get("inputs") != INPUT_SIZES[obs_version] or arch.get("outputs") != NUM_ACTIONS:
+        raise ModelFormatError(
+            f"{path}: network maps {arch.get('inputs')} -> {arch.get('outputs')}, expected "
+            f"{INPUT_SIZES[obs_version]} -> {NUM_ACTIONS} for observation version {obs_version}"
+        )
+    rules = _require(data, "rules", str, path)
+    if rules not in PRESETS:
+        raise ModelFormatError(f"{path}: unknown rules preset {rules!r}")
+    level = data.get("level")
+    if level is not None and not isinstance(level, str):
+        raise ModelFormatError(f"{path}: manifest 'level' must be a string or null: {level!r}")
+    config_sha256 = _require(data, "config_sha256", str, path)
+    if not _SHA256.fullmatch(config_sha256):
+        raise ModelFormatError(f"{path}: config_sha256 is not a sha256 hex digest")
+    if not _SHA256.fullmatch(_require(data, "weights_sha256", str, path)):
+        raise ModelFormatError(f"{path}: weights_sha256 is not a sha256 hex digest")
+    holds = _require(data, "holds", str, path)
+    if holds not in ("canonical", "all"):
+        raise ModelFormatError(f"{path}: holds must be 'canonical' or 'all', got {holds!r}")
+    weights_name = _require(data, "weights_file", str, path)
+    if not _PLAIN_FILE_NAME.fullmatch(weights_name):
+        raise ModelFormatError(
+            f"{path}: weights_file must be a bare file name: {weights_name[:100]!r}"
+        )
+    method = data.get("method")
+    if method is not None and method not in METHODS:
+        raise ModelFormatError(f"{path}: manifest 'method' must be one of {METHODS}: {method!r}")
+    return Manifest(
+        path=path,
+        weights_path=path.with_name(weights_name),
+        hidden=tuple(hidden),
+        activation=activation,
+        rules=rules,
+        level=level,
+        config_sha256=config_sha256,
+        weights_sha256=_require(data, "weights_sha256", str, path),
+        canonical_holds=holds == "canonical",
+        raw=data,
+        input_version=obs_version,
+        version=_optional_int(data, "version", 1, path),
+        method=method,
+        env_steps=_optional_int(data, "env_steps", 0, path),
+    )
+
+
+def _layer_names(num_hidden: int) -> list[str]:
+    return [f"hidden{i}" for i in range(num_hidden)] + ["logits"]
+
+
+class MLPPolicy:
+    """A masked-argmax MLP policy: ``act(observation, action_mask) -> int`` with numpy only.
+
+    With ``canonical_holds=True`` (how the levels are trained) the policy only ever picks the
+    canonical hold of each kept multiset (`yahtzee_env.game.dice.CANONICAL_HOLDS`): the logits of
+    the other holds were masked out in training and mean nothing. Any env mask allows the
+    canonical holds whenever it allows holds, so the choice is always legal.
+    """
+
+    def __init__(
+        self,
+        weights: list[tuple[np.ndarray, np.ndarray]],
+        activation: str,
+        name: str = "mlp",
+        *,
+        canonical_holds: bool = True,
+        input_version: int = 1,
+        threshold: int = UPPER_BONUS_THRESHOLD,
+        trained_rules: str | None = "official",
+    ) -> None:
+        self.weights = [(w.astype(np.float32), b.astype(np.float32)) for w, b in weights]
+        self.manifest: Manifest | None = None  # set by `load_opponent`
+        self.activation = activation
+        self.name = name
+        self.canonical_holds = canonical_holds
+        self.input_version = input_version
+        self.threshold = threshold
+        self.trained_rules = trained_rules  # the preset it learned (None: unknown)
+
+    def logits(self, observations: np.ndarray) -> np.ndarray:
+        """Unmasked action logits for a batch ``[N, 72]`` (or one observation ``[72]``)."""
+        x = np.asarray(observations, dtype=np.float32)
+        if self.input_version != 1:
+            x = model_input(np.atleast_2d(x), self.input_version, self.threshold)
+        *hidden, (w_out, b_out) = self.weights
+        for w, b in hidden:
+            x = x @ w
+            x += b
+            if self.activation == "relu":
+                np.maximum(x, 0.0, out=x)
+            else:
+                np.tanh(x, out=x)
+        return x @ w_out + b_out
+
+    def _allowed(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        masks = np.array(action_masks, dtype=bool, ndmin=2)
+        if not masks.any(axis=1).all():
+            raise ValueError("an action_mask has no legal action")
+        if self.canonical_holds:
+            rolls = decode_rolls(np.asarray(observations))
+            if (rolls < 0).any():
+                raise ValueError("an observation does not show five dice (not a Yahtzee-v0 obs)")
+            masks[:, :NUM_HOLDS] &= CANONICAL_HOLDS[rolls]
+        return masks
+
+    stochastic = False  # see `policies.BasePolicy.stochastic`
+
+    def reseed(self, seed: int | None) -> None:
+        """Nothing to reseed: the policy is deterministic."""
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.act_batch(observation, action_mask)[0])
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        logits = np.array(self.logits(observations), ndmin=2)
+        return np.argmax(np.where(self._allowed(observations, action_masks), logits, -np.inf), 1)
+
+    def __repr__(self) -> str:
+        sizes = [w.shape[1] for w, _ in self.weights[:-1]]
+        return f"MLPPolicy({self.name!r}, hidden={sizes}, activation={self.activation!r})"
+
+
+def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) -> MLPPolicy:
+    """A shipped level (``"easy"``, ``"medium"``, ``"hard"``, ``"expert"``) or a manifest path.
+
+    With ``rules``, a model trained under other rules is refused (`ModelFormatError`).
+    """
+    if isinstance(name_or_path, str) and name_or_path in LEVELS:
+        path = LEVELS_DIR / f"{name_or_path}.json"
+        if not path.exists():
+            raise ModelFormatError(
+                f"level {name_or_path!r} is not shipped in this install ({path})"
+            )
+    else:
+        path = Path(name_or_path)
+        if path.suffix == ".npz":
+            path = path.with_suffix(".json")
+    manifest = read_manifest(path)
+    # The rules first: a mismatch is the caller's choice, not damage, and says so.
+    if rules is not None and RuleSet.from_spec(rules) != RuleSet.from_spec(manifest.rules):
+        raise RulesMismatchError(
+            f"{path}: model trained for rules {manifest.rules!r}, asked to play "
+            f"{RuleSet.from_spec(rules).name!r}"
+        )
+    limit = manifest.max_weights_bytes()
+    try:
+        blob = read_regular_file(manifest.weights_path, limit)
+    except UnsafeFileError as err:
+        raise ModelFormatError(f"weights {err} (for this architecture)") from None
+    except OSError as err:
+        raise ModelFormatError(
+            f"{manifest.weights_path}: cannot read weights: {err.strerror or err}"
+        ) from None
+    digest = hashlib.sha256(blob).hexdigest()
+    if digest != manifest.weights_sha256:
+        raise ModelFormatError(
+            f"{manifest.weights_path}: sha256 {digest[:12]}… does not match the manifest's "
+            f"{manifest.weights_sha256[:12]}… (file corrupt, truncated or replaced)"
+        )
+    weights = _read_weights(manifest, blob)
+    policy = MLPPolicy(
+        weights,
+        manifest.activation,
+        name=manifest.level or path.stem,
+        canonical_holds=manifest.canonical_holds,
+        input_version=manifest.input_version,
+        threshold=RuleSet.from_spec(manifest.rules).upper_bonus_threshold,
+    )
+    policy.manifest = manifest
+    policy.trained_rules = manifest.rules
+    return policy
+
+
+def level_manifest(level: str) -> Manifest:
+    """The checked manifest of a shipped level (its version, method, env-steps, ...)."""
+    if level not in LEVELS:
+        raise ModelFormatError(f"no shipped level {level!r} (levels: {', '.join(LEVELS)})")
+    return read_manifest(LEVELS_DIR / f"{level}.json")
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ...]):
+    """One float32 array from an .npy member, its header checked before its data is read,
+    and never more read than that shape's bytes."""
+    nbytes = 4 * math.prod(shape)
+    if info.file_size > nbytes + _NPY_HEADER_BYTES:
+        raise ValueError(
+            f"{info.filename} declares {info.file_size:,} bytes, more than a float32"
+            f"{list(shape)} needs"
+        )
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise ValueError(f"{info.filename}: unsupported compression {info.compress_type}")
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            header = np.lib.format.read_array_header_1_0(member, max_header_size=2048)
+        elif version == (2, 0):
+            header = np.lib.format.read_array_header_2_0(member, max_header_size=2048)
+        else:
+            raise ValueError(f"{info.filename}: npy format version {version}")
+        found_shape, fortran, dtype = header
+        if dtype != np.dtype("<f4") or tuple(found_shape) != shape:
+            raise ValueError(
+                f"{info.filename[: -len('.npy')]} is {dtype}{list(found_shape)}, expected "
+                f"float32{list(shape)}"
+            )
+        data = member.read(nbytes + 1)
+    if len(data) != nbytes:
+        raise ValueError(f"{info.filename}: {len(data)} bytes of data, expected {nbytes}")
+    order = "F" if fortran else "C"
+    return np.frombuffer(data, dtype="<f4").reshape(shape, order=order).astype(np.float32)
+
+
+def _read_weights(manifest: Manifest, blob: bytes) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Arrays from the very bytes whose hash was checked (no second read of the file).
+
+    The zip's member names, then each member's npy header (dtype and shape), are checked
+    against the architecture before any array data is decompressed, and no member is read
+    past the size its shape needs (a zip bomb costs nothing)."""
+    path = manifest.weights_path
+    sizes = [INPUT_SIZES[manifest.input_version], *manifest.hidden, NUM_ACTIONS]
+    expected: dict[str, tuple[int, ...]] = {}
+    for i, layer in enumerate(_layer_names(len(manifest.hidden))):
+        expected[f"{layer}.weight"] = (sizes[i], sizes[i + 1])
+        expected[f"{layer}.bias"] = (sizes[i + 1],)
+    arrays = {}
+    if blob.startswith(b"\x93NUMPY"):
+        raise ModelFormatError(f"{path}: an .npy array, not an .npz archive")
+    try:
+        with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+            infos = archive.infolist()
+            names = sorted(i.filename.removesuffix(".npy") for i in infos)
+            if names != sorted(expected) or not all(i.filename.endswith(".npy") for i in infos):
+                raise ModelFormatError(
+                    f"{path}: arrays {names[:20]} do not match the architecture {sorted(expected)}"
+                )
+            for info in infos:
+                key = info.filename.removesuffix(".npy")
+                arrays[key] = _read_member(archive, info, expected[key])
+    except ModelFormatError:
+        raise
+    except (OSError, ValueError, TypeError, zipfile.BadZipFile, EOFError, RuntimeError) as err:
+        raise ModelFormatError(f"{path}: not a readable npz weights file ({err})") from None
+    for key, array in arrays.items():
+        if not np.isfinite(array).all():
+            raise ModelFormatError(f"{path}: {key} holds non-finite values")
+    return [
+        (arrays[f"{layer}.weight"], arrays[f"{layer}.bias"])
+        for layer in _layer_names(len(manifest.hidden))
+    ]
+
+
+def _next_version(json_path: Path, digest: str) -> int:
+    try:
+        old = read_manifest(json_path)
+    except ModelFormatError:  # none there (or unreadable): a new model
+        return 1
+    if old.weights_sha256 == digest:
+        return old.version or 1
+    return (old.version or 1) + 1
+
+
+def save_policy(
+    directory: str | Path,
+    name: str,
+    weights: list[tuple[np.ndarray, np.ndarray]],
+    activation: str,
+    *,
+    rules: str,
+    config_sha256: str,
+    level: str | None = None,
+    canonical_holds: bool = True,
+    input_version: int = 1,
+    extra: dict[str, Any] | None = None,
+    version: int | None = None,
+) -> Path:
+    """Write ``NAME.npz`` and ``NAME.json`` atomically; return the manifest path.
+
+    ``weights`` are (W [in, out], b [out]) pairs, hidden layers first, logits last.
+    ``version`` (None: automatic) is 1 for a new model, the old one's for the same weights,
+    and one more than the old one's when other weights replace a model: a retrained level
+    is told apart from the one it replaces.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+    layers = _layer_names(len(weights) - 1)
+    arrays = {}
+    for layer, (w, b) in zip(layers, weights, strict=True):
+        arrays[f"{layer}.weight"] = np.ascontiguousarray(w, dtype=np.float32)
+        arrays[f"{layer}.bias"] = np.ascontiguousarray(b, dtype=np.float32)
+    hidden = [int(w.shape[1]) for w, _ in weights[:-1]]
+    npz_path = directory / f"{name}.npz"
+    json_path = directory / f"{name}.json"
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    weights = buffer.getvalue()
+    digest = hashlib.sha256(weights).hexdigest()
+    if version is None:
+        version = _next_version(json_path, digest)
+    manifest = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "architecture": {
+            "type": "mlp",
+            "inputs": INPUT_SIZES[input_version],
+            "hidden": hidden,
+            "outputs": NUM_ACTIONS,
+            "activation": activation,
+            "output": "masked argmax over action logits",
+        },
+        "observation_version": input_version,
+        "holds": "canonical" if canonical_holds else "all",
+        "rules": rules,
+        "level": level,
+        "version": version,
+        "config_sha256": config_sha256,
+        "weights_file": npz_path.name,
+        "weights_sha256": digest,
+        **(extra or {}),
+    }
+    # Weights first: until the new manifest lands, the old one rejects the new weights by hash.
+    atomic_write(npz_path, weights)
+    atomic_write(json_path, json.dumps(manifest, indent=2) + "\n")
+    return json_path
