@@ -401,7 +401,8 @@ class Rooms:
         self.rooms: OrderedDict[str, Room] = OrderedDict()
         self._coaches: dict[str, Any] = {}
         self._coach_locks = {name: threading.Lock() for name in PRESETS}  # one solve each
-        self._reviews: dict[tuple[str, int], dict[str, Any]] = {}
+        self._reviews: dict[tuple[str, int], dict[str, Any]] = {}  # solved in threads
+        self._reviews_lock = threading.Lock()
 
     # --------------------------------------------------------------- resources
     def policy(self, level: str, rules: RuleSet):
@@ -835,9 +836,9 @@ class Rooms:
     def review_request(self, game_id: Any, body: dict[str, Any]) -> dict[str, Any]:
         """Check that ``body`` may open the review of ``game_id`` (``CODE-IDX``): the table
         is public, or ``body`` holds a seat token of it (``tokens: {seat: token}``) or the
-        player token of a player seated there. Returns what `review_of` needs (read here, on
-        the event loop, so that the thread computing the review touches no live room);
-        WebError 404 for no such finished game, 403 for no access."""
+        player token of a player seated there. Returns what `review_of` needs (read here,
+        under the table's lock, so that the solver's work touches no live room); WebError
+        404 for no such finished game, 403 for no access."""
         text = str(game_id) if isinstance(game_id, str) else ""
         code, _, idx_text = text.rpartition("-")
         if not code or not idx_text.isdigit():
@@ -882,7 +883,9 @@ class Rooms:
         from yahtzee_env.web.review import review_game
 
         key = (game["code"], game["idx"])
-        if key not in self._reviews:
+        with self._reviews_lock:
+            cached = self._reviews.get(key)
+        if cached is None:
             coach = self.coach(game["rules"])
             out = review_game(
                 coach,
@@ -894,10 +897,11 @@ class Rooms:
                 game["actions"],
             )
             out.update(id=f"{key[0]}-{key[1]}", code=key[0], game=key[1], coach=game["coach"])
-            while len(self._reviews) >= REVIEWS_KEPT:  # forget the oldest
-                self._reviews.pop(next(iter(self._reviews)))
-            self._reviews[key] = out
-        return self._reviews[key]
+            with self._reviews_lock:
+                while len(self._reviews) >= REVIEWS_KEPT:  # forget the oldest
+                    self._reviews.pop(next(iter(self._reviews)))
+                self._reviews[key] = cached = out
+        return cached
 
 
 __all__ = ["Room", "Rooms", "Seat", "WebError", "clean_code", "clean_name", "cpu_levels"]
