@@ -99,6 +99,10 @@ MIGRATIONS: list[str] = [
     CREATE INDEX tables_host_player ON tables(host_player, over);
     CREATE INDEX tables_host_addr ON tables(host_addr, over);
     """,
+    # 3: a table may make its game reviews public (anyone with the link)
+    """
+    ALTER TABLE tables ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -202,8 +206,8 @@ class Storage:
         statements = [
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
-                "fill_level, started, updated, host_player, host_addr) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "fill_level, started, updated, host_player, host_addr, public) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     table["code"],
                     now,
@@ -217,6 +221,7 @@ class Storage:
                     now,
                     table.get("host_player"),
                     table.get("host_addr"),
+                    int(table.get("public", False)),
                 ),
             )
         ]
