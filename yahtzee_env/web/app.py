@@ -1,7 +1,8 @@
 """The routes of ``yahtzee serve``: the page, a JSON API and a WebSocket per table.
 
 HTTP (JSON bodies, at most `MAX_BODY` bytes; errors are ``{"error": "...", "code": "..."}``
-with a 4xx, ``code`` a stable machine word such as ``stale_seq``):
+with a 4xx, ``code`` a stable machine word such as ``stale_seq``, and ``params`` its values
+when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18n/<lang>.json``):
 
     GET  /api/config                      CPU levels and rules presets for the lobby
     POST /api/players       {name}        a profile: {player_id, name, token}
@@ -26,6 +27,8 @@ with a 4xx, ``code`` a stable machine word such as ``stale_seq``):
 The page identifies itself by its session cookie (``yz_session``: ``HttpOnly``,
 ``SameSite=Strict``, ``Secure`` over HTTPS): with it, ``seat`` alone says which seat (one
 of the session's) and no token is handed out or needed; API clients use the tokens.
+    POST /api/games/CODE-IDX     {player, tokens: {seat: token}}  the review of a finished
+                                          game (403 unless seated there or the table is public)
 
 ``seq`` and ``game`` are those of the state the move was made from: a move made from an
 older state is refused (409 ``stale_seq``), so a repeated request is harmless.
@@ -90,7 +93,23 @@ MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
 
 
 def error(err: WebError) -> JSONResponse:
-    return JSONResponse({"error": str(err), "code": err.code}, status_code=err.status)
+    body = {"error": str(err), "code": err.code}
+    if err.params:
+        body["params"] = err.params
+    return JSONResponse(body, status_code=err.status)
+
+
+def languages() -> list[dict[str, str]]:
+    """The page's languages: one catalogue per file ``static/i18n/<code>.json`` (its
+    ``_name`` is the language's own name), so a new language is one new file."""
+    out = []
+    for path in sorted((STATIC_DIR / "i18n").glob("*.json")):
+        try:
+            name = json.loads(path.read_text(encoding="utf-8")).get("_name", path.stem)
+        except (OSError, ValueError):
+            continue
+        out.append({"code": path.stem, "name": name})
+    return out
 
 
 def parse_json(raw: bytes | str) -> dict[str, Any]:
@@ -316,6 +335,7 @@ def create_app(
                 "min_seats": 2,
                 "turn_timers": [0, 30, 60, 120, 300],
                 "turn_timer_range": [10, 3600],
+                "languages": languages(),
             }
         )
 
@@ -519,6 +539,19 @@ def create_app(
             return JSONResponse({"tables": []})
         return JSONResponse({"tables": await run_in_threadpool(rooms.open_tables, session["id"])})
 
+    async def game_review(request: Request) -> Response:
+        """The review of a finished game: checked and read under the table's lock, then
+        solved in a worker thread without it (`rooms.review_of` touches no live room)."""
+        body = await read_body(request)
+        session = await session_of(request)
+        spend(who(body, session, "player"))
+        gid = request.path_params["gid"]
+        code = gid.rpartition("-")[0] if isinstance(gid, str) else ""
+        if not code:
+            raise WebError(f"no game has the id {str(gid)[:30]!r}", 404, "no_game")
+        game = await on_table(code, lambda _code: rooms.review_request(gid, body, pid(session)))
+        return JSONResponse(await run_in_threadpool(rooms.review_of, game))
+
     # ----------------------------------------------------------------- WebSocket
     async def seat_of(code: str, msg: dict[str, Any], session=None) -> list[int]:
         """The seats a ``hello`` message proves: its token's seat, or (without a token)
@@ -719,6 +752,7 @@ def create_app(
         Route("/", page),
         Route("/t/{code}", page),
         Route("/stats", page),
+        Route("/games/{gid}", page),
         Route("/api/config", endpoint(config)),
         Route("/api/players", endpoint(create_player), methods=["POST"]),
         Route("/api/stats", endpoint(stats), methods=["POST"]),
@@ -736,6 +770,7 @@ def create_app(
         Route("/api/session", endpoint(session_post), methods=["POST"]),
         Route("/api/account/{what}", endpoint(account_post), methods=["POST"]),
         Route("/api/me/tables", endpoint(my_tables)),
+        Route("/api/games/{gid}", endpoint(game_review), methods=["POST"]),
         WebSocketRoute("/ws/{code}", table_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]

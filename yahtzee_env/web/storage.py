@@ -99,7 +99,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX tables_host_player ON tables(host_player, over);
     CREATE INDEX tables_host_addr ON tables(host_addr, over);
     """,
-    # 3: people at online tables (issue 18): the turn timer and its deadline (stored, so a
+    # 3: a table may make its game reviews public (anyone with the link)
+    """
+    ALTER TABLE tables ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
+    """,
+    # 4: people at online tables (issue 18): the turn timer and its deadline (stored, so a
     # restart plays a turn whose time ran out while the server was down), play-again votes,
     # who may act for a seat (a session's player) and whether the computer plays it for now;
     # accounts (argon2id hashes) and sessions (cookies, stored hashed)
@@ -328,8 +332,8 @@ class Storage:
         statements = [
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
-                "fill_level, started, updated, host_player, host_addr, turn_timer) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "fill_level, started, updated, host_player, host_addr, public, turn_timer) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     table["code"],
                     now,
@@ -343,6 +347,7 @@ class Storage:
                     now,
                     table.get("host_player"),
                     table.get("host_addr"),
+                    int(table.get("public", False)),
                     int(table.get("turn_timer", 0)),
                 ),
             )
