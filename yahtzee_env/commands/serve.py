@@ -1,13 +1,21 @@
-"""``yahtzee serve``: the browser game (tables with the CPU levels, online tables, a coach)."""
+"""``yahtzee serve``: the browser game (tables with the CPU levels, online tables, a coach).
+
+The database is SQLite by default (a file; one process) or PostgreSQL (``--db
+postgresql://USER@HOST:PORT/DBNAME``, or ``$YAHTZEE_DB``), which any number of server
+processes may share: ``--workers N`` runs N on this machine. ``--check-db`` checks the
+connection and the schema version (and applies the missing migrations with ``--migrate``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from yahtzee_env.commands import positive_int
 
 HELP = "serve the browser game: tables of 2-4 with the CPU levels, online tables, statistics"
+DB_ENV = "YAHTZEE_DB"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,9 +26,62 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
         default=None,
-        help="SQLite database file (default: web.sqlite3 in the user data dir, "
+        help="a SQLite database file, or a PostgreSQL URL postgresql://USER@HOST:PORT/DBNAME "
+        f"(default: ${DB_ENV}, else web.sqlite3 in the user data dir, "
         "$XDG_DATA_HOME/yahtzee-rl/)",
     )
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=1,
+        help="server processes on this port (default 1; more than one needs PostgreSQL)",
+    )
+    parser.add_argument(
+        "--check-db",
+        action="store_true",
+        help="check the database connection and schema version, print them, and exit "
+        "(1 if the schema is not current)",
+    )
+    parser.add_argument(
+        "--migrate",
+        action="store_true",
+        help="with --check-db: apply the missing migrations first",
+    )
+
+
+def database(args: argparse.Namespace):
+    from yahtzee_env.web.storage import default_db_path
+
+    if args.db is not None:
+        return args.db
+    return os.environ.get(DB_ENV) or default_db_path()
+
+
+def check_db(db, migrate: bool) -> int:
+    from yahtzee_env.web.storage import SCHEMA_VERSION, SchemaError, describe_target, open_storage
+
+    where = describe_target(db)
+    try:
+        storage = open_storage(db, migrate=False)
+    except (ConnectionError, ModuleNotFoundError) as err:
+        print(f"yahtzee serve: error: {err}", file=sys.stderr)
+        return 2
+    try:
+        if migrate:
+            applied = storage.migrate()
+            if applied:
+                print(f"{where}: applied migrations {', '.join(map(str, applied))}")
+        version = storage.version
+        print(f"{where}: {storage.dialect}, connected, schema version {version} "
+              f"(this program's: {SCHEMA_VERSION})")
+        storage.check_version()
+    except SchemaError as err:
+        print(f"yahtzee serve: error: {err}", file=sys.stderr)
+        return 1
+    finally:
+        storage.close()
+    print("schema current")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,18 +96,45 @@ def run(args: argparse.Namespace) -> int:
             print(f"yahtzee serve: error: {INSTALL_HINT}", file=sys.stderr)
             return 2
         raise
-    from yahtzee_env.web.storage import SchemaError, default_db_path
+    from yahtzee_env.web.storage import SchemaError, describe_target, is_postgres_url, open_storage
 
-    db = args.db if args.db is not None else default_db_path()
+    db = database(args)
+    if args.migrate and not args.check_db:
+        print("yahtzee serve: error: --migrate goes with --check-db", file=sys.stderr)
+        return 2
+    if args.check_db:
+        return check_db(db, args.migrate)
+    if args.workers > 1 and not is_postgres_url(str(db)):
+        print(
+            "yahtzee serve: error: --workers above 1 needs a PostgreSQL database (--db "
+            "postgresql://USER@HOST:PORT/DBNAME): SQLite is one process's database, and "
+            "processes each holding its tables in memory over one file would diverge",
+            file=sys.stderr,
+        )
+        return 2
     try:
-        app = create_app(db)
-    except SchemaError as err:
+        # migrate once here (PostgreSQL: under an advisory lock), before any worker starts
+        storage = open_storage(db)
+    except (SchemaError, ConnectionError, ModuleNotFoundError) as err:
         print(f"yahtzee serve: error: {err}", file=sys.stderr)
         return 2
-    print(f"Yahtzee at http://{args.host}:{args.port}/  (database {db}; Ctrl-C stops)", flush=True)
+    where = describe_target(db)
+    workers = f", {args.workers} workers" if args.workers > 1 else ""
+    print(
+        f"Yahtzee at http://{args.host}:{args.port}/  (database {where}{workers}; Ctrl-C stops)",
+        flush=True,
+    )
     # small WebSocket frames only: every legitimate message is well under 4 KiB
     from uvicorn.config import WS_PROTOCOLS
 
     ws = "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "auto"
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws=ws, ws_max_size=65536)
+    options = dict(host=args.host, port=args.port, log_level="warning", ws=ws, ws_max_size=65536)
+    if args.workers == 1:
+        uvicorn.run(create_app(storage), **options)
+        return 0
+    storage.close()
+    os.environ[DB_ENV] = str(db)  # the workers' factory reads it
+    uvicorn.run(
+        "yahtzee_env.web.app:app_from_env", factory=True, workers=args.workers, **options
+    )
     return 0

@@ -11,11 +11,19 @@ HTTP (JSON bodies, at most `MAX_BODY` bytes; errors are ``{"error": "..."}`` wit
     POST /api/tables/CODE/start  {seat, token}        (the host)
     POST /api/tables/CODE/act    {seat, token, action: {type: roll|score|next, ...}}
     POST /api/tables/CODE/hint   {seat, token}
+    GET  /healthz                         200 while the process is up
+    GET  /readyz                          200 if the database answers and its schema is
+                                          this program's, else 503 (for a load balancer)
 
 WebSocket ``/ws/CODE``: the server pushes ``{"type": "state", "state": ...}`` after every
 change at the table; the page may also send ``{"type": "act" | "hint", "id", "seat",
 "token", ...}`` and gets ``ack`` / ``hint`` / ``error`` replies with the same ``id``.
-Every connection (HTTP or WebSocket) has its own token-bucket rate limit.
+Every connection (HTTP or WebSocket) has its own token-bucket rate limit. An ``act`` may carry
+``seq`` (and ``game``), the state it was made from: a stale one is refused with 409.
+
+Several processes on one PostgreSQL database: a change committed by another process reaches
+this one as a notification (`Storage.listen`), and the sockets this process holds for that
+table get the new state, as they do for its own changes.
 
 The game logic is in `yahtzee_env.web.rooms`, storage in `yahtzee_env.web.storage`.
 """
@@ -39,7 +47,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.rooms import Rooms, WebError, cpu_levels
 from yahtzee_env.web.stats import player_statistics
-from yahtzee_env.web.storage import Storage
+from yahtzee_env.web.storage import SchemaError, Storage, describe_target, open_storage
 
 STATIC_DIR = Path(__file__).with_name("static")
 MAX_BODY = 4096  # bytes: every legitimate request is far smaller
@@ -123,12 +131,16 @@ class Hub:
             await asyncio.gather(*(ws.send_text(text) for ws in targets), return_exceptions=True)
 
 
-def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -> Starlette:
-    """The ASGI app over the database at ``db_path``."""
-    storage = Storage(db_path)
+def create_app(
+    db_path: str | Path | Storage, *, rate: float = RATE, burst: int = BURST
+) -> Starlette:
+    """The ASGI app over the database at ``db_path`` (a SQLite path, a ``postgresql://`` URL,
+    or an open `Storage`)."""
+    storage = db_path if isinstance(db_path, Storage) else open_storage(db_path)
     rooms = Rooms(storage)
     hub = Hub()
     limiter = RateLimiter(rate, burst)
+    pushed: dict[str, tuple[int, int, int]] = {}  # code -> (rev, game, seq) last sent to sockets
 
     async def guarded(request: Request, handler) -> Response:
         key = (
@@ -149,8 +161,37 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
 
         return wrapped
 
+    def sent(room) -> None:
+        if room.code in hub.sockets:
+            pushed[room.code] = (room.rev, room.idx, len(room.log))
+
     async def publish(room, since: int) -> None:
+        sent(room)
         await hub.broadcast(room.code, {"type": "state", "state": rooms.state(room, since)})
+
+    async def remote_change(code: str, rev: int) -> None:
+        """Another process committed a change of table ``code`` (``""``: maybe several, the
+        notifications were interrupted): push the new state to this process's sockets."""
+        for table in [code] if code else list(hub.sockets):
+            if table not in hub.sockets:
+                continue
+            last = pushed.get(table)
+            if last is not None and code and last[0] >= rev:
+                continue  # already sent (this process read it first)
+            try:
+                room = rooms.load(table)
+            except WebError:
+                continue
+            if last is not None and last[0] == room.rev:
+                continue
+            since = last[2] if last is not None and last[1] == room.idx else 0
+            await publish(room, since)
+
+    def notified(code: str, rev: int, origin: str) -> None:  # the listener's thread
+        if origin != rooms.instance:
+            loop.call_soon_threadsafe(lambda: asyncio.ensure_future(remote_change(code, rev)))
+
+    loop: asyncio.AbstractEventLoop | None = None
 
     # ----------------------------------------------------------------- pages
     async def page(request: Request) -> Response:
@@ -205,11 +246,31 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
     async def act(request: Request) -> Response:
         body = await read_body(request)
         room, first = rooms.act(
-            request.path_params["code"], body.get("seat"), body.get("token"), body.get("action")
+            request.path_params["code"],
+            body.get("seat"),
+            body.get("token"),
+            body.get("action"),
+            body.get("seq"),
+            body.get("game"),
         )
         state = rooms.state(room, first)
+        sent(room)
         await hub.broadcast(room.code, {"type": "state", "state": state})
         return JSONResponse(state)
+
+    # ----------------------------------------------------------------- health
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"ok": True, "instance": rooms.instance})
+
+    async def readyz(request: Request) -> Response:
+        try:
+            version = await asyncio.to_thread(storage.check_version)
+        except SchemaError as err:
+            return JSONResponse({"ready": False, "error": str(err)}, status_code=503)
+        except Exception as err:
+            message = f"database {describe_target(storage.target)} unreachable: {err}"
+            return JSONResponse({"ready": False, "error": message[:500]}, status_code=503)
+        return JSONResponse({"ready": True, "schema_version": version})
 
     async def hint(request: Request) -> Response:
         body = await read_body(request)
@@ -236,6 +297,7 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
             return
         hub.add(code, ws)
         try:
+            sent(room)
             await ws.send_json({"type": "state", "state": rooms.state(room)})
             while True:
                 raw = await ws.receive_text()
@@ -248,9 +310,15 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
                     kind = msg.get("type")
                     if kind == "act":
                         room, first = rooms.act(
-                            code, msg.get("seat"), msg.get("token"), msg.get("action")
+                            code,
+                            msg.get("seat"),
+                            msg.get("token"),
+                            msg.get("action"),
+                            msg.get("seq"),
+                            msg.get("game"),
                         )
                         state = rooms.state(room, first)
+                        sent(room)
                         await ws.send_json({"type": "ack", "id": msg_id, "state": state})
                         await hub.broadcast(code, {"type": "state", "state": state}, skip=ws)
                     elif kind == "hint":
@@ -278,6 +346,8 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
         Route("/", page),
         Route("/t/{code}", page),
         Route("/stats", page),
+        Route("/healthz", healthz),
+        Route("/readyz", readyz),
         Route("/api/config", endpoint(config)),
         Route("/api/players", endpoint(create_player), methods=["POST"]),
         Route("/api/stats", endpoint(stats), methods=["POST"]),
@@ -293,10 +363,25 @@ def create_app(db_path: str | Path, *, rate: float = RATE, burst: int = BURST) -
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        yield
-        storage.close()
+        nonlocal loop
+        loop = asyncio.get_running_loop()
+        stop = storage.listen(notified)
+        try:
+            yield
+        finally:
+            if stop is not None:
+                await asyncio.to_thread(stop)
+            storage.close()
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.rooms = rooms
     app.state.storage = storage
     return app
+
+
+def app_from_env() -> Starlette:
+    """The app over ``$YAHTZEE_DB``: the factory of each ``yahtzee serve --workers N``
+    process."""
+    import os
+
+    return create_app(os.environ["YAHTZEE_DB"])

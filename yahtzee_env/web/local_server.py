@@ -1,8 +1,9 @@
 """``yahtzee serve`` as a child process on 127.0.0.1, for tests, benchmarks and notebooks.
 
-`LocalServer` picks a free loopback port, starts the server on a given SQLite file, waits
-until it answers, and kills it with SIGKILL (as a crash would: the tests and the load
-benchmark check that every table resumes after it). Standard library only.
+`LocalServer` picks a free loopback port, starts the server on a given database (a SQLite
+file, or a ``postgresql://`` URL that several servers may share), waits until it answers,
+and kills it with SIGKILL (as a crash would: the tests and the load benchmark check that every
+table resumes after it). Standard library only.
 """
 
 from __future__ import annotations
@@ -25,19 +26,27 @@ def free_port() -> int:
 
 class LocalServer:
     """``yahtzee serve --port PORT --db DB`` as a subprocess on 127.0.0.1; ``url`` is its
-    address. `start` waits up to 30 s for ``/api/config`` to answer; `kill` is a SIGKILL.
-    The server's stderr goes to ``DB.log`` (a file, not a pipe that a long run could fill)."""
+    address. `start` waits up to 30 s for ``/readyz`` to answer; `kill` is a SIGKILL.
+    The server's stderr goes to ``log`` (default ``DB.log`` next to a SQLite file; a file, not
+    a pipe that a long run could fill). ``args``: more ``yahtzee serve`` options."""
 
-    def __init__(self, db: Path) -> None:
-        self.db, self.port, self.proc = Path(db), free_port(), None
+    def __init__(
+        self, db: Path | str, *, log: Path | None = None, args: tuple[str, ...] = ()
+    ) -> None:
+        self.db, self.port, self.proc, self.args = db, free_port(), None, tuple(args)
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = self.db.with_name(self.db.name + ".log")
+        if log is None:
+            if str(db).startswith(("postgresql://", "postgres://")):
+                raise ValueError("a LocalServer on a PostgreSQL URL needs a log path")
+            path = Path(db)
+            log = path.with_name(path.name + ".log")
+        self.log = Path(log)
 
     def start(self) -> None:
         cmd = [sys.executable, "-m", "yahtzee_env", "serve", "--port", str(self.port)]
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [*cmd, "--db", str(self.db)], stdout=subprocess.DEVNULL, stderr=log
+                [*cmd, "--db", str(self.db), *self.args], stdout=subprocess.DEVNULL, stderr=log
             )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -45,7 +54,7 @@ class LocalServer:
                 tail = self.log.read_bytes()[-2000:].decode(errors="replace")
                 raise RuntimeError(f"server exited: {tail}")
             try:
-                urllib.request.urlopen(f"{self.url}/api/config", timeout=1).read()
+                urllib.request.urlopen(f"{self.url}/readyz", timeout=1).read()
                 return
             except OSError:
                 time.sleep(0.1)

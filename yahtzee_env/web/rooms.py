@@ -13,11 +13,22 @@ all in one transaction before returning; only then does the server answer.
 
 No awaits happen inside a room's update: on the single event loop an update is atomic, and
 a turn waiting on an absent human holds nothing.
+
+Several server processes on one database (PostgreSQL): every change of a table runs inside
+`Storage.lock_table`, one transaction holding the table's row lock. Under the lock the room
+compares its ``rev`` with the database's and rebuilds itself from the log if another process
+has moved the table on; then it validates the intent (a stale ``seq`` is refused with 409),
+applies it with the CPU moves that follow, writes, and commits. Only after the commit does it
+publish ``(code, rev)`` to the other processes (`Storage.notify`). Nothing is owned between
+two transactions (no lease, no timer), so a process that dies leaves nothing to take over: the
+next process to touch the table rebuilds it at its last committed action.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
+import logging
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +49,8 @@ from yahtzee_env.game.match import match_is_decided, match_winners
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
 from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
 from yahtzee_env.web.storage import Storage, token_hash
+
+log = logging.getLogger("yahtzee.web")
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: easy to read aloud
 CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
@@ -151,6 +164,7 @@ class Room:
     events: list[dict[str, Any]] = field(default_factory=list)
     held: list[int] = field(default_factory=list)
     decisions: dict[int, list] = field(default_factory=dict)  # seat -> [coach.Decision]
+    rev: int = 0  # the database's revision of the table this copy is at
 
     @property
     def names(self) -> list[str]:
@@ -326,8 +340,9 @@ class Room:
 class Rooms:
     """Every table of a server: created, loaded on first use, acted on."""
 
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, instance: str | None = None) -> None:
         self.storage = storage
+        self.instance = instance or secrets.token_hex(6)  # names this process in notifications
         self.rooms: dict[str, Room] = {}
         self._coaches: dict[str, Any] = {}
 
@@ -445,16 +460,36 @@ class Rooms:
         self.storage.create_table(row, [s.row() for s in seats])
         self.rooms[code] = room
         if room.started:
-            self.run_cpus(room)
+            with self.locked(code) as room:
+                self.run_cpus(room)
         return room, tokens
 
     def load(self, code: Any) -> Room:
+        """The table, as committed: the copy in memory if the database has not moved it on
+        (one query where several processes share the database), else rebuilt from the log."""
         code = clean_code(code)
         room = self.rooms.get(code)
-        if room is not None:
+        if room is not None and not self.storage.multi_process:
             return room
+        if room is not None:
+            rev = self.storage.table_rev(code)
+            if rev == room.rev:
+                return room
+            if rev is None:
+                self.rooms.pop(code, None)
+                raise WebError(f"no table has the code {code!r}", 404)
+        room = self._build(code)
+        game = room.game
+        if room.started and not game.over and room.seats[game.current].is_cpu:
+            with self.locked(code) as room:  # a crash between a start and its CPU moves
+                self.run_cpus(room)
+        return room
+
+    def _build(self, code: str) -> Room:
+        """Rebuild table ``code`` from the database (its rows, then its log replayed)."""
         row = self.storage.load_table(code)
         if row is None:
+            self.rooms.pop(code, None)
             raise WebError(f"no table has the code {code!r}", 404)
         seats = [
             Seat(s["seat"], s["kind"], s["name"], s["player_id"], s["token_hash"])
@@ -470,6 +505,7 @@ class Rooms:
             row["fill_level"],
             seats,
             started=bool(row["started"]),
+            rev=int(row["rev"]),
         )
         for g in row["games"]:
             room.begin_game(g["idx"], g["first"])
@@ -482,14 +518,43 @@ class Rooms:
             if room.game.over:
                 room.finished.append(room.game.totals())
         self.rooms[code] = room
-        if room.started:
-            self.run_cpus(room)  # a crash between a start and its CPU moves: finish them
         return room
 
+    @contextlib.contextmanager
+    def locked(self, code: Any):
+        """Table ``code`` under its lock, at the database's last committed state: the block
+        is one transaction (committed when it ends, rolled back on an exception). After a
+        commit that wrote, the other processes are told (`Storage.notify`)."""
+        code = clean_code(code)
+        try:
+            with self.storage.lock_table(code) as lock:
+                if lock.rev is None:
+                    self.rooms.pop(code, None)
+                    raise WebError(f"no table has the code {code!r}", 404)
+                room = self.rooms.get(code)
+                if room is None or room.rev != lock.rev:
+                    room = self._build(code)
+                    room.rev = lock.rev
+                yield room
+        except WebError:
+            raise  # refused before any change: the copy in memory is still the database's
+        except BaseException:
+            self.rooms.pop(code, None)  # memory may be ahead of the database: rebuild
+            raise
+        room.rev = lock.rev
+        if lock.wrote:
+            try:
+                self.storage.notify(code, lock.rev, self.instance)
+            except Exception as err:  # committed: the others see it at their next read
+                log.warning("could not notify the other servers of table %s: %s", code, err)
+
     def join(self, code: Any, body: dict[str, Any]) -> tuple[Room, int, str]:
-        room = self.load(code)
         player = self.player(body.get("player"), required=False)
         name = clean_name(body.get("name"), default=player["name"] if player else "Friend")
+        with self.locked(code) as room:
+            return self._join(room, player, name)
+
+    def _join(self, room: Room, player, name: str) -> tuple[Room, int, str]:
         if room.started:
             raise WebError("this table has already started: no seat is free", 409)
         free = [s for s in room.seats if s.kind == "friend"]
@@ -504,7 +569,10 @@ class Rooms:
         return room, seat.seat, token
 
     def start(self, code: Any, seat: Any, token: Any) -> Room:
-        room = self.load(code)
+        with self.locked(code) as room:
+            return self._start(room, seat, token)
+
+    def _start(self, room: Room, seat: Any, token: Any) -> Room:
         room.seat_of_token(seat, token)
         if seat != 0:
             raise WebError("only the host (seat 1) can start the table", 403)
@@ -562,13 +630,30 @@ class Rooms:
             return action
         raise WebError(f"unknown action type {str(kind)[:20]!r}: use roll, score or next")
 
-    def act(self, code: Any, seat: Any, token: Any, intent: Any) -> tuple[Room, int]:
-        """Apply one human intent and the CPU moves after it; commit; return the room and the
-        seq of the first new event (for the page's animation)."""
-        room = self.load(code)
+    def act(
+        self, code: Any, seat: Any, token: Any, intent: Any, seq: Any = None, game_idx: Any = None
+    ) -> tuple[Room, int]:
+        """Apply one human intent and the CPU moves after it, under the table's lock; commit;
+        return the room and the seq of the first new event (for the page's animation). An
+        intent that names the ``seq`` (and ``game``) of the state it was made from is refused
+        with 409 ``stale_seq`` if the table has moved on, so a retry, or the same intent sent
+        to two servers, is applied once."""
+        with self.locked(code) as room:
+            return self._act(room, seat, token, intent, seq, game_idx)
+
+    def _act(
+        self, room: Room, seat: Any, token: Any, intent: Any, seq: Any, game_idx: Any
+    ) -> tuple[Room, int]:
         room.seat_of_token(seat, token)
         if not room.started:
             raise WebError("the table has not started yet: the host starts it", 409)
+        for name, value in (("seq", seq), ("game", game_idx)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise WebError(f"{name} must be an integer")
+        if (seq is not None and seq != len(room.log)) or (
+            game_idx is not None and game_idx != room.idx
+        ):
+            raise WebError("the table has moved on: reload its state (stale_seq)", 409)
         action = self.intent_action(room, intent)
         if action == "next":
             self.next_game(room)
@@ -584,13 +669,9 @@ class Rooms:
         if room.coach:
             decision = self.coach(room.rules).grade(game, seat, action)
             regret = decision.regret
-        try:
-            room.apply(seat, action, regret, decision)
-            self._cpu_moves(room)
-            self._commit(room, first)
-        except Exception:
-            self.rooms.pop(room.code, None)  # memory may be ahead of the database: reload
-            raise
+        room.apply(seat, action, regret, decision)  # on an exception `locked` drops the copy
+        self._cpu_moves(room)
+        self._commit(room, first)
         return room, first
 
     def next_game(self, room: Room) -> None:
