@@ -8,6 +8,8 @@ table resumes after it). Standard library only.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -60,7 +62,25 @@ class LocalServer:
                 time.sleep(0.1)
         raise RuntimeError("server did not start in 30 s")
 
+    def children(self) -> list[int]:
+        """The ids of the server's child processes (``--workers N``: the workers)."""
+        if self.proc is None:
+            return []
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == self.proc.pid:
+                found.append(int(stat.parent.name))
+        return found
+
     def kill(self) -> None:
+        """SIGKILL to the server (and first to its workers, which would outlive it)."""
         if self.proc and self.proc.poll() is None:
+            for pid in self.children():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(10)
