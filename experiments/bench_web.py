@@ -5,12 +5,30 @@ HTTP, then every move goes over the table's WebSocket (``act`` -> ``ack``). Repo
 per second and the p50/p99 round-trip of an action (send -> ack, which the server sends
 only after the action and the CPU moves after it are committed to SQLite).
 
+Hostile cases beside the honest players (issue 17):
+
+- ``--slow-sockets N``: N clients (each from its own address) open a socket on each of the
+  first ``--slow-tables`` players' tables, ask for the table's full state four times a
+  second and never read a byte (their receive buffer is 4 KiB), so the server's buffers to
+  them fill within seconds rather than hours. The server closes them (4008) once
+  their send queue is full; the honest players' round trips are reported apart for the
+  attacked tables.
+- ``--fresh-connections``: ``--attackers`` clients from one address send requests as fast as
+  they can, each on a new connection (code guesses, table creations, config reads), which
+  a per-connection limit would not stop; the limits by address refuse them (429), and the
+  report counts their answers by status.
+
+Every simulated client has its own address (the server runs with ``--trust-proxy`` and the
+clients send ``X-Forwarded-For``), as real players behind their own connections would.
+
 Then the crash check: the server is killed with SIGKILL in the middle of the load and
 restarted on the same database; every table must be at the last action its player saw
 acknowledged (or one past it, if that player had an action in flight when the server died:
 committed, never acknowledged), never behind.
 
     nice -n 15 python experiments/bench_web.py --players 200 --seconds 20
+    nice -n 15 python experiments/bench_web.py --players 200 --seconds 20 --slow-sockets 10
+    nice -n 15 python experiments/bench_web.py --players 200 --seconds 20 --fresh-connections
 
 Everything runs on 127.0.0.1 with a temporary database; it stops by itself.
 """
@@ -19,13 +37,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import os
 import random
+import socket
 import sys
 import tempfile
+import threading
 import time
+import urllib.error
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -33,12 +56,139 @@ import numpy as np
 from yahtzee_env.web.local_server import LocalServer
 
 
-def post(url: str, body: dict) -> dict:
-    req = urllib.request.Request(
-        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
-    )
+def post(url: str, body: dict, address: str | None = None) -> dict:
+    headers = {"Content-Type": "application/json"}
+    if address:
+        headers["X-Forwarded-For"] = address
+    req = urllib.request.Request(url, json.dumps(body).encode(), headers)
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read())
+
+
+def address_of(index: int) -> str:
+    return f"10.{index // 65536 % 256}.{index // 256 % 256}.{index % 256}"
+
+
+def stuck_socket(port: int, code: str, address: str) -> socket.socket:
+    """A WebSocket to table ``code`` that will never read (a 4 KiB receive buffer)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(10)
+    sock.connect(("127.0.0.1", port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    sock.sendall(
+        (
+            f"GET /ws/{code} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+            f"X-Forwarded-For: {address}\r\n\r\n"
+        ).encode()
+    )
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += sock.recv(1)  # the handshake's answer, and not one byte more
+    sock.setblocking(False)
+    return sock
+
+
+def masked_text_frame(payload: bytes) -> bytes:
+    mask = os.urandom(4)
+    body = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return bytes([0x81, 0x80 | len(payload)]) + mask + body
+
+
+class SlowSockets:
+    """``n`` never-reading sockets on each table the watched players sit at: they ask for
+    the state every ``every`` seconds and never read. Counts the sockets the server
+    closed (a send fails once it has) and those still open at the end."""
+
+    def __init__(self, port: int, n: int, players: list, every: float = 0.25) -> None:
+        self.port, self.n, self.players, self.every = port, n, players, every
+        self.opened = self.closed_by_server = self.refused = 0
+        self.stop = False
+
+    def run(self) -> None:
+        attached: dict[int, tuple[str, list[socket.socket]]] = {}
+        frame = masked_text_frame(b'{"type": "state"}')
+        index = 0
+        while not self.stop:
+            for p in self.players:
+                code = p.current
+                if code is None or attached.get(p.index, (None,))[0] == code:
+                    continue
+                for s in attached.pop(p.index, (None, []))[1]:
+                    s.close()
+                socks = []
+                for _ in range(self.n):
+                    index += 1
+                    try:
+                        socks.append(
+                            stuck_socket(
+                                self.port, code, f"172.16.{index // 256 % 256}.{index % 256}"
+                            )
+                        )
+                        self.opened += 1
+                    except OSError:
+                        self.refused += 1
+                attached[p.index] = (code, socks)
+            for _code, socks in attached.values():
+                for s in list(socks):
+                    try:
+                        s.send(frame)
+                    except BlockingIOError:
+                        pass  # our own send buffer is full: the server stopped reading us
+                    except OSError:
+                        self.closed_by_server += 1
+                        socks.remove(s)
+            time.sleep(self.every)
+        for _code, socks in attached.values():
+            for s in socks:
+                s.close()
+
+
+class FreshConnections:
+    """``n`` threads from one address, each request on a new connection, as fast as they
+    can: code guesses, table creations and config reads. Counts the answers by status."""
+
+    def __init__(self, url: str, n: int) -> None:
+        self.url, self.n = url, n
+        self.statuses: Counter = Counter()
+        self.stop = False
+
+    def worker(self, i: int) -> None:
+        rng = random.Random(i)
+        alphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+        headers = {"X-Forwarded-For": "10.66.0.1", "Connection": "close"}
+        k = 0
+        while not self.stop:
+            k += 1
+            if k % 3 == 0:
+                code = "".join(rng.choice(alphabet) for _ in range(8))
+                req = urllib.request.Request(f"{self.url}/api/tables/{code}", headers=headers)
+            elif k % 3 == 1:
+                body = json.dumps({"seats": ["human", "easy"]}).encode()
+                req = urllib.request.Request(
+                    f"{self.url}/api/tables",
+                    body,
+                    {**headers, "Content-Type": "application/json"},
+                )
+            else:
+                req = urllib.request.Request(f"{self.url}/api/config", headers=headers)
+            try:
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    r.read()
+                    self.statuses[r.status] += 1
+            except urllib.error.HTTPError as err:
+                self.statuses[err.code] += 1
+            except OSError:
+                self.statuses["error"] += 1
+
+    def start(self) -> list[threading.Thread]:
+        threads = [
+            threading.Thread(target=self.worker, args=(i,), daemon=True) for i in range(self.n)
+        ]
+        for t in threads:
+            t.start()
+        return threads
 
 
 class Player:
@@ -54,6 +204,8 @@ class Player:
         record_after: float = 0.0,
     ) -> None:
         self.delay, self.record_after = delay, record_after
+        self.index, self.address = index, address_of(index)
+        self.current: str | None = None  # the table being played
         self.rng = random.Random(index)
         self.url, self.opponents, self.think = url, opponents, think
         self.latencies: list[float] = []
@@ -63,7 +215,7 @@ class Player:
 
     async def create(self) -> tuple[str, str]:
         body = {"seats": ["human", *self.opponents], "name": "bench"}
-        reply = await asyncio.to_thread(post, f"{self.url}/api/tables", body)
+        reply = await asyncio.to_thread(post, f"{self.url}/api/tables", body, self.address)
         return reply["code"], reply["tokens"]["0"]
 
     def choose(self, state: dict) -> dict:
@@ -86,7 +238,11 @@ class Player:
             except OSError:
                 self.errors += 1
                 return
-            async with websockets.connect(f"{ws_url}/ws/{code}", max_size=2**22) as ws:
+            headers = {"X-Forwarded-For": self.address}
+            async with websockets.connect(
+                f"{ws_url}/ws/{code}", max_size=2**22, additional_headers=headers
+            ) as ws:
+                self.current = code
                 state = json.loads(await ws.recv())["state"]
                 self.tables[code] = (state["version"], token, None)
                 msg_id = 0
@@ -102,6 +258,8 @@ class Player:
                             {
                                 "type": "act",
                                 "id": msg_id,
+                                "seq": state["seq"],
+                                "game": state["game"],
                                 "seat": 0,
                                 "token": token,
                                 "action": action,
@@ -125,15 +283,24 @@ class Player:
 
 
 async def load(
-    url: str, players: int, seconds: float, opponents, think: float, kill=None, ramp: float = 0.0
+    url: str,
+    players: int,
+    seconds: float,
+    opponents,
+    think: float,
+    kill=None,
+    ramp: float = 0.0,
+    hostile=None,
 ):
     """Run the crowd for ``seconds`` (round-trips are recorded after the ``ramp``-second
-    arrival of the players), or until ``kill`` is called half-way."""
+    arrival of the players), or until ``kill`` is called half-way. ``hostile(crowd)``
+    starts the attackers and returns the function that stops them."""
     t0 = time.perf_counter()
     crowd = [
         Player(i, url, opponents, think, ramp * i / players, t0 + ramp) for i in range(players)
     ]
     tasks = [asyncio.create_task(p.run()) for p in crowd]
+    stop_hostile = hostile(crowd) if hostile else None
     start = time.perf_counter()
     killed_at = None
     while time.perf_counter() - start < seconds:
@@ -144,6 +311,8 @@ async def load(
             break
     for p in crowd:
         p.stop = True
+    if stop_hostile:
+        stop_hostile()
     done, pending = await asyncio.wait(tasks, timeout=30)
     for t in pending:
         t.cancel()
@@ -165,11 +334,53 @@ def main() -> int:
         default=2.0,
         help="players arrive evenly over this many seconds; round-trips are measured after it",
     )
+    parser.add_argument(
+        "--slow-sockets",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N never-reading sockets on each of the first --slow-tables players' tables",
+    )
+    parser.add_argument("--slow-tables", type=int, default=10)
+    parser.add_argument(
+        "--fresh-connections",
+        action="store_true",
+        help="--attackers clients from one address, a new connection per request",
+    )
+    parser.add_argument("--attackers", type=int, default=4)
     parser.add_argument("--json", default=None, help="write the numbers here")
     args = parser.parse_args()
     opponents = args.opponents.split(",")
+    attack: dict = {}
+
+    def hostile(crowd):
+        stops = []
+        if args.slow_sockets:
+            slow = SlowSockets(server.port, args.slow_sockets, crowd[: args.slow_tables])
+            thread = threading.Thread(target=slow.run, daemon=True)
+            thread.start()
+            attack["slow"] = slow
+
+            def stop_slow():
+                slow.stop = True
+                thread.join(30)
+
+            stops.append(stop_slow)
+        if args.fresh_connections:
+            fresh = FreshConnections(server.url, args.attackers)
+            threads = fresh.start()
+            attack["fresh"] = fresh
+
+            def stop_fresh():
+                fresh.stop = True
+                for t in threads:
+                    t.join(30)
+
+            stops.append(stop_fresh)
+        return lambda: [stop() for stop in stops]
+
     with tempfile.TemporaryDirectory() as tmp:
-        server = LocalServer(Path(tmp) / "bench.sqlite3")
+        server = LocalServer(Path(tmp) / "bench.sqlite3", ["--trust-proxy"])
         server.start()
         # ---- phase 1: load
         crowd, elapsed, crashed = asyncio.run(
@@ -181,6 +392,7 @@ def main() -> int:
                 args.think,
                 None,
                 args.ramp,
+                hostile if (args.slow_sockets or args.fresh_connections) else None,
             )
         )
         lat = np.array([x for p in crowd for x in p.latencies]) * 1000
@@ -200,6 +412,26 @@ def main() -> int:
             "p99_ms": round(float(np.percentile(lat, 99)), 2) if lat.size else None,
             "errors": errors,
         }
+        if "slow" in attack:
+            slow = attack["slow"]
+            hit = np.array([x for p in crowd[: args.slow_tables] for x in p.latencies]) * 1000
+            result["slow_sockets"] = {
+                "per_table": args.slow_sockets,
+                "tables": args.slow_tables,
+                "opened": slow.opened,
+                "refused_at_connect": slow.refused,
+                "closed_by_server": slow.closed_by_server,
+                "attacked_actions": int(hit.size),
+                "attacked_p50_ms": round(float(np.percentile(hit, 50)), 2) if hit.size else None,
+                "attacked_p99_ms": round(float(np.percentile(hit, 99)), 2) if hit.size else None,
+            }
+        if "fresh" in attack:
+            statuses = attack["fresh"].statuses
+            result["fresh_connections"] = {
+                "attackers": args.attackers,
+                "requests": sum(statuses.values()),
+                "by_status": {str(k): v for k, v in sorted(statuses.items(), key=str)},
+            }
         print(json.dumps(result, indent=1), flush=True)
         # ---- phase 2: kill -9 mid-load, restart, check every table
         crowd, _, _ = asyncio.run(
@@ -216,7 +448,10 @@ def main() -> int:
         exact = ahead = behind = 0
         for p in crowd:
             for code, (version, _token, in_flight) in p.tables.items():
-                now = json.loads(urllib.request.urlopen(f"{server.url}/api/tables/{code}").read())
+                req = urllib.request.Request(
+                    f"{server.url}/api/tables/{code}", headers={"X-Forwarded-For": p.address}
+                )
+                now = json.loads(urllib.request.urlopen(req).read())
                 if now["version"] == version:
                     exact += 1
                 elif now["version"] > version and in_flight is not None:

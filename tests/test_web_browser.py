@@ -8,9 +8,12 @@ Set ``YAHTZEE_SCREENSHOT=docs/web_table.png`` to write the README's screenshot.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
+import time
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +65,11 @@ def page(browser):
     pg.set_default_timeout(TIMEOUT_MS)
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
+    # the strict CSP (issue 17): nothing on the page may need an inline script or handler
+    pg.on(
+        "console",
+        lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None,
+    )
     yield pg
     context.close()
     assert not errors, errors
@@ -84,6 +92,8 @@ def start_solo(page, url, kinds=("hard", "easy"), coach=False):
     return page.text_content(tid("table-code"))
 
 
+# Predicates are written as functions ("() => ..."): a bare expression string is evaluated
+# with eval(), which the page's CSP (no 'unsafe-eval') refuses.
 def version(page) -> str:
     return page.get_attribute("#table", "data-version")
 
@@ -189,7 +199,9 @@ def test_online_table_in_two_browser_contexts(browser, server):
         friend.wait_for_selector("#board:not([hidden])")
         pages = {0: host, 1: friend}
         for _ in range(2):  # one turn each: the move appears on both pages
-            host.wait_for_function("document.querySelector('[data-testid=turn]').dataset.seat")
+            host.wait_for_function(
+                "() => document.querySelector('[data-testid=turn]').dataset.seat"
+            )
             seat = int(host.get_attribute(tid("turn"), "data-seat"))
             mover, watcher = pages[seat], pages[1 - seat]
             mover.wait_for_selector(f'button[data-testid^="box-{seat}-"]')
@@ -266,11 +278,137 @@ def test_cpu_turns_are_animated_and_narrated(page, server):
     page.click(tid("score"))
     # while hard plays, its moves are narrated one by one and the dice are not ours
     page.wait_for_function(
-        "document.querySelector('[data-testid=status]').textContent.startsWith('hard ')"
+        "() => document.querySelector('[data-testid=status]').textContent.startsWith('hard ')"
     )
     assert page.is_disabled(tid("roll"))
     page.wait_for_function(
-        "document.querySelector('[data-testid=status]').textContent.includes('hard scores')"
+        "() => document.querySelector('[data-testid=status]').textContent.includes('hard scores')"
     )
     page.wait_for_selector('button[data-testid^="box-0-"]')  # our turn again
     assert page.get_attribute(tid("turn"), "data-seat") == "0"
+
+
+# ------------------------------------------------------------------ issue 17
+def server_state(server, code) -> dict:
+    with urllib.request.urlopen(f"{server.url}/api/tables/{code}", timeout=10) as r:
+        return json.loads(r.read())
+
+
+def settle(page) -> None:
+    """Let any second request of a double click reach the server and be answered."""
+    page.wait_for_load_state("networkidle")
+    time.sleep(0.3)
+
+
+def test_a_double_click_on_roll_spends_one_roll(page, server):
+    code = start_solo(page, server.url, kinds=("easy",))
+    assert server_state(server, code)["rolls_left"] == 2
+    old = version(page)
+    page.dblclick(tid("roll"))
+    wait_new_version(page, old)
+    settle(page)
+    state = server_state(server, code)
+    assert state["rolls_left"] == 1 and len([e for e in state["events"] if e["seat"] == 0]) == 1
+    assert page.text_content(tid("error")) == ""  # the page sent one intent, not two
+    assert "(1 left)" in page.text_content(tid("roll"))
+
+
+def test_a_double_tap_on_roll_spends_one_roll(browser, server):
+    context = browser.new_context(
+        has_touch=True, is_mobile=True, viewport={"width": 390, "height": 844}
+    )
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        code = start_solo(page, server.url, kinds=("easy",))
+        box = page.locator(tid("roll")).bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        old = version(page)
+        page.touchscreen.tap(x, y)
+        page.touchscreen.tap(x, y)  # raw touches: no waiting for the button to be enabled
+        wait_new_version(page, old)
+        settle(page)
+        assert server_state(server, code)["rolls_left"] == 1
+    finally:
+        context.close()
+
+
+def test_the_banner_shows_a_lost_connection_and_clears(page, server):
+    start_solo(page, server.url, kinds=("easy",))
+    banner = tid("connection")
+    assert page.get_attribute(banner, "data-state") == "online" and page.is_hidden(banner)
+    server.kill()
+    page.wait_for_selector(f'{banner}[data-state="reconnecting"]')
+    assert page.is_visible(banner) and "reconnecting" in page.text_content(banner).lower()
+    page.click(tid("roll"))  # a move while the server is down: it fails, and says why
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=error]').textContent.includes('no answer')"
+    )
+    server.start()
+    page.wait_for_selector(f'{banner}[data-state="online"]', state="hidden")
+    page.wait_for_function("() => document.querySelector('[data-testid=error]').textContent === ''")
+    assert not page.is_disabled(tid("roll"))  # back in sync: the move can be made now
+    old = version(page)
+    page.click(tid("roll"))
+    wait_new_version(page, old)
+    assert page.text_content(tid("error")) == ""
+
+
+def test_the_hint_shows_progress(page, server):
+    start_solo(page, server.url, kinds=("easy",), coach=True)
+    page.evaluate(
+        """() => new MutationObserver(() => {
+          if (document.querySelector('[data-testid=hint-progress]')) {
+            window.__hintProgressSeen = true;
+          }
+        }).observe(document.getElementById('hint'), { childList: true, subtree: true })"""
+    )
+    page.click(tid("hint-button"))
+    page.wait_for_selector(f"{tid('hint')} li")
+    assert page.get_attribute(tid("hint"), "data-state") == "ready"
+    assert page.evaluate("window.__hintProgressSeen === true")
+
+
+def hold_sockets(server, code: str, n: int) -> list:
+    """``n`` WebSockets on table ``code`` from this address, held open (handshake only)."""
+    import base64
+    import socket
+
+    held = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        key = base64.b64encode(os.urandom(16)).decode()
+        s.sendall(
+            (
+                f"GET /ws/{code} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+        assert s.recv(12) == b"HTTP/1.1 101"
+        held.append(s)
+    return held
+
+
+def test_a_refused_watcher_polls_and_says_so_but_a_seated_player_gets_in(browser, page, server):
+    code = start_solo(page, server.url, kinds=("easy",))
+    held = hold_sockets(server, code, 16)  # every watcher slot of this address is taken
+    watcher_ctx = browser.new_context()
+    watcher = watcher_ctx.new_page()
+    watcher.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.reload()  # the seated player's page: its socket says which seat it is
+        page.wait_for_selector("#table[data-version]")
+        watcher.goto(f"{server.url}/t/{code}?pace=0")  # no seat token: a watcher
+        banner = tid("connection")
+        watcher.wait_for_selector(f'{banner}[data-state="polling"]')
+        assert "refused" in watcher.text_content(banner)
+        # the seated page opened its socket first: a refusal would have reached it first
+        assert page.get_attribute(banner, "data-state") == "online"
+        old = version(watcher)
+        take_turn(page)  # the seated player plays; the watcher sees it by polling
+        wait_new_version(watcher, old)
+    finally:
+        watcher_ctx.close()
+        for s in held:
+            s.close()

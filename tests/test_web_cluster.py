@@ -18,6 +18,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,12 +26,12 @@ import pytest
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 
-from websockets.sync.client import connect  # noqa: E402
+from websockets.sync.client import connect
 
-from yahtzee_env.game.engine import Game, roll_for_first_player  # noqa: E402
-from yahtzee_env.web.local_server import LocalServer, free_port  # noqa: E402
-from yahtzee_env.web.rooms import Rooms, WebError  # noqa: E402
-from yahtzee_env.web.storage import SCHEMA_VERSION, open_storage  # noqa: E402
+from yahtzee_env.game.engine import Game, roll_for_first_player
+from yahtzee_env.web.local_server import LocalServer, free_port
+from yahtzee_env.web.rooms import Rooms, WebError
+from yahtzee_env.web.storage import SCHEMA_VERSION, open_storage
 
 WAIT_S = 10  # the longest any reply or pushed state is awaited (never a timing assertion)
 
@@ -135,7 +136,7 @@ def test_concurrent_migrations_apply_once(postgres_server):
     def opener() -> None:
         try:
             open_storage(url).close()
-        except BaseException as err:  # noqa: BLE001 - reported below
+        except BaseException as err:
             errors.append(err)
 
     threads = [threading.Thread(target=opener) for _ in range(4)]
@@ -191,16 +192,27 @@ def test_the_same_intent_sent_to_both_instances_is_applied_once(pair):
     for _ in range(5):  # five races, each a re-roll (legal twice in a row: only seq stops it)
         state = ok(f"{a.url}/api/tables/{code}")
         if state["rolls_left"] == 0:
-            ok(f"{a.url}/api/tables/{code}/act", {
-                "seat": 0, "token": token, "seq": state["seq"], "action": score_best(state),
-            })  # fmt: skip
+            ok(
+                f"{a.url}/api/tables/{code}/act",
+                {
+                    "seat": 0,
+                    "token": token,
+                    "seq": state["seq"],
+                    "action": score_best(state),
+                },
+            )
             state = ok(f"{a.url}/api/tables/{code}")
-        intent = {"seat": 0, "token": token, "seq": state["seq"], "game": state["game"],
-                  "action": {"type": "roll", "hold": [0, 1]}}  # fmt: skip
+        intent = {
+            "seat": 0,
+            "token": token,
+            "seq": state["seq"],
+            "game": state["game"],
+            "action": {"type": "roll", "hold": [0, 1]},
+        }
         replies: dict[str, tuple[int, dict]] = {}
         go = threading.Barrier(2)
 
-        def send(server: LocalServer, intent=intent) -> None:
+        def send(server: LocalServer, intent=intent, go=go, replies=replies) -> None:
             go.wait()
             replies[server.url] = call(f"{server.url}/api/tables/{code}/act", intent)
 
@@ -227,9 +239,21 @@ def test_kill_9_of_an_instance_the_host_continues_on_the_other(pair, pg_url):
     with connect(a.url.replace("http", "ws") + f"/ws/{code}") as ws:
         state = receive_state(ws, lambda s: True)
         for i in range(7):  # a few acknowledged moves on A, over its socket
-            action = {"type": "roll", "hold": [0]} if state["rolls_left"] == 2 else score_best(state)
-            ws.send(json.dumps({"type": "act", "id": i, "seat": 0, "token": token,
-                                "seq": state["seq"], "action": action}))  # fmt: skip
+            action = (
+                {"type": "roll", "hold": [0]} if state["rolls_left"] == 2 else score_best(state)
+            )
+            ws.send(
+                json.dumps(
+                    {
+                        "type": "act",
+                        "id": i,
+                        "seat": 0,
+                        "token": token,
+                        "seq": state["seq"],
+                        "action": action,
+                    }
+                )
+            )
             while True:
                 reply = json.loads(ws.recv(timeout=WAIT_S))
                 if reply.get("id") == i:
@@ -243,17 +267,31 @@ def test_kill_9_of_an_instance_the_host_continues_on_the_other(pair, pg_url):
         assert again[key] == state[key], key
     while not again["over"]:  # and plays on to the end on B
         action = {"type": "roll", "hold": [0]} if again["rolls_left"] == 2 else score_best(again)
-        again = ok(f"{b.url}/api/tables/{code}/act",
-                   {"seat": 0, "token": token, "seq": again["seq"], "action": action})  # fmt: skip
+        again = ok(
+            f"{b.url}/api/tables/{code}/act",
+            {"seat": 0, "token": token, "seq": again["seq"], "action": action},
+        )
     assert again["result"]["totals"] == replay_totals(pg_url, code)
 
 
 def test_workers_on_postgres_and_refused_on_sqlite(pg_url, tmp_path):
     refused = subprocess.run(
-        [sys.executable, "-m", "yahtzee_env", "serve", "--workers", "2",
-         "--db", str(tmp_path / "web.sqlite3"), "--port", str(free_port())],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "yahtzee_env",
+            "serve",
+            "--workers",
+            "2",
+            "--db",
+            str(tmp_path / "web.sqlite3"),
+            "--port",
+            str(free_port()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert refused.returncode == 2
     assert "--workers above 1 needs a PostgreSQL database" in refused.stderr
     assert "SQLite is one process's database" in refused.stderr
@@ -263,7 +301,7 @@ def test_workers_on_postgres_and_refused_on_sqlite(pg_url, tmp_path):
         workers = [  # uvicorn's supervisor spawns the two worker processes
             pid
             for pid in server.children()
-            if b"spawn_main" in open(f"/proc/{pid}/cmdline", "rb").read()
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
         ]
         assert len(workers) == 2
         made = ok(f"{server.url}/api/tables", {"seats": ["human", "easy"]})
@@ -271,8 +309,10 @@ def test_workers_on_postgres_and_refused_on_sqlite(pg_url, tmp_path):
         state = made["state"]
         for _ in range(6):  # every request may reach either process: they agree
             action = {"type": "roll", "hold": []} if state["rolls_left"] else score_best(state)
-            state = ok(f"{server.url}/api/tables/{code}/act",
-                       {"seat": 0, "token": token, "seq": state["seq"], "action": action})  # fmt: skip
+            state = ok(
+                f"{server.url}/api/tables/{code}/act",
+                {"seat": 0, "token": token, "seq": state["seq"], "action": action},
+            )
         assert ok(f"{server.url}/api/tables/{code}")["seq"] == state["seq"]
     finally:
         server.kill()  # the workers too

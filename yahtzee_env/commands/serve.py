@@ -9,6 +9,7 @@ connection and the schema version (and applies the missing migrations with ``--m
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
@@ -16,6 +17,13 @@ from yahtzee_env.commands import positive_int
 
 HELP = "serve the browser game: tables of 2-4 with the CPU levels, online tables, statistics"
 DB_ENV = "YAHTZEE_DB"
+
+
+def positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +55,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --check-db: apply the missing migrations first",
     )
+    parser.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="another origin whose pages may make moves and open sockets, such as "
+        "https://yahtzee.example behind a proxy (repeatable; the server's own origin is "
+        "always allowed, every other one is refused with 403)",
+    )
+    parser.add_argument(
+        "--trust-proxy",
+        nargs="?",
+        const="127.0.0.1",
+        default=None,
+        metavar="ADDRS",
+        help="take the client address (for the rate limits and caps) from X-Forwarded-For, "
+        "but only on connections from these proxy addresses (comma-separated; default "
+        "127.0.0.1; '*' trusts every peer). Without it, X-Forwarded-For is ignored",
+    )
+    parser.add_argument(
+        "--expire-after",
+        type=positive_float,
+        default=30.0,
+        metavar="DAYS",
+        help="delete tables nobody has used for this many days (default 30; tables never "
+        "started go after a day)",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=positive_float,
+        default=10.0,
+        metavar="S",
+        help="close a connection whose request head has not arrived in S seconds (10)",
+    )
 
 
 def database(args: argparse.Namespace):
@@ -58,6 +100,7 @@ def database(args: argparse.Namespace):
 
 
 def check_db(db, migrate: bool) -> int:
+    """``--check-db [--migrate]``: 0 if the schema is current, 1 if not, 2 if unreachable."""
     from yahtzee_env.web.storage import SCHEMA_VERSION, SchemaError, describe_target, open_storage
 
     where = describe_target(db)
@@ -72,8 +115,10 @@ def check_db(db, migrate: bool) -> int:
             if applied:
                 print(f"{where}: applied migrations {', '.join(map(str, applied))}")
         version = storage.version
-        print(f"{where}: {storage.dialect}, connected, schema version {version} "
-              f"(this program's: {SCHEMA_VERSION})")
+        print(
+            f"{where}: {storage.dialect}, connected, schema version {version} "
+            f"(this program's: {SCHEMA_VERSION})"
+        )
         storage.check_version()
     except SchemaError as err:
         print(f"yahtzee serve: error: {err}", file=sys.stderr)
@@ -86,11 +131,11 @@ def check_db(db, migrate: bool) -> int:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        import uvicorn
-
         from yahtzee_env.web.app import create_app
+        from yahtzee_env.web.limits import Limits
+        from yahtzee_env.web.server import run as run_server
     except ModuleNotFoundError as err:
-        if err.name and err.name.split(".")[0] in ("starlette", "uvicorn"):
+        if err.name and err.name.split(".")[0] in ("starlette", "uvicorn", "h11", "anyio"):
             from yahtzee_env.web import INSTALL_HINT
 
             print(f"yahtzee serve: error: {INSTALL_HINT}", file=sys.stderr)
@@ -112,29 +157,36 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    options = {
+        "allowed_origins": list(args.allowed_origin),
+        "trust_proxy": args.trust_proxy,
+        "prewarm": True,
+    }
+    limits = {"expire_idle_s": args.expire_after * 86_400}
     try:
-        # migrate once here (PostgreSQL: under an advisory lock), before any worker starts
+        # migrate here (PostgreSQL: under an advisory lock), before any worker starts
         storage = open_storage(db)
     except (SchemaError, ConnectionError, ModuleNotFoundError) as err:
         print(f"yahtzee serve: error: {err}", file=sys.stderr)
         return 2
-    where = describe_target(db)
     workers = f", {args.workers} workers" if args.workers > 1 else ""
     print(
-        f"Yahtzee at http://{args.host}:{args.port}/  (database {where}{workers}; Ctrl-C stops)",
+        f"Yahtzee at http://{args.host}:{args.port}/  (database {describe_target(db)}{workers}; "
+        "Ctrl-C stops)",
         flush=True,
     )
-    # small WebSocket frames only: every legitimate message is well under 4 KiB
-    from uvicorn.config import WS_PROTOCOLS
-
-    ws = "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "auto"
-    options = dict(host=args.host, port=args.port, log_level="warning", ws=ws, ws_max_size=65536)
     if args.workers == 1:
-        uvicorn.run(create_app(storage), **options)
+        app = create_app(storage, limits=Limits(**limits), **options)
+        run_server(app, args.host, args.port, header_timeout=args.header_timeout)
         return 0
     storage.close()
-    os.environ[DB_ENV] = str(db)  # the workers' factory reads it
-    uvicorn.run(
-        "yahtzee_env.web.app:app_from_env", factory=True, workers=args.workers, **options
+    os.environ[DB_ENV] = str(db)  # for the workers' app factory
+    os.environ["YAHTZEE_SERVE_OPTIONS"] = json.dumps({**options, "limits": limits})
+    run_server(
+        "yahtzee_env.web.app:app_from_env",
+        args.host,
+        args.port,
+        header_timeout=args.header_timeout,
+        workers=args.workers,
     )
     return 0

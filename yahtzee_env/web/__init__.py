@@ -1,9 +1,12 @@
 """The browser game: ``yahtzee serve`` (needs the ``web`` extra: starlette, uvicorn).
 
 Modules: `rooms` (the game loop: seats, turns, CPU moves, coach, replay), `storage`
-(SQLite, versioned schema), `stats` (my statistics), `app` (routes and WebSockets),
-`local_server` (``yahtzee serve`` as a loopback child process, for tests and benchmarks), and
-``static/`` (the page: plain HTML/CSS/JS, no build step).
+(SQLite, versioned schema), `stats` (my statistics), `app` (routes and WebSockets), `hub`
+(the open sockets: a bounded send queue each), `guard` (security headers, cross-site
+checks, per-address limits), `limits` (every limit, token buckets, socket slots), `server`
+(uvicorn as ``yahtzee serve`` runs it: timeouts against slow clients), `local_server`
+(``yahtzee serve`` as a loopback child process, for tests and benchmarks), and ``static/``
+(the page: plain HTML/CSS/JS, no build step).
 """
 
 INSTALL_HINT = "the web game needs the 'web' extra: pip install 'yahtzee-rl[web]'"

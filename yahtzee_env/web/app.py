@@ -1,6 +1,7 @@
 """The routes of ``yahtzee serve``: the page, a JSON API and a WebSocket per table.
 
-HTTP (JSON bodies, at most `MAX_BODY` bytes; errors are ``{"error": "..."}`` with a 4xx):
+HTTP (JSON bodies, at most `MAX_BODY` bytes; errors are ``{"error": "...", "code": "..."}``
+with a 4xx, ``code`` a stable machine word such as ``stale_seq``):
 
     GET  /api/config                      CPU levels and rules presets for the lobby
     POST /api/players       {name}        a profile: {player_id, name, token}
@@ -9,23 +10,31 @@ HTTP (JSON bodies, at most `MAX_BODY` bytes; errors are ``{"error": "..."}`` wit
     GET  /api/tables/CODE?since=N         the table's state
     POST /api/tables/CODE/join   {name, player}       -> {seat, token, state}
     POST /api/tables/CODE/start  {seat, token}        (the host)
-    POST /api/tables/CODE/act    {seat, token, action: {type: roll|score|next, ...}}
+    POST /api/tables/CODE/act    {seat, token, seq, game, action: {type: roll|score|next, ...}}
     POST /api/tables/CODE/hint   {seat, token}
     GET  /healthz                         200 while the process is up
     GET  /readyz                          200 if the database answers and its schema is
                                           this program's, else 503 (for a load balancer)
 
+``seq`` and ``game`` are those of the state the move was made from: a move made from an
+older state is refused (409 ``stale_seq``), so a repeated request is harmless.
+
 WebSocket ``/ws/CODE``: the server pushes ``{"type": "state", "state": ...}`` after every
-change at the table; the page may also send ``{"type": "act" | "hint", "id", "seat",
-"token", ...}`` and gets ``ack`` / ``hint`` / ``error`` replies with the same ``id``.
-Every connection (HTTP or WebSocket) has its own token-bucket rate limit. An ``act`` may carry
-``seq`` (and ``game``), the state it was made from: a stale one is refused with 409.
+change at the table; the page may send ``{"type": "hello", "seat", "token"}`` (a seated
+socket: it gets in even when the watchers' slots are full), ``{"type": "act" | "hint",
+"id", "seat", "token", ...}`` and gets ``hello`` / ``ack`` / ``hint`` / ``error`` replies
+with the same ``id``. A refused socket is closed with a code and reason (`hub`).
 
-Several processes on one PostgreSQL database: a change committed by another process reaches
-this one as a notification (`Storage.listen`), and the sockets this process holds for that
-table get the new state, as they do for its own changes.
+The front door (headers, cross-site checks, per-address limits) is `guard`, the limits
+`limits`, the sockets `hub`, the game logic `rooms`, storage `storage`. Every piece of
+work on a table (moves, CPU moves, coach, loading, database commits) runs in a worker
+thread, one at a time per table; the event loop only routes.
 
-The game logic is in `yahtzee_env.web.rooms`, storage in `yahtzee_env.web.storage`.
+Several processes on one PostgreSQL database (issue 20): a table's work also holds the
+table's row lock in the database (`Rooms.locked`), a copy in memory is used only at the
+database's ``rev``, and a change committed by another process reaches this one as a
+notification (`Storage.listen`): the sockets this process holds for that table get the new
+state, as they do for its own changes.
 """
 
 from __future__ import annotations
@@ -33,54 +42,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from yahtzee_env.game.rules import PRESETS
-from yahtzee_env.web.rooms import Rooms, WebError, cpu_levels
+from yahtzee_env.game.rules import PRESETS, RuleSet
+from yahtzee_env.web.guard import GuardMiddleware, RefusalLog, client_address, cross_site
+from yahtzee_env.web.hub import (
+    CLOSE_BINARY,
+    CLOSE_FULL,
+    CLOSE_GONE,
+    CLOSE_ORIGIN,
+    CLOSE_UNKNOWN,
+    Client,
+    Hub,
+)
+from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
+from yahtzee_env.web.rooms import Rooms, WebError, clean_code, cpu_levels
 from yahtzee_env.web.stats import player_statistics
 from yahtzee_env.web.storage import SchemaError, Storage, describe_target, open_storage
 
 STATIC_DIR = Path(__file__).with_name("static")
 MAX_BODY = 4096  # bytes: every legitimate request is far smaller
-RATE = 30.0  # requests per second per connection, sustained
-BURST = 60  # and in a burst
-MAX_SOCKETS = 32  # open WebSockets per table
+MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
 
 
-class RateLimiter:
-    """Token buckets keyed by connection; `allow` spends one token."""
-
-    def __init__(self, rate: float = RATE, burst: int = BURST, max_keys: int = 10_000) -> None:
-        self.rate, self.burst, self.max_keys = rate, burst, max_keys
-        self.buckets: dict[Any, tuple[float, float]] = {}
-
-    def allow(self, key: Any) -> bool:
-        now = time.monotonic()
-        tokens, last = self.buckets.get(key, (self.burst, now))
-        tokens = min(self.burst, tokens + (now - last) * self.rate)
-        if len(self.buckets) >= self.max_keys and key not in self.buckets:
-            self.buckets.clear()  # forget idle connections rather than grow without bound
-        if tokens < 1:
-            self.buckets[key] = (tokens, now)
-            return False
-        self.buckets[key] = (tokens - 1, now)
-        return True
-
-    def forget(self, key: Any) -> None:
-        self.buckets.pop(key, None)
-
-
-def error(message: str, status: int = 400) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def error(err: WebError) -> JSONResponse:
+    return JSONResponse({"error": str(err), "code": err.code}, status_code=err.status)
 
 
 def parse_json(raw: bytes | str) -> dict[str, Any]:
@@ -89,109 +87,192 @@ def parse_json(raw: bytes | str) -> dict[str, Any]:
     try:
         data = json.loads(raw or b"{}")
     except (ValueError, UnicodeDecodeError) as err:
-        raise WebError(f"malformed JSON: {err}") from None
+        raise WebError(f"malformed JSON: {str(err)[:80]}") from None
+    except RecursionError:
+        raise WebError("malformed JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise WebError("the JSON body must be an object")
     return data
 
 
-async def read_body(request: Request) -> dict[str, Any]:
-    length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > MAX_BODY:
-        raise WebError(f"payload too large: {length} bytes (at most {MAX_BODY})", 413)
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise WebError(f"payload too large (at most {MAX_BODY} bytes)", 413)
-        chunks.append(chunk)
-    return parse_json(b"".join(chunks))
+def message_id(value: Any) -> int | str | None:
+    """A WebSocket message's ``id`` as echoed back: a small int or a short string."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and abs(value) < 2**53:
+        return value
+    if isinstance(value, str) and len(value) <= 64:
+        return value
+    return None
 
 
-class Hub:
-    """The open WebSockets of each table, for live updates."""
+class TableLocks:
+    """One asyncio lock per table code in use (the dict only holds codes being worked on),
+    so that the work on a table runs one request at a time, in a worker thread."""
 
     def __init__(self) -> None:
-        self.sockets: dict[str, set[WebSocket]] = {}
+        self.locks: dict[str, tuple[asyncio.Lock, int]] = {}
 
-    def add(self, code: str, ws: WebSocket) -> None:
-        self.sockets.setdefault(code, set()).add(ws)
+    @contextlib.asynccontextmanager
+    async def hold(self, code: str):
+        lock, users = self.locks.get(code, (None, 0))
+        lock = lock or asyncio.Lock()
+        self.locks[code] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self.locks[code]
+            if users == 1:
+                del self.locks[code]
+            else:
+                self.locks[code] = (lock, users - 1)
 
-    def remove(self, code: str, ws: WebSocket) -> None:
-        sockets = self.sockets.get(code)
-        if sockets:
-            sockets.discard(ws)
-            if not sockets:
-                del self.sockets[code]
-
-    async def broadcast(self, code: str, message: dict[str, Any], skip=None) -> None:
-        targets = [ws for ws in self.sockets.get(code, ()) if ws is not skip]
-        if targets:
-            text = json.dumps(message)
-            await asyncio.gather(*(ws.send_text(text) for ws in targets), return_exceptions=True)
+    def busy(self, code: str) -> bool:
+        return code in self.locks
 
 
 def create_app(
-    db_path: str | Path | Storage, *, rate: float = RATE, burst: int = BURST
+    db_path: str | Path | Storage,
+    *,
+    rate: float | None = None,
+    burst: int | None = None,
+    limits: Limits | None = None,
+    allowed_origins: tuple[str, ...] | list[str] = (),
+    trust_proxy: str | None = None,
+    prewarm: bool = False,
 ) -> Starlette:
-    """The ASGI app over the database at ``db_path`` (a SQLite path, a ``postgresql://`` URL,
-    or an open `Storage`)."""
-    storage = db_path if isinstance(db_path, Storage) else open_storage(db_path)
-    rooms = Rooms(storage)
-    hub = Hub()
-    limiter = RateLimiter(rate, burst)
-    pushed: dict[str, tuple[int, int, int]] = {}  # code -> (rev, game, seq) last sent to sockets
+    """The ASGI app over the database at ``db_path``: a SQLite file, a ``postgresql://``
+    URL, or an open `Storage`.
 
-    async def guarded(request: Request, handler) -> Response:
-        key = (
-            "http",
-            request.client.host if request.client else "",
-            request.client.port if request.client else 0,
-        )
-        if request.method != "GET" and not limiter.allow(key):
-            return error("too many requests on this connection: slow down", 429)
-        try:
-            return await handler(request)
-        except WebError as err:
-            return error(str(err), err.status)
+    ``limits``: the server's limits (`Limits`; ``rate`` and ``burst`` override its per-address
+    request rate). ``allowed_origins``: other origins (``https://game.example``) whose pages
+    may make moves, for a deployment behind a proxy. ``trust_proxy``: the proxy addresses
+    (comma-separated, or ``*``) whose ``X-Forwarded-For`` gives the client address.
+    ``prewarm``: load (or solve) the official rules' coach table at start-up."""
+    limits = limits or Limits()
+    if rate is not None:
+        limits.rate = rate
+    if burst is not None:
+        limits.burst = burst
+    storage = db_path if isinstance(db_path, Storage) else open_storage(db_path)
+    rooms = Rooms(storage, limits.tables_per_player, limits.tables_per_address)
+    hub = Hub()
+    locks = TableLocks()
+    slots = SocketSlots(limits)
+    per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
+    per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
+    lookups = RateLimiter(limits.lookups_per_minute / 60, limits.lookup_burst, limits.max_keys)
+    refusals = RefusalLog()
+    origins = frozenset(o.rstrip("/") for o in allowed_origins)
+
+    def spend(token: Any) -> None:
+        """One token of the bucket of a player or seat token (if the request has one)."""
+        if isinstance(token, str) and token and not per_token.allow(("token", token)):
+            raise WebError("too many requests for this player: slow down", 429)
+
+    def check_lookups(address: str) -> None:
+        if lookups.exhausted(address):
+            raise WebError(
+                "too many unknown table codes from your address: wait a minute",
+                429,
+                "lookup_budget",
+            )
+
+    def failed(address: str, err: WebError) -> None:
+        if err.code == "unknown_table":
+            lookups.allow(address)
+
+    async def on_table(code: Any, work: Callable[[str], Any]) -> Any:
+        """``work(code)`` in a worker thread, holding the table's lock."""
+        code = clean_code(code)
+        async with locks.hold(code):
+            return await run_in_threadpool(work, code)
+
+    async def table_state(code: Any, since: int = 0) -> dict[str, Any]:
+        """The table's state: read on the event loop if the table is in memory (cheap, and
+        no thread changes it while its lock is held), else loaded in a worker thread."""
+        code = clean_code(code)
+        async with locks.hold(code):
+            room = rooms.rooms.get(code)
+            if room is not None and not storage.multi_process:
+                rooms.keep(room)  # in use: not idle
+                return rooms.state(room, since)
+            # shared database: `load` checks the copy's rev against it (one query)
+            return await run_in_threadpool(lambda: rooms.state(rooms.load(code), since))
+
+    # ----------------------------------------------------------------- fan-out
+    pushed: dict[str, int] = {}  # code -> the rev of the last state sent to its sockets here
+
+    def push(state: dict[str, Any], skip: Client | None = None) -> None:
+        """Send ``state`` to the table's sockets (but ``skip``), unless they have had a newer
+        one (a change of another process may be pushed out of order with one of ours)."""
+        code = state["code"]
+        if pushed.get(code, -1) >= state["rev"] and skip is None:
+            return
+        if hub.count(code):
+            pushed[code] = max(pushed.get(code, -1), state["rev"])
+        hub.broadcast(code, {"type": "state", "state": state}, skip=skip)
+
+    async def remote_change(code: str, rev: int) -> None:
+        """Another process committed a change of table ``code`` (``""``: maybe of several,
+        the notifications were interrupted): push the new state to this process's sockets."""
+        for table in [code] if code else list(hub.clients):
+            if not hub.count(table) or (code and pushed.get(table, -1) >= rev):
+                continue
+            try:
+                room = rooms.rooms.get(table)
+                seen = (room.idx, len(room.log)) if room is not None else None
+                state = await table_state(table)
+            except WebError:
+                continue
+            if seen is not None and seen[0] == state["game"]:  # animate the new events only
+                state["events"] = [e for e in state.get("events", []) if e["seq"] >= seen[1]]
+            push(state)
+
+    tasks: set[asyncio.Task] = set()
+
+    def spawn(code: str, rev: int) -> None:
+        task = asyncio.ensure_future(remote_change(code, rev))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    def notified(code: str, rev: int, origin: str) -> None:  # in the listener's thread
+        if origin != rooms.instance and loop is not None:
+            loop.call_soon_threadsafe(spawn, code, rev)
+
+    loop: asyncio.AbstractEventLoop | None = None
 
     def endpoint(handler):
         async def wrapped(request: Request) -> Response:
-            return await guarded(request, handler)
+            address = client_address(request.scope)
+            try:
+                if "code" in request.path_params:
+                    check_lookups(address)
+                return await handler(request)
+            except WebError as err:
+                failed(address, err)
+                what = f"{request.method} {request.url.path[:60]}"
+                refusals.refused(err.status, what, address, str(err))
+                return error(err)
 
         return wrapped
 
-    def sent(room) -> None:
-        if room.code in hub.sockets:
-            pushed[room.code] = (room.rev, room.idx, len(room.log))
-
-    async def publish(room, since: int) -> None:
-        sent(room)
-        await hub.broadcast(room.code, {"type": "state", "state": rooms.state(room, since)})
-
-    async def remote_change(code: str, rev: int) -> None:
-        """Another process committed a change of table ``code`` (``""``: maybe several, the
-        notifications were interrupted): push the new state to this process's sockets."""
-        for table in [code] if code else list(hub.sockets):
-            if table not in hub.sockets:
-                continue
-            last = pushed.get(table)
-            if last is not None and code and last[0] >= rev:
-                continue  # already sent (this process read it first)
-            try:
-                room = rooms.load(table)
-            except WebError:
-                continue
-            if last is not None and last[0] == room.rev:
-                continue
-            since = last[2] if last is not None and last[1] == room.idx else 0
-            await publish(room, since)
-
-    def notified(code: str, rev: int, origin: str) -> None:  # the listener's thread
-        if origin != rooms.instance:
-            loop.call_soon_threadsafe(lambda: asyncio.ensure_future(remote_change(code, rev)))
-
-    loop: asyncio.AbstractEventLoop | None = None
+    async def read_body(request: Request) -> dict[str, Any]:
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > MAX_BODY:
+            raise WebError(f"payload too large: {length[:12]} bytes (at most {MAX_BODY})", 413)
+        chunks, size = [], 0
+        try:
+            with anyio.fail_after(limits.read_timeout_s):
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > MAX_BODY:
+                        raise WebError(f"payload too large (at most {MAX_BODY} bytes)", 413)
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise WebError("the request body did not arrive in time", 408) from None
+        return parse_json(b"".join(chunks))
 
     # ----------------------------------------------------------------- pages
     async def page(request: Request) -> Response:
@@ -205,57 +286,78 @@ def create_app(
 
     async def create_player(request: Request) -> Response:
         body = await read_body(request)
-        return JSONResponse(rooms.create_player(body.get("name")))
+        return JSONResponse(await run_in_threadpool(rooms.create_player, body.get("name")))
 
     async def stats(request: Request) -> Response:
         body = await read_body(request)
-        player = rooms.player(body.get("player"))
-        results = storage.results_of(player["id"])
-        return JSONResponse({"name": player["name"], **player_statistics(results)})
+        spend(body.get("player"))
+
+        def work():
+            player = rooms.player(body.get("player"))
+            return {"name": player["name"], **player_statistics(storage.results_of(player["id"]))}
+
+        return JSONResponse(await run_in_threadpool(work))
 
     async def create_table(request: Request) -> Response:
         body = await read_body(request)
-        room, tokens = rooms.create(body)
-        return JSONResponse(
-            {
-                "code": room.code,
-                "tokens": {str(k): v for k, v in tokens.items()},
-                "state": rooms.state(room),
-            }
-        )
+        spend(body.get("player"))
+        address = client_address(request.scope)
+
+        def work():
+            room, tokens = rooms.create(body, address)
+            tokens = {str(k): v for k, v in tokens.items()}
+            return {"code": room.code, "tokens": tokens, "state": rooms.state(room)}
+
+        return JSONResponse(await run_in_threadpool(work))
 
     async def get_table(request: Request) -> Response:
-        room = rooms.load(request.path_params["code"])
         since = request.query_params.get("since", "0")
-        if not since.isdigit():
-            raise WebError("since must be a non-negative integer")
-        return JSONResponse(rooms.state(room, int(since)))
+        if not since.isdigit() or len(since) > MAX_SINCE_DIGITS:
+            raise WebError(f"since must be an integer from 0 to {10**MAX_SINCE_DIGITS - 1}")
+        return JSONResponse(await table_state(request.path_params["code"], int(since)))
 
     async def join(request: Request) -> Response:
         body = await read_body(request)
-        room, seat, token = rooms.join(request.path_params["code"], body)
-        await publish(room, 0)
-        return JSONResponse({"seat": seat, "token": token, "state": rooms.state(room)})
+        spend(body.get("player"))
+
+        def work(code):
+            room, seat, token = rooms.join(code, body)
+            return {"seat": seat, "token": token, "state": rooms.state(room)}
+
+        reply = await on_table(request.path_params["code"], work)
+        push(reply["state"])
+        return JSONResponse(reply)
 
     async def start(request: Request) -> Response:
         body = await read_body(request)
-        room = rooms.start(request.path_params["code"], body.get("seat"), body.get("token"))
-        await publish(room, 0)
-        return JSONResponse(rooms.state(room))
+        spend(body.get("token"))
+
+        def work(code):
+            return rooms.state(rooms.start(code, body.get("seat"), body.get("token")))
+
+        state = await on_table(request.path_params["code"], work)
+        push(state)
+        return JSONResponse(state)
+
+    def act_work(msg: dict[str, Any]) -> Callable[[str], dict[str, Any]]:
+        def work(code):
+            room, first = rooms.act(
+                code,
+                msg.get("seat"),
+                msg.get("token"),
+                msg.get("action"),
+                msg.get("seq"),
+                msg.get("game"),
+            )
+            return rooms.state(room, first)
+
+        return work
 
     async def act(request: Request) -> Response:
         body = await read_body(request)
-        room, first = rooms.act(
-            request.path_params["code"],
-            body.get("seat"),
-            body.get("token"),
-            body.get("action"),
-            body.get("seq"),
-            body.get("game"),
-        )
-        state = rooms.state(room, first)
-        sent(room)
-        await hub.broadcast(room.code, {"type": "state", "state": state})
+        spend(body.get("token"))
+        state = await on_table(request.path_params["code"], act_work(body))
+        push(state)
         return JSONResponse(state)
 
     # ----------------------------------------------------------------- health
@@ -264,7 +366,7 @@ def create_app(
 
     async def readyz(request: Request) -> Response:
         try:
-            version = await asyncio.to_thread(storage.check_version)
+            version = await run_in_threadpool(storage.check_version)
         except SchemaError as err:
             return JSONResponse({"ready": False, "error": str(err)}, status_code=503)
         except Exception as err:
@@ -274,73 +376,162 @@ def create_app(
 
     async def hint(request: Request) -> Response:
         body = await read_body(request)
-        return JSONResponse(
-            rooms.hint(request.path_params["code"], body.get("seat"), body.get("token"))
+        spend(body.get("token"))
+        reply = await on_table(
+            request.path_params["code"],
+            lambda code: rooms.hint(code, body.get("seat"), body.get("token")),
         )
+        return JSONResponse(reply)
 
     # ----------------------------------------------------------------- WebSocket
+    async def seat_of(code: str, msg: dict[str, Any]) -> int:
+        """The seat a ``hello`` message proves (WebError if its token is not that seat's)."""
+        spend(msg.get("token"))
+        return await on_table(
+            code, lambda c: rooms.load(c).seat_of_token(msg.get("seat"), msg.get("token"))
+        )
+
     async def table_socket(ws: WebSocket) -> None:
+        address = client_address(ws.scope)
         await ws.accept()
+        why = cross_site(ws.scope, origins)
+        refusal = None
+        if why is not None:
+            refusal = CLOSE_ORIGIN, f"cross-site socket refused: {why}"
+        elif not per_address.allow(("addr", address)):
+            refusal = CLOSE_FULL, "too many requests from your address: slow down"
+        if refusal is not None:
+            refusals.refused(refusal[0], "WS /ws/", address, refusal[1])
+            await ws.close(*refusal)
+            return
         try:
-            room = rooms.load(ws.path_params["code"])
+            check_lookups(address)
+            code = clean_code(ws.path_params["code"])
+            state = await table_state(code)
         except WebError as err:
-            await ws.send_json({"type": "error", "error": str(err), "status": err.status})
-            await ws.close(code=4404)
+            failed(address, err)
+            refusals.refused(err.status, "WS /ws/", address, str(err))
+            reply = {"type": "error", "error": str(err), "code": err.code, "status": err.status}
+            await ws.send_json(reply)
+            await ws.close(CLOSE_FULL if err.status == 429 else CLOSE_UNKNOWN, str(err)[:120])
             return
-        code = room.code
-        key = ("ws", id(ws))
-        if len(hub.sockets.get(code, ())) >= MAX_SOCKETS:
-            await ws.send_json(
-                {"type": "error", "error": "too many connections to this table", "status": 429}
-            )
-            await ws.close(code=4429)
-            return
-        hub.add(code, ws)
+        client = Client(ws, code, address, limits.send_queue)
+        full = slots.refuse_anonymous(address, code)
+        if full is None:
+            slots.take_anonymous(address, code)
+            slot = "anonymous"
+        else:  # a seated player still gets in: the first message must prove the seat
+            seat = None
+            with anyio.move_on_after(limits.hello_timeout):
+                with contextlib.suppress(WebError, WebSocketDisconnect, KeyError):
+                    msg = parse_json((await ws.receive())["text"])
+                    if msg.get("type") == "hello":
+                        seat = await seat_of(code, msg)
+            if seat is None:
+                refusals.refused(CLOSE_FULL, f"WS /ws/{code}", address, full)
+                with contextlib.suppress(Exception):
+                    await ws.close(CLOSE_FULL, full)
+                return
+            slots.take_seated()
+            slot = "seated"
+            client.push({"type": "hello", "seat": seat})
+            hub.add(client)
+            hub.seat(client, seat, limits.sockets_per_seat)
+            state = await table_state(code)
+        if slot == "anonymous":
+            hub.add(client)
         try:
-            sent(room)
-            await ws.send_json({"type": "state", "state": rooms.state(room)})
-            while True:
-                raw = await ws.receive_text()
-                msg_id = None
-                try:
-                    if not limiter.allow(key):
-                        raise WebError("too many messages on this connection: slow down", 429)
-                    msg = parse_json(raw)
-                    msg_id = msg.get("id")
-                    kind = msg.get("type")
-                    if kind == "act":
-                        room, first = rooms.act(
-                            code,
-                            msg.get("seat"),
-                            msg.get("token"),
-                            msg.get("action"),
-                            msg.get("seq"),
-                            msg.get("game"),
-                        )
-                        state = rooms.state(room, first)
-                        sent(room)
-                        await ws.send_json({"type": "ack", "id": msg_id, "state": state})
-                        await hub.broadcast(code, {"type": "state", "state": state}, skip=ws)
-                    elif kind == "hint":
-                        reply = rooms.hint(code, msg.get("seat"), msg.get("token"))
-                        await ws.send_json({"type": "hint", "id": msg_id, **reply})
-                    elif kind == "state":
-                        await ws.send_json(
-                            {"type": "state", "state": rooms.state(rooms.load(code))}
-                        )
-                    elif kind == "ping":
-                        await ws.send_json({"type": "pong", "id": msg_id})
-                    else:
-                        raise WebError(f"unknown message type {str(kind)[:20]!r}")
-                except WebError as err:
-                    await ws.send_json(
-                        {"type": "error", "id": msg_id, "error": str(err), "status": err.status}
-                    )
+            async with anyio.create_task_group() as tg:
+                client.scope = tg.cancel_scope
+                if client.closing is not None:
+                    tg.cancel_scope.cancel()
+                tg.start_soon(client.send_forever)
+                client.push({"type": "state", "state": state})
+                slot = await receive_loop(client, slot)
+                tg.cancel_scope.cancel()
         except WebSocketDisconnect:
             pass
         finally:
-            hub.remove(code, ws)
-            limiter.forget(key)
+            hub.remove(client)
+            client.outbox.close()
+            if slot == "anonymous":
+                slots.release_anonymous(address, code)
+            else:
+                slots.release_seated()
+        if client.closing is not None:
+            with anyio.move_on_after(1), contextlib.suppress(Exception):
+                await ws.close(*client.closing)
+
+    async def receive_loop(client: Client, slot: str) -> str:
+        """Answer the socket's messages until it closes; returns its slot kind."""
+        ws, code, address = client.ws, client.code, client.address
+        while True:
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                return slot
+            text = message.get("text")
+            if text is None:
+                refusals.refused(CLOSE_BINARY, f"WS /ws/{code}", address, "a binary frame")
+                client.close(CLOSE_BINARY, "binary frames are not accepted: send JSON text")
+                return slot
+            msg_id = None
+            try:
+                if not per_address.allow(("addr", address)):
+                    raise WebError("too many messages from your address: slow down", 429)
+                msg = parse_json(text)
+                msg_id = message_id(msg.get("id"))
+                kind = msg.get("type")
+                if kind == "act":
+                    spend(msg.get("token"))
+                    state = await on_table(code, act_work(msg))
+                    client.push({"type": "ack", "id": msg_id, "state": state})
+                    push(state, skip=client)
+                elif kind == "hint":
+                    spend(msg.get("token"))
+                    seat, token = msg.get("seat"), msg.get("token")
+                    reply = await on_table(code, lambda c, s=seat, t=token: rooms.hint(c, s, t))
+                    client.push({"type": "hint", "id": msg_id, **reply})
+                elif kind == "hello":
+                    seat = await seat_of(code, msg)
+                    if slot == "anonymous":
+                        slots.release_anonymous(address, code)
+                        slots.take_seated()
+                        slot = "seated"
+                    hub.seat(client, seat, limits.sockets_per_seat)
+                    client.push({"type": "hello", "id": msg_id, "seat": seat})
+                elif kind == "state":
+                    state = await table_state(code)
+                    client.push({"type": "state", "state": state})
+                elif kind == "ping":
+                    client.push({"type": "pong", "id": msg_id})
+                else:
+                    raise WebError(f"unknown message type {str(kind)[:20]!r}")
+            except WebError as err:
+                failed(address, err)
+                refusals.refused(err.status, f"WS /ws/{code}", address, str(err))
+                reply = {"error": str(err), "code": err.code, "status": err.status}
+                client.push({"type": "error", "id": msg_id, **reply})
+
+    # ----------------------------------------------------------------- housekeeping
+    async def sweep() -> dict[str, list[str]]:
+        """Evict idle tables from memory and delete expired ones (closing their sockets)."""
+        evicted = rooms.evict(limits.idle_evict_s, limits.rooms_in_memory, locks.busy)
+        expired = await run_in_threadpool(
+            rooms.expire, limits.expire_unstarted_s, limits.expire_idle_s
+        )
+        for code in expired:
+            hub.close_table(code, CLOSE_GONE, "this table expired")
+        return {"evicted": evicted, "expired": expired}
+
+    async def sweeper() -> None:
+        while True:
+            await anyio.sleep(limits.sweep_every_s)
+            await sweep()
+
+    async def warm_coach() -> None:
+        await anyio.to_thread.run_sync(
+            rooms.coach, RuleSet.from_spec("official"), abandon_on_cancel=True
+        )
 
     routes = [
         Route("/", page),
@@ -367,21 +558,44 @@ def create_app(
         loop = asyncio.get_running_loop()
         stop = storage.listen(notified)
         try:
-            yield
+            async with anyio.create_task_group() as tg:
+                if prewarm:
+                    tg.start_soon(warm_coach)
+                tg.start_soon(sweeper)
+                yield
+                tg.cancel_scope.cancel()
         finally:
             if stop is not None:
-                await asyncio.to_thread(stop)
+                await run_in_threadpool(stop)
             storage.close()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    middleware = [
+        Middleware(GuardMiddleware, limiter=per_address, allowed_origins=origins, refusals=refusals)
+    ]
+    if trust_proxy:
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        middleware.insert(0, Middleware(ProxyHeadersMiddleware, trusted_hosts=trust_proxy))
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.rooms = rooms
     app.state.storage = storage
+    app.state.hub = hub
+    app.state.slots = slots
+    app.state.limits = limits
+    app.state.sweep = sweep
     return app
 
 
 def app_from_env() -> Starlette:
-    """The app over ``$YAHTZEE_DB``: the factory of each ``yahtzee serve --workers N``
-    process."""
+    """The app of each ``yahtzee serve --workers N`` process: the database is ``$YAHTZEE_DB``,
+    the other options the JSON object ``$YAHTZEE_SERVE_OPTIONS`` (`yahtzee serve` sets both)."""
+    import logging
     import os
 
-    return create_app(os.environ["YAHTZEE_DB"])
+    from yahtzee_env.web.limits import Limits
+    from yahtzee_env.web.server import ClientErrorFilter
+
+    options = json.loads(os.environ.get("YAHTZEE_SERVE_OPTIONS") or "{}")
+    limits = Limits(**options.pop("limits", {}))
+    logging.getLogger("uvicorn.error").addFilter(ClientErrorFilter())
+    return create_app(os.environ["YAHTZEE_DB"], limits=limits, **options)

@@ -10,6 +10,7 @@ Standard library only, but for `create_database` (psycopg).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -113,10 +114,8 @@ class LocalPostgres:
             return
         data = self.dir / "data"
         if (data / "postmaster.pid").exists():
-            try:
+            with contextlib.suppress(subprocess.CalledProcessError):
                 self._run(str(self.bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
-            except subprocess.CalledProcessError:
-                pass
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir = None
 

@@ -27,15 +27,16 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """``yahtzee serve --port PORT --db DB`` as a subprocess on 127.0.0.1; ``url`` is its
+    """``yahtzee serve --port PORT --db DB [ARGS]`` as a subprocess on 127.0.0.1; ``url`` is its
     address. `start` waits up to 30 s for ``/readyz`` to answer; `kill` is a SIGKILL.
     The server's stderr goes to ``log`` (default ``DB.log`` next to a SQLite file; a file, not
     a pipe that a long run could fill). ``args``: more ``yahtzee serve`` options."""
 
     def __init__(
-        self, db: Path | str, *, log: Path | None = None, args: tuple[str, ...] = ()
+        self, db: Path | str, args: list[str] | tuple[str, ...] = (), *, log: Path | None = None
     ) -> None:
-        self.db, self.port, self.proc, self.args = db, free_port(), None, tuple(args)
+        self.db, self.port, self.proc = db, free_port(), None
+        self.args = list(args)  # more `yahtzee serve` flags
         self.url = f"http://127.0.0.1:{self.port}"
         if log is None:
             if str(db).startswith(("postgresql://", "postgres://")):

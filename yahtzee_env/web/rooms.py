@@ -11,13 +11,20 @@ the same game, dice included. CPU moves are logged like human ones. `Rooms.act` 
 human intent and the CPU moves that follow it until a human must decide, then commits them
 all in one transaction before returning; only then does the server answer.
 
-No awaits happen inside a room's update: on the single event loop an update is atomic, and
-a turn waiting on an absent human holds nothing.
+One action per intent: every intent carries the ``seq`` (and ``game``) of the state it was
+made from, and one made from any other state is refused with 409 ``stale_seq``, so a double
+click or a retried request changes nothing.
+
+`Rooms` does no locking of its own: the server runs its methods in worker threads, at most
+one at a time per table (`yahtzee_env.web.app` holds a lock per table code), so an update
+is atomic, a turn waiting on an absent human holds nothing, and no request waits on another
+table's work. `Rooms.rooms` keeps the loaded tables (least recently used first); `evict`
+drops idle ones from memory (they reload from the database on use).
 
 Several server processes on one database (PostgreSQL): every change of a table runs inside
 `Storage.lock_table`, one transaction holding the table's row lock. Under the lock the room
 compares its ``rev`` with the database's and rebuilds itself from the log if another process
-has moved the table on; then it validates the intent (a stale ``seq`` is refused with 409),
+has moved the table on; then it validates the intent (a stale ``seq`` is refused as above),
 applies it with the CPU moves that follow, writes, and commits. Only after the commit does it
 publish ``(code, rev)`` to the other processes (`Storage.notify`). Nothing is owned between
 two transactions (no lease, no timer), so a process that dies leaves nothing to take over: the
@@ -30,6 +37,9 @@ import contextlib
 import hmac
 import logging
 import secrets
+import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,15 +69,30 @@ MIN_SEATS, MAX_SEATS = 2, 4
 EVENTS_KEPT = 64
 
 
+ERROR_CODES = {
+    400: "bad_request",
+    403: "forbidden",
+    404: "unknown_table",
+    408: "timeout",
+    409: "conflict",
+    410: "gone",
+    413: "too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+}
+
+
 class WebError(Exception):
-    """A refused request: ``status`` is the HTTP status, the message says why."""
+    """A refused request: ``status`` is the HTTP status, the message says why in English and
+    ``code`` is a stable machine word for it (the page translates by code)."""
 
     status = 400
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(self, message: str, status: int | None = None, code: str | None = None) -> None:
         super().__init__(message)
         if status is not None:
             self.status = status
+        self.code = code or ERROR_CODES.get(self.status, "error")
 
 
 def cpu_levels() -> list[str]:
@@ -164,6 +189,7 @@ class Room:
     events: list[dict[str, Any]] = field(default_factory=list)
     held: list[int] = field(default_factory=list)
     decisions: dict[int, list] = field(default_factory=dict)  # seat -> [coach.Decision]
+    used: float = 0.0  # time.monotonic() of the last use, for eviction from memory
     rev: int = 0  # the database's revision of the table this copy is at
 
     @property
@@ -340,11 +366,19 @@ class Room:
 class Rooms:
     """Every table of a server: created, loaded on first use, acted on."""
 
-    def __init__(self, storage: Storage, instance: str | None = None) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        tables_per_player: int | None = None,
+        tables_per_address: int | None = None,
+        instance: str | None = None,
+    ) -> None:
         self.storage = storage
         self.instance = instance or secrets.token_hex(6)  # names this process in notifications
-        self.rooms: dict[str, Room] = {}
+        self.tables_per_player, self.tables_per_address = tables_per_player, tables_per_address
+        self.rooms: OrderedDict[str, Room] = OrderedDict()
         self._coaches: dict[str, Any] = {}
+        self._coach_locks = {name: threading.Lock() for name in PRESETS}  # one solve each
 
     # --------------------------------------------------------------- resources
     def policy(self, level: str, rules: RuleSet):
@@ -355,11 +389,18 @@ class Rooms:
         return shared_policy(level, rules)
 
     def coach(self, rules: RuleSet):
+        """The coach of ``rules`` (loads or solves its table once: call it off the event
+        loop; concurrent callers for the same rules wait for the one solve)."""
         if rules.name not in self._coaches:
             from yahtzee_env.solver.coach import Coach
 
-            self._coaches[rules.name] = Coach(rules)
+            with self._coach_locks.get(rules.name) or threading.Lock():
+                if rules.name not in self._coaches:
+                    self._coaches[rules.name] = Coach(rules)
         return self._coaches[rules.name]
+
+    def coach_ready(self, rules_name: str) -> bool:
+        return rules_name in self._coaches
 
     def review(self, decisions) -> dict[str, Any]:
         from yahtzee_env.solver.coach import review
@@ -384,8 +425,11 @@ class Rooms:
         return row
 
     # --------------------------------------------------------------- tables
-    def create(self, body: dict[str, Any]) -> tuple[Room, dict[int, str]]:
-        """A new table from the lobby's choices; returns it and the host's seat tokens."""
+    def create(
+        self, body: dict[str, Any], address: str | None = None
+    ) -> tuple[Room, dict[int, str]]:
+        """A new table from the lobby's choices; returns it and the host's seat tokens.
+        ``address``: the client's (its hash is stored, for the per-address cap)."""
         player = self.player(body.get("player"), required=False)
         host_name = clean_name(body.get("name"), default=player["name"] if player else "You")
         kinds = body.get("seats")
@@ -404,18 +448,22 @@ class Rooms:
         if "friend" in kinds and not online:
             raise WebError("friends join online tables: create an online table to seat friends")
         rules_name = body.get("rules", "official")
-        if rules_name not in PRESETS:
-            raise WebError(f"unknown rules {rules_name!r}; presets: {', '.join(PRESETS)}")
+        if not isinstance(rules_name, str) or rules_name not in PRESETS:
+            raise WebError(f"unknown rules {str(rules_name)[:30]!r}; presets: {', '.join(PRESETS)}")
         fill = body.get("fill", "medium")
-        if fill not in levels:
-            raise WebError(f"unknown CPU level {fill!r} for empty seats; choose one of {levels}")
+        if not isinstance(fill, str) or fill not in levels:
+            raise WebError(
+                f"unknown CPU level {str(fill)[:30]!r} for empty seats; choose one of {levels}"
+            )
         flags = {}
         for key in ("match", "coach"):
             flags[key] = body.get(key, False)
             if not isinstance(flags[key], bool):
                 raise WebError(f"{key} must be true or false")
+        addr_hash = token_hash(f"addr:{address}") if address is not None else None
+        self.check_caps(player["id"] if player else None, addr_hash)
         code = new_code()
-        while self.storage.load_table(code) is not None:  # 2**-39 per table: never, in practice
+        while self.storage.table_exists(code):  # 2**-39 per table: never, in practice
             code = new_code()
         tokens: dict[int, str] = {}
         seats: list[Seat] = []
@@ -456,28 +504,76 @@ class Rooms:
             "fill_level": fill,
             "started": room.started,
             "first": room.games[0]["first"] if room.games else 0,
+            "host_player": player["id"] if player else None,
+            "host_addr": addr_hash,
         }
         self.storage.create_table(row, [s.row() for s in seats])
-        self.rooms[code] = room
+        self.keep(room)
         if room.started:
             with self.locked(code) as room:
                 self.run_cpus(room)
         return room, tokens
+
+    def check_caps(self, player_id: int | None, addr_hash: str | None) -> None:
+        """Refuse a new table to a host with too many unfinished ones."""
+        caps = [
+            (player_id, self.tables_per_player, "player_id", "you host"),
+            (addr_hash, self.tables_per_address, "addr", "your address hosts"),
+        ]
+        for value, cap, key, who in caps:
+            if value is None or cap is None:
+                continue
+            if self.storage.open_tables(**{key: value}) >= cap:
+                raise WebError(
+                    f"{who} {cap} unfinished tables: finish one (or wait for it to "
+                    "expire) before creating another",
+                    429,
+                    "too_many_tables",
+                )
+
+    def keep(self, room: Room) -> None:
+        room.used = time.monotonic()
+        self.rooms[room.code] = room
+        self.rooms.move_to_end(room.code)
+
+    def evict(self, idle_s: float, keep: int, busy=lambda code: False) -> list[str]:
+        """Drop from memory the tables idle for ``idle_s`` seconds, and the least recently
+        used beyond ``keep``, but none that ``busy(code)``; return their codes."""
+        now = time.monotonic()
+        over = len(self.rooms) - keep
+        gone = []
+        for code, room in list(self.rooms.items()):  # least recently used first
+            if busy(code):
+                continue
+            if over > 0 or now - room.used > idle_s:
+                del self.rooms[code]
+                gone.append(code)
+                over -= 1
+        return gone
+
+    def expire(self, unstarted_s: float, idle_s: float) -> list[str]:
+        """Delete tables never started for ``unstarted_s`` seconds or idle for ``idle_s``
+        (their seat tokens die with them); return their codes."""
+        codes = self.storage.expire(unstarted_s, idle_s)
+        for code in codes:
+            self.rooms.pop(code, None)
+        return codes
 
     def load(self, code: Any) -> Room:
         """The table, as committed: the copy in memory if the database has not moved it on
         (one query where several processes share the database), else rebuilt from the log."""
         code = clean_code(code)
         room = self.rooms.get(code)
-        if room is not None and not self.storage.multi_process:
-            return room
-        if room is not None:
+        if room is not None and self.storage.multi_process:
             rev = self.storage.table_rev(code)
-            if rev == room.rev:
-                return room
             if rev is None:
                 self.rooms.pop(code, None)
                 raise WebError(f"no table has the code {code!r}", 404)
+            if rev != room.rev:
+                room = None
+        if room is not None:
+            self.keep(room)
+            return room
         room = self._build(code)
         game = room.game
         if room.started and not game.over and room.seats[game.current].is_cpu:
@@ -517,7 +613,7 @@ class Rooms:
                 room.apply(seat, action, regret, decision)
             if room.game.over:
                 room.finished.append(room.game.totals())
-        self.rooms[code] = room
+        self.keep(room)
         return room
 
     @contextlib.contextmanager
@@ -557,6 +653,8 @@ class Rooms:
     def _join(self, room: Room, player, name: str) -> tuple[Room, int, str]:
         if room.started:
             raise WebError("this table has already started: no seat is free", 409)
+        if player and any(s.player_id == player["id"] for s in room.seats):
+            raise WebError("you already have a seat at this table", 409, "already_seated")
         free = [s for s in room.seats if s.kind == "friend"]
         if not free:
             raise WebError("every seat at this table is taken", 409)
@@ -631,13 +729,13 @@ class Rooms:
         raise WebError(f"unknown action type {str(kind)[:20]!r}: use roll, score or next")
 
     def act(
-        self, code: Any, seat: Any, token: Any, intent: Any, seq: Any = None, game_idx: Any = None
+        self, code: Any, seat: Any, token: Any, intent: Any, seq: Any, game_idx: Any = None
     ) -> tuple[Room, int]:
-        """Apply one human intent and the CPU moves after it, under the table's lock; commit;
-        return the room and the seq of the first new event (for the page's animation). An
-        intent that names the ``seq`` (and ``game``) of the state it was made from is refused
-        with 409 ``stale_seq`` if the table has moved on, so a retry, or the same intent sent
-        to two servers, is applied once."""
+        """Apply one human intent made from the state ``(game, seq)`` and the CPU moves after
+        it; commit; return the room and the seq of the first new event (for the page's
+        animation). An intent made from another state is refused (409 ``stale_seq``). All of
+        it under the table's lock (`locked`), so the same intent sent to two processes at once
+        is applied once."""
         with self.locked(code) as room:
             return self._act(room, seat, token, intent, seq, game_idx)
 
@@ -650,10 +748,14 @@ class Rooms:
         for name, value in (("seq", seq), ("game", game_idx)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise WebError(f"{name} must be an integer")
-        if (seq is not None and seq != len(room.log)) or (
-            game_idx is not None and game_idx != room.idx
-        ):
-            raise WebError("the table has moved on: reload its state (stale_seq)", 409)
+        if seq is None:
+            raise WebError(
+                "seq is required: send the seq of the state the move was made from",
+                400,
+                "seq_required",
+            )
+        if seq != len(room.log) or (game_idx is not None and game_idx != room.idx):
+            raise WebError("the table has moved on: reload its state", 409, "stale_seq")
         action = self.intent_action(room, intent)
         if action == "next":
             self.next_game(room)
@@ -662,7 +764,9 @@ class Rooms:
         if game.current != seat:
             mover = room.seats[game.current].name
             raise WebError(
-                f"it is not your turn: {mover} (seat {game.current + 1}) is to move", 409
+                f"it is not your turn: {mover} (seat {game.current + 1}) is to move",
+                409,
+                "not_your_turn",
             )
         first = len(room.log)
         regret = decision = None
@@ -731,7 +835,9 @@ class Rooms:
                         "online": room.online,
                     }
                 )
-        self.storage.append_actions(room.code, room.idx, first, room.log[first:], results)
+        self.storage.append_actions(
+            room.code, room.idx, first, room.log[first:], results, over=game.over
+        )
 
     def hint(self, code: Any, seat: Any, token: Any) -> dict[str, Any]:
         room = self.load(code)
@@ -745,7 +851,9 @@ class Rooms:
         return {"seat": seat, "dice": list(game.dice), "options": [o.to_dict() for o in options]}
 
     def state(self, room: Room, since: int = 0) -> dict[str, Any]:
-        return room.state(since, self.review if room.coach else None)
+        out = room.state(since, self.review if room.coach else None)
+        out["rev"] = room.rev  # the database's revision (servers sharing it compare these)
+        return out
 
 
 __all__ = ["Room", "Rooms", "Seat", "WebError", "clean_code", "clean_name", "cpu_levels"]

@@ -16,7 +16,9 @@ A table is stored as its seed and its seats, each game as its index and seed, an
 accepted action as one row of the log: the server rebuilds any table by replaying its log
 (the dice come from the stored seeds), so a restart, even after ``kill -9``, resumes at the
 last committed action. Each write commits before it returns (or, inside `lock_table`, when
-the block ends), and the server acknowledges an action only after.
+the block ends), and the server acknowledges an action only after. `expire` deletes tables
+(seats, and so their tokens, with them) that never started or went idle; results stay for
+the statistics.
 
 Several processes: `lock_table` opens a transaction holding the table's row lock (``SELECT
 … FOR UPDATE`` on PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` write lock) and reads the table's
@@ -29,7 +31,9 @@ the other processes' notifications to a callback.
 The schema is versioned (migrations only ever grow, one transaction each: SQLite counts them in
 ``PRAGMA user_version``, PostgreSQL in the ``schema_version`` table, under an advisory lock so
 that instances starting together migrate once). Tokens (players' and seats') are stored as
-SHA-256 hashes, never in clear.
+SHA-256 hashes, never in clear; so is the address of the client that created a table (for
+the per-address cap). The server calls it from worker threads: SQLite's one connection is
+behind a lock, PostgreSQL's connections come from a pool.
 """
 
 from __future__ import annotations
@@ -45,7 +49,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-POSTGRES_HINT = "a postgresql:// database needs the 'postgres' extra: pip install 'yahtzee-rl[postgres]'"
+POSTGRES_HINT = (
+    "a postgresql:// database needs the 'postgres' extra: pip install 'yahtzee-rl[postgres]'"
+)
 NOTIFY_CHANNEL = "yahtzee_tables"
 MIGRATION_LOCK = 20_262_020  # pg_advisory_xact_lock key: one migrating instance at a time
 
@@ -111,7 +117,19 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX results_player ON results(player_id, finished);
     """,
-    # 2: several server processes (issue 20): the table's revision, moved on by one at every
+    # 2: bounded resources (issue 17): last activity, whether the current game is over, and
+    # who hosts the table (player id, hashed client address), for expiry and per-host caps
+    """
+    ALTER TABLE tables ADD COLUMN updated {real};
+    ALTER TABLE tables ADD COLUMN over INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE tables ADD COLUMN host_player {int64};
+    ALTER TABLE tables ADD COLUMN host_addr TEXT;
+    UPDATE tables SET updated = created;
+    CREATE INDEX tables_updated ON tables(updated);
+    CREATE INDEX tables_host_player ON tables(host_player, over);
+    CREATE INDEX tables_host_addr ON tables(host_addr, over);
+    """,
+    # 3: several server processes (issue 20): the table's revision, moved on by one at every
     # committed change, so that a process can tell its copy of a table is behind
     """
     ALTER TABLE tables ADD COLUMN rev {int64} NOT NULL DEFAULT 0;
@@ -333,18 +351,22 @@ class Storage:
         return int(rows[0]["id"])
 
     def player_by_token(self, token: str) -> dict[str, Any] | None:
-        rows = self._query("SELECT id, name FROM players WHERE token_hash = ?", (token_hash(token),))
+        rows = self._query(
+            "SELECT id, name FROM players WHERE token_hash = ?", (token_hash(token),)
+        )
         return rows[0] if rows else None
 
     # ------------------------------------------------------------------ tables
     def create_table(self, table: dict[str, Any], seats: list[dict[str, Any]]) -> None:
+        now = time.time()
         statements = [
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
-                "fill_level, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "fill_level, started, updated, host_player, host_addr) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     table["code"],
-                    time.time(),
+                    now,
                     table["rules"],
                     table["seed"],
                     int(table["online"]),
@@ -352,6 +374,9 @@ class Storage:
                     int(table["coach"]),
                     table["fill_level"],
                     int(table["started"]),
+                    now,
+                    table.get("host_player"),
+                    table.get("host_addr"),
                 ),
             )
         ]
@@ -377,17 +402,27 @@ class Storage:
             (code, idx, match_no, first),
         )
 
+    @staticmethod
+    def _touch(code: str, over: bool | None = None) -> tuple[str, tuple]:
+        if over is None:
+            return ("UPDATE tables SET updated = ? WHERE code = ?", (time.time(), code))
+        return (
+            "UPDATE tables SET updated = ?, over = ? WHERE code = ?",
+            (time.time(), int(over), code),
+        )
+
     def update_seat(self, code: str, seat: dict[str, Any]) -> None:
-        self._tx([self._seat_row(code, seat)])
+        self._tx([self._seat_row(code, seat), self._touch(code)])
 
     def start_table(self, code: str, seats: list[dict[str, Any]], first: int) -> None:
         statements = [self._seat_row(code, s) for s in seats]
         statements.append(("UPDATE tables SET started = 1 WHERE code = ?", (code,)))
         statements.append(self._game_row(code, 0, 0, first))
+        statements.append(self._touch(code, over=False))
         self._tx(statements)
 
     def start_game(self, code: str, idx: int, match_no: int, first: int) -> None:
-        self._tx([self._game_row(code, idx, match_no, first)])
+        self._tx([self._game_row(code, idx, match_no, first), self._touch(code, over=False)])
 
     def table_rev(self, code: str) -> int | None:
         rows = self._query("SELECT rev FROM tables WHERE code = ?", (code,))
@@ -431,6 +466,35 @@ class Storage:
     def count_tables(self) -> int:
         return int(self._query("SELECT COUNT(*) AS n FROM tables")[0]["n"])
 
+    def table_exists(self, code: str) -> bool:
+        return bool(self._query("SELECT 1 FROM tables WHERE code = ?", (code,)))
+
+    def open_tables(self, *, player_id: int | None = None, addr: str | None = None) -> int:
+        """How many unfinished tables ``player_id`` (or the address hash ``addr``) hosts."""
+        column, value = ("host_player", player_id) if player_id is not None else ("host_addr", addr)
+        rows = self._query(
+            f"SELECT COUNT(*) AS n FROM tables WHERE {column} = ? AND over = 0", (value,)
+        )
+        return int(rows[0]["n"])
+
+    def expire(self, unstarted_s: float, idle_s: float, now: float | None = None) -> list[str]:
+        """Delete the tables never started for ``unstarted_s`` seconds and those idle for
+        ``idle_s`` (their seats and tokens with them; results stay); return their codes."""
+        now = time.time() if now is None else now
+        rows = self._query(
+            "SELECT code FROM tables WHERE (started = 0 AND updated < ?) OR updated < ?",
+            (now - unstarted_s, now - idle_s),
+        )
+        codes = [r["code"] for r in rows]
+        statements = [
+            (f"DELETE FROM {name} WHERE code = ?", (code,))
+            for code in codes
+            for name in ("actions", "games", "seats", "tables")
+        ]
+        if statements:
+            self._tx(statements)
+        return codes
+
     # ------------------------------------------------------------------ actions
     def append_actions(
         self,
@@ -439,9 +503,10 @@ class Storage:
         first_seq: int,
         actions: list[tuple[int, int, float | None]],
         results: list[dict[str, Any]] = (),
+        over: bool = False,
     ) -> None:
         """Log ``(seat, action, regret)`` rows from ``first_seq`` on, and the finished game's
-        ``results`` if any, in one committed transaction."""
+        ``results`` if any (``over``: the game is over), in one committed transaction."""
         statements = [
             (
                 "INSERT INTO actions (code, idx, seq, seat, action, regret) "
@@ -471,6 +536,7 @@ class Storage:
             )
             for r in results
         ]
+        statements.append(self._touch(code, over))
         self._tx(statements)
 
     # ------------------------------------------------------------------ statistics

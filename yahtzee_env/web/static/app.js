@@ -35,21 +35,67 @@ function rememberTable(code, tokens) {
   store.set("yz.tables", tables);
 }
 
-async function api(path, body) {
+// Every request of the page goes through `api`: a timeout, retries of requests that are
+// safe to repeat (reads, and moves: the server refuses a move made from a state it has left,
+// code "stale_seq"), and errors that carry the server's machine `code`.
+const FETCH_TIMEOUT_MS = 10000;
+class ApiError extends Error {
+  constructor(message, status, code) { super(message); this.status = status; this.code = code; }
+}
+async function api(path, body, { retries = 2, timeout = FETCH_TIMEOUT_MS } = {}) {
   const opts = body === undefined ? {} : {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   };
-  const response = await fetch(path, opts);
-  let data;
-  try { data = await response.json(); } catch { data = { error: `server error ${response.status}` }; }
-  if (!response.ok) throw new Error(data.error || `server error ${response.status}`);
-  return data;
+  for (let attempt = 0; ; attempt++) {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeout);
+    let response, data;
+    try {
+      response = await fetch(path, { ...opts, signal: abort.signal });
+      try { data = await response.json(); } catch { data = { error: `server error ${response.status}` }; }
+    } catch {
+      clearTimeout(timer);
+      if (attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
+      setConnection("reconnecting");
+      throw new ApiError("no answer from the server: check your connection (retrying)", 0, "network");
+    }
+    clearTimeout(timer);
+    if (response.status === 503 && attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
+    if (T.netError) { T.netError = false; setError(""); }  // the server answers again
+    if (!response.ok) throw new ApiError(data.error || `server error ${response.status}`, response.status, data.code);
+    return data;
+  }
+}
+
+// The banner over the page while live updates are down: "reconnecting" while the socket
+// is (a retry is on its way), "polling" when the server refused it (the page asks for the
+// table's state every few seconds instead).
+function setConnection(state, text) {
+  const banner = $("connection");
+  if (!banner) return;
+  banner.dataset.state = state;
+  banner.hidden = state === "online";
+  banner.textContent = text || (state === "reconnecting" ? "Connection lost: reconnecting…" : "");
+}
+
+// The second press of a double click or double tap (the browser counts them in
+// `event.detail`) is not a second intent, even when the first already has its answer.
+function pressOnce(work) {
+  return (event) => { if (!(event && event.detail > 1)) work(); };
+}
+
+// Buttons that start a request stay disabled until it has its answer (no double submits).
+async function whileBusy(ids, work) {
+  const buttons = ids.map((id) => $(id)).filter((b) => b && !b.disabled);
+  if (buttons.length < ids.length) return;
+  buttons.forEach((b) => { b.disabled = true; });
+  try { await work(); } finally { buttons.forEach((b) => { b.disabled = false; }); }
 }
 
 async function ensurePlayer(name) {
   let player = store.get("yz.player", null);
   if (!player) {
-    player = await api("/api/players", { name: name || "You" });
+    player = await api("/api/players", { name: name || "You" }, { retries: 0 });
     store.set("yz.player", player);
   }
   return player;
@@ -98,7 +144,7 @@ async function createTable(online) {
       throw new Error("friends join online tables: press Create online table, or pick the computer for their seats");
     }
     const player = await ensurePlayer(choices.name);
-    const reply = await api("/api/tables", { ...choices, player: player.token });
+    const reply = await api("/api/tables", { ...choices, player: player.token }, { retries: 0 });
     rememberTable(reply.code, reply.tokens);
     go(`/t/${reply.code}`);
   } catch (err) {
@@ -114,7 +160,7 @@ async function joinTable() {
     const mine = myTables()[code];
     if (mine && Object.keys(mine.tokens).length) { go(`/t/${code}`); return; }
     const player = await ensurePlayer($("name").value);
-    const reply = await api(`/api/tables/${encodeURIComponent(code)}/join`, { name: $("name").value, player: player.token });
+    const reply = await api(`/api/tables/${encodeURIComponent(code)}/join`, { name: $("name").value, player: player.token }, { retries: 0 });
     rememberTable(code, { [reply.seat]: reply.token });
     go(`/t/${code}`);
   } catch (err) {
@@ -152,15 +198,20 @@ async function showLobby() {
 const T = {
   code: null, state: null, version: [-1, -1], held: new Set(), selected: null,
   queue: Promise.resolve(), animating: false, socket: null, retry: 0, hint: null,
+  busy: false, netError: false, poll: null,
 };
 const mySeats = () => Object.keys((myTables()[T.code] || { tokens: {} }).tokens).map(Number);
 const tokenOf = (seat) => (myTables()[T.code] || { tokens: {} }).tokens[seat];
 const isMine = (seat) => mySeats().includes(seat);
-const myTurn = () => T.state && T.state.started && !T.state.over && isMine(T.state.current) && !T.animating;
+const myTurn = () => T.state && T.state.started && !T.state.over && isMine(T.state.current) && !T.animating && !T.busy;
 const newer = (a, b) => a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]);
 
 function setStatus(text) { $("status").textContent = text; }
 function setError(text) { $("error").textContent = text || ""; }
+function showFailure(err) {  // a network failure clears itself once the server answers again
+  T.netError = err.code === "network";
+  setError(err.message);
+}
 
 function showDice(dice, held, kept) {
   for (let i = 0; i < 5; i++) {
@@ -256,19 +307,20 @@ function render(state, { lock = false } = {}) {
   if (!state.started) { renderWaiting(state); return; }
   const playing = !state.over;
   const mine = playing && isMine(state.current) && !lock;
+  const live = mine && !T.busy;  // no second intent while one is in flight
   const turn = $("turn");
   turn.dataset.seat = playing ? String(state.current) : "";
   turn.textContent = playing ? `To move: ${state.seats[state.current].name}` : "Game over";
   if (!T.animating) showDice(playing ? state.dice : [], mine ? T.held : new Set(state.held || []), null);
   for (let i = 0; i < 5; i++) {
-    document.querySelector(`[data-testid="die-${i}"]`).disabled = !(mine && state.rolls_left > 0);
+    document.querySelector(`[data-testid="die-${i}"]`).disabled = !(live && state.rolls_left > 0);
   }
   const roll = $("roll");
-  roll.disabled = !(mine && state.rolls_left > 0 && T.held.size < 5);
+  roll.disabled = !(live && state.rolls_left > 0 && T.held.size < 5);
   roll.textContent = playing ? `Roll (${state.rolls_left} left)` : "Roll";
-  $("score").disabled = !(mine && T.selected);
+  $("score").disabled = !(live && T.selected);
   $("hint-button").hidden = !state.coach;
-  $("hint-button").disabled = !mine;
+  $("hint-button").disabled = !live;
   renderCard(state, mine);
   renderCoach(state);
   renderResult(state);
@@ -317,6 +369,7 @@ function renderCard(state, mine) {
           "aria-label": `${LABELS[b]}: ${potential} points${T.selected === box ? ", selected: press again to score" : ""}` },
           potential);
         if (T.selected === box) button.classList.add("selected");
+        button.disabled = T.busy;
         button.addEventListener("click", () => chooseBox(box));
         td.append(button);
       } else {
@@ -403,22 +456,38 @@ function renderResult(state) {
   }
   if (mySeats().length) {
     const button = el("button", { type: "button", class: "primary", "data-testid": "play-again" }, again);
-    button.addEventListener("click", () => act({ type: "next" }));
+    button.disabled = T.busy;
+    button.addEventListener("click", pressOnce(() => act({ type: "next" })));
     parts.push(button);
   }
   box.replaceChildren(...parts);
 }
 
 // ------------------------------------------------------------------ intents
+// One intent at a time, stamped with the state it was made from: a repeat (double click,
+// a retry after a lost answer) is refused by the server as "stale_seq" and changes nothing.
 async function act(action) {
+  if (T.busy || !T.state) return;
   const seat = action.type === "next" ? mySeats()[0] : T.state.current;
+  const { seq, game } = T.state;
+  T.busy = true;
+  render(T.state);
   setError("");
   try {
-    const state = await api(`/api/tables/${T.code}/act`, { seat, token: tokenOf(seat), action });
+    const state = await api(`/api/tables/${T.code}/act`, { seat, token: tokenOf(seat), seq, game, action });
+    T.busy = false;
     await receive(state);
   } catch (err) {
-    setError(err.message);
+    T.busy = false;
+    if (err.code === "stale_seq") await resync(); else showFailure(err);
+  } finally {
+    T.busy = false;
+    if (T.state) render(T.state);
   }
+}
+
+async function resync() {
+  try { await receive(await api(`/api/tables/${T.code}`)); } catch (err) { showFailure(err); }
 }
 
 function toggleDie(i) {
@@ -455,29 +524,71 @@ function scoreNow() {
 }
 
 async function askHint() {
-  if (!myTurn()) return;
+  if (!myTurn() || T.hintPending) return;
+  const node = $("hint");
+  T.hintPending = true;
+  node.dataset.state = "computing";  // the coach may first have to load its table
+  node.replaceChildren(el("p", { class: "thinking", "data-testid": "hint-progress" }, "The coach is thinking…"));
+  $("hint-button").disabled = true;
   try {
     const seat = T.state.current;
-    T.hint = await api(`/api/tables/${T.code}/hint`, { seat, token: tokenOf(seat) });
+    T.hint = await api(`/api/tables/${T.code}/hint`, { seat, token: tokenOf(seat) }, { timeout: 60000 });
+    node.dataset.state = "ready";
     renderHint(T.hint);
-  } catch (err) { setError(err.message); }
+  } catch (err) {
+    node.dataset.state = "";
+    node.replaceChildren();
+    showFailure(err);
+  } finally {
+    T.hintPending = false;
+    if (T.state) render(T.state);
+  }
 }
 
+// Live updates: a socket per table; a seated page says which seat it is ("hello"), so
+// that it gets in even when the watchers' slots are full. Close codes from the server
+// (yahtzee_env/web/hub.py): 4404/4410 no such table, 4429 refused for lack of slots,
+// 4409 replaced by a newer page of the same seat, 4403 refused origin.
+const SOCKET_REFUSED = new Set([4403, 4409, 4429]);
+const SOCKET_FINAL = new Set([4404, 4410]);
 function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const socket = new WebSocket(`${proto}://${location.host}/ws/${T.code}`);
   T.socket = socket;
   socket.onmessage = (msg) => {
     const data = JSON.parse(msg.data);
-    if (data.type === "state") receive(data.state);
-    else if (data.type === "error" && data.status === 404) setError(data.error);
+    if (data.type === "state") {
+      receive(data.state);
+      if (T.netError) { T.netError = false; setError(""); }  // back in sync
+    } else if (data.type === "error" && data.status === 404) setError(data.error);
   };
-  socket.onopen = () => { T.retry = 0; };
-  socket.onclose = () => {
+  socket.onopen = () => {
+    T.retry = 0;
+    const seat = mySeats()[0];
+    if (seat !== undefined) socket.send(JSON.stringify({ type: "hello", seat, token: tokenOf(seat) }));
+    setConnection("online");
+  };
+  socket.onclose = (event) => {
     if (T.socket !== socket) return;
-    T.retry = Math.min(T.retry + 1, 6);
+    if (SOCKET_FINAL.has(event.code)) { setConnection("online"); return; }
+    if (SOCKET_REFUSED.has(event.code)) { startPolling(event.reason); return; }
+    setConnection("reconnecting");
+    T.retry = Math.min(T.retry + 1, 4);
     setTimeout(() => { if (T.socket === socket) connect(); }, 250 * 2 ** T.retry);
   };
+}
+
+const POLL_MS = 3000;
+function startPolling(reason) {
+  T.socket = null;
+  setConnection("polling", `Live updates refused${reason ? ` (${reason})` : ""}: checking for moves every ${POLL_MS / 1000} s.`);
+  if (T.poll) return;
+  T.poll = setInterval(async () => {
+    try { await receive(await api(`/api/tables/${T.code}`, undefined, { retries: 0 })); } catch { /* next time */ }
+  }, POLL_MS);
+}
+function stopPolling() {
+  if (T.poll) { clearInterval(T.poll); T.poll = null; }
 }
 
 async function showTable(code) {
@@ -488,7 +599,7 @@ async function showTable(code) {
     await receive(await api(`/api/tables/${T.code}`));
     connect();
   } catch (err) {
-    setError(err.message);
+    showFailure(err);
     $("board").hidden = true;
     $("table-code").textContent = T.code;
   }
@@ -581,6 +692,8 @@ function route() {
   const path = location.pathname;
   for (const id of ["lobby", "table", "stats"]) $(id).hidden = true;
   if (T.socket) { const s = T.socket; T.socket = null; s.close(); }
+  stopPolling();
+  setConnection("online");
   const match = path.match(/^\/t\/([A-Za-z0-9]+)$/);
   if (match) { $("table").hidden = false; showTable(match[1]); }
   else if (path === "/stats") { $("stats").hidden = false; showStats(); }
@@ -588,19 +701,21 @@ function route() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  for (const form of ["lobby-form", "join-form"]) $(form).addEventListener("submit", (e) => e.preventDefault());
   $("seats").addEventListener("change", renderSeatKinds);
-  $("play").addEventListener("click", () => createTable(false));
-  $("create-online").addEventListener("click", () => createTable(true));
-  $("join").addEventListener("click", joinTable);
-  $("join-code").addEventListener("keydown", (e) => { if (e.key === "Enter") joinTable(); });
-  $("roll").addEventListener("click", rollNow);
-  $("score").addEventListener("click", scoreNow);
-  $("hint-button").addEventListener("click", askHint);
+  const lobbyButtons = ["play", "create-online", "join"];
+  $("play").addEventListener("click", () => whileBusy(lobbyButtons, () => createTable(false)));
+  $("create-online").addEventListener("click", () => whileBusy(lobbyButtons, () => createTable(true)));
+  $("join").addEventListener("click", () => whileBusy(lobbyButtons, joinTable));
+  $("join-code").addEventListener("keydown", (e) => { if (e.key === "Enter") whileBusy(lobbyButtons, joinTable); });
+  $("roll").addEventListener("click", pressOnce(rollNow));
+  $("score").addEventListener("click", pressOnce(scoreNow));
+  $("hint-button").addEventListener("click", pressOnce(askHint));
   $("join-here").addEventListener("click", () => go(`/?join=${T.code}`));
-  $("start").addEventListener("click", async () => {
+  $("start").addEventListener("click", () => whileBusy(["start"], async () => {
     try { await receive(await api(`/api/tables/${T.code}/start`, { seat: 0, token: tokenOf(0) })); }
-    catch (err) { setError(err.message); }
-  });
+    catch (err) { if (err.status === 409) await resync(); else showFailure(err); }
+  }));
   for (let i = 0; i < 5; i++) {
     document.querySelector(`[data-testid="die-${i}"]`).addEventListener("click", () => toggleDie(i));
   }

@@ -1,0 +1,583 @@
+"""The web server under attack and under load (issue 17), through Starlette's TestClient:
+one action per intent, sockets that never read, socket slots, work off the event loop,
+cross-site requests, security headers, limits by client, bounded resources, malformed
+input. The real-uvicorn cases (slowloris, raw WebSocket frames) are in
+``test_web_server.py``; the page's side in ``test_web_browser.py``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+import threading
+import time
+
+import anyio
+import pytest
+
+pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
+pytest.importorskip("httpx", reason="TestClient needs httpx")
+
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from yahtzee_env.web.app import STATIC_DIR, create_app
+from yahtzee_env.web.guard import RefusalLog
+from yahtzee_env.web.hub import CLOSE_BINARY, CLOSE_GONE, CLOSE_SLOW, Client, Hub
+from yahtzee_env.web.limits import Limits
+
+
+@pytest.fixture
+def db(tmp_path):
+    return tmp_path / "web.sqlite3"
+
+
+@pytest.fixture
+def client(db):
+    with TestClient(create_app(db)) as c:
+        yield c
+
+
+def new_table(client, seats=("human", "easy"), **extra):
+    reply = client.post("/api/tables", json={"seats": list(seats), **extra})
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    return body["code"], body["tokens"], body["state"]
+
+
+def online_table(client):
+    """An online table with the host and a friend seated, started."""
+    code, tokens, _ = new_table(client, seats=("human", "friend"), online=True)
+    friend = client.post(f"/api/tables/{code}/join", json={"name": "Bea"}).json()
+    state = client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
+    return code, {0: tokens["0"], 1: friend["token"]}, state.json()
+
+
+def act(client, code, token, action, state, seat=0):
+    body = {"seat": seat, "token": token, "seq": state["seq"], "game": state["game"]}
+    return client.post(f"/api/tables/{code}/act", json={**body, "action": action})
+
+
+def logged_actions(db, code) -> int:
+    con = sqlite3.connect(db)
+    (n,) = con.execute("SELECT COUNT(*) FROM actions WHERE code = ?", (code,)).fetchone()
+    con.close()
+    return n
+
+
+# ------------------------------------------------------------------ 1. one action per intent
+def test_a_repeated_roll_spends_one_roll(client, db):
+    code, tokens, state = new_table(client)
+    roll = {"type": "roll", "hold": [0]}
+    first = act(client, code, tokens["0"], roll, state)
+    again = act(client, code, tokens["0"], roll, state)  # the same intent, sent twice
+    assert first.status_code == 200 and first.json()["rolls_left"] == 1
+    assert again.status_code == 409
+    assert again.json() == {
+        "error": "the table has moved on: reload its state",
+        "code": "stale_seq",
+    }
+    now = client.get(f"/api/tables/{code}").json()
+    assert now["rolls_left"] == 1 and now["version"] == first.json()["version"]
+    assert logged_actions(db, code) == len(now["events"])
+
+
+def test_an_intent_needs_its_seq(client):
+    code, tokens, state = new_table(client)
+    body = {"seat": 0, "token": tokens["0"], "action": {"type": "roll", "hold": []}}
+    reply = client.post(f"/api/tables/{code}/act", json=body)
+    assert reply.status_code == 400 and reply.json()["code"] == "seq_required"
+    reply = client.post(f"/api/tables/{code}/act", json={**body, "seq": "0"})
+    assert reply.status_code == 400
+    assert client.get(f"/api/tables/{code}").json()["version"] == state["version"]
+
+
+def test_a_repeated_next_starts_one_game(client):
+    code, tokens, state = new_table(client, seats=("human", "greedy"))
+    while not state["over"]:
+        box = max(state["options"], key=state["options"].get)
+        state = act(client, code, tokens["0"], {"type": "score", "box": box}, state).json()
+    nxt = act(client, code, tokens["0"], {"type": "next"}, state)
+    twice = act(client, code, tokens["0"], {"type": "next"}, state)
+    assert nxt.status_code == 200 and nxt.json()["game"] == 1
+    assert twice.status_code == 409 and twice.json()["code"] == "stale_seq"
+    assert client.get(f"/api/tables/{code}").json()["game"] == 1
+
+
+def test_a_stale_websocket_intent_is_refused(client):
+    code, tokens, state = online_table(client)
+    mover = state["current"]
+    with client.websocket_connect(f"/ws/{code}") as ws:
+        ws.receive_json()
+        move = {"type": "act", "seat": mover, "token": tokens[mover], "seq": state["seq"]}
+        move["action"] = {"type": "roll", "hold": []}
+        ws.send_json({**move, "id": 1})
+        assert ws.receive_json()["type"] == "ack"
+        ws.send_json({**move, "id": 2})
+        reply = ws.receive_json()
+        assert reply["type"] == "error" and reply["id"] == 2 and reply["code"] == "stale_seq"
+
+
+def test_a_double_join_takes_one_seat(client):
+    code, _tokens, _ = new_table(client, seats=("human", "friend", "friend"), online=True)
+    player = client.post("/api/players", json={"name": "Bea"}).json()["token"]
+    first = client.post(f"/api/tables/{code}/join", json={"player": player})
+    again = client.post(f"/api/tables/{code}/join", json={"player": player})
+    assert first.status_code == 200
+    assert again.status_code == 409 and again.json()["code"] == "already_seated"
+    seats = client.get(f"/api/tables/{code}").json()["seats"]
+    assert [s["kind"] for s in seats] == ["human", "human", "friend"]
+
+
+# ------------------------------------------------------------------ 2. broadcasting never blocks
+class NeverReads:
+    """A socket whose every send waits forever (a client that stopped reading)."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    async def send_text(self, text: str) -> None:
+        self.sent += 1
+        await anyio.sleep_forever()
+
+
+class Reads:
+    def __init__(self) -> None:
+        self.got: list[str] = []
+
+    async def send_text(self, text: str) -> None:
+        self.got.append(text)
+
+
+def test_a_socket_that_never_reads_is_closed_and_blocks_nobody():
+    async def scenario():
+        hub = Hub()
+        stuck = Client(NeverReads(), "T", "1.2.3.4", queue_size=4)
+        fine = Client(Reads(), "T", "5.6.7.8", queue_size=4)
+        async with anyio.create_task_group() as tg:
+            for c in (stuck, fine):
+                hub.add(c)
+                c.scope = anyio.CancelScope()
+
+                async def run(c=c):
+                    with c.scope:
+                        await c.send_forever()
+
+                tg.start_soon(run)
+            for i in range(10):
+                with anyio.fail_after(1):  # returns at once: it awaits no socket
+                    hub.broadcast("T", {"n": i})
+                await anyio.sleep(0.01)  # the senders run
+            await anyio.sleep(0.05)
+            tg.cancel_scope.cancel()
+        return stuck, fine
+
+    stuck, fine = anyio.run(scenario)
+    assert stuck.closing is not None and stuck.closing[0] == CLOSE_SLOW
+    assert "too slow" in stuck.closing[1]
+    assert stuck.ws.sent == 1  # one send started, and never finished
+    assert [json.loads(t)["n"] for t in fine.ws.got] == list(range(10))
+    assert fine.closing is None
+
+
+# ------------------------------------------------------------------ 3. socket slots
+def test_socket_slots_refuse_watchers_but_never_a_seated_player(db):
+    limits = Limits(sockets_per_table=2, hello_timeout=0.5)
+    with TestClient(create_app(db, limits=limits)) as c:
+        code, tokens, state = online_table(c)
+        with c.websocket_connect(f"/ws/{code}") as a, c.websocket_connect(f"/ws/{code}") as b:
+            a.receive_json(), b.receive_json()
+            watcher = c.websocket_connect(f"/ws/{code}")  # the third is refused
+            with watcher as ws, pytest.raises(WebSocketDisconnect) as refused:
+                ws.receive_json()
+            assert refused.value.code == 4429 and "too many watchers" in refused.value.reason
+            with c.websocket_connect(f"/ws/{code}") as seated:  # a seat token gets in
+                seated.send_json({"type": "hello", "seat": 1, "token": tokens[1]})
+                assert seated.receive_json() == {"type": "hello", "seat": 1}
+                assert seated.receive_json()["state"]["version"] == state["version"]
+                with c.websocket_connect(f"/ws/{code}") as forged:
+                    forged.send_json({"type": "hello", "seat": 1, "token": "forged"})
+                    with pytest.raises(WebSocketDisconnect) as refused:
+                        forged.receive_json()
+                    assert refused.value.code == 4429
+        assert c.app.state.slots.total == 0 and c.app.state.hub.count() == 0
+
+
+def test_socket_slots_per_address(db):
+    limits = Limits(sockets_per_address=1, hello_timeout=0.2)
+    with TestClient(create_app(db, limits=limits)) as c:
+        code, _tokens, _ = new_table(c)
+        other, _tokens, _ = new_table(c)
+        with c.websocket_connect(f"/ws/{code}") as a:
+            a.receive_json()
+            b = c.websocket_connect(f"/ws/{other}")  # another table, same address
+            with b as ws, pytest.raises(WebSocketDisconnect) as refused:
+                ws.receive_json()
+            assert refused.value.code == 4429 and "your address" in refused.value.reason
+
+
+def test_closed_sockets_are_released(client):
+    code, tokens, _ = new_table(client)
+    for i in range(30):
+        with client.websocket_connect(f"/ws/{code}") as ws:
+            ws.receive_json()
+            if i % 2:
+                ws.send_json({"type": "hello", "seat": 0, "token": tokens["0"]})
+                assert ws.receive_json()["type"] == "hello"
+    slots = client.app.state.slots
+    assert (slots.total, slots.by_address, slots.by_table) == (0, {}, {})
+    assert client.app.state.hub.count() == 0
+
+
+# ------------------------------------------------------------------ 4. work off the event loop
+def test_a_slow_coach_holds_no_other_table(db):
+    with TestClient(create_app(db)) as c:
+        slow, slow_tokens, _ = new_table(c, coach=True)
+        other, other_tokens, other_state = new_table(c)
+        rooms = c.app.state.rooms
+        original = rooms.coach
+        release, hint_done = threading.Event(), threading.Event()
+
+        def slow_coach(rules):  # the coach's first solve of a preset
+            release.wait(timeout=10)
+            return original(rules)
+
+        rooms.coach = slow_coach
+        replies = {}
+
+        def ask_hint():
+            body = {"seat": 0, "token": slow_tokens["0"]}
+            replies["hint"] = c.post(f"/api/tables/{slow}/hint", json=body)
+            hint_done.set()
+
+        asker = threading.Thread(target=ask_hint)
+        asker.start()
+        try:
+            time.sleep(0.2)  # the hint request is in its worker thread now
+            reply = act(c, other, other_tokens["0"], {"type": "roll", "hold": []}, other_state)
+            seen = c.get(f"/api/tables/{other}").json()
+            done_before = hint_done.is_set()
+        finally:
+            release.set()
+            asker.join(30)
+        assert reply.status_code == 200 and seen["rolls_left"] == 1
+        assert not done_before  # the other table's moves did not wait for the solve
+        assert replies["hint"].status_code == 200 and replies["hint"].json()["options"]
+
+
+def test_the_official_coach_is_prewarmed(db):
+    with TestClient(create_app(db, prewarm=True)) as c:
+        rooms = c.app.state.rooms
+        for _ in range(600):  # bounded: at most a minute for a first solve
+            if rooms.coach_ready("official"):
+                break
+            time.sleep(0.1)
+        assert rooms.coach_ready("official")
+
+
+# ------------------------------------------------------------------ 5. no cross-site moves
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None]
+)
+def test_state_changes_must_be_json(client, db, content_type):
+    body = json.dumps({"seats": ["human", "easy"]})
+    headers = {"Content-Type": content_type} if content_type else {}
+    reply = client.post("/api/tables", content=body, headers=headers)
+    assert reply.status_code == 415 and reply.json()["code"] == "unsupported_media_type"
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT COUNT(*) FROM tables").fetchone()[0] == 0
+    con.close()
+
+
+def test_other_origins_are_refused(db):
+    with TestClient(create_app(db, allowed_origins=["https://game.example"])) as c:
+        body = {"seats": ["human", "easy"]}
+        for origin, status in [
+            ("http://evil.example", 403),
+            ("null", 403),
+            ("http://testserver", 200),  # the server's own
+            ("https://game.example", 200),  # --allowed-origin
+        ]:
+            reply = c.post("/api/tables", json=body, headers={"Origin": origin})
+            assert reply.status_code == status, origin
+        reply = c.post("/api/tables", json=body, headers={"Sec-Fetch-Site": "cross-site"})
+        assert reply.status_code == 403 and reply.json()["code"] == "cross_site"
+        code, tokens, state = new_table(c)
+        evil = {"Origin": "http://evil.example"}
+        move = {"seat": 0, "token": tokens["0"], "seq": state["seq"], "action": {"type": "next"}}
+        assert c.post(f"/api/tables/{code}/act", json=move, headers=evil).status_code == 403
+        cross = c.websocket_connect(f"/ws/{code}", headers=evil)
+        with cross as ws, pytest.raises(WebSocketDisconnect) as refused:
+            ws.receive_json()
+        assert refused.value.code == 4403
+        with c.websocket_connect(f"/ws/{code}", headers={"Origin": "http://testserver"}) as ws:
+            assert ws.receive_json()["type"] == "state"
+
+
+def test_seat_tokens_die_with_their_table(db):
+    with TestClient(create_app(db)) as c:
+        code, tokens, _ = new_table(c, seats=("human", "friend"), online=True)
+        con = sqlite3.connect(db)
+        con.execute("UPDATE tables SET updated = updated - 2 * 86400 WHERE code = ?", (code,))
+        con.commit()
+        con.close()
+        assert c.portal.call(c.app.state.sweep)["expired"] == [code]
+        reply = c.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
+        assert reply.status_code == 404
+        con = sqlite3.connect(db)
+        assert con.execute("SELECT COUNT(*) FROM seats WHERE code = ?", (code,)).fetchone()[0] == 0
+        con.close()
+
+
+def test_the_page_never_puts_a_token_in_a_url():
+    script = (STATIC_DIR / "app.js").read_text()
+    assert not re.search(r"[?&]token=", script)
+    (socket_url,) = re.findall(r"new WebSocket\(([^)]*)\)", script)
+    assert "?" not in socket_url and "token" not in socket_url
+
+
+# ------------------------------------------------------------------ 6. security headers
+def test_security_headers_on_every_response(client):
+    code, _tokens, _ = new_table(client)
+    for path in [
+        "/",
+        f"/t/{code}",
+        "/static/app.js",
+        "/static/style.css",
+        "/api/config",
+        f"/api/tables/{code}",
+        "/api/tables/ZZZZZZZZ",
+        "/nowhere",
+    ]:
+        reply = client.get(path)
+        csp = reply.headers.get("content-security-policy", "")
+        assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp, path
+        assert "unsafe-inline" not in csp
+        assert reply.headers["x-content-type-options"] == "nosniff", path
+        assert reply.headers["referrer-policy"] == "no-referrer", path
+        if path.startswith("/api/"):
+            assert reply.headers["cache-control"] == "no-store", path
+
+
+def test_the_page_has_no_inline_script_or_handler():
+    html = (STATIC_DIR / "index.html").read_text()
+    assert not re.search(r"\son[a-z]+\s*=", html, re.I)
+    for tag in re.findall(r"<script[^>]*>", html, re.I):
+        assert "src=" in tag
+    assert not re.search(r"<script[^>]*>\s*[^<\s]", html, re.I)
+    assert 'style="' not in html and "javascript:" not in html
+
+
+# ------------------------------------------------------------------ 7. limits by client
+def test_gets_are_rate_limited_by_address(db):
+    with TestClient(create_app(db, rate=1, burst=5)) as c:
+        codes = [c.get("/api/config").status_code for _ in range(12)]
+        assert codes[:5] == [200] * 5 and 429 in codes
+        assert c.get("/static/app.js").status_code == 429  # static files too
+
+
+def test_forwarded_address_only_with_trust_proxy(db, tmp_path):
+    def statuses(app, addresses):
+        with TestClient(app) as c:
+            return [
+                c.get("/api/config", headers={"X-Forwarded-For": a}).status_code for a in addresses
+            ]
+
+    addresses = ["1.1.1.1"] * 3 + ["2.2.2.2"]
+    trusted = statuses(create_app(db, rate=0.01, burst=3, trust_proxy="*"), addresses)
+    assert trusted == [200, 200, 200, 200]  # a new address has its own bucket
+    ignored = statuses(create_app(tmp_path / "b.sqlite3", rate=0.01, burst=3), addresses)
+    assert ignored == [200, 200, 200, 429]  # X-Forwarded-For is not trusted by default
+
+
+def test_moves_are_rate_limited_by_token(db):
+    limits = Limits(token_rate=0.01, token_burst=3)
+    with TestClient(create_app(db, limits=limits)) as c:
+        code, tokens, state = new_table(c)
+        codes = []
+        for _ in range(5):
+            reply = act(c, code, tokens["0"], {"type": "roll", "hold": []}, state)
+            codes.append(reply.status_code)
+            state = reply.json() if reply.status_code == 200 else state
+        assert codes[:3] == [200, 200, 409] and codes[3:] == [429, 429]
+
+
+def test_failed_code_lookups_have_a_small_budget(client):
+    code, _tokens, _ = new_table(client)
+    misses = [
+        client.get(f"/api/tables/{'A' * 7}{ch}").status_code for ch in "BCDEFGHJKMNPQRSTUVWXY"
+    ]
+    assert misses[:20] == [404] * 20 and misses[20] == 429
+    reply = client.get(f"/api/tables/{code}")  # even a right guess waits now
+    assert reply.status_code == 429 and reply.json()["code"] == "lookup_budget"
+    with client.websocket_connect(f"/ws/{code}") as ws:
+        assert ws.receive_json()["code"] == "lookup_budget"
+
+
+# ------------------------------------------------------------------ 8. bounded resources
+def test_open_tables_are_capped_per_player_and_address(db):
+    with TestClient(create_app(db, limits=Limits(tables_per_player=2, tables_per_address=3))) as c:
+        player = c.post("/api/players", json={"name": "Ada"}).json()["token"]
+        body = {"seats": ["human", "easy"], "player": player}
+        codes = [c.post("/api/tables", json=body).status_code for _ in range(3)]
+        assert codes == [200, 200, 429]
+        assert c.post("/api/tables", json=body).json()["code"] == "too_many_tables"
+        anonymous = [c.post("/api/tables", json={"seats": ["human", "easy"]}) for _ in range(2)]
+        assert [r.status_code for r in anonymous] == [200, 429]  # the address hosts 3 now
+
+
+def test_idle_tables_leave_memory_and_come_back(db):
+    with TestClient(create_app(db, limits=Limits(idle_evict_s=0))) as c:
+        code, tokens, state = new_table(c)
+        state = act(c, code, tokens["0"], {"type": "roll", "hold": [1]}, state).json()
+        assert c.portal.call(c.app.state.sweep)["evicted"] == [code]
+        assert code not in c.app.state.rooms.rooms
+        again = c.get(f"/api/tables/{code}").json()
+        for key in ("dice", "rolls_left", "held", "seq", "cards"):
+            assert again[key] == state[key], key
+        assert (
+            act(c, code, tokens["0"], {"type": "score", "box": "chance"}, again).status_code == 200
+        )
+
+
+def test_in_memory_tables_are_capped(db):
+    with TestClient(create_app(db, limits=Limits(rooms_in_memory=3))) as c:
+        codes = [new_table(c)[0] for _ in range(5)]
+        c.portal.call(c.app.state.sweep)
+        assert list(c.app.state.rooms.rooms) == codes[2:]  # the least recently used went
+
+
+def test_tables_expire(db):
+    with TestClient(create_app(db, limits=Limits(expire_idle_s=3600))) as c:
+        waiting, _, _ = new_table(c, seats=("human", "friend"), online=True)
+        idle, _, _ = new_table(c)
+        recent, _, _ = new_table(c)
+        con = sqlite3.connect(db)
+        ago = {waiting: 2 * 86_400, idle: 7200, recent: 60}
+        for code, seconds in ago.items():
+            con.execute("UPDATE tables SET updated = updated - ? WHERE code = ?", (seconds, code))
+        con.commit()
+        con.close()
+        with c.websocket_connect(f"/ws/{idle}") as ws:
+            ws.receive_json()
+            assert sorted(c.portal.call(c.app.state.sweep)["expired"]) == sorted([waiting, idle])
+            with pytest.raises(WebSocketDisconnect) as gone:
+                ws.receive_json()
+            assert gone.value.code == CLOSE_GONE
+        assert c.get(f"/api/tables/{idle}").status_code == 404
+        assert c.get(f"/api/tables/{recent}").status_code == 200
+
+
+def test_a_never_started_table_lasts_a_day(db):
+    with TestClient(create_app(db)) as c:
+        code, _, _ = new_table(c, seats=("human", "friend"), online=True)
+        con = sqlite3.connect(db)
+        con.execute("UPDATE tables SET updated = updated - 3600 WHERE code = ?", (code,))
+        con.commit()
+        con.close()
+        assert c.portal.call(c.app.state.sweep)["expired"] == []
+
+
+# ------------------------------------------------------------------ 9. malformed input
+JUNK = [None, True, -1, 10**30, 1.5, "x" * 300, [], [[[]]], {}, {"a": {"b": [1]}}, "\u0000"]
+
+
+@pytest.mark.parametrize("junk", JUNK, ids=repr)
+def test_wrong_types_get_a_4xx(client, caplog, junk):
+    code, tokens, _ = new_table(client, seats=("human", "friend"), online=True)
+    token = tokens["0"]
+    posts = [
+        ("/api/players", {"name": junk}),
+        ("/api/stats", {"player": junk}),
+        ("/api/tables", {"seats": junk}),
+        ("/api/tables", {"seats": ["human", junk]}),
+        ("/api/tables", {"seats": ["human", "easy"], "rules": junk}),
+        ("/api/tables", {"seats": ["human", "easy"], "fill": junk}),
+        ("/api/tables", {"seats": ["human", "easy"], "online": junk, "match": junk}),
+        ("/api/tables", {"seats": ["human", "easy"], "name": junk, "player": junk}),
+        (f"/api/tables/{code}/join", {"name": junk, "player": junk}),
+        (f"/api/tables/{code}/start", {"seat": junk, "token": token}),
+        (f"/api/tables/{code}/start", {"seat": 0, "token": junk}),
+        (f"/api/tables/{code}/act", {"seat": 0, "token": token, "seq": junk, "action": junk}),
+        (f"/api/tables/{code}/act", {"seat": junk, "token": token, "seq": 0, "game": junk}),
+        (f"/api/tables/{code}/hint", {"seat": junk, "token": junk}),
+    ]
+    with caplog.at_level(logging.WARNING):
+        for path, body in posts:
+            reply = client.post(path, json=body)
+            assert reply.status_code < 500, (path, body)
+            if reply.status_code >= 400:
+                assert "code" in reply.json() and reply.json()["error"]
+    assert not [r for r in caplog.records if r.exc_info], "a traceback for a client error"
+
+
+@pytest.mark.parametrize("since", ["9" * 5000, "-1", "1e3", "0x10", "", " 1", "1.0", "99999999999"])
+def test_bad_since_is_a_400(client, since):
+    code, _tokens, _ = new_table(client)
+    reply = client.get(f"/api/tables/{code}", params={"since": since})
+    assert reply.status_code == 400 and "since" in reply.json()["error"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * 2000 + "]" * 2000,
+        '{"a":' * 600 + "1" + "}" * 600,
+        "[]",
+        '"x"',
+        "1",
+        "null",
+        "\xff\xfe",
+        '{"seats": ["human", "easy"]',
+        '{"a": NaN}',
+    ],
+    ids=["deep-list", "deep-object", "list", "string", "number", "null", "binary", "cut", "nan"],
+)
+def test_bad_json_is_a_400(client, caplog, body):
+    with caplog.at_level(logging.WARNING):
+        reply = client.post(
+            "/api/tables",
+            content=body.encode("latin-1"),
+            headers={"Content-Type": "application/json"},
+        )
+    assert 400 <= reply.status_code < 500 and reply.json()["code"] == "bad_request"
+    assert len([r for r in caplog.records if "refused" in r.getMessage()]) <= 1
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_bad_websocket_messages(client):
+    code, tokens, _ = new_table(client)
+    with client.websocket_connect(f"/ws/{code}") as ws:
+        ws.receive_json()
+        for raw in [
+            "[" * 2000 + "]" * 2000,
+            "[1]",
+            "nope",
+            json.dumps({"type": ["act"]}),
+            json.dumps({"type": "act", "seq": 10**40, "seat": 0, "token": tokens["0"]}),
+            json.dumps({"type": "hint", "id": {"x": 1}}),
+            "x" * 5000,
+        ]:
+            ws.send_text(raw)
+            reply = ws.receive_json()
+            assert reply["type"] == "error" and 400 <= reply["status"] < 500, raw[:40]
+        ws.send_json({"type": "ping", "id": "still-here"})
+        assert ws.receive_json() == {"type": "pong", "id": "still-here"}
+        ws.send_bytes(b"\x00\x01binary")
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+        assert closed.value.code == CLOSE_BINARY
+
+
+def test_the_refusal_log_is_rate_bounded(monkeypatch, caplog):
+    clock = [1000.0]
+    monkeypatch.setattr("yahtzee_env.web.limits.time.monotonic", lambda: clock[0])
+    log = RefusalLog(rate=5, burst=20)
+    with caplog.at_level(logging.WARNING, logger="yahtzee_env.web"):
+        for _ in range(200):
+            log.refused(400, "POST /api/tables", "1.2.3.4", "malformed JSON")
+        assert len(caplog.records) == 20
+        clock[0] += 1
+        log.refused(400, "POST /api/tables", "1.2.3.4", "malformed JSON")
+    assert "180 more refusals not logged" in caplog.records[-1].getMessage()

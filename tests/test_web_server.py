@@ -1,0 +1,220 @@
+"""``yahtzee serve`` as a real uvicorn child process on 127.0.0.1 (issue 17), where sockets
+and timeouts matter: a half-sent request is dropped, hostile WebSocket frames get a close
+code and no traceback, and sockets that never read do not hold up a table's moves."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import struct
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
+pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
+
+from yahtzee_env.web.local_server import LocalServer
+
+WAIT = 15.0  # s: the most any socket read waits
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    args = ["--header-timeout", "1", "--trust-proxy"]  # X-Forwarded-For from 127.0.0.1 counts
+    srv = LocalServer(tmp_path_factory.mktemp("srv") / "web.sqlite3", args)
+    srv.start()
+    yield srv
+    srv.kill()
+
+
+def post(url: str, body: dict, timeout: float = WAIT) -> dict:
+    req = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return json.loads(r.read())
+
+
+def new_table(server, seats=("human", "easy"), **extra) -> tuple[str, str, dict]:
+    reply = post(f"{server.url}/api/tables", {"seats": list(seats), **extra})
+    return reply["code"], reply["tokens"]["0"], reply["state"]
+
+
+class RawSocket:
+    """A WebSocket client written by hand, to send what a well-behaved library will not
+    (binary, invalid UTF-8, oversize frames) and to not read at all."""
+
+    def __init__(
+        self, server, code: str, rcvbuf: int | None = None, address: str | None = None
+    ) -> None:
+        self.sock = socket.socket()
+        if rcvbuf:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.sock.settimeout(WAIT)
+        self.sock.connect(("127.0.0.1", server.port))
+        key = base64.b64encode(os.urandom(16)).decode()
+        forwarded = f"X-Forwarded-For: {address}\r\n" if address else ""
+        self.sock.sendall(
+            (
+                f"GET /ws/{code} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{forwarded}\r\n"
+            ).encode()
+        )
+        self.buffer = b""
+        while b"\r\n\r\n" not in self.buffer:
+            self.buffer += self._recv()
+        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        assert head.startswith(b"HTTP/1.1 101"), head
+
+    def _recv(self) -> bytes:
+        data = self.sock.recv(65536)
+        if not data:
+            raise ConnectionError("closed")
+        return data
+
+    def send_frame(self, opcode: int, payload: bytes) -> None:
+        n = len(payload)
+        if n < 126:
+            head = bytes([0x80 | opcode, 0x80 | n])
+        elif n < 65536:
+            head = bytes([0x80 | opcode, 0x80 | 126]) + struct.pack("!H", n)
+        else:
+            head = bytes([0x80 | opcode, 0x80 | 127]) + struct.pack("!Q", n)
+        mask = os.urandom(4)
+        body = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        self.sock.sendall(head + mask + body)
+
+    def _take(self, n: int) -> bytes:
+        while len(self.buffer) < n:
+            self.buffer += self._recv()
+        out, self.buffer = self.buffer[:n], self.buffer[n:]
+        return out
+
+    def frame(self) -> tuple[int, bytes]:
+        b0, b1 = self._take(2)
+        n = b1 & 0x7F
+        if n == 126:
+            (n,) = struct.unpack("!H", self._take(2))
+        elif n == 127:
+            (n,) = struct.unpack("!Q", self._take(8))
+        return b0 & 0x0F, self._take(n)
+
+    def close_code(self) -> tuple[int, str]:
+        """Read frames up to the server's close frame: its (code, reason)."""
+        while True:
+            opcode, payload = self.frame()
+            if opcode == 8:
+                code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
+                return code, payload[2:].decode(errors="replace")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def log_text(server) -> str:
+    return server.log.read_text(errors="replace")
+
+
+# ------------------------------------------------------------------ 8. slowloris
+def test_a_half_sent_request_is_dropped(server):
+    slow = socket.create_connection(("127.0.0.1", server.port), timeout=WAIT)
+    idle = socket.create_connection(("127.0.0.1", server.port), timeout=WAIT)
+    try:
+        slow.sendall(b"GET /api/config HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        time.sleep(0.3)
+        slow.sendall(b"a")  # a trickle does not reset the deadline of the request head
+        assert slow.recv(1024) == b""  # closed by the server, not by our WAIT timeout
+        assert idle.recv(1024) == b""  # a connection that never sends a byte goes too
+    finally:
+        slow.close()
+        idle.close()
+    with urllib.request.urlopen(f"{server.url}/api/config", timeout=WAIT) as r:
+        assert r.status == 200  # while whole requests are served
+
+
+# ------------------------------------------------------------------ 9. hostile frames
+@pytest.mark.parametrize(
+    ("opcode", "payload", "close"),
+    [
+        (0x2, b"\x00\x01\x02", 1003),  # binary frame
+        (0x1, b'{"type": "ping", "x": "\xff\xfe"}', 1007),  # invalid UTF-8 in a text frame
+        (0x1, b"x" * 70_000, 1009),  # over the 64 KiB frame limit
+    ],
+    ids=["binary", "invalid-utf8", "oversize"],
+)
+def test_hostile_frames_get_a_close_code_and_no_traceback(server, opcode, payload, close):
+    code, _token, _ = new_table(server)
+    ws = RawSocket(server, code)
+    try:
+        _opcode, first = ws.frame()
+        assert json.loads(first)["type"] == "state"
+        ws.send_frame(opcode, payload)
+        assert ws.close_code()[0] == close
+    finally:
+        ws.close()
+    with urllib.request.urlopen(f"{server.url}/api/tables/{code}", timeout=WAIT) as r:
+        assert r.status == 200
+    assert "Traceback" not in log_text(server)
+
+
+def test_a_bad_request_logs_one_line(server):
+    before = log_text(server).count("\n")
+    req = urllib.request.Request(f"{server.url}/api/tables", b"[[[", {"Content-Type": "text/plain"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(req, timeout=WAIT)
+    assert refused.value.code == 415
+    time.sleep(0.2)
+    lines = log_text(server).splitlines()[before:]
+    assert len(lines) == 1 and "refused 415" in lines[0]
+
+
+# ------------------------------------------------------------------ 2. sockets that never read
+def play(server, code, token, state, moves: int) -> dict:
+    """``moves`` moves of seat 0 (rolls, then the first open box; next game when over)."""
+    for _ in range(moves):
+        body = {"seat": 0, "token": token, "seq": state["seq"], "game": state["game"]}
+        if state["over"]:
+            action = {"type": "next"}
+        elif state["rolls_left"] > 0:
+            action = {"type": "roll", "hold": []}
+        else:
+            action = {"type": "score", "box": next(iter(state["options"]))}
+        for _ in range(100):  # an honest client backs off when told to slow down
+            try:
+                state = post(f"{server.url}/api/tables/{code}/act", {**body, "action": action})
+                break
+            except urllib.error.HTTPError as err:
+                if err.code != 429:
+                    raise
+                time.sleep(0.1)
+    return state
+
+
+def test_sockets_that_never_read_hold_up_no_move(server):
+    """Three clients (three addresses) on a table ask for its state again and again and
+    never read the answers, until the server's buffers to them are full: the table's
+    moves are still answered (each within the client's timeout: a request handler that
+    awaited their sockets would hang there), and the three are closed with 4008."""
+    code, token, state = new_table(server, seats=("human", "easy"), match=True)
+    state = play(server, code, token, state, 24)  # a long event list: a big state
+    stuck = [RawSocket(server, code, rcvbuf=4096, address=f"10.0.0.{i}") for i in (1, 2, 3)]
+    try:
+        for n in range(1500):  # bounded: ~8 s of asking at the rate limit
+            for ws in stuck:
+                ws.send_frame(0x1, b'{"type": "state"}')
+            if n % 100 == 99:
+                time.sleep(0.5)
+        state = play(server, code, token, state, 20)
+        assert state["seq"] >= 0
+        codes = [ws.close_code() for ws in stuck]
+        assert all(c == 4008 and "too slow" in reason for c, reason in codes), codes
+    finally:
+        for ws in stuck:
+            ws.close()
+    assert "Traceback" not in log_text(server)

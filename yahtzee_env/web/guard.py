@@ -1,0 +1,167 @@
+"""The server's front door: security headers, cross-site checks, per-address rate limits and
+a rate-bounded log of refused requests (one ASGI middleware and the helpers the WebSocket
+handshake shares).
+
+- Every response gets a strict Content-Security-Policy (the page has no inline script or
+  handler), ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer`` (the share
+  link's code never leaks through ``Referer``); the API adds ``Cache-Control: no-store``.
+- A state-changing request (any method but GET/HEAD/OPTIONS) must be ``application/json``
+  (a cross-site form or ``text/plain`` POST needs no CORS preflight: 415) and come from the
+  server's own origin or one of ``--allowed-origin`` (403). A request without ``Origin``
+  (curl, scripts) passes unless ``Sec-Fetch-Site`` says it is cross-site.
+- Every HTTP request, GETs and static files included, spends a token of its client
+  address's bucket (429 with ``Retry-After`` when empty).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from yahtzee_env.web.limits import RateLimiter
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+logger = logging.getLogger("yahtzee_env.web")
+
+
+class RefusalLog:
+    """One log line per refused request, at most ``rate`` lines a second (bursts of
+    ``burst``); the lines left out are counted and reported with the next one."""
+
+    def __init__(self, rate: float = 5.0, burst: int = 20) -> None:
+        self.bucket = RateLimiter(rate, burst, max_keys=1)
+        self.suppressed = 0
+
+    def refused(self, status: int, what: str, address: str, reason: str) -> None:
+        if not self.bucket.allow("log"):
+            self.suppressed += 1
+            return
+        extra = f" ({self.suppressed} more refusals not logged)" if self.suppressed else ""
+        self.suppressed = 0
+        logger.warning("refused %d %s from %s: %s%s", status, what, address, reason[:120], extra)
+
+
+def header(scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def client_address(scope) -> str:
+    client = scope.get("client")
+    return client[0] if client else "unknown"
+
+
+def own_origin(scope) -> str:
+    scheme = {"ws": "http", "wss": "https"}.get(scope.get("scheme", "http"), scope.get("scheme"))
+    return f"{scheme}://{header(scope, b'host') or ''}"
+
+
+def cross_site(scope, allowed_origins: frozenset[str]) -> str | None:
+    """Why this request counts as cross-site (None if it does not)."""
+    origin = header(scope, b"origin")
+    if origin is None:
+        if header(scope, b"sec-fetch-site") == "cross-site":
+            return "a cross-site request"
+        return None
+    origin = origin.rstrip("/")
+    if origin == own_origin(scope) or origin in allowed_origins:
+        return None
+    return f"origin {origin[:60]!r} is not allowed"
+
+
+def json_response(status: int, message: str, code: str, extra_headers=()) -> tuple[dict, dict]:
+    body = json.dumps({"error": message, "code": code}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *extra_headers,
+    ]
+    return (
+        {"type": "http.response.start", "status": status, "headers": headers},
+        {"type": "http.response.body", "body": body},
+    )
+
+
+class GuardMiddleware:
+    """Security headers, cross-site checks and the per-address rate limit (HTTP only: the
+    WebSocket handler does its own checks, so that a refused socket is told why)."""
+
+    def __init__(
+        self,
+        app,
+        limiter: RateLimiter,
+        allowed_origins: frozenset[str],
+        refusals: RefusalLog,
+    ) -> None:
+        self.app, self.limiter = app, limiter
+        self.allowed_origins, self.refusals = allowed_origins, refusals
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        api = path.startswith("/api/")
+
+        async def send_with_headers(message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", ()))
+                names = {k.lower() for k, _ in headers}
+                headers += [(k, v) for k, v in SECURITY_HEADERS if k not in names]
+                if api:
+                    headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"]
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        refusal = self.refuse(scope)
+        if refusal is not None:
+            status, message, code, extra = refusal
+            what = f"{scope.get('method', '')} {path[:60]}"
+            self.refusals.refused(status, what, client_address(scope), message)
+            start, body = json_response(status, message, code, extra)
+            await send_with_headers(start)
+            await send_with_headers(body)
+            return
+        await self.app(scope, receive, send_with_headers)
+
+    def refuse(self, scope):
+        """(status, message, code, extra headers) if the request is refused here."""
+        if not self.limiter.allow(("addr", client_address(scope))):
+            retry = max(1, round(1 / self.limiter.rate))
+            return (
+                429,
+                "too many requests from your address: slow down",
+                "rate_limited",
+                [(b"retry-after", str(retry).encode())],
+            )
+        if scope.get("method", "GET") in SAFE_METHODS:
+            return None
+        why = cross_site(scope, self.allowed_origins)
+        if why is not None:
+            return 403, f"cross-site request refused: {why}", "cross_site", []
+        ctype = (header(scope, b"content-type") or "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            return (
+                415,
+                "state-changing requests must be application/json",
+                "unsupported_media_type",
+                [],
+            )
+        return None
+
+
+__all__ = ["CSP", "GuardMiddleware", "RefusalLog", "client_address", "cross_site"]

@@ -1,0 +1,118 @@
+"""The open WebSockets of each table: a bounded send queue and a sender task per socket.
+
+`Hub.broadcast` never awaits a socket: it puts the message on each socket's queue
+(`anyio` memory stream, ``Limits.send_queue`` deep) and returns. Each socket's own sender
+task writes its queue out; a socket whose queue is full has stopped reading (or reads too
+slowly) and is closed with `CLOSE_SLOW`, so one stuck client only hurts itself.
+
+Close codes (the page and the tests read them; the close ``reason`` says it in words) are
+the ``CLOSE_*`` constants below; 1007 (invalid UTF-8) and 1009 (frame too big) come from
+the WebSocket layer itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+from starlette.websockets import WebSocket
+
+CLOSE_BINARY = 1003  # binary frames are not accepted (standard "unsupported data")
+CLOSE_SLOW = 4008  # the socket fell behind: its send queue is full
+CLOSE_ORIGIN = 4403  # the handshake came from another site
+CLOSE_UNKNOWN = 4404  # no such table
+CLOSE_REPLACED = 4409  # a newer socket of the same seat took this one's place
+CLOSE_GONE = 4410  # the table expired
+CLOSE_FULL = 4429  # no socket slot (per address, per table or in total), or rate limit
+
+
+class Client:
+    """One open WebSocket of a table: its queue, its seat (None: a watcher) and address."""
+
+    def __init__(self, ws: WebSocket, code: str, address: str, queue_size: int) -> None:
+        self.ws, self.code, self.address = ws, code, address
+        self.seat: int | None = None
+        self.outbox, self.inbox = anyio.create_memory_object_stream[str](queue_size)
+        self.closing: tuple[int, str] | None = None
+        self.scope: anyio.CancelScope | None = None
+
+    def push(self, message: dict[str, Any] | str) -> None:
+        """Queue ``message`` for this socket (never blocks); a full queue closes it."""
+        if self.closing is not None:
+            return
+        text = message if isinstance(message, str) else json.dumps(message)
+        try:
+            self.outbox.send_nowait(text)
+        except anyio.WouldBlock:
+            self.close(CLOSE_SLOW, "too slow: the messages to this socket are not being read")
+
+    def close(self, code: int, reason: str) -> None:
+        """Ask the socket's handler to close it with ``code`` (the handler does the I/O)."""
+        if self.closing is None:
+            self.closing = (code, reason[:120])
+            if self.scope is not None:
+                self.scope.cancel()
+
+    async def send_forever(self) -> None:
+        """The socket's sender task: write the queue out in order."""
+        async with self.inbox:
+            async for text in self.inbox:
+                await self.ws.send_text(text)
+
+
+class Hub:
+    """The open sockets of each table."""
+
+    def __init__(self) -> None:
+        self.clients: dict[str, list[Client]] = {}
+
+    def add(self, client: Client) -> None:
+        self.clients.setdefault(client.code, []).append(client)
+
+    def remove(self, client: Client) -> None:
+        clients = self.clients.get(client.code)
+        if clients and client in clients:
+            clients.remove(client)
+            if not clients:
+                del self.clients[client.code]
+
+    def count(self, code: str | None = None) -> int:
+        if code is not None:
+            return len(self.clients.get(code, ()))
+        return sum(len(c) for c in self.clients.values())
+
+    def seat(self, client: Client, seat: int, per_seat: int) -> None:
+        """Mark ``client`` as seat ``seat``'s; the oldest of that seat's sockets beyond
+        ``per_seat`` is closed (a seat's newest socket always gets in)."""
+        client.seat = seat
+        same = [
+            c for c in self.clients.get(client.code, ()) if c.seat == seat and c.closing is None
+        ]
+        for old in same[: max(0, len(same) - per_seat)]:
+            old.close(CLOSE_REPLACED, "replaced by a newer connection of the same seat")
+
+    def broadcast(self, code: str, message: dict[str, Any], skip: Client | None = None) -> None:
+        """Queue ``message`` for every socket of table ``code`` (but ``skip``)."""
+        targets = [c for c in self.clients.get(code, ()) if c is not skip]
+        if targets:
+            text = json.dumps(message)
+            for client in targets:
+                client.push(text)
+
+    def close_table(self, code: str, close_code: int, reason: str) -> None:
+        for client in list(self.clients.get(code, ())):
+            client.close(close_code, reason)
+
+
+__all__ = [
+    "CLOSE_BINARY",
+    "CLOSE_FULL",
+    "CLOSE_GONE",
+    "CLOSE_ORIGIN",
+    "CLOSE_REPLACED",
+    "CLOSE_SLOW",
+    "CLOSE_UNKNOWN",
+    "Client",
+    "Hub",
+]

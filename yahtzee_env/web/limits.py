@@ -1,0 +1,116 @@
+"""Who may ask how much: token buckets keyed by client, socket slots, and their numbers.
+
+Every limit is keyed by who asks (the client address, or a player or seat token), never by
+connection, so a new connection per request buys nothing. `Limits` holds every figure in one
+dataclass (`yahtzee serve` and the tests override some); `RateLimiter` is the token bucket;
+`SocketSlots` counts open WebSockets per address, per table and in total.
+
+Behind a reverse proxy the address is the forwarded one only when ``--trust-proxy`` names
+the proxy (uvicorn's `ProxyHeadersMiddleware` rewrites the client before the app sees it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+
+@dataclass
+class Limits:
+    """The server's limits (defaults are those of ``yahtzee serve``)."""
+
+    rate: float = 60.0  # requests (or WebSocket messages) per second per address, sustained
+    burst: int = 120  # ... and in a burst
+    token_rate: float = 20.0  # moves, hints, joins per second per player or seat token
+    token_burst: int = 40
+    lookups_per_minute: float = 20.0  # failed table-code lookups per address
+    lookup_burst: int = 20
+    sockets_per_address: int = 16  # anonymous (unseated) WebSockets per address
+    sockets_per_table: int = 32  # anonymous WebSockets per table
+    sockets_per_seat: int = 4  # sockets of one seat (a newer one replaces the oldest)
+    sockets_total: int = 2000  # every open WebSocket of the server
+    send_queue: int = 32  # messages queued for a socket before it counts as stuck
+    hello_timeout: float = 5.0  # s a socket refused an anonymous slot has to show a seat token
+    tables_per_player: int = 20  # open (unfinished) tables a player may host
+    tables_per_address: int = 50  # ... and an address
+    rooms_in_memory: int = 500  # loaded tables kept in memory (least recently used go first)
+    idle_evict_s: float = 600.0  # a table idle this long leaves memory (reloads on use)
+    expire_unstarted_s: float = 86_400.0  # a table never started is deleted after a day
+    expire_idle_s: float = 30 * 86_400.0  # any table idle this long is deleted
+    sweep_every_s: float = 60.0  # how often the sweeper runs
+    read_timeout_s: float = 10.0  # a request body must arrive within this
+    max_keys: int = 50_000  # buckets kept per limiter (least recently used are forgotten)
+
+
+class RateLimiter:
+    """Token buckets: ``rate`` tokens a second up to ``burst``; `allow` spends one.
+
+    At most ``max_keys`` buckets are kept: the least recently used is forgotten first (it
+    was idle, so its bucket was nearly full anyway)."""
+
+    def __init__(self, rate: float, burst: float, max_keys: int = 50_000) -> None:
+        self.rate, self.burst, self.max_keys = rate, burst, max_keys
+        self.buckets: OrderedDict[Hashable, tuple[float, float]] = OrderedDict()
+
+    def _tokens(self, key: Hashable, now: float) -> float:
+        tokens, last = self.buckets.get(key, (self.burst, now))
+        return min(self.burst, tokens + (now - last) * self.rate)
+
+    def allow(self, key: Hashable, cost: float = 1.0) -> bool:
+        now = time.monotonic()
+        tokens = self._tokens(key, now)
+        ok = tokens >= cost
+        self.buckets[key] = (tokens - cost if ok else tokens, now)
+        self.buckets.move_to_end(key)
+        while len(self.buckets) > self.max_keys:
+            self.buckets.popitem(last=False)
+        return ok
+
+    def exhausted(self, key: Hashable) -> bool:
+        """True if ``key`` cannot spend a token now (spends nothing)."""
+        return key in self.buckets and self._tokens(key, time.monotonic()) < 1
+
+
+class SocketSlots:
+    """Open WebSockets: anonymous ones per address and per table, seated ones per seat, and
+    all of them. `take_anonymous` / `take_seat` say why not (or None); `release` gives back."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.total = 0
+        self.by_address: dict[str, int] = {}
+        self.by_table: dict[str, int] = {}
+
+    def refuse_anonymous(self, address: str, code: str) -> str | None:
+        lim = self.limits
+        if self.total >= lim.sockets_total:
+            return "the server is full"
+        if self.by_address.get(address, 0) >= lim.sockets_per_address:
+            return "too many connections from your address"
+        if self.by_table.get(code, 0) >= lim.sockets_per_table:
+            return "too many watchers at this table"
+        return None
+
+    def take_anonymous(self, address: str, code: str) -> None:
+        self.total += 1
+        self.by_address[address] = self.by_address.get(address, 0) + 1
+        self.by_table[code] = self.by_table.get(code, 0) + 1
+
+    def release_anonymous(self, address: str, code: str) -> None:
+        self.total -= 1
+        for counts, key in ((self.by_address, address), (self.by_table, code)):
+            counts[key] -= 1
+            if not counts[key]:
+                del counts[key]
+
+    def take_seated(self) -> None:
+        # a seated player always gets a socket (its seat's sockets are bounded elsewhere)
+        self.total += 1
+
+    def release_seated(self) -> None:
+        self.total -= 1
+
+
+__all__ = ["Limits", "RateLimiter", "SocketSlots"]
