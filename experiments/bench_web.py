@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import base64
+import contextlib
 import json
 import os
 import random
