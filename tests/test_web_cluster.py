@@ -129,6 +129,32 @@ def test_two_rooms_on_one_database_rebuild_what_the_other_moved(pg_url):
         sb.close()
 
 
+def test_cpu_moves_a_dead_instance_left_are_played_by_another(pg_url):
+    """A table whose start was committed by an instance that died before its CPU moves (no
+    lease to wait for): the next instance to read it plays them, under the row lock, once."""
+    sa, sb = open_storage(pg_url), open_storage(pg_url)
+    try:
+        a, b = Rooms(sa), Rooms(sb)
+        for _ in range(20):  # a table where a CPU seat rolls to go first
+            room, tokens = a.create({"seats": ["human", "friend"], "online": True})
+            room.seats[1].kind = "easy"  # as `start` fills a free seat
+            first = room.begin_game(0)
+            if first == 1:
+                break
+        assert first == 1
+        # instance A commits the start, then dies before the CPU moves (their own commit)
+        sa.start_table(room.code, [s.row() for s in room.seats], first)
+        assert sa.load_table(room.code)["actions"] == {}
+        seen = [b.load(room.code), Rooms(sb).load(room.code)]  # B, then a third instance
+        for r in seen:
+            assert r.game.current == 0 and len(r.log) > 0  # the CPU's turn has been played
+        assert len(sb.load_table(room.code)["actions"][0]) == len(seen[0].log)  # once
+        assert seen[1].log == seen[0].log
+    finally:
+        sa.close()
+        sb.close()
+
+
 def test_concurrent_migrations_apply_once(postgres_server):
     url = postgres_server.create_database("migrate_race")
     errors: list[BaseException] = []

@@ -45,7 +45,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -261,12 +261,20 @@ class Storage:
             finally:
                 self._local.conn = None
 
-    def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
+    def _tx(self, statements: Sequence[tuple[str, tuple]]) -> None:
         """Run ``statements`` in one transaction, committed before returning (or joining the
         transaction of the `lock_table` block around it)."""
         with self.transaction() as conn:
-            for text, params in statements:
-                self._exec(conn, text, params)
+            batch: list[tuple] = []
+            for i, (text, params) in enumerate(statements):
+                batch.append(params)
+                if i + 1 < len(statements) and statements[i + 1][0] == text:
+                    continue
+                if len(batch) == 1:
+                    self._exec(conn, text, batch[0])
+                else:  # the rows of a move and its CPU moves: one round trip (psycopg pipelines)
+                    conn.cursor().executemany(self.sql(text), batch)
+                batch = []
             lock = getattr(self._local, "lock", None)
             if lock is not None:
                 lock.wrote = True
