@@ -10,7 +10,7 @@ export OPENBLAS_NUM_THREADS = 1
 export OMP_NUM_THREADS = 1
 export MKL_NUM_THREADS = 1
 
-.PHONY: run test bench lint setup setup-dev clean
+.PHONY: run test bench lint docs setup setup-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,9 @@ bench: $(VENV)/.dev
 
 test: $(VENV)/.dev
 	$(BIN)/python -m pytest -q
+
+docs: $(VENV)/.dev
+	$(BIN)/mkdocs build --strict -d out/site
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -29,17 +29,52 @@ class ConfigError(ValueError):
     """A config that cannot be trained; the message starts with the offending key."""
 
 
+FOLLOW_TOTAL = "total_timesteps"
+
+
 @dataclass
 class Schedule:
-    """A value that changes linearly with training progress, from ``start`` to ``end``."""
+    """A value that goes linearly from ``start`` (env-step 0) to ``end`` (env-step ``steps``)
+    and stays at ``end`` after: ``{start: 1e-3, end: 1e-5, steps: 40000000}``.
+
+    ``steps`` is the schedule's length in env-steps, written in the config, so that changing
+    ``train.total_timesteps`` (a shorter trial, an extended run) never changes the value at a
+    given step. ``steps: total_timesteps`` says instead that the schedule stretches to the
+    run's length; such a run cannot be extended (the rate would jump), and says so.
+    """
 
     start: float
     end: float
+    steps: int | Literal["total_timesteps"]
     kind: Literal["linear"] = "linear"
 
+    def length(self, total_timesteps: int) -> int:
+        return total_timesteps if self.steps == FOLLOW_TOTAL else int(self.steps)
+
+    def at(self, step: float, total_timesteps: int) -> float:
+        """The value at env-step ``step`` of a run of ``total_timesteps`` steps."""
+        length = self.length(total_timesteps)
+        done = min(max(step / length, 0.0), 1.0) if length > 0 else 1.0
+        return self.start + (self.end - self.start) * done
+
+
+@dataclass(frozen=True)
+class StepSchedule:
+    """The SB3 form of a `Schedule`: SB3 calls it with ``progress_remaining = 1 - n / total``
+    (``total`` = the run's ``train.total_timesteps``, also when resumed or extended), which
+    gives back the env-step ``n``; the value is the schedule's at ``n``. Picklable."""
+
+    schedule: Schedule
+    total_timesteps: int
+
     def __call__(self, progress_remaining: float) -> float:
-        # SB3 calls schedules with progress_remaining going from 1 to 0.
-        return self.end + (self.start - self.end) * progress_remaining
+        step = (1.0 - progress_remaining) * self.total_timesteps
+        return self.schedule.at(step, self.total_timesteps)
+
+
+def sb3_value(value: float | Schedule, total_timesteps: int) -> float | StepSchedule:
+    """What to give SB3 for a config value that may be a schedule."""
+    return StepSchedule(value, total_timesteps) if isinstance(value, Schedule) else value
 
 
 @dataclass
@@ -79,6 +114,7 @@ class PPOConfig:
     """Arguments of `sb3_contrib.MaskablePPO`, same names and meanings."""
 
     learning_rate: float | Schedule = 3e-4
+    """A constant, or a `Schedule` ``{start, end, steps}`` over env-steps."""
     n_steps: int = 128
     batch_size: int = 2048
     n_epochs: int = 4
@@ -157,11 +193,15 @@ def _type_name(tp: Any) -> str:
 def _convert(value: Any, tp: Any, key: str) -> Any:
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
+        mapping_error = None
         for option in typing.get_args(tp):
             try:
                 return _convert(value, option, key)
-            except ConfigError:
-                pass
+            except ConfigError as err:
+                if isinstance(value, dict) and dataclasses.is_dataclass(option):
+                    mapping_error = err  # a mapping meant this option: say what is wrong in it
+        if mapping_error is not None:
+            raise mapping_error
         raise ConfigError(f"{key}: expected {_type_name(tp)}, got {value!r}")
     if tp is type(None):
         if value is None:
@@ -203,6 +243,12 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
     raise ConfigError(f"{key}: expected {_type_name(tp)}, got {value!r}")
 
 
+_MISSING_HINTS = {
+    (Schedule, "steps"): " (the schedule's length in env-steps, e.g. 40000000, or "
+    "'total_timesteps' to stretch it over train.total_timesteps)",
+}
+
+
 def _build(cls: type, data: Any, prefix: str) -> Any:
     if not isinstance(data, dict):
         raise ConfigError(f"{prefix or 'config'}: expected a mapping, got {data!r}")
@@ -218,7 +264,8 @@ def _build(cls: type, data: Any, prefix: str) -> Any:
         if f.name in data:
             kwargs[f.name] = _convert(data[f.name], hints[f.name], key)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ConfigError(f"{key}: missing required key")
+            hint = _MISSING_HINTS.get((cls, f.name), "")
+            raise ConfigError(f"{key}: missing required key{hint}")
     return cls(**kwargs)
 
 
@@ -288,15 +335,13 @@ def validate(cfg: RunConfig) -> RunConfig:
         raise ConfigError(f"ppo.gae_lambda: must be in [0, 1], got {p.gae_lambda}")
     for name in ("learning_rate", "clip_range"):
         value = getattr(p, name)
-        for part, v in (
-            ((name, value),)
-            if isinstance(value, float)
-            else (
-                (f"{name}.start", value.start),
-                (f"{name}.end", value.end),
-            )
-        ):
-            _positive(f"ppo.{part}", v, allow_zero=isinstance(value, Schedule))
+        if isinstance(value, float):
+            _positive(f"ppo.{name}", value)
+            continue
+        _positive(f"ppo.{name}.start", value.start, allow_zero=True)
+        _positive(f"ppo.{name}.end", value.end, allow_zero=True)
+        if value.steps != FOLLOW_TOTAL:
+            _positive(f"ppo.{name}.steps", value.steps)
     for name in ("ent_coef", "vf_coef"):
         _positive(f"ppo.{name}", getattr(p, name), allow_zero=True)
     _positive("ppo.max_grad_norm", p.max_grad_norm)

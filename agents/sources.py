@@ -46,24 +46,28 @@ def load_sb3_policy(path: str | os.PathLike, rules: RuleSet | str | None = None)
     else:
         zip_path = path
     check_sb3_zip(zip_path)
-    canonical, name, trained_rules = True, zip_path.stem, None  # canonical holds are never wrong
-    threshold = RuleSet.from_spec(rules).upper_bonus_threshold
-    if run is not None:
-        cfg = load_run_config(run)
-        canonical, name, trained_rules = cfg.env.canonical_holds, cfg.name, cfg.env.rules
-        threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
-        if rules is not None and RuleSet.from_spec(rules) != RuleSet.from_spec(cfg.env.rules):
-            raise RulesMismatchError(
-                f"{path}: model trained for rules {cfg.env.rules!r}, asked to play "
-                f"{RuleSet.from_spec(rules).name!r}"
-            )
+    if run is None:  # issue 16.2: the input version comes from the config, never the width
+        raise ModelFormatError(
+            f"{path}: no run folder (config.yaml) around it: its rules, holds mode and "
+            "network-input version are unknown; give the run folder or a zip inside it"
+        )
+    cfg = load_run_config(run)
+    canonical, name, trained_rules = cfg.env.canonical_holds, cfg.name, cfg.env.rules
+    threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
+    if rules is not None and RuleSet.from_spec(rules) != RuleSet.from_spec(cfg.env.rules):
+        raise RulesMismatchError(
+            f"{path}: model trained for rules {cfg.env.rules!r}, asked to play "
+            f"{RuleSet.from_spec(rules).name!r}"
+        )
     try:
         model = MaskablePPO.load(zip_path, device="cpu")
     except Exception as err:  # torch/SB3 raise many types on a damaged file
         raise ModelFormatError(
             f"{zip_path}: cannot load the model ({type(err).__name__}: {str(err)[:200]})"
         ) from None
-    policy = numpy_policy(model, name, canonical, threshold)
+    policy = numpy_policy(
+        model, name, canonical, threshold, input_version=cfg.env.observation_version
+    )
     policy.trained_rules = trained_rules
     return policy
 

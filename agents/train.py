@@ -28,16 +28,22 @@ from typing import Any
 
 import numpy as np
 import yaml
+from stable_baselines3.common.callbacks import BaseCallback
 
 from yahtzee_agents.config import (
+    FOLLOW_TOTAL,
     ConfigError,
     RunConfig,
+    Schedule,
     apply_overrides,
     config_from_dict,
     read_yaml_mapping,
 )
+from yahtzee_agents.export import numpy_policy
+from yahtzee_agents.resume import save_state, state_path
+from yahtzee_env.analysis.evaluation import evaluate_policy
 from yahtzee_env.fileio import atomic_path, atomic_write
-from yahtzee_env.game.rules import Box
+from yahtzee_env.game.rules import Box, RuleSet
 
 CHECKPOINT_PREFIX = "ckpt_"
 
@@ -65,6 +71,27 @@ class RunPaths:
     @property
     def tb(self) -> Path:
         return self.root / "tb"
+
+    @property
+    def evals(self) -> Path:
+        return self.root / "evals.jsonl"
+
+    def start_afresh(self) -> list[str]:
+        """Remove what an earlier, unfinished attempt left (no checkpoint to resume from):
+        TensorBoard runs, best and final models, evaluations, the warm start's record and
+        checkpoint leftovers. Returns the names removed."""
+        import shutil
+
+        removed = []
+        for path in (self.tb, self.best, self.final, self.checkpoints):
+            if path.exists():
+                shutil.rmtree(path)
+                removed.append(path.name + "/")
+        for name in ("evals.jsonl", "warm_start.json", "sessions.jsonl"):
+            if (self.root / name).exists():
+                (self.root / name).unlink()
+                removed.append(name)
+        return removed
 
     def checkpoint_files(self) -> list[Path]:
         """Checkpoints ``ckpt_<steps>.zip``, oldest first (temporary files are not listed)."""
@@ -128,6 +155,8 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
     import torch.nn as nn
     from sb3_contrib import MaskablePPO
 
+    from yahtzee_agents.config import sb3_value
+
     p = cfg.ppo
     policy_kwargs = {
         "net_arch": {
@@ -139,13 +168,13 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
     return MaskablePPO(
         "MlpPolicy",
         env,
-        learning_rate=p.learning_rate,
+        learning_rate=sb3_value(p.learning_rate, cfg.train.total_timesteps),
         n_steps=p.n_steps,
         batch_size=p.batch_size,
         n_epochs=p.n_epochs,
         gamma=p.gamma,
         gae_lambda=p.gae_lambda,
-        clip_range=p.clip_range,
+        clip_range=sb3_value(p.clip_range, cfg.train.total_timesteps),
         clip_range_vf=p.clip_range_vf,
         normalize_advantage=p.normalize_advantage,
         ent_coef=p.ent_coef,
@@ -182,28 +211,41 @@ def _git_commit() -> str | None:
 
 
 def write_run_metadata(paths: RunPaths, cfg: RunConfig, argv: list[str]) -> None:
-    import sb3_contrib
-    import stable_baselines3
-    import torch
-
+    """``config.yaml``, ``command.txt`` (appended) and ``meta.json``: versions, git commit,
+    start time and the machine (`yahtzee_agents.provenance`: CPU, flags, kernels in use).
+    A resumed session appends its own facts to ``meta.json``'s ``sessions`` list."""
     import yahtzee_env
+    from yahtzee_agents.provenance import environment_facts
 
     paths.root.mkdir(parents=True, exist_ok=True)
     atomic_write(paths.config, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     with open(paths.root / "command.txt", "a") as f:
         f.write(shlex.join(argv) + "\n")
+    session = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "git_commit": _git_commit(),
+        "environment": environment_facts(),
+    }
+    meta_file = paths.root / "meta.json"
+    try:
+        earlier = json.loads(meta_file.read_text()).get("sessions", [])
+    except (OSError, ValueError, AttributeError):
+        earlier = []
+    libraries = session["environment"]["libraries"]
     meta = {
         "package_version": yahtzee_env.__version__,
-        "git_commit": _git_commit(),
+        "git_commit": session["git_commit"],
         "config_sha256": cfg.digest(),
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "torch": torch.__version__,
-        "stable_baselines3": stable_baselines3.__version__,
-        "sb3_contrib": sb3_contrib.__version__,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "torch": libraries.get("torch"),
+        "stable_baselines3": libraries.get("stable-baselines3"),
+        "sb3_contrib": libraries.get("sb3-contrib"),
+        "started": session["started"],
+        "environment": session["environment"],
+        "sessions": [*earlier, session],
     }
-    atomic_write(paths.root / "meta.json", json.dumps(meta, indent=2) + "\n")
+    atomic_write(meta_file, json.dumps(meta, indent=2) + "\n")
 
 
 def save_model_atomic(model: Any, path: Path) -> None:
@@ -217,132 +259,218 @@ EvalHook = Callable[[dict[str, Any], int], None]
 """Called with every evaluation's result and the step count (e.g. a sweep reports to Tune)."""
 
 
-def _make_callback(cfg: RunConfig, paths: RunPaths, progress: bool, on_eval: EvalHook | None):
-    from stable_baselines3.common.callbacks import BaseCallback
+class TrainingInterrupted(Exception):
+    """A run stopped early by SIGTERM, SIGINT or its time limit, after writing an exact
+    checkpoint; ``yahtzee train --resume`` continues it as if it had never stopped."""
 
-    from yahtzee_agents.export import numpy_policy
-    from yahtzee_env.analysis.evaluation import evaluate_policy
-    from yahtzee_env.game.rules import RuleSet
+    def __init__(self, reason: str, steps: int, checkpoint: Path) -> None:
+        super().__init__(
+            f"stopped by {reason} at {steps:,} steps; checkpoint {checkpoint.name} written "
+            f"(continue with: yahtzee train --resume {checkpoint.parent.parent})"
+        )
+        self.reason, self.steps, self.checkpoint = reason, steps, checkpoint
 
-    threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
 
-    class TrainingCallback(BaseCallback):
-        """Episode statistics, periodic evaluation, checkpoints and the progress bar."""
+class StopRequests:
+    """Turns SIGTERM/SIGINT and a wall-time budget into a request to stop at the next PPO
+    rollout boundary (where a checkpoint is exact). A second signal stops at once."""
 
-        def __init__(self) -> None:
-            super().__init__()
-            self.scores: list[float] = []
-            self.upper: list[bool] = []
-            self.yahtzees: list[bool] = []
-            self.best = -np.inf
-            self.last_eval: dict[str, Any] | None = None
-            self.next_eval = 0
-            self.next_ckpt = 0
-            self.bar = None
-            self.t0 = time.perf_counter()
-            self.steps0 = 0
+    def __init__(self, time_limit: float | None, start: float) -> None:
+        self.deadline = None if time_limit is None else start + time_limit
+        self.reason: str | None = None
+        self._previous: dict[int, Any] = {}
 
-        @property
-        def steps(self) -> int:
-            return int(self.model.num_timesteps)
+    def install(self) -> None:
+        import signal
+        import threading
 
-        def _init_callback(self) -> None:
-            t, n = cfg.train, self.steps
-            self.next_eval = (n // t.eval_interval + 1) * t.eval_interval if t.eval_interval else 0
-            self.next_ckpt = (n // t.checkpoint_interval + 1) * t.checkpoint_interval
-            best_file = paths.best / "eval.json"
-            if best_file.exists():  # a resumed run keeps competing with its earlier best
-                self.best = json.loads(best_file.read_text())["mean"]
+        if threading.current_thread() is not threading.main_thread():
+            return  # signals reach the main thread only (e.g. a Ray worker thread)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self._previous[sig] = signal.signal(sig, self._handle)
 
-        def _on_training_start(self) -> None:
-            n = self.steps
-            self.t0, self.steps0 = time.perf_counter(), n
-            if n == 0 and cfg.warm_start.teacher != "none":
-                self.evaluate()  # the warm-started policy competes for "best" too
-            if progress:
-                from tqdm import tqdm
+    def uninstall(self) -> None:
+        import signal
 
-                self.bar = tqdm(
-                    total=cfg.train.total_timesteps,
-                    initial=n,
-                    unit="step",
-                    unit_scale=True,
-                    dynamic_ncols=True,
-                    desc=cfg.name,
-                )
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous = {}
 
-        def _on_step(self) -> bool:
-            for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
-                if done and "episode" in info:
-                    self.scores.append(info["episode"]["r"])
-                    self.upper.append(info["upper_bonus"] > 0)
-                    self.yahtzees.append(info["scorecard"][Box.YAHTZEE] > 0)
-            if self.bar is not None:
-                self.bar.update(self.steps - self.bar.n)
-            return True
+    def _handle(self, signum: int, frame: Any) -> None:
+        import signal
 
-        def _on_rollout_start(self) -> None:
-            # Between PPO updates: the weights evaluated and saved are the ones trained so far.
-            n = self.steps
-            if cfg.train.eval_interval and n >= self.next_eval:
-                self.evaluate()
-                self.next_eval = (n // cfg.train.eval_interval + 1) * cfg.train.eval_interval
-            if n >= self.next_ckpt:
-                self.checkpoint()
-                self.next_ckpt = (n // cfg.train.checkpoint_interval + 1) * (
-                    cfg.train.checkpoint_interval
-                )
+        self.reason = signal.Signals(signum).name
+        self.uninstall()  # a second Ctrl-C interrupts at once
 
-        def _on_rollout_end(self) -> None:
-            if self.scores:
-                self.logger.record("episode/score", float(np.mean(self.scores)))
-                self.logger.record("episode/upper_bonus_rate", float(np.mean(self.upper)))
-                self.logger.record("episode/yahtzee_rate", float(np.mean(self.yahtzees)))
-                self.scores, self.upper, self.yahtzees = [], [], []
-            sps = (self.num_timesteps - self.steps0) / max(time.perf_counter() - self.t0, 1e-9)
-            self.logger.record("time/sps_run", sps)
+    def requested(self) -> str | None:
+        late = self.deadline is not None and time.perf_counter() >= self.deadline
+        if self.reason is None and late:
+            self.reason = "time limit"
+        return self.reason
 
-        def evaluate(self) -> dict[str, Any]:
-            policy = numpy_policy(self.model, cfg.name, cfg.env.canonical_holds, threshold)
-            result = evaluate_policy(
-                policy,
-                games=cfg.train.eval_games,
-                seed=cfg.train.eval_seed,
-                rules=cfg.env.rules,
-                regret="if-cached",
+
+def weights_sha256(model: Any) -> str:
+    """sha256 over the policy's parameters (name order, float32 bytes): two runs that
+    trained the same weights have the same digest."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.policy.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().numpy().tobytes())
+    return digest.hexdigest()
+
+
+class TrainingCallback(BaseCallback):
+    """Episode statistics, periodic evaluation (also appended to ``evals.jsonl``),
+    exact checkpoints, the progress bar, and stopping on request (`StopRequests`)."""
+
+    def __init__(self, cfg, paths, progress, on_eval, stop=None) -> None:
+        super().__init__()
+        self.cfg, self.paths, self.progress, self.on_eval = cfg, paths, progress, on_eval
+        self.stop = stop
+        self.threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
+        self.scores: list[float] = []
+        self.upper: list[bool] = []
+        self.yahtzees: list[bool] = []
+        self.best = -np.inf
+        self.last_eval: dict[str, Any] | None = None
+        self.next_eval = 0
+        self.next_ckpt = 0
+        self.restored: dict[str, Any] | None = None  # from a checkpoint's state file
+        self.resumed = False  # continuing from a checkpoint (no warm-start evaluation)
+        self.bar = None
+        self.t0 = time.perf_counter()
+        self.steps0 = 0
+
+    @property
+    def steps(self) -> int:
+        return int(self.model.num_timesteps)
+
+    def passed(self, n: int) -> None:
+        """The evaluation and checkpoint due at step ``n`` are done: move both past it."""
+        t = self.cfg.train
+        self.next_eval = (n // t.eval_interval + 1) * t.eval_interval if t.eval_interval else 0
+        self.next_ckpt = (n // t.checkpoint_interval + 1) * t.checkpoint_interval
+
+    def state(self) -> dict[str, Any]:
+        return {"next_eval": self.next_eval, "next_ckpt": self.next_ckpt}
+
+    def _init_callback(self) -> None:
+        t, n = self.cfg.train, self.steps
+        self.next_eval = (n // t.eval_interval + 1) * t.eval_interval if t.eval_interval else 0
+        self.next_ckpt = (n // t.checkpoint_interval + 1) * t.checkpoint_interval
+        if self.restored is not None:
+            self.next_eval = self.restored["next_eval"]
+            self.next_ckpt = self.restored["next_ckpt"]
+        best_file = self.paths.best / "eval.json"
+        if best_file.exists():  # a resumed run keeps competing with its earlier best
+            self.best = json.loads(best_file.read_text())["mean"]
+
+    def _on_training_start(self) -> None:
+        n = self.steps
+        self.t0, self.steps0 = time.perf_counter(), n
+        if n == 0 and not self.resumed and self.cfg.warm_start.teacher != "none":
+            self.evaluate()  # the warm-started policy competes for "best" too
+        if self.progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=self.cfg.train.total_timesteps,
+                initial=n,
+                unit="step",
+                unit_scale=True,
+                dynamic_ncols=True,
+                desc=self.cfg.name,
             )
-            self.last_eval = result
-            self.logger.record("eval/mean_score", result["mean"])
-            self.logger.record("eval/ci95", result["ci95"])
-            self.logger.record("eval/upper_bonus_rate", result["upper_bonus_rate"])
-            self.logger.record("eval/yahtzee_rate", result["yahtzee_rate"])
-            if result.get("regret") is not None:
-                self.logger.record("eval/regret_per_game", result["regret"]["mean"])
-            _dump_only(self.logger, "eval/", self.steps)
-            if self.bar is not None:
-                self.bar.set_postfix(eval=f"{result['mean']:.1f}±{result['ci95']:.1f}")
-            if result["mean"] > self.best:
-                self.best = result["mean"]
-                save_model_atomic(self.model, paths.best / "model.zip")
-                atomic_write(
-                    paths.best / "eval.json",
-                    json.dumps({**_brief(result), "timesteps": self.steps}, indent=2),
-                )
-            if on_eval is not None:
-                on_eval(result, self.steps)
-            return result
 
-        def checkpoint(self) -> None:
-            path = paths.checkpoints / f"{CHECKPOINT_PREFIX}{self.steps}.zip"
-            save_model_atomic(self.model, path)
-            for old in paths.checkpoint_files()[: -cfg.train.keep_checkpoints]:
-                old.unlink()
+    def _on_step(self) -> bool:
+        for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
+            if done and "episode" in info:
+                self.scores.append(info["episode"]["r"])
+                self.upper.append(info["upper_bonus"] > 0)
+                self.yahtzees.append(info["scorecard"][Box.YAHTZEE] > 0)
+        if self.bar is not None:
+            self.bar.update(self.steps - self.bar.n)
+        return True
 
-        def _on_training_end(self) -> None:
-            if self.bar is not None:
-                self.bar.close()
+    def _on_rollout_start(self) -> None:
+        # Between PPO updates: the weights evaluated and saved are the ones trained so
+        # far, and the rollout buffer is empty, so a checkpoint here is exact.
+        n, t = self.steps, self.cfg.train
+        if t.eval_interval and n >= self.next_eval:
+            self.evaluate()
+            self.next_eval = (n // t.eval_interval + 1) * t.eval_interval
+        if n >= self.next_ckpt:
+            self.next_ckpt = (n // t.checkpoint_interval + 1) * t.checkpoint_interval
+            self.checkpoint()
+        reason = self.stop.requested() if self.stop is not None else None
+        if reason is not None and n < t.total_timesteps:
+            path = self.checkpoint()
+            raise TrainingInterrupted(reason, n, path)
 
-    return TrainingCallback()
+    def _on_rollout_end(self) -> None:
+        if self.scores:
+            self.logger.record("episode/score", float(np.mean(self.scores)))
+            self.logger.record("episode/upper_bonus_rate", float(np.mean(self.upper)))
+            self.logger.record("episode/yahtzee_rate", float(np.mean(self.yahtzees)))
+            self.scores, self.upper, self.yahtzees = [], [], []
+        sps = (self.num_timesteps - self.steps0) / max(time.perf_counter() - self.t0, 1e-9)
+        self.logger.record("time/sps_run", sps)
+
+    def evaluate(self) -> dict[str, Any]:
+        cfg = self.cfg
+        policy = numpy_policy(
+            self.model,
+            cfg.name,
+            cfg.env.canonical_holds,
+            self.threshold,
+            input_version=cfg.env.observation_version,
+        )
+        result = evaluate_policy(
+            policy,
+            games=cfg.train.eval_games,
+            seed=cfg.train.eval_seed,
+            rules=cfg.env.rules,
+            regret="if-cached",
+        )
+        self.last_eval = result
+        self.logger.record("eval/mean_score", result["mean"])
+        self.logger.record("eval/ci95", result["ci95"])
+        self.logger.record("eval/upper_bonus_rate", result["upper_bonus_rate"])
+        self.logger.record("eval/yahtzee_rate", result["yahtzee_rate"])
+        if result.get("regret") is not None:
+            self.logger.record("eval/regret_per_game", result["regret"]["mean"])
+        _dump_only(self.logger, "eval/", self.steps)
+        if self.bar is not None:
+            self.bar.set_postfix(eval=f"{result['mean']:.1f}±{result['ci95']:.1f}")
+        with open(self.paths.evals, "a") as f:
+            f.write(json.dumps({"timesteps": self.steps, **_brief(result)}) + "\n")
+        if result["mean"] > self.best:
+            self.best = result["mean"]
+            save_model_atomic(self.model, self.paths.best / "model.zip")
+            atomic_write(
+                self.paths.best / "eval.json",
+                json.dumps({**_brief(result), "timesteps": self.steps}, indent=2),
+            )
+        if self.on_eval is not None:
+            self.on_eval(result, self.steps)
+        return result
+
+    def checkpoint(self) -> Path:
+        """``ckpt_<steps>.zip`` and its state file (`yahtzee_agents.resume`); the last
+        ``keep_checkpoints`` pairs are kept."""
+        path = self.paths.checkpoints / f"{CHECKPOINT_PREFIX}{self.steps}.zip"
+        save_state(state_path(path), self.model, self.training_env, self.state())
+        save_model_atomic(self.model, path)  # after its state: a listed zip has one
+        for old in self.paths.checkpoint_files()[: -self.cfg.train.keep_checkpoints]:
+            old.unlink()
+            state_path(old).unlink(missing_ok=True)
+        return path
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _dump_only(logger: Any, prefix: str, step: int) -> None:
@@ -376,6 +504,33 @@ def _brief(result: dict[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ entry point
+def _keep_evals_until(path: Path, steps: int) -> None:
+    """Drop evaluations logged after ``steps`` (a run killed after its last checkpoint
+    repeats them when resumed)."""
+    if not path.exists():
+        return
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    kept = [line for line in lines if json.loads(line)["timesteps"] <= steps]
+    if len(kept) != len(lines):
+        atomic_write(path, "".join(line + "\n" for line in kept))
+
+
+def check_extension(old: RunConfig, new: RunConfig) -> None:
+    """Refuse to extend (or shorten) a run whose schedules stretch over
+    ``train.total_timesteps``: the value at every step already trained would change."""
+    if old.train.total_timesteps == new.train.total_timesteps:
+        return
+    for name in ("learning_rate", "clip_range"):
+        value = getattr(new.ppo, name)
+        if isinstance(value, Schedule) and value.steps == FOLLOW_TOTAL:
+            raise ConfigError(
+                f"ppo.{name}.steps: the schedule follows train.total_timesteps, so changing "
+                f"it from {old.train.total_timesteps:,} to {new.train.total_timesteps:,} would "
+                f"change the rate at every step (a jump at the resume point); write the length "
+                f"into the run's config.yaml instead (steps: {old.train.total_timesteps})"
+            )
+
+
 def train(
     cfg: RunConfig,
     run_dir: str | Path,
@@ -384,15 +539,28 @@ def train(
     progress: bool = True,
     argv: list[str] | None = None,
     on_eval: EvalHook | None = None,
+    time_limit: float | None = None,
+    handle_signals: bool = True,
 ) -> Path:
     """Train the run described by ``cfg`` into the folder ``run_dir`` (``runs/<name>``), or
-    with ``resume=True`` continue it from its newest checkpoint (a run killed before its first
-    checkpoint starts again from the beginning) up to ``cfg.train.total_timesteps``, which may
-    be raised to extend a finished run. A finished run resumed with nothing left to train is
-    left untouched (no new TensorBoard run, no new files). ``on_eval(result, steps)`` is
-    called after every evaluation. Returns the run folder."""
+    with ``resume=True`` continue it from its newest checkpoint up to
+    ``cfg.train.total_timesteps``, which may be raised to extend a finished run.
+
+    * A checkpoint holds every random state (`yahtzee_agents.resume`): a run stopped and
+      resumed on the same machine repeats the uninterrupted one bit for bit.
+    * SIGTERM and SIGINT (``handle_signals``), and ``time_limit`` seconds of wall time, stop
+      the run at the next rollout boundary with a checkpoint, then raise
+      `TrainingInterrupted`.
+    * ``resume=True`` with no checkpoint says so, removes what the unfinished attempt left
+      (`RunPaths.start_afresh`) and starts from the beginning.
+    * A finished run resumed with nothing left to train is left untouched.
+
+    ``on_eval(result, steps)`` is called after every evaluation. Returns the run folder."""
     import torch
     from sb3_contrib import MaskablePPO
+
+    from yahtzee_agents.config import sb3_value
+    from yahtzee_agents.resume import load_state
 
     torch.set_num_threads(cfg.train.torch_threads)
     session_start = time.perf_counter()
@@ -402,68 +570,104 @@ def train(
         raise FileExistsError(
             f"{paths.root} already exists: resume it with --resume, or choose another name"
         )
+    if resume and paths.config.exists():
+        check_extension(load_run_config(paths.root), cfg)
+    if resume and ckpt is None:
+        removed = paths.start_afresh()
+        left = f" (removed {', '.join(removed)})" if removed else ""
+        print(f"{paths.root}: no checkpoint to resume from: starting from the beginning{left}")
     env = make_env(cfg, seed=cfg.train.seed)
+    restored = None
     if ckpt is not None:
-        model = MaskablePPO.load(ckpt, env=env, device="cpu")
+        total = cfg.train.total_timesteps
+        schedules = {
+            "learning_rate": sb3_value(cfg.ppo.learning_rate, total),
+            "clip_range": sb3_value(cfg.ppo.clip_range, total),
+        }
+        # force_reset=False: keep the saved last observation (a reset would redraw the dice)
+        model = MaskablePPO.load(
+            ckpt, env=env, device="cpu", custom_objects=schedules, force_reset=False
+        )
         model.tensorboard_log = str(paths.tb)
-        # A fresh env stream for the continuation, derived from the seed and the step count.
-        env.seed(cfg.train.seed + model.num_timesteps)
-        model._last_obs = None
-        if (
-            cfg.train.total_timesteps <= model.num_timesteps
-            and finished_at(paths.root) == model.num_timesteps
-        ):
+        if state_path(ckpt).exists():
+            restored = load_state(state_path(ckpt), model, env)
+        else:  # a checkpoint of an older version: no random state to restore
+            print(f"{ckpt.name} has no state file: the continuation is not exact")
+            env.seed(cfg.train.seed + model.num_timesteps)
+            model._last_obs = None
+        if total <= model.num_timesteps and finished_at(paths.root) == model.num_timesteps:
             env.close()
             print(
                 f"{cfg.name} already finished at {model.num_timesteps} steps: nothing to do "
                 "(extend it with --set train.total_timesteps=N)"
             )
             return paths.root
+        _keep_evals_until(paths.evals, model.num_timesteps)
         print(f"resuming {cfg.name} from {ckpt.name} at {model.num_timesteps} steps")
     else:
         model = build_model(cfg, env, paths.tb)
     write_run_metadata(paths, cfg, argv if argv is not None else sys.argv)
-    if ckpt is None and cfg.warm_start.teacher != "none":
-        from yahtzee_agents.warm_start import warm_start
+    stop = StopRequests(time_limit, session_start)
+    if handle_signals:
+        stop.install()
+    try:
+        if ckpt is None and cfg.warm_start.teacher != "none":
+            from yahtzee_agents.warm_start import warm_start
 
-        stats = warm_start(model, cfg)
-        atomic_write(paths.root / "warm_start.json", json.dumps(stats, indent=2))
-    callback = _make_callback(cfg, paths, progress, on_eval)
-    remaining = cfg.train.total_timesteps - model.num_timesteps
-    t0 = time.perf_counter()
-    if remaining > 0:
-        model.learn(
-            total_timesteps=remaining,
-            callback=callback,
-            reset_num_timesteps=ckpt is None,
-            tb_log_name="ppo",
-        )
-    else:  # killed after its last checkpoint: evaluate and save as is, in the same TB run
-        from stable_baselines3.common.utils import configure_logger
+            stats = warm_start(model, cfg)
+            atomic_write(paths.root / "warm_start.json", json.dumps(stats, indent=2))
+        callback = TrainingCallback(cfg, paths, progress, on_eval, stop)
+        callback.restored, callback.resumed = restored, ckpt is not None
+        remaining = cfg.train.total_timesteps - model.num_timesteps
+        t0 = time.perf_counter()
+        if remaining > 0:
+            try:
+                model.learn(
+                    total_timesteps=remaining,
+                    callback=callback,
+                    reset_num_timesteps=ckpt is None,
+                    tb_log_name="ppo",
+                )
+            except TrainingInterrupted:
+                callback.on_training_end()
+                model.logger.close()
+                _record_session(paths, session_start, time.perf_counter() - t0, model)
+                env.close()
+                raise
+        else:  # killed after its last checkpoint: evaluate and save as is, in the same TB run
+            from stable_baselines3.common.utils import configure_logger
 
-        model.set_logger(configure_logger(0, str(paths.tb), "ppo", reset_num_timesteps=False))
-        callback.init_callback(model)
-    elapsed = time.perf_counter() - t0
-    callback.checkpoint()
+            model.set_logger(configure_logger(0, str(paths.tb), "ppo", reset_num_timesteps=False))
+            callback.init_callback(model)
+        elapsed = time.perf_counter() - t0
+    finally:
+        stop.uninstall()
     save_model_atomic(model, paths.final / "model.zip")
     result = callback.evaluate()  # the final weights (also a candidate for "best")
+    callback.passed(model.num_timesteps)  # an extension does not evaluate this step again
+    callback.checkpoint()
     atomic_write(
         paths.final / "eval.json",
         json.dumps(
             {
                 **_brief(result),
                 "timesteps": model.num_timesteps,
+                "weights_sha256": weights_sha256(model),
                 "train_seconds_this_session": elapsed,
             },
             indent=2,
         ),
     )
+    _record_session(paths, session_start, elapsed, model)
+    env.close()
+    return paths.root
+
+
+def _record_session(paths: RunPaths, session_start: float, ppo_seconds: float, model) -> None:
     with open(paths.root / "sessions.jsonl", "a") as f:
         record = {
             "wall_seconds": time.perf_counter() - session_start,  # warm start and evals too
-            "ppo_seconds": elapsed,
+            "ppo_seconds": ppo_seconds,
             "end_timesteps": model.num_timesteps,
         }
         f.write(json.dumps(record) + "\n")
-    env.close()
-    return paths.root

@@ -59,10 +59,22 @@ class SB3VecEnv(VecEnv):
     ``venv`` is None).
 
     Args:
-        venv: the vector env to wrap (must use same-step autoreset).
+        venv: the vector env to wrap: a `YahtzeeVectorEnv`, or a Gymnasium vector wrapper of
+            one. Same-step autoreset is what SB3 expects; next-step autoreset (Gymnasium's
+            default, which its vector observation wrappers such as `NormalizeObservation`
+            need) is accepted too, see below.
         num_envs, rules, canonical_holds: passed to `YahtzeeVectorEnv` when ``venv`` is None.
         seed: seed for the first ``reset()`` (same as calling ``seed(seed)`` first).
         info_keys: keys of the vector env's infos to copy into every game's info dict.
+
+    Next-step autoreset: the step that ends a game is reported to SB3 as usual (``done``, the
+    last observation in ``infos[i]["terminal_observation"]``, the final info); SB3 then picks
+    an action for the observation it was given, and at that next step the env resets the game
+    instead. That reset step is a forced move: `action_masks` allows one action, its reward
+    is 0 and it counts in no episode's return or length. So a PPO rollout holds one such step
+    per game (~1/40 of the samples), which adds nothing to the policy's gradient (a single
+    legal action has log-probability 0) and is never bootstrapped from (the step before it
+    is a ``done``); its value target only trains the value of the finished card.
 
     Seeding: all games share one generator (the vector env's ``np_random``); ``seed(s)``
     seeds it at the next ``reset()`` and returns ``[s] * num_envs``.
@@ -80,11 +92,15 @@ class SB3VecEnv(VecEnv):
     ) -> None:
         if venv is None:
             venv = YahtzeeVectorEnv(num_envs=num_envs, rules=rules, canonical_holds=canonical_holds)
-        if venv.metadata.get("autoreset_mode") != AutoresetMode.SAME_STEP:
+        mode = venv.metadata.get("autoreset_mode")
+        if mode not in (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP):
             raise ValueError(
-                "SB3VecEnv needs a vector env with AutoresetMode.SAME_STEP, got "
-                f"{venv.metadata.get('autoreset_mode')!r}"
+                "SB3VecEnv needs a vector env with AutoresetMode.SAME_STEP or NEXT_STEP, got "
+                f"{mode!r}"
             )
+        self.next_step = mode == AutoresetMode.NEXT_STEP
+        # NEXT_STEP: the games that ended last step and reset at this one (a forced move)
+        self._resetting = np.zeros(venv.num_envs, dtype=bool)
         if not isinstance(venv.unwrapped, YahtzeeVectorEnv):
             raise TypeError(
                 f"SB3VecEnv wraps a YahtzeeVectorEnv (or a vector wrapper of one), got {venv!r}"
@@ -109,6 +125,7 @@ class SB3VecEnv(VecEnv):
         self._episode_returns[:] = 0.0
         self._episode_lengths[:] = 0
         self._episode_starts[:] = time.perf_counter()
+        self._resetting[:] = False
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -120,12 +137,21 @@ class SB3VecEnv(VecEnv):
         actions, self._actions = self._actions, None
         obs, rewards, terminations, truncations, infos = self.venv.step(actions)
         dones = terminations | truncations
+        if self.next_step:  # the reset step of a game that ended is not part of the next one
+            rewards = np.where(self._resetting, 0.0, rewards)
+            self._episode_returns[self._resetting] = 0.0
+            self._episode_lengths[self._resetting] = -1
+            self._episode_starts[self._resetting] = time.perf_counter()
+            self._resetting = dones.copy()
         self._episode_returns += rewards
         self._episode_lengths += 1
         per_env = self._per_env_infos(infos)
         if dones.any():
             now = time.perf_counter()
-            final_obs, final_info = infos["final_obs"], infos["final_info"]
+            if self.next_step:  # the last observation and info are the step's own
+                final_obs, final_info = obs, infos
+            else:
+                final_obs, final_info = infos["final_obs"], infos["final_info"]
             for i in np.flatnonzero(dones).tolist():
                 info = per_env[i]
                 info.update({key: value[i] for key, value in final_info.items() if key[0] != "_"})
@@ -177,7 +203,7 @@ class SB3VecEnv(VecEnv):
                 f"SB3VecEnv has no per-game method {method_name!r} (only 'action_masks'); "
                 "use get_attr/set_attr or the wrapped vector env (.venv)"
             )
-        masks = self.venv.unwrapped.action_masks(*method_args, **method_kwargs)
+        masks = self.action_masks(*method_args, **method_kwargs)
         return [masks[i] for i in self._indices(indices)]
 
     def env_is_wrapped(
@@ -191,8 +217,17 @@ class SB3VecEnv(VecEnv):
         return [wrapped for _ in self._indices(indices)]
 
     def action_masks(self, dtype: Any = bool) -> np.ndarray:
-        """``[N, 45]`` (the same as stacking ``env_method("action_masks")``), bool by default."""
-        return self.venv.unwrapped.action_masks(dtype)
+        """``[N, 45]`` (the same as stacking ``env_method("action_masks")``), bool by default.
+
+        Under NEXT_STEP autoreset a game that ended last step allows one action only (0; the
+        env ignores it and resets the game): a masked policy then has a single choice, so that
+        step adds nothing to the policy gradient or the entropy (log-probability 0)."""
+        masks = self.venv.unwrapped.action_masks(dtype)
+        if self.next_step and self._resetting.any():
+            masks = np.array(masks)
+            masks[self._resetting] = 0
+            masks[self._resetting, 0] = 1
+        return masks
 
     # ------------------------------------------------------------------------- internals
     def _indices(self, indices: VecEnvIndices) -> list[int]:
@@ -251,7 +286,9 @@ class LearningView(VecEnvWrapper):
         phi = self._potential(obs)
         after = np.where(dones, 0.0, phi)  # the next state of a finished game is terminal
         shaped = (rewards + after - self.phi) * self.reward_scale
-        self.phi = phi  # a finished game's row already shows the next game's start
+        # A finished game's row shows the next game's start (same-step autoreset, Phi = 0) or
+        # its last card (next-step; the reset step that follows starts from Phi = 0).
+        self.phi = np.where(dones, 0.0, phi)
         if self.version != 1:
             for i in np.flatnonzero(dones).tolist():
                 infos[i]["terminal_observation"] = self._view(infos[i]["terminal_observation"])[0]

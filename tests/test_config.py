@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,10 @@ def test_shipped_configs_load(path: Path) -> None:
         ({"name": "x", "train": {"seed": 2**32}}, "train.seed: must be in 0..2**32-1"),
         ({"name": "x", "train": {"eval_seed": 10**30}}, "train.eval_seed: must be in"),
         ({"name": "x", "ppo": {"learning_rate": float("nan")}}, "ppo.learning_rate"),
-        ({"name": "x", "ppo": {"learning_rate": {"start": float("inf"), "end": 0.0}}}, "ppo."),
+        (
+            {"name": "x", "ppo": {"learning_rate": {"start": math.inf, "end": 0.0, "steps": 9}}},
+            "ppo.",
+        ),
         (
             {"name": "x", "env": {"reward_scale": float("nan")}},
             "env.reward_scale: must be a finite",
@@ -99,12 +103,16 @@ def test_unreadable_config_files_name_the_problem(tmp_path: Path) -> None:
 def test_schedule_and_overrides() -> None:
     data = apply_overrides(
         {"name": "x"},
-        ["ppo.learning_rate={start: 1.0e-3, end: 0.0}", "env.num_envs=32", "train.seed=7"],
+        [
+            "ppo.learning_rate={start: 1.0e-3, end: 0.0, steps: 1000}",
+            "env.num_envs=32",
+            "train.seed=7",
+        ],
     )
     cfg = config_from_dict(data)
     assert isinstance(cfg.ppo.learning_rate, Schedule)
-    assert cfg.ppo.learning_rate(1.0) == pytest.approx(1e-3)
-    assert cfg.ppo.learning_rate(0.0) == 0.0
+    assert cfg.ppo.learning_rate.at(0, 10**6) == pytest.approx(1e-3)
+    assert cfg.ppo.learning_rate.at(1000, 10**6) == 0.0
     assert cfg.env.num_envs == 32 and cfg.train.seed == 7
     # YAML 1.1 reads 1e-5 (no dot) as a string; float fields take it as the number it is.
     cfg = config_from_dict(apply_overrides({"name": "x"}, ["ppo.learning_rate=1e-5"]))

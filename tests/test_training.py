@@ -61,6 +61,15 @@ def test_run_folder_contents(tiny_run: Path) -> None:
     meta = json.loads((tiny_run / "meta.json").read_text())
     assert meta["config_sha256"] == load_config(TINY).digest()
     assert meta["package_version"]
+    env = meta["environment"]  # issue 21.4: what the run ran on
+    assert env["libraries"]["torch"] == torch.__version__.split("+")[0] or env["libraries"]["torch"]
+    assert env["libraries"]["stable-baselines3"] and env["cpu"]["logical_cpus"] >= 1
+    if Path("/proc/cpuinfo").exists():
+        assert env["cpu"]["model"] and env["cpu"]["flags"]
+    assert env["kernels"]["torch"]["cpu_capability"] and "MKL" in env["kernels"]["torch"]["config"]
+    if not isinstance(env["kernels"]["threadpools"], str):
+        assert {p["user_api"] for p in env["kernels"]["threadpools"]} & {"blas", "openmp"}
+    assert len(meta["sessions"]) == 1
     ckpts = sorted((tiny_run / "checkpoints").glob("ckpt_*.zip"))
     assert 1 <= len(ckpts) <= load_config(TINY).train.keep_checkpoints
     assert not list(tiny_run.rglob("*.tmp*")), "no half-written files left behind"
@@ -197,9 +206,8 @@ def test_export_parity_sb3_npz_onnx(tiny_run: Path, tmp_path: Path) -> None:
 
     onnxruntime = pytest.importorskip("onnxruntime")
     session = onnxruntime.InferenceSession(str(tmp_path / "tiny.onnx"))
-    onnx_logits = session.run(["logits"], {"obs": obs})[0]
+    onnx_logits, onnx_actions = session.run(["logits", "action"], {"obs": obs, "mask": masks})
     np.testing.assert_allclose(onnx_logits, np_logits, atol=1e-4)
-    onnx_actions = np.argmax(np.where(allowed, onnx_logits, -np.inf), 1)
     np.testing.assert_array_equal(onnx_actions[clear], sb3_actions[clear])
 
 
@@ -438,3 +446,156 @@ def test_damaged_run_files_fail_export_and_resume_up_front(tiny_run, tmp_path, d
 def test_bad_runs_dir_fails_before_training(tmp_path: Path) -> None:
     out = _main("train", str(TINY), "--runs-dir", "/dev/null/runs", "--no-progress")
     assert out.returncode == 2 and "--runs-dir" in out.stderr and "Traceback" not in out.stderr
+
+
+# ------------------------------------------------------------------ exact resume (issue 21.3)
+EXACT = ["--set", "train.total_timesteps=16384", "--set", "train.checkpoint_interval=2048"]
+
+
+def _weights_and_evals(run: Path) -> tuple[str, list[dict]]:
+    final = json.loads((run / "final" / "eval.json").read_text())
+    evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
+    return final["weights_sha256"], evals
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("exact")
+    out = _cli("train", str(TINY), "--runs-dir", str(runs), "--no-progress", *EXACT)
+    assert out.returncode == 0, out.stderr
+    return runs / "tiny"
+
+
+def test_sigterm_then_resume_equals_the_uninterrupted_run(uninterrupted, tmp_path) -> None:
+    """A real SIGTERM mid-run: the run checkpoints at the next rollout boundary and exits
+    143; --resume ends with the same weights (sha256) and the same evaluations, bit for bit."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "yahtzee_env", "train", str(TINY), "--no-progress"]
+    proc = subprocess.Popen(
+        [*command, "--runs-dir", str(tmp_path), *EXACT],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    ckpts = tmp_path / "tiny" / "checkpoints"
+    deadline = time.monotonic() + 120
+    while not (ckpts / "ckpt_2048.zip").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr
+    assert "stopped by SIGTERM" in stderr and not (tmp_path / "tiny" / "final").exists()
+    stopped_at = max(int(p.stem.split("_")[1]) for p in ckpts.glob("ckpt_*.zip"))
+    assert 2048 <= stopped_at < 16384
+    out = _cli("train", "--resume", str(tmp_path / "tiny"), "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert f"from ckpt_{stopped_at}.zip" in out.stdout
+    assert _weights_and_evals(tmp_path / "tiny") == _weights_and_evals(uninterrupted)
+    assert len(list((tmp_path / "tiny" / "tb").iterdir())) == 1  # one TensorBoard run
+
+
+def test_time_limit_then_resume_equals_the_uninterrupted_run(uninterrupted, tmp_path) -> None:
+    """--time-limit 0 stops at the first rollout boundary (right after the warm start) with
+    exit 75; the resumed run repeats the uninterrupted one exactly."""
+    out = _cli("train", str(TINY), "--runs-dir", str(tmp_path), "--no-progress", *EXACT,
+               "--time-limit", "0")  # fmt: skip
+    assert out.returncode == 75, out.stderr
+    assert "stopped by time limit at 0 steps" in out.stderr
+    out = _cli("train", "--resume", str(tmp_path / "tiny"), "--no-progress", "--time-limit", "1h")
+    assert out.returncode == 0, out.stderr
+    assert _weights_and_evals(tmp_path / "tiny") == _weights_and_evals(uninterrupted)
+
+
+def test_resume_without_a_checkpoint_says_so_and_starts_clean(uninterrupted, tmp_path) -> None:
+    """A run killed before its first checkpoint: --resume says there is nothing to resume,
+    removes the stale best/ and TensorBoard run, and trains from zero to the same result."""
+    import shutil
+
+    run = Path(shutil.copytree(uninterrupted, tmp_path / "tiny"))
+    shutil.rmtree(run / "checkpoints")
+    shutil.rmtree(run / "final")
+    out = _cli("train", "--resume", str(run), "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert "no checkpoint to resume from: starting from the beginning" in out.stdout
+    assert "best/" in out.stdout and "tb/" in out.stdout
+    assert len(list((run / "tb").iterdir())) == 1
+    assert _weights_and_evals(run) == _weights_and_evals(uninterrupted)
+
+
+# ------------------------------------------------------------------ the benchmark (issue 21.1)
+def test_benchmark_each_model_kind(tiny_run: Path, tmp_path: Path) -> None:
+    """npz (+ manifest), ONNX, SB3 zip and run folder: the same best model, the same games,
+    so the same row (ONNX and npz differ only on float near-ties, hence the tolerance)."""
+    import yahtzee_env
+
+    for fmt in ("npz", "onnx"):
+        assert (
+            _main("export", str(tiny_run), "--format", fmt, "--out", str(tmp_path)).returncode == 0
+        )
+    sources = {
+        "npz": tmp_path / "tiny.npz",
+        "manifest": tmp_path / "tiny.json",
+        "zip": tiny_run / "best" / "model.zip",
+        "run": tiny_run,
+    }
+    if _has("onnxruntime"):
+        sources["onnx"] = tmp_path / "tiny.onnx"
+    rows = {kind: yahtzee_env.benchmark(str(path), games=48) for kind, path in sources.items()}
+    for kind in ("manifest", "zip", "run"):
+        assert rows[kind]["mean"] == rows["npz"]["mean"], kind
+    if "onnx" in rows:
+        assert rows["onnx"]["mean"] == pytest.approx(rows["npz"]["mean"], abs=rows["npz"]["ci95"])
+    code = _main("benchmark", str(tiny_run), "--games", "48", "--json", str(tmp_path / "r.json"))
+    assert code.returncode == 0, code.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["mean"] == rows["run"]["mean"]
+    bare = tmp_path / "bare.zip"
+    bare.write_bytes((tiny_run / "best" / "model.zip").read_bytes())
+    out = _main("benchmark", str(bare), "--games", "4")
+    assert out.returncode == 2 and "network-input version are unknown" in out.stderr
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def test_exports_name_a_level_only_when_asked(tiny_run: Path, tmp_path: Path) -> None:
+    """A config that trains a level (ppo.yaml says `level: hard`) does not label every export
+    with it: only `--level NAME` does (issue 21.5); the input version is the config's."""
+    run = _copy_run(tiny_run, tmp_path)
+    config = run / "config.yaml"
+    config.write_text(config.read_text().replace("level: null", "level: hard"))
+    assert "level: hard" in config.read_text()
+    out = tmp_path / "out"
+    assert _main("export", str(run), "--out", str(out), "--name", "plain").returncode == 0
+    assert (
+        _main("export", str(run), "--out", str(out), "--name", "lv", "--level", "hard").returncode
+        == 0
+    )
+    assert json.loads((out / "plain.json").read_text())["level"] is None
+    assert json.loads((out / "lv.json").read_text())["level"] == "hard"
+    assert json.loads((out / "plain.json").read_text())["observation_version"] == 1
+    if _has("onnx"):
+        import onnx
+
+        assert _main("export", str(run), "--format", "onnx", "--out", str(out)).returncode == 0
+        meta = {p.key: p.value for p in onnx.load(str(out / "tiny.onnx")).metadata_props}
+        assert meta["level"] == ""
+
+
+def test_input_version_comes_from_the_config_never_the_width(tiny_run: Path) -> None:
+    """Issue 16.2: the exporter takes the version it is given (the run config's) and checks
+    it against the network, instead of guessing it from the first layer's width."""
+    from sb3_contrib import MaskablePPO
+
+    from yahtzee_agents.export import numpy_policy
+
+    model = MaskablePPO.load(tiny_run / "best" / "model.zip", device="cpu")
+    assert numpy_policy(model, input_version=1).input_version == 1
+    with pytest.raises(ValueError, match="config says input version 2"):
+        numpy_policy(model, input_version=2)
+    with pytest.raises(TypeError):
+        numpy_policy(model)  # no default to fall back on

@@ -13,6 +13,10 @@ The folders are the layers, lowest first: `game` (the pure engine: no Gymnasium)
 names a user needs most are importable from here::
 
     from yahtzee_env import RuleSet, load_opponent, resolve_policy, evaluate_policy
+
+Grade any agent by the benchmark protocol in one call::
+
+    row = yahtzee_env.benchmark("hard")  # or a model file, or fn(obs, mask) -> actions
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ _LAZY = {
     "POLICIES": "yahtzee_env.policies.baselines",
     "resolve_policy": "yahtzee_env.policies.resolve",
     "evaluate_policy": "yahtzee_env.analysis.evaluation",
+    "benchmark": "yahtzee_env.analysis.leaderboard",
+    "PROTOCOL": "yahtzee_env.analysis.leaderboard",
 }
 
 __all__ = [
@@ -51,6 +57,7 @@ __all__ = [
     "NUM_ACTIONS",
     "POLICIES",
     "PRESETS",
+    "PROTOCOL",
     "Box",
     "Game",
     "IllegalActionError",
@@ -58,6 +65,7 @@ __all__ = [
     "RuleSet",
     "Scorecard",
     "__version__",
+    "benchmark",
     "box_action",
     "evaluate_policy",
     "hold_action",

@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "bench-env": "bench_env",
     "solve": "solve",
     "evaluate": "evaluate",
+    "benchmark": "benchmark",
     "train": "train",
     "export": "export",
     "play": "play",

@@ -10,7 +10,11 @@ HELP = "export a trained run (runs/<name>) to .npz + manifest (numpy-only play) 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", type=Path, help="run folder (runs/<name>)")
+    parser.add_argument(
+        "run",
+        type=Path,
+        help="run folder (runs/<name>), or a level's manifest NAME.json (with --format onnx)",
+    )
     parser.add_argument("--format", choices=("npz", "onnx"), default="npz")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     parser.add_argument(
@@ -21,7 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "STEPS, the checkpoint saved at that many env-steps (checkpoints/ckpt_STEPS.zip)",
     )
     parser.add_argument("--name", default=None, help="file name stem (default: run name)")
-    parser.add_argument("--level", default=None, help="record this level name in the manifest")
+    parser.add_argument(
+        "--level",
+        default=None,
+        help="export as this level: record its name in the manifest or ONNX metadata (without "
+        "it, no level is named, whatever the config trains)",
+    )
 
 
 def _model_choice(value: str) -> str:
@@ -55,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as err:
         print(f"yahtzee export: error: {missing_extra_hint(err, 'export')}", file=sys.stderr)
         return 2
+    if args.run.suffix == ".json":
+        return _export_manifest(args)
     try:
         cfg = load_run_config(args.run)
         name = check_plain_name(args.name or cfg.name, "--name")
@@ -114,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
             name,
             rules=cfg.env.rules,
             config_sha256=cfg.digest(),
-            level=args.level or cfg.level,
+            input_version=cfg.env.observation_version,
+            level=args.level,
             canonical_holds=cfg.env.canonical_holds,
             extra=extra,
         )
@@ -125,10 +137,32 @@ def run(args: argparse.Namespace) -> int:
                 name,
                 cfg.env.canonical_holds,
                 RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold,
+                input_version=cfg.env.observation_version,
             ),
             args.out / f"{name}.onnx",
             rules=cfg.env.rules,
-            level=args.level or cfg.level,
+            level=args.level,
         )
+    print(f"wrote {path}")
+    return 0
+
+
+def _export_manifest(args: argparse.Namespace) -> int:
+    """A numpy model (a level's ``NAME.json`` + ``NAME.npz``) to a standalone ONNX file."""
+    from yahtzee_agents.export import export_onnx
+    from yahtzee_env.commands import OutputPathError, check_output_dir, check_plain_name
+    from yahtzee_env.policies.models import ModelFormatError, load_opponent, read_manifest
+
+    try:
+        if args.format != "onnx":
+            raise ValueError(f"{args.run} is a numpy model already: export it with --format onnx")
+        policy = load_opponent(args.run)
+        rules = read_manifest(args.run).rules
+        name = check_plain_name(args.name or args.run.stem, "--name")
+        check_output_dir(args.out, "--out")
+        path = export_onnx(policy, args.out / f"{name}.onnx", rules=rules, level=args.level)
+    except (ValueError, ModelFormatError, OutputPathError, FileNotFoundError) as err:
+        print(f"yahtzee export: error: {err}", file=sys.stderr)
+        return 2
     print(f"wrote {path}")
     return 0

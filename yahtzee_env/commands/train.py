@@ -33,6 +33,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
+        "--time-limit",
+        type=_duration,
+        default=None,
+        metavar="T",
+        help="wall-time budget of this session (seconds, or 90m, 12h): at the first PPO "
+        "rollout boundary past it the run writes an exact checkpoint and stops (exit 75); "
+        "SIGTERM and SIGINT do the same (exit 143, 130). --resume continues it bit for bit",
+    )
+    parser.add_argument(
         "--seeds",
         default=None,
         metavar="S1,S2,...",
@@ -44,6 +53,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="Ray cluster for --seeds (default: $RAY_ADDRESS, else Ray in-process here)",
     )
+
+
+def _duration(text: str) -> float:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    number, unit = (text[:-1], text[-1]) if text[-1:] in units else (text, "s")
+    try:
+        seconds = float(number) * units[unit]
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds (or 90m, 12h), got {text!r}")
+    return seconds
+
+
+# Exit codes of a run stopped with a checkpoint: the shell's for signals, EX_TEMPFAIL for time.
+STOPPED_EXIT = {"SIGINT": 130, "SIGTERM": 143, "time limit": 75}
 
 
 def _check_run_files(paths, check_sb3_zip) -> None:
@@ -92,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         from yahtzee_agents.config import ConfigError, load_config
-        from yahtzee_agents.train import RunPaths, load_run_config, train
+        from yahtzee_agents.train import RunPaths, TrainingInterrupted, load_run_config, train
     except ImportError as err:
         print(
             f"yahtzee train: error: training needs the train extra "
@@ -140,10 +165,14 @@ def run(args: argparse.Namespace) -> int:
             resume=args.resume is not None,
             progress=not args.no_progress,
             argv=sys.argv,
+            time_limit=args.time_limit,
         )
-    except FileExistsError as err:
+    except (FileExistsError, ConfigError) as err:
         print(f"yahtzee train: error: {err}", file=sys.stderr)
         return 2
+    except TrainingInterrupted as stopped:
+        print(f"yahtzee train: {stopped}", file=sys.stderr)
+        return STOPPED_EXIT[stopped.reason]
     print(final_result(run_dir))
     print(f"run folder: {run_dir}")
     return 0

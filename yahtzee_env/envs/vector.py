@@ -392,6 +392,57 @@ class YahtzeeVectorEnv(VectorEnv):
         ``action_space.sample(mask=...)``. The bool array is read-only and never modified."""
         return self._mask if dtype is bool else self._mask.astype(dtype)
 
+    # The mutable state: the games' fields, what `_observe` derived from them, and the dice
+    # generator. `get_state`/`set_state` carry it across a process (exact resume of training).
+    _STATE_ARRAYS = (
+        "_roll",
+        "_rolls_left",
+        "_filled",
+        "_upper_total",
+        "_yahtzee_state",
+        "_yahtzee_bonus",
+        "_total",
+        "_scores",
+        "_elapsed",
+        "_values",
+        "_bonus",
+        "_mask",
+        "_card_obs",
+        "_obs",
+    )
+
+    def get_state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """(arrays, facts): copies of every game's arrays, and the JSON-ready rest (started,
+        the NEXT_STEP games waiting for their reset, the dice generator's state). `set_state`
+        on an env of the same size, rules and holds mode continues exactly from here."""
+        arrays = {name.lstrip("_"): np.array(getattr(self, name)) for name in self._STATE_ARRAYS}
+        if self._ended is not None:
+            arrays["ended"] = np.array(self._ended)
+        facts = {
+            "num_envs": self.num_envs,
+            "rules": self.rules.name,
+            "canonical_holds": self.canonical_holds,
+            "started": self._started,
+            "generator": self.np_random.bit_generator.state,
+        }
+        return arrays, facts
+
+    def set_state(self, arrays: dict[str, np.ndarray], facts: dict[str, Any]) -> None:
+        """Restore what `get_state` returned (`ValueError` if it is another env's)."""
+        mine = (self.num_envs, self.rules.name, self.canonical_holds)
+        theirs = (facts["num_envs"], facts["rules"], facts["canonical_holds"])
+        if mine != theirs:
+            raise ValueError(
+                f"state of an env with (num_envs, rules, canonical_holds) = {theirs}, not {mine}"
+            )
+        for name in self._STATE_ARRAYS:
+            value = np.array(arrays[name.lstrip("_")], dtype=getattr(self, name).dtype)
+            setattr(self, name, value)
+        self._mask.flags.writeable = False
+        self._ended = np.array(arrays["ended"], dtype=bool) if "ended" in arrays else None
+        self._started = bool(facts["started"])
+        self.np_random.bit_generator.state = facts["generator"]
+
     def render(self) -> str | np.ndarray | None:
         """The first game: ``"ansi"`` text, ``"rgb_array"`` image, ``"human"`` printed text
         (the same drawings as `Yahtzee-v0`'s, `yahtzee_env.game.render`)."""

@@ -28,7 +28,7 @@ import numpy as np
 
 from yahtzee_env.fileio import UnsafeFileError, read_regular_file
 from yahtzee_env.game.engine import NUM_ACTIONS
-from yahtzee_env.game.observation import INPUT_SIZES, model_input
+from yahtzee_env.game.observation import INPUT_SIZES
 from yahtzee_env.game.rules import PRESETS, RuleSet
 from yahtzee_env.policies.models import (
     ACTIVATIONS,
@@ -114,10 +114,18 @@ class OnnxPolicy(MLPPolicy):
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
         x = np.array(observations, dtype=np.float32, ndmin=2)
-        if self.input_version != 1:
-            x = model_input(x, self.input_version, self.threshold)
-        out = self.session.run(["logits"], {"obs": x})[0]
+        mask = np.ones((len(x), NUM_ACTIONS), dtype=bool)  # the logits are unmasked anyway
+        out = self.session.run(["logits"], {"obs": x, "mask": mask})[0]
         return out if np.ndim(observations) == 2 else out[0]
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """The graph's own ``action``: its features, canonical-holds restriction and masked
+        argmax (the ONNX file plays exactly as it would anywhere else)."""
+        x = np.array(observations, dtype=np.float32, ndmin=2)
+        masks = np.array(action_masks, dtype=bool, ndmin=2)
+        if not masks.any(axis=1).all():
+            raise ValueError("an action_mask has no legal action")
+        return self.session.run(["action"], {"obs": x, "mask": masks})[0]
 
 
 def load_onnx_policy(path: str | os.PathLike, rules: RuleSet | str | None = None) -> OnnxPolicy:
@@ -160,14 +168,19 @@ def load_onnx_policy(path: str | os.PathLike, rules: RuleSet | str | None = None
             f"{path}: model trained for rules {meta['rules']!r}, asked to play "
             f"{RuleSet.from_spec(rules).name!r}"
         )
+    names = [i.name for i in model.graph.input]
+    outputs = [o.name for o in model.graph.output]
+    if names != ["obs", "mask"] or outputs != ["action", "logits"]:
+        raise ModelFormatError(
+            f"{path}: graph takes {names} and gives {outputs}, not obs, mask -> action, logits "
+            "(an export of an older version: export it again)"
+        )
     inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     weights = []
-    for i in range(len(inits) // 2):
-        if f"w{i}" not in inits or f"b{i}" not in inits:
-            break
-        weights.append((inits[f"w{i}"], inits[f"b{i}"]))
-    if 2 * len(weights) != len(inits) or not weights:
-        raise ModelFormatError(f"{path}: initializers {sorted(inits)[:10]} are not w0, b0, ...")
+    while f"w{len(weights)}" in inits and f"b{len(weights)}" in inits:
+        weights.append((inits[f"w{len(weights)}"], inits[f"b{len(weights)}"]))
+    if not weights:
+        raise ModelFormatError(f"{path}: no layer weights w0, b0, ... in the graph")
     if weights_digest(weights) != meta["weights_sha256"]:
         raise ModelFormatError(
             f"{path}: weights do not match the metadata's sha256 (file altered or corrupt)"

@@ -1,0 +1,83 @@
+"""``yahtzee benchmark POLICY``: grade one agent by the fixed benchmark protocol
+(`yahtzee_env.analysis.leaderboard`) and print its leaderboard row."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from yahtzee_env.commands import MODEL_FILES, int_in_range, shipped_levels
+from yahtzee_env.game.rules import PRESETS
+
+HELP = (
+    "grade an agent by the benchmark protocol (10,000 games on fixed seeds, official rules, "
+    "every decision graded by the exact solver): mean, expected score and regret, as a "
+    "leaderboard row"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from yahtzee_env.analysis.evaluation import MAX_GAMES
+
+    parser.add_argument(
+        "policy",
+        metavar="POLICY",
+        help=f"a level ({', '.join(shipped_levels())}), a baseline (random, greedy, heuristic, "
+        f"optimal), {MODEL_FILES}, or package.module:function taking (obs[N, 72] float32, "
+        "mask[N, 45] bool) and returning actions[N] (or naming an object with act_batch)",
+    )
+    parser.add_argument(
+        "--rules", default="official", choices=list(PRESETS), help="rules preset (default official)"
+    )
+    parser.add_argument(
+        "--games",
+        type=int_in_range(1, MAX_GAMES),
+        default=10_000,
+        help="games (default 10,000, the protocol's; another count marks the row non-standard)",
+    )
+    parser.add_argument("--json", type=Path, default=None, help="write the leaderboard row here")
+    parser.add_argument("--name", default=None, help="the agent's name in the row")
+    parser.add_argument(
+        "--workers",
+        type=int_in_range(1, 256),
+        default=min(2, os.cpu_count() or 1),
+        help="worker processes (speed only: the numbers are the same for any count)",
+    )
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    from yahtzee_env.analysis.leaderboard import benchmark, format_benchmark, load_agent
+    from yahtzee_env.commands import (
+        OutputPathError,
+        check_output_file,
+        missing_extra_hint,
+        progress_bar,
+    )
+    from yahtzee_env.fileio import atomic_write
+    from yahtzee_env.policies.models import ModelFormatError
+
+    try:
+        check_output_file(args.json, "--json")
+        agent = load_agent(args.policy, args.rules, args.name)
+        row = benchmark(
+            agent,
+            rules=args.rules,
+            games=args.games,
+            workers=args.workers,
+            progress=progress_bar(agent.name, "games", not args.no_progress),
+        )
+    except (ValueError, ModelFormatError, OutputPathError) as err:  # AgentError included
+        print(f"yahtzee benchmark: error: {err}", file=sys.stderr)
+        return 2
+    except ImportError as err:
+        print(f"yahtzee benchmark: error: {missing_extra_hint(err)}", file=sys.stderr)
+        return 2
+    print(format_benchmark(row))
+    if args.json:
+        atomic_write(args.json, json.dumps(row, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 0
