@@ -570,7 +570,7 @@ class Rooms:
                 self.rooms.pop(code, None)
                 raise WebError(f"no table has the code {code!r}", 404)
             if rev != room.rev:
-                room = None
+                room = self._catch_up(room)
         if room is not None:
             self.keep(room)
             return room
@@ -616,6 +616,35 @@ class Rooms:
         self.keep(room)
         return room
 
+    def _catch_up(self, room: Room) -> Room:
+        """``room`` brought to the database's state: the new actions of its current game
+        applied, if nothing else changed (another process's move: the common case), else
+        rebuilt from the whole log."""
+        new = self.storage.table_changes(room.code, room.idx, len(room.log))
+        if new is None:
+            return self._build(room.code)  # gone: raises 404
+        same = (
+            bool(new["started"]) == room.started
+            and int(new["games"]) == len(room.games)
+            and room.game is not None
+            and [tuple(s.values()) for s in new["seats"]]
+            == [tuple(s.row().values()) for s in room.seats]
+        )
+        if not same:
+            return self._build(room.code)
+        try:
+            for seat, action, regret in new["actions"]:
+                decision = None
+                if regret is not None and room.coach:
+                    decision = self.coach(room.rules).grade(room.game, seat, action)
+                room.apply(seat, action, regret, decision)
+        except Exception:
+            return self._build(room.code)  # a copy that cannot follow the log: start over
+        if new["actions"] and room.game.over:
+            room.finished.append(room.game.totals())
+        room.rev = int(new["rev"])
+        return room
+
     @contextlib.contextmanager
     def locked(self, code: Any):
         """Table ``code`` under its lock, at the database's last committed state: the block
@@ -628,9 +657,10 @@ class Rooms:
                     self.rooms.pop(code, None)
                     raise WebError(f"no table has the code {code!r}", 404)
                 room = self.rooms.get(code)
-                if room is None or room.rev != lock.rev:
+                if room is None:
                     room = self._build(code)
-                    room.rev = lock.rev
+                elif room.rev != lock.rev:
+                    room = self._catch_up(room)
                 yield room
         except WebError:
             raise  # refused before any change: the copy in memory is still the database's

@@ -471,6 +471,37 @@ class Storage:
         table["actions"] = actions
         return table
 
+    def table_changes(self, code: str, idx: int, seq: int) -> dict[str, Any] | None:
+        """What a copy of table ``code`` at game ``idx``, action ``seq`` needs to catch up
+        when only that game's log has grown: the table's ``rev`` (read first), ``started``,
+        the number of games, the seats, and game ``idx``'s actions from ``seq`` on."""
+        with self._reading() as conn:
+            rows = self._exec(
+                conn,
+                "SELECT rev, started, (SELECT COUNT(*) FROM games WHERE code = ?) AS games "
+                "FROM tables WHERE code = ?",
+                (code, code),
+            )
+            if not rows:
+                return None
+            out = rows[0]
+            out["seats"] = self._exec(
+                conn,
+                "SELECT seat, kind, name, player_id, token_hash FROM seats WHERE code = ? "
+                "ORDER BY seat",
+                (code,),
+            )
+            out["actions"] = [
+                (r["seat"], r["action"], r["regret"])
+                for r in self._exec(
+                    conn,
+                    "SELECT seat, action, regret FROM actions WHERE code = ? AND idx = ? "
+                    "AND seq >= ? ORDER BY seq",
+                    (code, idx, seq),
+                )
+            ]
+        return out
+
     def count_tables(self) -> int:
         return int(self._query("SELECT COUNT(*) AS n FROM tables")[0]["n"])
 
