@@ -146,7 +146,7 @@ def test_cpu_moves_a_dead_instance_left_are_played_by_another(pg_url):
     try:
         a, b = Rooms(sa), Rooms(sb)
         for _ in range(20):  # a table where a CPU seat rolls to go first
-            room, tokens = a.create({"seats": ["human", "friend"], "online": True})
+            room, _tokens = a.create({"seats": ["human", "friend"], "online": True})
             room.seats[1].kind = "easy"  # as `start` fills a free seat
             first = room.begin_game(0)
             if first == 1:
