@@ -8,11 +8,11 @@ only after the action and the CPU moves after it are committed to SQLite).
 Hostile cases beside the honest players (issue 17):
 
 - ``--slow-sockets N``: N clients (each from its own address) open a socket on each of the
-  first ``--slow-tables`` players' tables, ask for the table's full state four times a
-  second and never read a byte (their receive buffer is 4 KiB), so the server's buffers to
-  them fill within seconds rather than hours. The server closes them (4008) once
-  their send queue is full; the honest players' round trips are reported apart for the
-  attacked tables.
+  first ``--slow-tables`` players' tables and never read a byte (their receive buffer is
+  4 KiB); with ``--slow-ask R`` they also ask for the table's full state R times a second
+  (and still never read), so the server's buffers to them fill within seconds, not hours.
+  The server closes them (4008) once their send queue is full; the honest players' round
+  trips on the attacked tables are reported apart.
 - ``--fresh-connections``: ``--attackers`` clients from one address send requests as fast as
   they can, each on a new connection (code guesses, table creations, config reads), which
   a per-connection limit would not stop; the limits by address refuse them (429), and the
@@ -113,8 +113,9 @@ class SlowSockets:
     the state every ``every`` seconds and never read. Counts the sockets the server
     closed (a send fails once it has) and those still open at the end."""
 
-    def __init__(self, port: int, n: int, players: list, every: float = 0.25) -> None:
-        self.port, self.n, self.players, self.every = port, n, players, every
+    def __init__(self, port: int, n: int, players: list, ask: float = 0.0) -> None:
+        self.port, self.n, self.players, self.ask = port, n, players, ask
+        self.every = 1 / ask if ask else 0.1
         self.opened = self.closed_by_server = self.refused = 0
         self.stop = False
 
@@ -142,7 +143,7 @@ class SlowSockets:
                     except OSError:
                         self.refused += 1
                 attached[p.index] = (code, socks)
-            for _code, socks in attached.values():
+            for _code, socks in attached.values() if self.ask else ():
                 for s in list(socks):
                     try:
                         s.send(frame)
@@ -390,6 +391,13 @@ def main() -> int:
     )
     parser.add_argument("--slow-tables", type=int, default=10)
     parser.add_argument(
+        "--slow-ask",
+        type=float,
+        default=0.0,
+        metavar="R",
+        help="the slow sockets also ask for the state R times a second (never reading it)",
+    )
+    parser.add_argument(
         "--fresh-connections",
         action="store_true",
         help="--attackers clients from one address, a new connection per request",
@@ -420,7 +428,9 @@ def main() -> int:
     def hostile(crowd):
         stops = []
         if args.slow_sockets:
-            slow = SlowSockets(server.port, args.slow_sockets, crowd[: args.slow_tables])
+            slow = SlowSockets(
+                server.port, args.slow_sockets, crowd[: args.slow_tables], args.slow_ask
+            )
             thread = threading.Thread(target=slow.run, daemon=True)
             thread.start()
             attack["slow"] = slow
@@ -520,6 +530,7 @@ def main() -> int:
             hit = np.array([x for p in crowd[: args.slow_tables] for x in p.latencies]) * 1000
             result["slow_sockets"] = {
                 "per_table": args.slow_sockets,
+                "ask_per_s": args.slow_ask,
                 "tables": args.slow_tables,
                 "opened": slow.opened,
                 "refused_at_connect": slow.refused,

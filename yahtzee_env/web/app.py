@@ -458,7 +458,7 @@ def create_app(
                 slots.release_anonymous(address, code)
             else:
                 slots.release_seated()
-        if client.closing is not None:
+        if client.closing is not None and client.closing[0] != 1006:  # 1006: the peer left
             with anyio.move_on_after(1), contextlib.suppress(Exception):
                 await ws.close(*client.closing)
 
@@ -517,7 +517,7 @@ def create_app(
         """Evict idle tables from memory and delete expired ones (closing their sockets)."""
         evicted = rooms.evict(limits.idle_evict_s, limits.rooms_in_memory, locks.busy)
         expired = await run_in_threadpool(
-            rooms.expire, limits.expire_unstarted_s, limits.expire_idle_s
+            rooms.expire, limits.expire_unstarted_s, limits.expire_idle_s, set(locks.locks)
         )
         for code in expired:
             hub.close_table(code, CLOSE_GONE, "this table expired")

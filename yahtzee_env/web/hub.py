@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 import anyio
-from starlette.websockets import WebSocket
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 CLOSE_BINARY = 1003  # binary frames are not accepted (standard "unsupported data")
 CLOSE_SLOW = 4008  # the socket fell behind: its send queue is full
@@ -55,10 +55,15 @@ class Client:
                 self.scope.cancel()
 
     async def send_forever(self) -> None:
-        """The socket's sender task: write the queue out in order."""
-        async with self.inbox:
-            async for text in self.inbox:
-                await self.ws.send_text(text)
+        """The socket's sender task: write the queue out in order (until the peer goes)."""
+        try:
+            async with self.inbox:
+                async for text in self.inbox:
+                    await self.ws.send_text(text)
+        except (WebSocketDisconnect, OSError, RuntimeError):  # the peer is gone
+            self.closing = self.closing or (1006, "")
+            if self.scope is not None:
+                self.scope.cancel()
 
 
 class Hub:

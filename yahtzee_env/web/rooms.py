@@ -551,10 +551,10 @@ class Rooms:
                 over -= 1
         return gone
 
-    def expire(self, unstarted_s: float, idle_s: float) -> list[str]:
-        """Delete tables never started for ``unstarted_s`` seconds or idle for ``idle_s``
-        (their seat tokens die with them); return their codes."""
-        codes = self.storage.expire(unstarted_s, idle_s)
+    def expire(self, unstarted_s: float, idle_s: float, keep=()) -> list[str]:
+        """Delete tables never started for ``unstarted_s`` seconds or idle for ``idle_s``,
+        but those in ``keep`` (in use now); their seat tokens die with them. Their codes."""
+        codes = self.storage.expire(unstarted_s, idle_s, keep)
         for code in codes:
             self.rooms.pop(code, None)
         return codes

@@ -9,6 +9,9 @@
 - A fixed kernel send buffer per connection (`SEND_BUFFER`, not Linux's autotuning up to
   4 MiB): what a client that stops reading can pin in the kernel is bounded, and the server
   sees it stop (its socket's send queue fills, `hub`) after a few hundred KiB, not megabytes.
+- `ReleasingWebSocketProtocol`: once the app is done with a socket, a peer that still does
+  not read (so the buffered bytes never drain and a plain close never completes) is cut off
+  (`transport.abort()`) after `CLOSE_GRACE` seconds: closed sockets are released.
 - h11's limit on an incomplete request head (16 KiB), WebSocket frames of at most 64 KiB,
   keep-alive pings on every socket (a vanished peer is released), a cap on concurrent
   connections (503 beyond it), and the forwarded address only from ``--trust-proxy``.
@@ -33,6 +36,7 @@ MAX_HEAD = 16 * 1024  # bytes of request line + headers
 WS_MAX_SIZE = 64 * 1024  # bytes per WebSocket frame (every legitimate one is under 4 KiB)
 MAX_CONNECTIONS = 4096  # concurrent connections and sockets (503 beyond)
 SEND_BUFFER = 64 * 1024  # bytes of kernel send buffer per connection (Linux doubles it)
+CLOSE_GRACE = 5.0  # s a finished socket's peer has to take its last bytes
 
 
 class HeaderTimeoutH11Protocol(H11Protocol):
@@ -93,6 +97,26 @@ class ClientErrorFilter(logging.Filter):
         return self.bucket.allow("log")
 
 
+def websocket_protocol():
+    """uvicorn's sans-I/O WebSocket protocol, releasing its connection when the app is done
+    (None if this uvicorn does not have it: then its default is used)."""
+    try:
+        from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+    except ImportError:
+        return None
+
+    class ReleasingWebSocketProtocol(WebSocketsSansIOProtocol):
+        async def run_asgi(self) -> None:
+            await super().run_asgi()
+            self.loop.call_later(CLOSE_GRACE, self._release)
+
+        def _release(self) -> None:
+            if not self.disconnected:  # the peer never took its last bytes
+                self.transport.abort()
+
+    return ReleasingWebSocketProtocol
+
+
 def protocol_with(header_timeout: float) -> type[HeaderTimeoutH11Protocol]:
     return type(
         "HeaderTimeoutH11Protocol",
@@ -108,9 +132,8 @@ def run(
     ``workers`` above 1: ``app`` is the import string of an app factory, run in that many
     processes sharing the listening socket (uvicorn's supervisor)."""
     import uvicorn
-    from uvicorn.config import WS_PROTOCOLS
 
-    ws = "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "auto"
+    ws = websocket_protocol() or "auto"
     if workers > 1:
         os.environ["YAHTZEE_HEADER_TIMEOUT"] = str(header_timeout)
         http = f"{__name__}:HeaderTimeoutH11Protocol"

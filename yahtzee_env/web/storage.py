@@ -45,7 +45,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -516,15 +516,19 @@ class Storage:
         )
         return int(rows[0]["n"])
 
-    def expire(self, unstarted_s: float, idle_s: float, now: float | None = None) -> list[str]:
+    def expire(
+        self, unstarted_s: float, idle_s: float, keep: Iterable[str] = (), now: float | None = None
+    ) -> list[str]:
         """Delete the tables never started for ``unstarted_s`` seconds and those idle for
-        ``idle_s`` (their seats and tokens with them; results stay); return their codes."""
+        ``idle_s`` but those in ``keep`` (their seats and tokens go with them; results stay);
+        return their codes."""
         now = time.time() if now is None else now
         rows = self._query(
             "SELECT code FROM tables WHERE (started = 0 AND updated < ?) OR updated < ?",
             (now - unstarted_s, now - idle_s),
         )
-        codes = [r["code"] for r in rows]
+        keep = set(keep)
+        codes = [r["code"] for r in rows if r["code"] not in keep]
         statements = [
             (f"DELETE FROM {name} WHERE code = ?", (code,))
             for code in codes
