@@ -350,6 +350,8 @@ def test_workers_on_postgres_and_refused_on_sqlite(pg_url, tmp_path):
                 {"seat": 0, "token": token, "seq": state["seq"], "action": action},
             )
         assert ok(f"{server.url}/api/tables/{code}")["seq"] == state["seq"]
+        with connect(server.url.replace("http", "ws") + f"/ws/{code}") as ws:  # sockets too
+            assert receive_state(ws, lambda s: True)["seq"] == state["seq"]
     finally:
         server.kill()  # the workers too
 

@@ -125,6 +125,16 @@ def protocol_with(header_timeout: float) -> type[HeaderTimeoutH11Protocol]:
     )
 
 
+def __getattr__(name: str):
+    """``ReleasingWebSocketProtocol`` by name, for the processes of ``--workers N``."""
+    if name == "ReleasingWebSocketProtocol":
+        cls = websocket_protocol()
+        if cls is not None:
+            globals()[name] = cls
+            return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def run(
     app, host: str, port: int, *, header_timeout: float = HEADER_TIMEOUT, workers: int = 1
 ) -> None:
@@ -134,9 +144,11 @@ def run(
     import uvicorn
 
     ws = websocket_protocol() or "auto"
-    if workers > 1:
+    if workers > 1:  # the workers import the protocol classes by name (no pickled classes)
         os.environ["YAHTZEE_HEADER_TIMEOUT"] = str(header_timeout)
         http = f"{__name__}:HeaderTimeoutH11Protocol"
+        if ws != "auto":
+            ws = f"{__name__}:ReleasingWebSocketProtocol"
         extra = {"factory": True, "workers": workers}
     else:
         http, extra = protocol_with(header_timeout), {}
