@@ -521,6 +521,8 @@ def create_app(
         )
         for code in expired:
             hub.close_table(code, CLOSE_GONE, "this table expired")
+        for code in [c for c in pushed if not hub.count(c)]:
+            del pushed[code]  # no socket here any more: nothing to keep in order
         return {"evicted": evicted, "expired": expired}
 
     async def sweeper() -> None:
