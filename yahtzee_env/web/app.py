@@ -1,7 +1,8 @@
 """The routes of ``yahtzee serve``: the page, a JSON API and a WebSocket per table.
 
 HTTP (JSON bodies, at most `MAX_BODY` bytes; errors are ``{"error": "...", "code": "..."}``
-with a 4xx, ``code`` a stable machine word such as ``stale_seq``):
+with a 4xx, ``code`` a stable machine word such as ``stale_seq``, and ``params`` its values
+when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18n/<lang>.json``):
 
     GET  /api/config                      CPU levels and rules presets for the lobby
     POST /api/players       {name}        a profile: {player_id, name, token}
@@ -12,6 +13,8 @@ with a 4xx, ``code`` a stable machine word such as ``stale_seq``):
     POST /api/tables/CODE/start  {seat, token}        (the host)
     POST /api/tables/CODE/act    {seat, token, seq, game, action: {type: roll|score|next, ...}}
     POST /api/tables/CODE/hint   {seat, token}
+    POST /api/games/CODE-IDX     {player, tokens: {seat: token}}  the review of a finished
+                                          game (403 unless seated there or the table is public)
     GET  /healthz                         200 while the process is up
     GET  /readyz                          200 if the database answers and its schema is
                                           this program's, else 503 (for a load balancer)
@@ -78,7 +81,23 @@ MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
 
 
 def error(err: WebError) -> JSONResponse:
-    return JSONResponse({"error": str(err), "code": err.code}, status_code=err.status)
+    body = {"error": str(err), "code": err.code}
+    if err.params:
+        body["params"] = err.params
+    return JSONResponse(body, status_code=err.status)
+
+
+def languages() -> list[dict[str, str]]:
+    """The page's languages: one catalogue per file ``static/i18n/<code>.json`` (its
+    ``_name`` is the language's own name), so a new language is one new file."""
+    out = []
+    for path in sorted((STATIC_DIR / "i18n").glob("*.json")):
+        try:
+            name = json.loads(path.read_text(encoding="utf-8")).get("_name", path.stem)
+        except (OSError, ValueError):
+            continue
+        out.append({"code": path.stem, "name": name})
+    return out
 
 
 def parse_json(raw: bytes | str) -> dict[str, Any]:
@@ -281,7 +300,13 @@ def create_app(
     # ----------------------------------------------------------------- API
     async def config(request: Request) -> Response:
         return JSONResponse(
-            {"levels": cpu_levels(), "rules": list(PRESETS), "max_seats": 4, "min_seats": 2}
+            {
+                "levels": cpu_levels(),
+                "rules": list(PRESETS),
+                "max_seats": 4,
+                "min_seats": 2,
+                "languages": languages(),
+            }
         )
 
     async def create_player(request: Request) -> Response:
@@ -382,6 +407,18 @@ def create_app(
             lambda code: rooms.hint(code, body.get("seat"), body.get("token")),
         )
         return JSONResponse(reply)
+
+    async def game_review(request: Request) -> Response:
+        """The review of a finished game: checked and read under the table's lock, then
+        solved in a worker thread without it (`rooms.review_of` touches no live room)."""
+        body = await read_body(request)
+        spend(body.get("player"))
+        gid = request.path_params["gid"]
+        code = gid.rpartition("-")[0] if isinstance(gid, str) else ""
+        if not code:
+            raise WebError(f"no game has the id {str(gid)[:30]!r}", 404, "no_game")
+        game = await on_table(code, lambda _code: rooms.review_request(gid, body))
+        return JSONResponse(await run_in_threadpool(rooms.review_of, game))
 
     # ----------------------------------------------------------------- WebSocket
     async def seat_of(code: str, msg: dict[str, Any]) -> int:
@@ -539,6 +576,7 @@ def create_app(
         Route("/", page),
         Route("/t/{code}", page),
         Route("/stats", page),
+        Route("/games/{gid}", page),
         Route("/healthz", healthz),
         Route("/readyz", readyz),
         Route("/api/config", endpoint(config)),
@@ -550,6 +588,7 @@ def create_app(
         Route("/api/tables/{code}/start", endpoint(start), methods=["POST"]),
         Route("/api/tables/{code}/act", endpoint(act), methods=["POST"]),
         Route("/api/tables/{code}/hint", endpoint(hint), methods=["POST"]),
+        Route("/api/games/{gid}", endpoint(game_review), methods=["POST"]),
         WebSocketRoute("/ws/{code}", table_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]

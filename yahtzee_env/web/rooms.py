@@ -67,6 +67,7 @@ CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
 MAX_NAME = 24
 MIN_SEATS, MAX_SEATS = 2, 4
 EVENTS_KEPT = 64
+REVIEWS_KEPT = 256  # game reviews cached in memory
 
 
 ERROR_CODES = {
@@ -83,16 +84,21 @@ ERROR_CODES = {
 
 
 class WebError(Exception):
-    """A refused request: ``status`` is the HTTP status, the message says why in English and
-    ``code`` is a stable machine word for it (the page translates by code)."""
+    """A refused request: ``status`` is the HTTP status, the message says why in English (for
+    the API and the terminal) and ``code`` is a stable machine word for it, by default the
+    status's (`ERROR_CODES`); the page translates it (``err.<code>`` in
+    ``static/i18n/*.json``), with ``params`` as its placeholders."""
 
     status = 400
 
-    def __init__(self, message: str, status: int | None = None, code: str | None = None) -> None:
+    def __init__(
+        self, message: str, status: int | None = None, code: str | None = None, **params: Any
+    ) -> None:
         super().__init__(message)
         if status is not None:
             self.status = status
         self.code = code or ERROR_CODES.get(self.status, "error")
+        self.params = params
 
 
 def cpu_levels() -> list[str]:
@@ -111,10 +117,10 @@ def new_code() -> str:
 def clean_code(code: Any) -> str:
     """A table code as typed (any case, dashes or spaces) in canonical form."""
     if not isinstance(code, str):
-        raise WebError("table code must be a string")
+        raise WebError("table code must be a string", code="unknown_table")
     text = code.strip().upper().replace("-", "").replace(" ", "")
     if len(text) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in text):
-        raise WebError(f"no table has the code {code[:20]!r}", 404)
+        raise WebError(f"no table has the code {code[:20]!r}", 404, "unknown_table")
     return text
 
 
@@ -123,16 +129,19 @@ def clean_name(name: Any, default: str | None = None) -> str:
     if name is None and default is not None:
         return default
     if not isinstance(name, str):
-        raise WebError("name must be a string")
+        raise WebError("name must be a string", code="name_empty")
     name = " ".join(name.split())
     if not name:
         if default is not None:
             return default
-        raise WebError("name is empty")
+        raise WebError("name is empty", code="name_empty")
     if len(name) > MAX_NAME:
-        raise WebError(f"name is longer than {MAX_NAME} characters")
+        raise WebError(f"name is longer than {MAX_NAME} characters", code="name_long", max=MAX_NAME)
     if any(ch in "<>" for ch in name) or not name.isprintable():
-        raise WebError("name may not contain < or > or control characters (no markup in names)")
+        raise WebError(
+            "name may not contain < or > or control characters (no markup in names)",
+            code="name_markup",
+        )
     return name
 
 
@@ -145,6 +154,20 @@ def trained_for(level: str, rules: RuleSet) -> str | None:
     if level not in LEVELS:
         return None
     return trained_for_other_rules(shared_policy(level, rules), rules)
+
+
+def new_game(
+    rules: RuleSet, seed: int, idx: int, seats: int, first: int | None = None
+) -> tuple[Game, int]:
+    """Game ``idx`` of a table with ``seed``, dealt, and its first seat: the roll of the dice
+    for first player is always made (so the dice stream is the same), but ``first``, when
+    given, overrides it (later games of a match pass the start to the next seat)."""
+    rng = np.random.default_rng([seed, idx])
+    rolled = roll_for_first_player(seats, rng)
+    first = rolled if first is None else first
+    game = Game(rules, num_players=seats)
+    game.reset(rng, first=first)
+    return game, first
 
 
 @dataclass
@@ -182,6 +205,7 @@ class Room:
     fill_level: str
     seats: list[Seat]
     started: bool = False
+    public: bool = False  # anyone with the link may open its game reviews
     games: list[dict[str, int]] = field(default_factory=list)  # idx, match_no, first
     finished: list[list[int]] = field(default_factory=list)  # totals of finished games
     game: Game | None = None
@@ -205,11 +229,7 @@ class Room:
         """Set up game ``idx`` from its seed; return the first seat: the roll of the dice
         for first player (always made, so the dice stream is the same), unless ``first``
         is given (later games of a match pass the start to the next seat)."""
-        rng = np.random.default_rng([self.seed, idx])
-        rolled = roll_for_first_player(len(self.seats), rng)
-        first = rolled if first is None else first
-        self.game = Game(self.rules, num_players=len(self.seats))
-        self.game.reset(rng, first=first)
+        self.game, first = new_game(self.rules, self.seed, idx, len(self.seats), first)
         self.log, self.events, self.held, self.decisions = [], [], [], {}
         return first
 
@@ -222,12 +242,16 @@ class Room:
         if action < NUM_HOLDS:
             kept = kept_faces(dice, action)
             game.step(action)
+            n = NUM_DICE - len(kept)
+            key = "narr.reroll_all" if not kept else "narr.keep_all" if n == 0 else "narr.keep"
             self.held = positions_of(game.dice, kept)
             event.update(
                 type="roll",
                 kept=[i for i in range(NUM_DICE) if action >> i & 1],
                 dice=list(game.dice),
                 text=describe_reroll(name, kept, game.dice),
+                # the page's words: a catalogue key and its values (`text` is for the API)
+                msg={"key": key, "name": name, "kept": kept, "n": n, "dice": list(game.dice)},
             )
         else:
             box = action - BOX_ACTION_OFFSET
@@ -238,7 +262,9 @@ class Room:
             extra = card.upper_bonus + card.yahtzee_bonus - before
             self.held = []
             text = describe_score(name, box, points, extra)
-            event.update(type="score", box=BOX_NAMES[box], points=points, text=text)
+            msg = {"key": "narr.score_bonus" if extra else "narr.score", "name": name}
+            msg.update(box=BOX_NAMES[box], points=points, extra=extra)
+            event.update(type="score", box=BOX_NAMES[box], points=points, text=text, msg=msg)
             if not game.over:
                 event["next_dice"] = list(game.dice)
         if regret is not None:
@@ -257,10 +283,10 @@ class Room:
         if not 0 <= seat < len(self.seats):
             raise WebError(f"seat {seat} does not exist at this table (0..{len(self.seats) - 1})")
         if not isinstance(token, str) or not token:
-            raise WebError("a seat token is required to act", 403)
+            raise WebError("a seat token is required to act", 403, "seat_token")
         expected = self.seats[seat].token_hash
         if expected is None or not hmac.compare_digest(expected, token_hash(token)):
-            raise WebError(f"that token is not the token of seat {seat}", 403)
+            raise WebError(f"that token is not the token of seat {seat}", 403, "seat_token")
         return seat
 
     def result(self) -> dict[str, Any] | None:
@@ -274,7 +300,16 @@ class Room:
         else:
             text = "Draw: " + " and ".join(self.names[s] for s in top)
             text += f" tie on {totals[top[0]]} points"
-        return {"totals": totals, "winners": top, "draw": len(top) > 1, "text": text}
+        msg = {"key": "result.draw" if len(top) > 1 else "result.win", "seats": top}
+        msg["points"] = totals[top[0]]
+        return {
+            "totals": totals,
+            "winners": top,
+            "draw": len(top) > 1,
+            "text": text,
+            "msg": msg,
+            "game_id": f"{self.code}-{self.idx}",
+        }
 
     def match_games(self) -> list[list[int]]:
         """Totals of the finished games of the current match."""
@@ -298,6 +333,8 @@ class Room:
                 names = " and ".join(self.names[s] for s in result.winners)
                 verb = "win" if len(result.winners) > 1 else "wins"
                 state["text"] = f"{names} {verb} the match ({'-'.join(map(str, result.wins))})"
+                state["msg"] = {"key": "match.won", "seats": list(result.winners)}
+                state["msg"]["wins"] = "-".join(map(str, result.wins))
         return state
 
     def state(self, since: int = 0, coach_review=None) -> dict[str, Any]:
@@ -318,6 +355,7 @@ class Room:
             "online": self.online,
             "match": self.match,
             "coach": self.coach,
+            "public": self.public,
             "started": self.started,
             "seats": seats,
             "game": self.idx,
@@ -379,6 +417,8 @@ class Rooms:
         self.rooms: OrderedDict[str, Room] = OrderedDict()
         self._coaches: dict[str, Any] = {}
         self._coach_locks = {name: threading.Lock() for name in PRESETS}  # one solve each
+        self._reviews: dict[tuple[str, int], dict[str, Any]] = {}  # solved in threads
+        self._reviews_lock = threading.Lock()
 
     # --------------------------------------------------------------- resources
     def policy(self, level: str, rules: RuleSet):
@@ -418,10 +458,10 @@ class Rooms:
         if token is None and not required:
             return None
         if not isinstance(token, str) or not token:
-            raise WebError("a player token is required", 403)
+            raise WebError("a player token is required", 403, "player_token")
         row = self.storage.player_by_token(token)
         if row is None:
-            raise WebError("unknown player token (create a profile first)", 403)
+            raise WebError("unknown player token (create a profile first)", 403, "player_token")
         return row
 
     # --------------------------------------------------------------- tables
@@ -446,7 +486,10 @@ class Rooms:
         if not isinstance(online, bool):
             raise WebError("online must be true or false")
         if "friend" in kinds and not online:
-            raise WebError("friends join online tables: create an online table to seat friends")
+            raise WebError(
+                "friends join online tables: create an online table to seat friends",
+                code="friends_online",
+            )
         rules_name = body.get("rules", "official")
         if not isinstance(rules_name, str) or rules_name not in PRESETS:
             raise WebError(f"unknown rules {str(rules_name)[:30]!r}; presets: {', '.join(PRESETS)}")
@@ -456,7 +499,7 @@ class Rooms:
                 f"unknown CPU level {str(fill)[:30]!r} for empty seats; choose one of {levels}"
             )
         flags = {}
-        for key in ("match", "coach"):
+        for key in ("match", "coach", "public"):
             flags[key] = body.get(key, False)
             if not isinstance(flags[key], bool):
                 raise WebError(f"{key} must be true or false")
@@ -489,6 +532,7 @@ class Rooms:
             flags["coach"],
             fill,
             seats,
+            public=flags["public"],
         )
         if not online:
             room.started = True
@@ -501,6 +545,7 @@ class Rooms:
             "online": online,
             "match": room.match,
             "coach": room.coach,
+            "public": room.public,
             "fill_level": fill,
             "started": room.started,
             "first": room.games[0]["first"] if room.games else 0,
@@ -568,7 +613,7 @@ class Rooms:
             rev = self.storage.table_rev(code)
             if rev is None:
                 self.rooms.pop(code, None)
-                raise WebError(f"no table has the code {code!r}", 404)
+                raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
             if rev != room.rev:
                 room = self._catch_up(room)
         if room is not None:
@@ -586,7 +631,7 @@ class Rooms:
         row = self.storage.load_table(code)
         if row is None:
             self.rooms.pop(code, None)
-            raise WebError(f"no table has the code {code!r}", 404)
+            raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
         seats = [
             Seat(s["seat"], s["kind"], s["name"], s["player_id"], s["token_hash"])
             for s in row["seats"]
@@ -601,6 +646,7 @@ class Rooms:
             row["fill_level"],
             seats,
             started=bool(row["started"]),
+            public=bool(row.get("public", 0)),
             rev=int(row["rev"]),
         )
         for g in row["games"]:
@@ -655,7 +701,7 @@ class Rooms:
             with self.storage.lock_table(code) as lock:
                 if lock.rev is None:
                     self.rooms.pop(code, None)
-                    raise WebError(f"no table has the code {code!r}", 404)
+                    raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
                 room = self.rooms.get(code)
                 if room is None:
                     room = self._build(code)
@@ -682,12 +728,12 @@ class Rooms:
 
     def _join(self, room: Room, player, name: str) -> tuple[Room, int, str]:
         if room.started:
-            raise WebError("this table has already started: no seat is free", 409)
+            raise WebError("this table has already started: no seat is free", 409, "started")
         if player and any(s.player_id == player["id"] for s in room.seats):
             raise WebError("you already have a seat at this table", 409, "already_seated")
         free = [s for s in room.seats if s.kind == "friend"]
         if not free:
-            raise WebError("every seat at this table is taken", 409)
+            raise WebError("every seat at this table is taken", 409, "full")
         seat = free[0]
         token = secrets.token_urlsafe(18)
         seat.kind, seat.name = "human", name
@@ -703,9 +749,9 @@ class Rooms:
     def _start(self, room: Room, seat: Any, token: Any) -> Room:
         room.seat_of_token(seat, token)
         if seat != 0:
-            raise WebError("only the host (seat 1) can start the table", 403)
+            raise WebError("only the host (seat 1) can start the table", 403, "host_only")
         if room.started:
-            raise WebError("the table has already started", 409)
+            raise WebError("the table has already started", 409, "started")
         counts: dict[str, int] = {}
         for s in room.seats:
             if s.is_cpu:
@@ -733,7 +779,7 @@ class Rooms:
         if kind == "next":
             return "next"
         if game is None or game.over:
-            raise WebError("the game is over: start the next one", 409)
+            raise WebError("the game is over: start the next one", 409, "game_over")
         if kind == "roll":
             hold = intent.get("hold", [])
             if not isinstance(hold, list) or not all(
@@ -743,9 +789,11 @@ class Rooms:
             if len(set(hold)) != len(hold) or not all(0 <= p < NUM_DICE for p in hold):
                 raise WebError(f"illegal hold {hold[:8]}: positions are distinct, 0..4")
             if len(hold) == NUM_DICE:
-                raise WebError("all five dice are held: release some or score a box")
+                raise WebError(
+                    "all five dice are held: release some or score a box", code="all_held"
+                )
             if game.rolls_left == 0:
-                raise WebError("no rolls left this turn: score a box", 409)
+                raise WebError("no rolls left this turn: score a box", 409, "no_rolls")
             return hold_action(hold)
         if kind == "score":
             box = intent.get("box")
@@ -754,7 +802,7 @@ class Rooms:
             action = BOX_ACTION_OFFSET + BOX_NAMES.index(box)
             if not game.legal_action_mask()[action]:
                 reason = game.player.why_illegal(BOX_NAMES.index(box), game.roll)  # the engine's
-                raise WebError(f"cannot score there: {reason}", 409)
+                raise WebError(f"cannot score there: {reason}", 409, "cannot_score", box=box)
             return action
         raise WebError(f"unknown action type {str(kind)[:20]!r}: use roll, score or next")
 
@@ -774,7 +822,7 @@ class Rooms:
     ) -> tuple[Room, int]:
         room.seat_of_token(seat, token)
         if not room.started:
-            raise WebError("the table has not started yet: the host starts it", 409)
+            raise WebError("the table has not started yet: the host starts it", 409, "not_started")
         for name, value in (("seq", seq), ("game", game_idx)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise WebError(f"{name} must be an integer")
@@ -797,6 +845,7 @@ class Rooms:
                 f"it is not your turn: {mover} (seat {game.current + 1}) is to move",
                 409,
                 "not_your_turn",
+                seat=game.current,
             )
         first = len(room.log)
         regret = decision = None
@@ -812,7 +861,7 @@ class Rooms:
         """Start the next game: of the same best-of-five while it is undecided (the start
         passes to the next seat, as in the terminal game), else a new game or match."""
         if not room.game.over:
-            raise WebError("the game is still on: finish it first", 409)
+            raise WebError("the game is still on: finish it first", 409, "still_on")
         idx = len(room.games)
         last = room.games[-1]
         first = None
@@ -873,10 +922,12 @@ class Rooms:
         room = self.load(code)
         room.seat_of_token(seat, token)
         if not room.coach:
-            raise WebError("the coach is off at this table (turn it on in the lobby)", 409)
+            raise WebError(
+                "the coach is off at this table (turn it on in the lobby)", 409, "coach_off"
+            )
         game = room.game
         if game is None or game.over or game.current != seat:
-            raise WebError("a hint is for your own turn", 409)
+            raise WebError("a hint is for your own turn", 409, "hint_own_turn")
         options = self.coach(room.rules).hint(game, seat)
         return {"seat": seat, "dice": list(game.dice), "options": [o.to_dict() for o in options]}
 
@@ -884,6 +935,77 @@ class Rooms:
         out = room.state(since, self.review if room.coach else None)
         out["rev"] = room.rev  # the database's revision (servers sharing it compare these)
         return out
+
+    # --------------------------------------------------------------- game reviews
+    def review_request(self, game_id: Any, body: dict[str, Any]) -> dict[str, Any]:
+        """Check that ``body`` may open the review of ``game_id`` (``CODE-IDX``): the table
+        is public, or ``body`` holds a seat token of it (``tokens: {seat: token}``) or the
+        player token of a player seated there. Returns what `review_of` needs (read here,
+        under the table's lock, so that the solver's work touches no live room); WebError
+        404 for no such finished game, 403 for no access."""
+        text = str(game_id) if isinstance(game_id, str) else ""
+        code, _, idx_text = text.rpartition("-")
+        if not code or not idx_text.isdigit():
+            raise WebError(f"no game has the id {text[:30]!r}", 404, "no_game")
+        room = self.load(code)
+        idx = int(idx_text)
+        if idx >= len(room.finished):
+            raise WebError(f"no finished game has the id {text[:30]!r}", 404, "no_game")
+        if not (room.public or self._may_review(room, body)):
+            raise WebError("only the players of this table can open its reviews", 403, "private")
+        row = self.storage.load_table(room.code)
+        return {
+            "code": room.code,
+            "idx": idx,
+            "rules": room.rules,
+            "seed": room.seed,
+            "first": room.games[idx]["first"],
+            "coach": room.coach,
+            "seats": room.state()["seats"],
+            "actions": row["actions"].get(idx, []),
+        }
+
+    def _may_review(self, room: Room, body: dict[str, Any]) -> bool:
+        tokens = body.get("tokens")
+        if isinstance(tokens, dict):
+            for seat, token in tokens.items():
+                try:
+                    room.seat_of_token(int(seat), token)
+                    return True
+                except (WebError, ValueError):
+                    continue
+        player = body.get("player")
+        if isinstance(player, str) and player:
+            row = self.storage.player_by_token(player)
+            if row is not None and any(s.player_id == row["id"] for s in room.seats):
+                return True
+        return False
+
+    def review_of(self, game: dict[str, Any]) -> dict[str, Any]:
+        """The solver's review of the finished game `review_request` described (cached;
+        CPU-bound: call it in a thread, off the event loop)."""
+        from yahtzee_env.web.review import review_game
+
+        key = (game["code"], game["idx"])
+        with self._reviews_lock:
+            cached = self._reviews.get(key)
+        if cached is None:
+            coach = self.coach(game["rules"])
+            out = review_game(
+                coach,
+                game["rules"],
+                game["seed"],
+                game["idx"],
+                game["first"],
+                game["seats"],
+                game["actions"],
+            )
+            out.update(id=f"{key[0]}-{key[1]}", code=key[0], game=key[1], coach=game["coach"])
+            with self._reviews_lock:
+                while len(self._reviews) >= REVIEWS_KEPT:  # forget the oldest
+                    self._reviews.pop(next(iter(self._reviews)))
+                self._reviews[key] = cached = out
+        return cached
 
 
 __all__ = ["Room", "Rooms", "Seat", "WebError", "clean_code", "clean_name", "cpu_levels"]

@@ -16,6 +16,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "wins": sum(r["outcome"] == "win" for r in rows),
         "draws": sum(r["outcome"] == "draw" for r in rows),
         "losses": sum(r["outcome"] == "loss" for r in rows),
+        "win_rate": round(sum(r["outcome"] == "win" for r in rows) / n, 4) if n else None,
         "mean_score": round(sum(scores) / n, 2) if n else None,
         "best_score": max(scores) if n else None,
         "yahtzees": sum(r["yahtzees"] for r in rows),
@@ -36,7 +37,13 @@ def player_statistics(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "online": summarize([r for r in rows if r["online"]]),
         },
         "history": [
-            {"score": r["score"], "outcome": r["outcome"], "opponents": r["opponents"]}
+            {
+                "score": r["score"],
+                "outcome": r["outcome"],
+                "opponents": r["opponents"],
+                "game_id": f"{r['code']}-{r['idx']}",
+                "online": bool(r["online"]),
+            }
             for r in rows[-HISTORY:]
         ],
     }

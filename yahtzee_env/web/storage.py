@@ -129,7 +129,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX tables_host_player ON tables(host_player, over);
     CREATE INDEX tables_host_addr ON tables(host_addr, over);
     """,
-    # 3: several server processes (issue 20): the table's revision, moved on by one at every
+    # 3: a table may make its game reviews public (anyone with the link)
+    """
+    ALTER TABLE tables ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
+    """,
+    # 4: several server processes (issue 20): the table's revision, moved on by one at every
     # committed change, so that a process can tell its copy of a table is behind
     """
     ALTER TABLE tables ADD COLUMN rev {int64} NOT NULL DEFAULT 0;
@@ -370,8 +374,8 @@ class Storage:
         statements = [
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
-                "fill_level, started, updated, host_player, host_addr) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "fill_level, started, updated, host_player, host_addr, public) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     table["code"],
                     now,
@@ -385,6 +389,7 @@ class Storage:
                     now,
                     table.get("host_player"),
                     table.get("host_addr"),
+                    int(table.get("public", False)),
                 ),
             )
         ]

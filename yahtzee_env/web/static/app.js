@@ -1,14 +1,14 @@
 // The page of `yahtzee serve`. It only shows the server's state and sends intents; the
 // server (yahtzee_env/web) checks every move with the engine and computes every score.
 // Names and other text from the server are always set with textContent, never as markup.
+// Every word shown comes from the catalogue /static/i18n/<lang>.json through t(): the
+// server sends narration and errors as keys and values (event.msg, error.code).
 "use strict";
 
 const BOXES = ["aces", "twos", "threes", "fours", "fives", "sixes", "three_of_a_kind",
   "four_of_a_kind", "full_house", "small_straight", "large_straight", "yahtzee", "chance"];
-const LABELS = ["Aces", "Twos", "Threes", "Fours", "Fives", "Sixes", "3 of a kind",
-  "4 of a kind", "Full house", "Sm. straight", "Lg. straight", "Yahtzee", "Chance"];
+const PACES = { slow: 1100, normal: 650, fast: 250, instant: 0 };
 const params = new URLSearchParams(location.search);
-const PACE = params.has("pace") ? Math.max(0, Number(params.get("pace")) || 0) : 650;
 const $ = (id) => document.getElementById(id);
 const el = (tag, attrs = {}, text) => {
   const node = document.createElement(tag);
@@ -17,13 +17,14 @@ const el = (tag, attrs = {}, text) => {
   return node;
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const dieNode = (i) => document.querySelector(`[data-testid="die-${i}"]`);
 
 // ------------------------------------------------------------------ browser storage
 const store = {
   get(key, fallback) {
     try { return JSON.parse(localStorage.getItem(key)) ?? fallback; } catch { return fallback; }
   },
-  set(key, value) { localStorage.setItem(key, JSON.stringify(value)); },
+  set(key, value) { try { localStorage.setItem(key, JSON.stringify(value)); } catch { /* private mode */ } },
 };
 const myTables = () => store.get("yz.tables", {});
 function rememberTable(code, tokens) {
@@ -35,13 +36,138 @@ function rememberTable(code, tokens) {
   store.set("yz.tables", tables);
 }
 
+// ------------------------------------------------------------------ words (i18n)
+const I18N = { lang: "en", cat: {}, base: {}, languages: [], plural: null };
+
+// The catalogue's text for `key` with {placeholders} filled from `vars`; `fallback` (or the
+// key) when no catalogue has it.
+function t(key, vars = {}, fallback) {
+  const text = I18N.cat[key] ?? I18N.base[key] ?? fallback ?? key;
+  return text.replace(/\{(\w+)\}/g, (m, k) => (k in vars ? String(vars[k]) : m));
+}
+// Plural forms: `key.one`, `key.other` (and whatever Intl.PluralRules names for a language).
+function tn(key, n, vars = {}) {
+  const form = I18N.plural ? I18N.plural.select(n) : (n === 1 ? "one" : "other");
+  const full = `${key}.${form}` in I18N.cat ? `${key}.${form}` : `${key}.other`;
+  return t(full, { n, ...vars });
+}
+const has = (key) => key in I18N.cat || key in I18N.base;
+const boxName = (box) => t(`box.${box}`, {}, box);
+const levelName = (level) => t(`level.${level}`, {}, level);
+const ruleName = (rules) => t(`rules.${rules}`, {}, rules);
+const diceText = (dice) => dice.join(" ");
+const num = (x, digits = 2) => new Intl.NumberFormat(I18N.lang, { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(x);
+const joinNames = (names) => names.join(t("list.and"));
+
+async function fetchJSON(path) {
+  const response = await fetch(path);
+  if (!response.ok) throw new Error(`${path}: ${response.status}`);
+  return response.json();
+}
+
+function pickLanguage(codes) {
+  const asked = params.get("lang");
+  if (asked && codes.includes(asked)) { store.set("yz.lang", asked); return asked; }
+  const saved = store.get("yz.lang", null);
+  if (saved && codes.includes(saved)) return saved;
+  for (const tag of navigator.languages || [navigator.language || "en"]) {
+    const code = String(tag).toLowerCase().split("-")[0];
+    if (codes.includes(code)) return code;
+  }
+  return codes.includes("en") ? "en" : codes[0];
+}
+
+async function setLanguage(lang) {
+  I18N.cat = lang === "en" ? I18N.base : await fetchJSON(`/static/i18n/${lang}.json`);
+  I18N.lang = lang;
+  I18N.plural = new Intl.PluralRules(lang);
+  document.documentElement.lang = lang;
+  translatePage();
+}
+
+function translatePage() {
+  document.title = t("app.title");
+  for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
+  for (const node of document.querySelectorAll("[data-i18n-aria]")) node.setAttribute("aria-label", t(node.dataset.i18nAria));
+  const select = $("lang");
+  select.replaceChildren(...I18N.languages.map((l) => el("option", { value: l.code, lang: l.code }, l.name)));
+  select.value = I18N.lang;
+}
+
+// Switching language redraws the view from the state the page already has: no reload.
+async function switchLanguage(lang) {
+  store.set("yz.lang", lang);
+  await setLanguage(lang);
+  const view = currentView();
+  if (view === "lobby") { renderLobbyWords(); renderMyTables(); }
+  else if (view === "table" && T.state) {
+    render(T.state, { lock: T.animating });
+    setStatus(T.lastStatus ? T.lastStatus() : "");
+    if (T.hint && myTurn()) renderHint(T.hint);
+  }
+  else if (view === "stats" && S.data) renderStats(S.data);
+  else if (view === "review" && R.data) renderReview(R.data);
+}
+
+// ------------------------------------------------------------------ settings (per device)
+const settings = Object.assign({ pace: "normal", sound: false, theme: "auto", motion: "auto" },
+  store.get("yz.settings", {}));
+function saveSettings() { store.set("yz.settings", settings); applySettings(); }
+function applySettings() {
+  const root = document.documentElement;
+  if (settings.theme === "auto") delete root.dataset.theme; else root.dataset.theme = settings.theme;
+  root.classList.toggle("reduce-motion", settings.motion === "reduce");
+  root.classList.toggle("full-motion", settings.motion === "full");
+  $("pace").value = settings.pace; $("theme").value = settings.theme;
+  $("motion").value = settings.motion; $("sound").checked = settings.sound;
+}
+// ?pace=<ms> (tests, demos) or ?pace=fast overrides the setting for this visit.
+function pace() {
+  if (params.has("pace")) {
+    const p = params.get("pace");
+    return p in PACES ? PACES[p] : Math.max(0, Number(p) || 0);
+  }
+  return PACES[settings.pace] ?? PACES.normal;
+}
+function reducedMotion() {
+  if (settings.motion !== "auto") return settings.motion === "reduce";
+  return window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+}
+
+// Sound effects, synthesised with WebAudio (no files): off unless the player turns them on.
+const sound = {
+  ctx: null,
+  play(kind) {
+    if (!settings.sound) return;
+    try {
+      this.ctx = this.ctx || new (window.AudioContext || window.webkitAudioContext)();
+      const ctx = this.ctx, now = ctx.currentTime;
+      const tone = (freq, start, length, type = "sine", gain = 0.12) => {
+        const osc = ctx.createOscillator(), amp = ctx.createGain();
+        osc.type = type; osc.frequency.value = freq;
+        amp.gain.setValueAtTime(gain, now + start);
+        amp.gain.exponentialRampToValueAtTime(0.0001, now + start + length);
+        osc.connect(amp).connect(ctx.destination);
+        osc.start(now + start); osc.stop(now + start + length + 0.02);
+      };
+      if (kind === "roll") for (let i = 0; i < 6; i++) tone(180 + Math.random() * 260, i * 0.045, 0.05, "square", 0.05);
+      else if (kind === "score") { tone(660, 0, 0.12); tone(880, 0.1, 0.16); }
+      else if (kind === "yatzy") [523, 659, 784, 1047].forEach((f, i) => tone(f, i * 0.1, 0.22, "triangle", 0.14));
+    } catch { /* no audio: stay silent */ }
+  },
+};
+
+// ------------------------------------------------------------------ the network (one place)
+class ApiError extends Error {
+  constructor(message, code = "generic", params = {}, status = 0) {
+    super(message); this.code = code; this.params = params; this.status = status;
+  }
+}
+
 // Every request of the page goes through `api`: a timeout, retries of requests that are
 // safe to repeat (reads, and moves: the server refuses a move made from a state it has left,
-// code "stale_seq"), and errors that carry the server's machine `code`.
+// code "stale_seq"), and errors that carry the server's machine `code` (and its `params`).
 const FETCH_TIMEOUT_MS = 10000;
-class ApiError extends Error {
-  constructor(message, status, code) { super(message); this.status = status; this.code = code; }
-}
 async function api(path, body, { retries = 2, timeout = FETCH_TIMEOUT_MS } = {}) {
   const opts = body === undefined ? {} : {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
@@ -57,12 +183,14 @@ async function api(path, body, { retries = 2, timeout = FETCH_TIMEOUT_MS } = {})
       clearTimeout(timer);
       if (attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
       setConnection("reconnecting");
-      throw new ApiError("no answer from the server: check your connection (retrying)", 0, "network");
+      throw new ApiError("no answer from the server", "network", {}, 0);
     }
     clearTimeout(timer);
     if (response.status === 503 && attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
-    if (T.netError) { T.netError = false; setError(""); }  // the server answers again
-    if (!response.ok) throw new ApiError(data.error || `server error ${response.status}`, response.status, data.code);
+    if (T.netError) { T.netError = false; setError(null); }  // the server answers again
+    if (!response.ok) {
+      throw new ApiError(data.error || `server error ${response.status}`, data.code || "generic", data.params || {}, response.status);
+    }
     return data;
   }
 }
@@ -70,12 +198,15 @@ async function api(path, body, { retries = 2, timeout = FETCH_TIMEOUT_MS } = {})
 // The banner over the page while live updates are down: "reconnecting" while the socket
 // is (a retry is on its way), "polling" when the server refused it (the page asks for the
 // table's state every few seconds instead).
-function setConnection(state, text) {
+function setConnection(state, reason = "") {
   const banner = $("connection");
   if (!banner) return;
   banner.dataset.state = state;
   banner.hidden = state === "online";
-  banner.textContent = text || (state === "reconnecting" ? "Connection lost: reconnecting…" : "");
+  const words = { reconnecting: () => t("conn.reconnecting"),
+    polling: () => t(reason ? "conn.polling_why" : "conn.polling", { reason, s: POLL_MS / 1000 }) };
+  banner.dataset.reason = reason;
+  banner.textContent = words[state] ? words[state]() : "";
 }
 
 // The second press of a double click or double tap (the browser counts them in
@@ -92,22 +223,48 @@ async function whileBusy(ids, work) {
   try { await work(); } finally { buttons.forEach((b) => { b.disabled = false; }); }
 }
 
+// An error as the player reads it: the catalogue's err.<code>, else the server's words.
+function errorText(err) {
+  const code = err && err.code;
+  if (code && code !== "generic" && has(`err.${code}`)) {
+    const p = { ...(err.params || {}) };
+    if (p.box) p.box = boxName(p.box);
+    if (p.seat !== undefined && T.state) p.name = seatName(T.state, p.seat);
+    return t(`err.${code}`, p);
+  }
+  return t("err.generic", { message: err && err.message ? err.message : String(err) });
+}
+
 async function ensurePlayer(name) {
   let player = store.get("yz.player", null);
   if (!player) {
-    player = await api("/api/players", { name: name || "You" }, { retries: 0 });
+    player = await api("/api/players", { name: name || t("lobby.default_name") }, { retries: 0 });
     store.set("yz.player", player);
   }
   return player;
 }
 
+// ------------------------------------------------------------------ names of seats
+function seatName(state, seat) {
+  const s = state.seats[seat];
+  if (!s) return "";
+  if (s.kind === "cpu") {
+    const m = s.name.match(/ #(\d+)$/);
+    return levelName(s.level) + (m ? ` #${m[1]}` : "");
+  }
+  if (s.kind === "friend" && !s.taken) return t("seat.free", { n: seat + 1 });
+  const player = s.name.match(/^Player (\d+)$/);
+  if (player) return t("seat.player", { n: player[1] });
+  return s.name;
+}
+
 // ------------------------------------------------------------------ lobby
-let config = { levels: ["easy", "medium", "hard"], rules: ["official"] };
+let config = { levels: ["easy", "medium", "hard"], rules: ["official"], languages: [] };
 
 function seatOptions(i) {
-  if (i === 0) return [["human", "You"]];
-  return [["friend", "A friend (online)"], ["human", "Another player here"],
-    ...config.levels.map((lv) => [lv, `Computer: ${lv}`])];
+  if (i === 0) return [["human", t("lobby.you")]];
+  return [["friend", t("lobby.friend")], ["human", t("lobby.human")],
+    ...config.levels.map((lv) => [lv, t("lobby.cpu", { level: levelName(lv) })])];
 }
 
 function renderSeatKinds() {
@@ -118,7 +275,7 @@ function renderSeatKinds() {
   for (let i = 0; i < Number($("seats").value); i++) {
     const row = el("div", { class: "row" });
     const id = `seat-kind-${i}`;
-    row.append(el("label", { for: id }, `Seat ${i + 1}`));
+    row.append(el("label", { for: id }, t("lobby.seat", { n: i + 1 })));
     const select = el("select", { id, "data-testid": id });
     for (const [value, label] of seatOptions(i)) select.append(el("option", { value }, label));
     select.value = previous[i] || (config.levels.includes(defaults[i]) ? defaults[i] : select.options[0].value);
@@ -128,11 +285,23 @@ function renderSeatKinds() {
   }
 }
 
+function renderLobbyWords() {
+  const rules = $("rules"), fill = $("fill");
+  const r = rules.value, f = fill.value;
+  rules.replaceChildren(...config.rules.map((x) => el("option", { value: x }, ruleName(x))));
+  fill.replaceChildren(...config.levels.map((lv) => el("option", { value: lv }, levelName(lv))));
+  rules.value = r && config.rules.includes(r) ? r : config.rules[0];
+  fill.value = f && config.levels.includes(f) ? f : (config.levels.includes("medium") ? "medium" : config.levels[0]);
+  renderSeatKinds();
+  const name = $("name");
+  if (!name.value || name.dataset.default === "true") { name.value = t("lobby.default_name"); name.dataset.default = "true"; }
+}
+
 function lobbyChoices(online) {
   const seats = [...$("seat-kinds").querySelectorAll("select")].map((s) => s.value);
   return {
     name: $("name").value, seats, online, rules: $("rules").value, fill: $("fill").value,
-    match: $("match").checked, coach: $("coach").checked,
+    match: $("match").checked, coach: $("coach").checked, public: $("public").checked,
   };
 }
 
@@ -140,15 +309,13 @@ async function createTable(online) {
   $("lobby-error").textContent = "";
   try {
     const choices = lobbyChoices(online);
-    if (!online && choices.seats.includes("friend")) {
-      throw new Error("friends join online tables: press Create online table, or pick the computer for their seats");
-    }
+    if (!online && choices.seats.includes("friend")) throw new ApiError("friends", "friends_online");
     const player = await ensurePlayer(choices.name);
     const reply = await api("/api/tables", { ...choices, player: player.token }, { retries: 0 });
     rememberTable(reply.code, reply.tokens);
     go(`/t/${reply.code}`);
   } catch (err) {
-    $("lobby-error").textContent = err.message;
+    $("lobby-error").textContent = errorText(err);
   }
 }
 
@@ -156,7 +323,7 @@ async function joinTable() {
   $("lobby-error").textContent = "";
   try {
     const code = $("join-code").value.trim().toUpperCase().replace(/[\s-]/g, "");
-    if (!code) throw new Error("type the table code first");
+    if (!code) throw new ApiError("no code", "no_code");
     const mine = myTables()[code];
     if (mine && Object.keys(mine.tokens).length) { go(`/t/${code}`); return; }
     const player = await ensurePlayer($("name").value);
@@ -164,41 +331,90 @@ async function joinTable() {
     rememberTable(code, { [reply.seat]: reply.token });
     go(`/t/${code}`);
   } catch (err) {
-    $("lobby-error").textContent = err.message;
+    $("lobby-error").textContent = errorText(err);
   }
+}
+
+// "Your open tables": each remembered table's opponents, turn and mover, with Resume.
+const L = { states: {} };
+const roundOf = (state) => {
+  if (!state.cards || state.current === undefined) return 13;
+  return Object.values(state.cards[state.current].scores).filter((v) => v !== null).length + 1;
+};
+
+async function loadMyTables() {
+  const entries = Object.entries(myTables()).sort((a, b) => b[1].updated - a[1].updated).slice(0, 8);
+  await Promise.all(entries.map(async ([code]) => {
+    try { L.states[code] = await api(`/api/tables/${code}`); } catch { L.states[code] = null; }
+  }));
+  renderMyTables();
+}
+
+function tableSummary(code, state) {
+  const mine = Object.keys((myTables()[code] || { tokens: {} }).tokens).map(Number);
+  const opponents = state.seats.filter((s) => !mine.includes(s.seat)).map((s) => seatName(state, s.seat));
+  let status;
+  let who = "";
+  if (!state.started) status = t("lobby.table_waiting");
+  else if (state.over) status = t("lobby.table_over");
+  else {
+    who = mine.includes(state.current) ? t("lobby.your_move") : t("lobby.their_move", { name: seatName(state, state.current) });
+    status = t("lobby.table_turn", { round: roundOf(state), who });
+  }
+  return { line: t("lobby.table_line", { code, opponents: joinNames(opponents) }), status, who, mine };
 }
 
 function renderMyTables() {
   const list = $("my-tables");
   list.replaceChildren();
-  const entries = Object.entries(myTables()).sort((a, b) => b[1].updated - a[1].updated).slice(0, 10);
-  if (!entries.length) list.append(el("li", {}, "none yet"));
+  const entries = Object.entries(myTables()).sort((a, b) => b[1].updated - a[1].updated).slice(0, 8);
+  if (!entries.length) list.append(el("li", {}, t("lobby.none")));
+  let latest = null;
   for (const [code] of entries) {
-    const li = el("li");
-    li.append(el("a", { href: `/t/${code}` }, code));
+    const state = L.states[code];
+    const li = el("li", { "data-testid": `open-table-${code}` });
+    if (state === undefined) { li.append(el("a", { href: `/t/${code}` }, code)); list.append(li); continue; }
+    if (state === null) { li.append(el("span", {}, t("lobby.unavailable", { code }))); list.append(li); continue; }
+    const info = tableSummary(code, state);
+    const text = el("span", { class: "info" });
+    text.append(el("span", {}, info.line), el("small", {}, info.status));
+    li.append(text);
+    if (state.over && state.result && state.result.game_id) {
+      li.append(el("a", { href: `/games/${state.result.game_id}`, class: "button-link", "data-testid": "review-link" }, t("lobby.review")));
+    }
+    const resume = el("a", { href: `/t/${code}`, class: "button-link primary", "data-testid": `resume-${code}` }, t("lobby.resume"));
+    resume.addEventListener("click", (e) => { e.preventDefault(); go(`/t/${code}`); });
+    li.append(resume);
     list.append(li);
+    if (!latest && state.started && !state.over) latest = { code, state, info };
+  }
+  const banner = $("resume-latest");
+  banner.hidden = !latest;
+  banner.replaceChildren();
+  if (latest) {
+    banner.append(el("p", {}, t("lobby.resume_latest", { code: latest.code, round: roundOf(latest.state), who: latest.info.who })));
+    const button = el("button", { type: "button", class: "primary", "data-testid": "resume-latest-button" }, t("lobby.resume"));
+    button.addEventListener("click", () => go(`/t/${latest.code}`));
+    banner.append(button);
   }
 }
 
 async function showLobby() {
   const player = store.get("yz.player", null);
-  if (player) $("name").value = player.name;
-  try { config = await api("/api/config"); } catch { /* keep the defaults */ }
-  const rules = $("rules"), fill = $("fill");
-  rules.replaceChildren(...config.rules.map((r) => el("option", { value: r }, r)));
-  fill.replaceChildren(...config.levels.map((lv) => el("option", { value: lv }, lv)));
-  fill.value = config.levels.includes("medium") ? "medium" : config.levels[0];
-  renderSeatKinds();
+  if (player) { $("name").value = player.name; $("name").dataset.default = "false"; }
+  renderLobbyWords();
   renderMyTables();
   const join = params.get("join");
   if (join) $("join-code").value = join;
+  loadMyTables();
 }
 
 // ------------------------------------------------------------------ the table
 const T = {
   code: null, state: null, version: [-1, -1], held: new Set(), selected: null,
   queue: Promise.resolve(), animating: false, socket: null, retry: 0, hint: null,
-  busy: false, netError: false, poll: null,
+  slots: [0, 1, 2, 3, 4], lastStatus: null, focusAfter: null,
+  busy: false, netError: false, poll: null, hintPending: false,
 };
 const mySeats = () => Object.keys((myTables()[T.code] || { tokens: {} }).tokens).map(Number);
 const tokenOf = (seat) => (myTables()[T.code] || { tokens: {} }).tokens[seat];
@@ -206,56 +422,118 @@ const isMine = (seat) => mySeats().includes(seat);
 const myTurn = () => T.state && T.state.started && !T.state.over && isMine(T.state.current) && !T.animating && !T.busy;
 const newer = (a, b) => a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]);
 
+// The status line is kept as a function, so that a language switch can redraw it.
 function setStatus(text) { $("status").textContent = text; }
-function setError(text) { $("error").textContent = text || ""; }
+function say(fn) { T.lastStatus = fn; setStatus(fn()); }
+function setError(err) { $("error").textContent = err ? errorText(err) : ""; }
 function showFailure(err) {  // a network failure clears itself once the server answers again
   T.netError = err.code === "network";
-  setError(err.message);
+  setError(err);
+}
+
+function narrate(event) {
+  const m = event.msg;
+  if (!m || !T.state) return event.text || "";
+  const name = seatName(T.state, event.seat);
+  if (m.key === "narr.keep") return tn("narr.keep", m.n, { name, kept: diceText(m.kept), dice: diceText(m.dice) });
+  if (m.key === "narr.reroll_all") return t(m.key, { name, dice: diceText(m.dice) });
+  if (m.key === "narr.keep_all") return t(m.key, { name });
+  if (m.key === "narr.score" || m.key === "narr.score_bonus") {
+    return t(m.key, { name, points: m.points, box: boxName(m.box), extra: m.extra });
+  }
+  return event.text || "";
+}
+
+// Screen places of the dice. The server keeps dice sorted; the page keeps each held die in
+// its place while the others roll: slots[k] is the die (server position) shown in place k.
+function nextSlots(slots, before, keptPositions, after) {
+  const keptFaces = keptPositions.map((p) => before[p]);
+  const free = [0, 1, 2, 3, 4];
+  const held = [];
+  for (const face of keptFaces) {  // where the kept dice are after the roll (as the server's positions_of)
+    const spot = free.find((i) => after[i] === face && !held.includes(i));
+    held.push(spot);
+  }
+  const out = new Array(5).fill(null);
+  const used = new Set();
+  slots.forEach((pos, k) => {
+    const idx = keptPositions.indexOf(pos);
+    if (idx >= 0) { out[k] = held[idx]; used.add(held[idx]); }
+  });
+  const rest = [0, 1, 2, 3, 4].filter((p) => !used.has(p));
+  for (let k = 0; k < 5; k++) if (out[k] === null) out[k] = rest.shift();
+  return out;
+}
+
+function placeDice(slots) {
+  const tray = $("dice");
+  const order = [...tray.children].map((n) => Number(n.dataset.testid.slice(4)));
+  if (order.join() === slots.join()) return;
+  const focused = document.activeElement;
+  for (const pos of slots) tray.append(dieNode(pos));
+  if (focused && tray.contains(focused)) focused.focus();
 }
 
 function showDice(dice, held, kept) {
-  for (let i = 0; i < 5; i++) {
-    const die = document.querySelector(`[data-testid="die-${i}"]`);
-    const value = dice && dice.length ? String(dice[i]) : "";
+  placeDice(T.slots);
+  T.slots.forEach((pos, k) => {
+    const die = dieNode(pos);
+    const value = dice && dice.length ? String(dice[pos]) : "";
     die.dataset.value = value;
-    die.textContent = value ? "⚀⚁⚂⚃⚄⚅"[dice[i] - 1] : "";
-    die.dataset.held = String(held.has(i));
-    die.classList.toggle("kept", Boolean(kept && kept.includes(i)));
-    const state = held.has(i) ? "held" : "not held";
-    die.setAttribute("aria-label", value ? `die ${i + 1}: ${value}, ${state}` : `die ${i + 1}: not rolled`);
-    die.setAttribute("aria-pressed", String(held.has(i)));
-  }
+    die.dataset.face = value;
+    die.dataset.held = String(held.has(pos));
+    die.dataset.tag = t("die.tag");
+    die.classList.toggle("kept", Boolean(kept && kept.includes(pos)));
+    const state = held.has(pos) || (kept && kept.includes(pos)) ? t("die.held") : t("die.free");
+    die.setAttribute("aria-label", value ? t("die.label", { n: k + 1, face: t(`face.${value}`), state }) : t("die.unrolled", { n: k + 1 }));
+    die.setAttribute("aria-pressed", String(held.has(pos)));
+  });
 }
 
-function rollDice(positions) {
-  for (const i of positions) {
-    const die = document.querySelector(`[data-testid="die-${i}"]`);
-    die.classList.remove("rolling"); void die.offsetWidth; die.classList.add("rolling");
+// Tumble, then settle: the dice that roll spin and flicker through faces, then show their
+// value. Without motion (the setting or the device's), they just change.
+async function tumble(positions, ms) {
+  if (reducedMotion() || !positions.length) return;
+  sound.play("roll");
+  const nodes = positions.map(dieNode);
+  for (const die of nodes) { die.classList.remove("rolling"); void die.offsetWidth; die.classList.add("rolling"); }
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    for (const die of nodes) die.dataset.face = String(1 + Math.floor(Math.random() * 6));
+    await sleep(70);
   }
+  for (const die of nodes) die.dataset.face = die.dataset.value;
 }
 
 // One animated move of someone else (a CPU or another player).
-async function animate(event, state) {
-  if (PACE === 0) { setStatus(event.text); return; }
+async function animate(event) {
+  const p = pace();
   if (event.type === "roll") {
     showDice(event.dice_before, new Set(), event.kept);
-    setStatus(event.text.split(":")[0]);
-    await sleep(PACE);
-    showDice(event.dice, new Set(), event.kept);
-    rollDice([0, 1, 2, 3, 4].filter((i) => !event.kept.includes(i)));
-    setStatus(event.text);
-    await sleep(PACE);
+    say(() => t("narr.rolling", { name: seatName(T.state, event.seat) }));
+    await sleep(p * 0.6);
+    T.slots = nextSlots(T.slots, event.dice_before, event.kept, event.dice);
+    const kept = [];
+    const keptFaces = event.kept.map((i) => event.dice_before[i]);
+    for (const face of keptFaces) kept.push([0, 1, 2, 3, 4].find((i) => event.dice[i] === face && !kept.includes(i)));
+    showDice(event.dice, new Set(), kept);
+    const rolled = [0, 1, 2, 3, 4].filter((i) => !kept.includes(i));
+    await tumble(rolled, Math.min(600, p));
+    say(() => narrate(event));
+    await sleep(p);
   } else {
     showDice(event.dice_before, new Set(), []);
     const cell = document.querySelector(`[data-testid="box-${event.seat}-${event.box}"]`);
-    setStatus(event.text);
+    say(() => narrate(event));
     if (cell) { cell.textContent = event.points; cell.classList.add("scored-now"); }
-    await sleep(PACE * 1.2);
+    sound.play(event.box === "yahtzee" && event.points > 0 ? "yatzy" : "score");
+    await sleep(p * 1.2);
+    T.slots = [0, 1, 2, 3, 4];
   }
 }
 
 function receive(state) {
-  T.queue = T.queue.then(() => apply(state)).catch((err) => setError(err.message));
+  T.queue = T.queue.then(() => apply(state)).catch((err) => setError(err));
   return T.queue;
 }
 
@@ -265,14 +543,32 @@ async function apply(state) {
   const sameGame = previous && previous.game === state.game;
   const fresh = (state.events || []).filter((e) => !sameGame || e.seq >= previous.seq);
   const others = fresh.filter((e) => !isMine(e.seat));
-  if (previous && others.length && PACE > 0) {
+  if (previous && others.length && pace() > 0) {
     T.animating = true;
+    T.state = { ...previous, seats: state.seats };
     render(previous, { lock: true });
     for (const event of fresh) {
-      if (isMine(event.seat)) { setStatus(event.text); continue; }
-      await animate(event, state);
+      if (isMine(event.seat)) {
+        say(() => narrate(event));
+        if (event.type === "roll") T.slots = nextSlots(T.slots, event.dice_before, event.kept, event.dice);
+        else {
+          T.slots = [0, 1, 2, 3, 4];
+          const cell = document.querySelector(`[data-testid="box-${event.seat}-${event.box}"]`);
+          if (cell) { cell.textContent = event.points; cell.classList.add("scored-now"); }
+        }
+        continue;
+      }
+      await animate(event);
     }
     T.animating = false;
+  } else if (previous && sameGame) {
+    for (const event of fresh) {
+      if (event.type === "roll") T.slots = nextSlots(T.slots, event.dice_before, event.kept, event.dice);
+      else T.slots = [0, 1, 2, 3, 4];
+      if (event.type === "score" && isMine(event.seat)) sound.play(event.box === "yahtzee" && event.points > 0 ? "yatzy" : "score");
+    }
+  } else {
+    T.slots = [0, 1, 2, 3, 4];
   }
   T.version = state.version;
   const newTurn = !previous || previous.current !== state.current || previous.game !== state.game ||
@@ -281,27 +577,70 @@ async function apply(state) {
   T.state = state;
   render(state);
   $("table").dataset.version = state.version.join(":");  // for test scripts: a new state
-  if (fresh.length) setStatus(fresh[fresh.length - 1].text);
-  else if (!previous) setStatus(describeTurn(state));
-  if (fresh.length && state.started && !state.over && isMine(state.current)) {
-    setStatus(`${fresh[fresh.length - 1].text}. ${describeTurn(state)}`);
+  const last = fresh[fresh.length - 1];
+  if (last && state.started && !state.over && isMine(state.current)) {
+    say(() => t("status.then", { last: narrate(last), next: describeTurn(T.state) }));
+  } else if (last) say(() => narrate(last));
+  else if (!previous) say(() => describeTurn(T.state));
+  moveFocus(state, previous);
+}
+
+// Focus goes to the next sensible control after every action.
+function moveFocus(state, previous) {
+  if (T.busy) return;  // the socket's copy of the state came first: wait for the answer
+  const want = T.focusAfter;
+  T.focusAfter = null;
+  if (!state.started) return;
+  if (state.over) {
+    const again = document.querySelector('[data-testid="play-again"]');
+    if (again && (want || !previous || !previous.over)) again.focus();
+    return;
+  }
+  if (!isMine(state.current)) return;
+  const justArrived = !previous || !isMine(previous.current) || previous.current !== state.current || previous.game !== state.game;
+  if (want === "roll" || justArrived || want === "turn") {
+    if (state.rolls_left > 0) $("roll").focus();
+    else {
+      const first = document.querySelector(`button[data-testid^="box-${state.current}-"]`);
+      if (first) first.focus();
+    }
   }
 }
 
 function describeTurn(state) {
-  if (!state.started) return "Waiting for players…";
-  if (state.over) return state.result.text;
-  const name = state.seats[state.current].name;
-  if (isMine(state.current)) {
-    return `${mySeats().length > 1 ? name + ", your" : "Your"} turn: roll ${3 - state.rolls_left} of 3`;
-  }
-  return `${name} to move`;
+  if (!state.started) return t("turn.waiting_long");
+  if (state.over) return resultText(state);
+  const name = seatName(state, state.current);
+  const roll = 3 - state.rolls_left;
+  if (isMine(state.current)) return mySeats().length > 1 ? t("turn.named", { name, roll }) : t("turn.yours", { roll });
+  return t("turn.other", { name });
 }
 
-function render(state, { lock = false } = {}) {
+function resultText(state) {
+  const r = state.result;
+  if (!r) return "";
+  const names = r.winners.map((s) => seatName(state, s));
+  if (r.draw) return t("result.draw", { names: joinNames(names), points: r.totals[r.winners[0]] });
+  if (mySeats().length === 1 && isMine(r.winners[0])) return t("result.you_win", { points: r.totals[r.winners[0]] });
+  return t("result.win", { name: names[0], points: r.totals[r.winners[0]] });
+}
+
+// Redrawing replaces the card's buttons: the focus stays on the control with the same test
+// id (a box, a die, Play again) when there is one.
+function render(state, options = {}) {
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.testid : null;
+  draw(state, options);
+  const active = document.activeElement;
+  if (focused && (!active || active === document.body || !active.isConnected)) {
+    const again = document.querySelector(`[data-testid="${focused}"]`);
+    if (again && !again.disabled && again.offsetParent !== null) again.focus();
+  }
+}
+
+function draw(state, { lock = false } = {}) {
   $("table-code").textContent = state.code;
   const link = `${location.origin}/?join=${state.code}`;  // friends open it to take a seat
-  $("table-link").replaceChildren(el("a", { href: link, "data-testid": "table-link" }, link));
+  $("table-link").replaceChildren(...(state.online ? [el("a", { href: link, "data-testid": "table-link" }, link)] : []));
   $("waiting").hidden = state.started;
   $("board").hidden = !state.started;
   if (!state.started) { renderWaiting(state); return; }
@@ -310,18 +649,20 @@ function render(state, { lock = false } = {}) {
   const live = mine && !T.busy;  // no second intent while one is in flight
   const turn = $("turn");
   turn.dataset.seat = playing ? String(state.current) : "";
-  turn.textContent = playing ? `To move: ${state.seats[state.current].name}` : "Game over";
+  turn.textContent = playing ? t("turn.to_move", { name: seatName(state, state.current) }) : t("turn.over");
   if (!T.animating) showDice(playing ? state.dice : [], mine ? T.held : new Set(state.held || []), null);
-  for (let i = 0; i < 5; i++) {
-    document.querySelector(`[data-testid="die-${i}"]`).disabled = !(live && state.rolls_left > 0);
-  }
+  for (let i = 0; i < 5; i++) dieNode(i).disabled = !(live && state.rolls_left > 0);
   const roll = $("roll");
   roll.disabled = !(live && state.rolls_left > 0 && T.held.size < 5);
-  roll.textContent = playing ? `Roll (${state.rolls_left} left)` : "Roll";
+  roll.textContent = playing ? tn("roll.left", state.rolls_left) : t("roll.button");
   $("score").disabled = !(live && T.selected);
   $("hint-button").hidden = !state.coach;
-  $("hint-button").disabled = !live;
-  renderCard(state, mine);
+  $("hint-button").disabled = !live || T.hintPending;
+  $("tray").hidden = !playing;
+  renderCard(state, mine, lock);
+  const notes = state.seats.filter((s) => s.kind === "cpu" && s.trained_for)
+    .map((s) => t("seat.trained_for", { name: seatName(state, s.seat), rules: ruleName(s.trained_for) }));
+  $("seat-notes").replaceChildren(...notes.map((n) => el("p", {}, n)));
   renderCoach(state);
   renderResult(state);
 }
@@ -329,23 +670,29 @@ function render(state, { lock = false } = {}) {
 function renderWaiting(state) {
   const list = $("waiting-seats");
   list.replaceChildren(...state.seats.map((s) => {
-    if (s.kind === "friend") return el("li", {}, `Seat ${s.seat + 1}: free, waiting for a friend`);
-    const what = s.kind === "cpu" ? "computer" : "joined";
-    return el("li", {}, `Seat ${s.seat + 1}: ${s.name} (${what})`);
+    if (s.kind === "friend") return el("li", {}, t("table.waiting_seat_free", { n: s.seat + 1 }));
+    const key = s.kind === "cpu" ? "table.waiting_seat_cpu" : "table.waiting_seat_joined";
+    return el("li", {}, t(key, { n: s.seat + 1, name: seatName(state, s.seat) }));
   }));
   $("start").hidden = !isMine(0);
   const free = state.seats.some((s) => s.kind === "friend" && !s.taken);
   $("join-here").hidden = !(free && !mySeats().length);
-  $("turn").textContent = "Waiting for players";
+  $("turn").textContent = t("turn.waiting");
   $("turn").dataset.seat = "";
 }
 
-function renderCard(state, mine) {
+function renderCard(state, mine, lock = false) {
   const table = $("card");
+  table.className = `card seats-${state.seats.length}`;
   const head = el("tr");
-  head.append(el("th", { scope: "col" }, "Box"));
+  head.append(el("th", { scope: "col" }, t("card.box")));
   state.seats.forEach((s, i) => {
-    const th = el("th", { scope: "col" }, s.name + (isMine(i) && mySeats().length === 1 && s.name !== "You" ? " (you)" : ""));
+    let name = seatName(state, i);
+    if (isMine(i) && mySeats().length === 1 && !["You", "Tu", t("lobby.default_name")].includes(name)) {
+      name = t("seat.you_suffix", { name });
+    }
+    const th = el("th", { scope: "col", title: name });
+    th.append(el("span", { class: "nm" }, name));
     if (!state.over && state.current === i) th.classList.add("mover");
     head.append(th);
   });
@@ -353,11 +700,11 @@ function renderCard(state, mine) {
   const rows = [];
   BOXES.forEach((box, b) => {
     const tr = el("tr");
-    tr.append(el("th", { scope: "row" }, LABELS[b]));
+    tr.append(el("th", { scope: "row" }, boxName(box)));
     state.seats.forEach((_, seat) => {
       const score = state.cards[seat].scores[box];
       const open = score === null;
-      const mover = !state.over && seat === state.current;
+      const mover = !state.over && seat === state.current && !lock;  // no stale potentials while animating
       const potential = mover && open && box in state.options ? state.options[box] : null;
       const attrs = {
         "data-testid": `box-${seat}-${box}`, "data-open": String(open),
@@ -365,9 +712,9 @@ function renderCard(state, mine) {
       };
       const td = el("td");
       if (mine && mover && potential !== null) {
+        const key = T.selected === box ? "card.option_selected" : "card.option";
         const button = el("button", { ...attrs, type: "button", class: "box",
-          "aria-label": `${LABELS[b]}: ${potential} points${T.selected === box ? ", selected: press again to score" : ""}` },
-          potential);
+          "aria-label": t(key, { box: boxName(box), points: potential }) }, potential);
         if (T.selected === box) button.classList.add("selected");
         button.disabled = T.busy;
         button.addEventListener("click", () => chooseBox(box));
@@ -381,12 +728,12 @@ function renderCard(state, mine) {
     });
     rows.push(tr);
     if (b === 5) {
-      rows.push(sumRow(state, "Upper total", (c) => `${c.upper_total}`, "upper"));
-      rows.push(sumRow(state, "Upper bonus", (c) => c.upper_bonus, "bonus"));
+      rows.push(sumRow(state, t("card.upper_total"), (c) => `${c.upper_total}`, "upper"));
+      rows.push(sumRow(state, t("card.upper_bonus"), (c) => c.upper_bonus, "bonus"));
     }
   });
-  rows.push(sumRow(state, "Yahtzee bonus", (c) => c.yahtzee_bonus, "ybonus"));
-  const total = sumRow(state, "Total", (c) => c.total, "total");
+  rows.push(sumRow(state, t("card.yahtzee_bonus"), (c) => c.yahtzee_bonus, "ybonus"));
+  const total = sumRow(state, t("card.total"), (c) => c.total, "total");
   total.classList.add("total");
   rows.push(total);
   table.tBodies[0].replaceChildren(...rows);
@@ -399,6 +746,22 @@ function sumRow(state, label, value, id) {
   return tr;
 }
 
+// A move as words, from its action id: < 32 a hold mask over the dice, else a box.
+function describeMove(dice, action) {
+  if (action >= 32) return t("move.score", { box: boxName(BOXES[action - 32]) });
+  const kept = dice.filter((_, i) => action >> i & 1);
+  if (!kept.length) return t("move.reroll_all");
+  if (kept.length === 5) return t("move.keep_all");
+  return tn("move.keep", 5 - kept.length, { kept: diceText(kept) });
+}
+
+function decisionText(d) {
+  const roll = 3 - d.rolls_left;
+  const move = describeMove(d.dice, d.action);
+  if (d.regret <= 1e-6) return t("coach.decision_best", { dice: diceText(d.dice), roll, move });
+  return t("coach.decision", { dice: diceText(d.dice), roll, move, loss: num(d.regret), best: describeMove(d.dice, d.best_action) });
+}
+
 function renderCoach(state) {
   const box = $("regret");
   box.replaceChildren();
@@ -407,9 +770,9 @@ function renderCoach(state) {
   for (const seat of seats) {
     const mine = (state.events || []).filter((e) => e.seat === seat && e.regret !== undefined);
     const last = mine[mine.length - 1];
-    const who = mySeats().length > 1 ? `${state.seats[seat].name}: ` : "";
-    let text = `${who}regret so far ${state.regret[seat].toFixed(2)} points`;
-    if (last) text += last.regret > 0.005 ? ` · last move gave up ${last.regret.toFixed(2)}` : " · last move was the best";
+    const regret = num(state.regret[seat]);
+    let text = mySeats().length > 1 ? t("coach.regret_named", { name: seatName(state, seat), regret }) : t("coach.regret", { regret });
+    if (last) text += last.regret > 0.005 ? t("coach.last_lost", { loss: num(last.regret) }) : t("coach.last_best");
     box.append(el("p", { "data-testid": `regret-${seat}` }, text));
   }
   if (T.hint && myTurn()) renderHint(T.hint); else $("hint").replaceChildren();
@@ -417,50 +780,64 @@ function renderCoach(state) {
 
 function renderHint(hint) {
   const node = $("hint");
-  node.replaceChildren(el("strong", {}, "Coach: "));
+  node.replaceChildren(el("strong", {}, t("coach.label")));
   const list = el("ol");
   for (const o of hint.options) {
-    list.append(el("li", {}, `${o.label} — expected final score ${o.expected_total.toFixed(1)}`));
+    list.append(el("li", {}, t("coach.option", { move: describeMove(hint.dice, o.action), total: num(o.expected_total, 1) })));
   }
   node.append(list);
 }
 
 function renderResult(state) {
   const box = $("result");
+  const wasHidden = box.hidden;
   box.hidden = !state.over;
   if (!state.over) { box.replaceChildren(); return; }
-  const parts = [el("h2", {}, state.result.text)];
+  const parts = [el("h2", {}, resultText(state))];
   const totals = el("p");
-  totals.textContent = state.seats.map((s, i) => `${s.name} ${state.result.totals[i]}`).join(" · ");
+  totals.textContent = state.seats.map((s, i) => `${seatName(state, i)} ${state.result.totals[i]}`).join(" · ");
   parts.push(totals);
   const match = state.match_state;
-  let again = "Play again";
+  let again = t("end.play_again");
   if (match) {
-    const wins = match.wins ? state.seats.map((s, i) => `${s.name} ${match.wins[i]}`).join(", ") : "";
-    parts.push(el("p", { "data-testid": "match" }, match.decided ? match.text : `Best of five — game wins: ${wins}`));
-    if (!match.decided) again = "Next game";
+    let text;
+    if (match.decided && match.msg) {
+      const names = match.msg.seats.map((s) => seatName(state, s));
+      text = tn("match.won", names.length, { names: joinNames(names), wins: match.msg.wins });
+    } else {
+      const wins = match.wins ? state.seats.map((s, i) => `${seatName(state, i)} ${match.wins[i]}`).join(", ") : "";
+      text = t("match.progress", { wins });
+    }
+    parts.push(el("p", { "data-testid": "match" }, text));
+    if (!match.decided) again = t("end.next_game");
   }
   if (state.review) {
     for (const seat of mySeats()) {
       const review = state.review[seat];
       if (!review) continue;
       const div = el("div", { "data-testid": `review-${seat}` });
-      div.append(el("p", {}, `Coach: you gave up ${review.total_regret.toFixed(2)} expected points against optimal play over ${review.decisions} decisions.`));
+      div.append(el("p", {}, t("coach.summary", { regret: num(review.total_regret), n: review.decisions })));
       if (review.costliest.length) {
         const list = el("ol");
-        review.costliest.forEach((d) => list.append(el("li", {}, d.text)));
-        div.append(el("p", {}, "Your three costliest decisions:"), list);
+        review.costliest.forEach((d) => list.append(el("li", {}, decisionText(d))));
+        div.append(el("p", {}, t("coach.costliest")), list);
       }
       parts.push(div);
     }
   }
+  const buttons = el("div", { class: "buttons" });
   if (mySeats().length) {
     const button = el("button", { type: "button", class: "primary", "data-testid": "play-again" }, again);
     button.disabled = T.busy;
     button.addEventListener("click", pressOnce(() => act({ type: "next" })));
-    parts.push(button);
+    buttons.append(button);
   }
+  if (state.result.game_id) {
+    buttons.append(el("a", { href: `/games/${state.result.game_id}`, class: "button-link", "data-testid": "review-link" }, t("end.review")));
+  }
+  parts.push(buttons);
   box.replaceChildren(...parts);
+  if (wasHidden) box.scrollIntoView({ block: "nearest" });
 }
 
 // ------------------------------------------------------------------ intents
@@ -472,7 +849,7 @@ async function act(action) {
   const { seq, game } = T.state;
   T.busy = true;
   render(T.state);
-  setError("");
+  setError(null);
   try {
     const state = await api(`/api/tables/${T.code}/act`, { seat, token: tokenOf(seat), seq, game, action });
     T.busy = false;
@@ -482,7 +859,7 @@ async function act(action) {
     if (err.code === "stale_seq") await resync(); else showFailure(err);
   } finally {
     T.busy = false;
-    if (T.state) render(T.state);
+    if (T.state) render(T.state, { lock: T.animating });
   }
 }
 
@@ -490,20 +867,26 @@ async function resync() {
   try { await receive(await api(`/api/tables/${T.code}`)); } catch (err) { showFailure(err); }
 }
 
+function slotOf(pos) { return T.slots.indexOf(pos); }
+
 function toggleDie(i) {
   if (!myTurn() || T.state.rolls_left === 0) return;
   if (T.held.has(i)) T.held.delete(i); else T.held.add(i);
   render(T.state);
-  const die = document.querySelector(`[data-testid="die-${i}"]`);
-  die.focus();
-  setStatus(T.held.size ? `Holding ${[...T.held].sort().map((p) => T.state.dice[p]).join(" ")}` : "Holding nothing");
+  dieNode(i).focus();
+  const held = [...T.held].sort((a, b) => slotOf(a) - slotOf(b)).map((p) => T.state.dice[p]);
+  say(() => (held.length ? t("status.holding", { dice: diceText(held) }) : t("status.holding_none")));
 }
 
-function rollNow() {
+async function rollNow() {
   if (!myTurn() || T.state.rolls_left === 0) return;
-  if (T.held.size === 5) { setError("all five dice are held: release one or score a box"); return; }
-  rollDice([0, 1, 2, 3, 4].filter((i) => !T.held.has(i)));
-  act({ type: "roll", hold: [...T.held].sort() });
+  if (T.held.size === 5) { setError(new ApiError("all held", "all_held")); return; }
+  // the places (not the dice: the server renumbers them) that roll
+  const places = [0, 1, 2, 3, 4].filter((k) => !T.held.has(T.slots[k]));
+  const before = T.version.join(":");
+  T.focusAfter = "roll";
+  await act({ type: "roll", hold: [...T.held].sort() });
+  if (T.version.join(":") !== before) await tumble(places.map((k) => T.slots[k]), 450);
 }
 
 function chooseBox(box) {
@@ -513,13 +896,14 @@ function chooseBox(box) {
   render(T.state);
   const button = document.querySelector(`button[data-testid="box-${T.state.current}-${box}"]`);
   if (button) button.focus();
-  setStatus(`${LABELS[BOXES.indexOf(box)]} for ${T.state.options[box]} points: press again or Score`);
+  say(() => t("status.selected", { box: boxName(box), points: T.state.options[box] }));
 }
 
 function scoreNow() {
   if (!myTurn() || !T.selected) return;
   const box = T.selected;
   T.selected = null;
+  T.focusAfter = "turn";
   act({ type: "score", box });
 }
 
@@ -528,7 +912,7 @@ async function askHint() {
   const node = $("hint");
   T.hintPending = true;
   node.dataset.state = "computing";  // the coach may first have to load its table
-  node.replaceChildren(el("p", { class: "thinking", "data-testid": "hint-progress" }, "The coach is thinking…"));
+  node.replaceChildren(el("p", { class: "thinking", "data-testid": "hint-progress" }, t("coach.thinking")));
   $("hint-button").disabled = true;
   try {
     const seat = T.state.current;
@@ -541,7 +925,7 @@ async function askHint() {
     showFailure(err);
   } finally {
     T.hintPending = false;
-    if (T.state) render(T.state);
+    if (T.state) render(T.state, { lock: T.animating });
   }
 }
 
@@ -559,8 +943,8 @@ function connect() {
     const data = JSON.parse(msg.data);
     if (data.type === "state") {
       receive(data.state);
-      if (T.netError) { T.netError = false; setError(""); }  // back in sync
-    } else if (data.type === "error" && data.status === 404) setError(data.error);
+      if (T.netError) { T.netError = false; setError(null); }  // back in sync
+    } else if (data.type === "error" && data.status === 404) setError(new ApiError(data.error, data.code, data.params));
   };
   socket.onopen = () => {
     T.retry = 0;
@@ -581,7 +965,7 @@ function connect() {
 const POLL_MS = 3000;
 function startPolling(reason) {
   T.socket = null;
-  setConnection("polling", `Live updates refused${reason ? ` (${reason})` : ""}: checking for moves every ${POLL_MS / 1000} s.`);
+  setConnection("polling", reason || "");
   if (T.poll) return;
   T.poll = setInterval(async () => {
     try { await receive(await api(`/api/tables/${T.code}`, undefined, { retries: 0 })); } catch { /* next time */ }
@@ -593,89 +977,294 @@ function stopPolling() {
 
 async function showTable(code) {
   T.code = code.toUpperCase();
-  T.state = null; T.version = [-1, -1];
+  T.state = null; T.version = [-1, -1]; T.slots = [0, 1, 2, 3, 4];
   if (myTables()[T.code]) rememberTable(T.code, {});
   try {
     await receive(await api(`/api/tables/${T.code}`));
     connect();
   } catch (err) {
     showFailure(err);
-    $("board").hidden = true;
+    $("board").hidden = false;
+    $("tray").hidden = false;
     $("table-code").textContent = T.code;
   }
 }
 
+// ------------------------------------------------------------------ charts (SVG, with axes)
+const SVG = "http://www.w3.org/2000/svg";
+function svgEl(tag, attrs = {}, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = String(text);
+  return node;
+}
+
+// A line chart: `series` [{points: [y...], color, label}], x from 0; axes with ticks and titles.
+function lineChart({ series, xLabel, yLabel, aria, xFrom = 1, dots = null, id = "" }) {
+  // drawn at the width it is shown at, so that its labels keep their size on a phone
+  const room = document.querySelector("main").clientWidth - 24;
+  const w = Math.round(Math.min(760, Math.max(300, room))), h = w < 500 ? 220 : 260;
+  const left = 52, right = 14, top = 14, bottom = 44;
+  const n = Math.max(...series.map((s) => s.points.length), 1);
+  const all = series.flatMap((s) => s.points);
+  const max = Math.max(50, Math.ceil(Math.max(...all, 0) / 50) * 50);
+  const x = (i) => left + (n > 1 ? i * (w - left - right) / (n - 1) : (w - left - right) / 2);
+  const y = (v) => h - bottom - v * (h - top - bottom) / max;
+  const svg = svgEl("svg", { viewBox: `0 0 ${w} ${h}`, class: "chart", role: "img", "aria-label": aria });
+  if (id) svg.setAttribute("id", id);
+  const step = max > 200 ? 100 : 50;
+  for (let v = 0; v <= max; v += step) {
+    svg.append(svgEl("line", { x1: left, x2: w - right, y1: y(v), y2: y(v), class: "grid" }));
+    svg.append(svgEl("text", { x: left - 6, y: y(v) + 4, "text-anchor": "end" }, v));
+  }
+  svg.append(svgEl("line", { x1: left, x2: left, y1: top, y2: h - bottom, class: "axis" }));
+  svg.append(svgEl("line", { x1: left, x2: w - right, y1: h - bottom, y2: h - bottom, class: "axis" }));
+  const every = Math.max(1, Math.ceil(n / Math.max(4, Math.floor((w - left) / 40))));
+  for (let i = 0; i < n; i += every) {
+    svg.append(svgEl("line", { x1: x(i), x2: x(i), y1: h - bottom, y2: h - bottom + 4, class: "axis" }));
+    svg.append(svgEl("text", { x: x(i), y: h - bottom + 16, "text-anchor": "middle" }, i + xFrom));
+  }
+  svg.append(svgEl("text", { x: (left + w - right) / 2, y: h - 6, "text-anchor": "middle" }, xLabel));
+  svg.append(svgEl("text", { x: 14, y: (top + h - bottom) / 2, "text-anchor": "middle",
+    transform: `rotate(-90 14 ${(top + h - bottom) / 2})` }, yLabel));
+  for (const s of series) {
+    svg.append(svgEl("polyline", { points: s.points.map((v, i) => `${x(i)},${y(v)}`).join(" "),
+      fill: "none", stroke: s.color, "stroke-width": 2.5 }));
+    s.points.forEach((v, i) => {
+      const color = dots ? dots(i) : s.color;
+      const dot = svgEl("circle", { cx: x(i), cy: y(v), r: dots ? 4.5 : 3, fill: color });
+      dot.append(svgEl("title", {}, `${s.label ? s.label + ": " : ""}${v}`));
+      svg.append(dot);
+    });
+  }
+  return svg;
+}
+const OUTCOME_COLOR = { win: "#14603d", draw: "#a87c00", loss: "#b00d27" };
+const SEAT_COLOR = ["#14603d", "#b00d27", "#a87c00", "#2457c5"];
+
 // ------------------------------------------------------------------ statistics
-function pct(x) { return x === null ? "–" : `${(100 * x).toFixed(1)}%`; }
+const S = { data: null };
+function pct(x) { return x === null || x === undefined ? "–" : `${num(100 * x, 1)}%`; }
 
 function statsRow(label, s) {
   const tr = el("tr");
   tr.append(el("th", { scope: "row" }, label));
-  for (const v of [s.games, s.wins, s.draws, s.losses, s.mean_score ?? "–", s.best_score ?? "–", s.yahtzees, pct(s.upper_bonus_rate)]) {
+  for (const v of [s.games, s.wins, s.draws, s.losses, pct(s.win_rate), s.mean_score ?? "–", s.best_score ?? "–", s.yahtzees, pct(s.upper_bonus_rate)]) {
     tr.append(el("td", {}, v));
   }
   return tr;
 }
 
-function statsTable(caption, rows) {
-  const table = el("table", { class: "stats" });
+function statsTable(caption, rows, testid) {
+  const wrap = el("div", { class: "scroll-x", tabindex: "0", role: "region", "aria-label": caption });
+  const table = el("table", { class: "stats", "data-testid": testid });
   table.append(el("caption", {}, caption));
   const head = el("tr");
-  for (const h of ["", "games", "wins", "draws", "losses", "mean", "best", "Yahtzees", "upper bonus"]) head.append(el("th", { scope: "col" }, h));
+  head.append(el("th", { scope: "col" }, t("stats.opponents")));
+  for (const h of ["games", "wins", "draws", "losses", "win_rate", "mean", "best", "yahtzees", "upper_bonus"]) head.append(el("th", { scope: "col" }, t(`stats.${h}`)));
   table.append(head, ...rows);
-  return table;
+  wrap.append(table);
+  return wrap;
 }
 
-function chart(history) {
-  const ns = "http://www.w3.org/2000/svg";
-  const w = 480, h = 160, pad = 24;
-  const svg = document.createElementNS(ns, "svg");
-  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
-  svg.setAttribute("id", "chart");
-  svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", `Score history: ${history.map((g) => g.score).join(", ")}`);
-  const max = Math.max(300, ...history.map((g) => g.score));
-  const x = (i) => pad + (history.length > 1 ? i * (w - 2 * pad) / (history.length - 1) : (w - 2 * pad) / 2);
-  const y = (v) => h - pad - v * (h - 2 * pad) / max;
-  const line = document.createElementNS(ns, "polyline");
-  line.setAttribute("points", history.map((g, i) => `${x(i)},${y(g.score)}`).join(" "));
-  line.setAttribute("fill", "none"); line.setAttribute("stroke", "#14603d"); line.setAttribute("stroke-width", "2");
-  svg.append(line);
-  history.forEach((g, i) => {
-    const dot = document.createElementNS(ns, "circle");
-    dot.setAttribute("cx", x(i)); dot.setAttribute("cy", y(g.score)); dot.setAttribute("r", 4);
-    dot.setAttribute("fill", g.outcome === "win" ? "#14603d" : g.outcome === "draw" ? "#f2c230" : "#c8102e");
-    svg.append(dot);
-  });
-  for (const v of [0, 100, 200, 300]) {
-    const t = document.createElementNS(ns, "text");
-    t.setAttribute("x", 2); t.setAttribute("y", y(v) + 4); t.setAttribute("font-size", "10");
-    t.textContent = v; svg.append(t);
+const opponentsName = (key) => (key === "humans" ? t("stats.humans") : key.split("+").map(levelName).join(" + "));
+
+function renderStats(s) {
+  const body = $("stats-body");
+  const o = s.overall;
+  const grid = el("div", { class: "stat-grid" });
+  for (const [id, label, value] of [["games", "games", o.games], ["wins", "wins", o.wins], ["draws", "draws", o.draws],
+    ["win-rate", "win_rate", pct(o.win_rate)], ["mean-score", "mean", o.mean_score ?? "–"], ["best-score", "best", o.best_score ?? "–"],
+    ["yahtzees", "yahtzees", o.yahtzees], ["upper-bonus", "upper_bonus", pct(o.upper_bonus_rate)]]) {
+    const card = el("div", { class: "stat", "data-testid": `stat-${id}` });
+    card.append(el("b", {}, value), document.createTextNode(t(`stats.${label}`)));
+    grid.append(card);
   }
-  return svg;
+  const parts = [el("p", {}, t("stats.player", { name: s.name })), grid,
+    statsTable(t("stats.by_opponents"), Object.entries(s.by_opponents).map(([k, v]) => statsRow(opponentsName(k), v)), "by-opponents"),
+    statsTable(t("stats.by_mode"), [statsRow(t("stats.solo"), s.by_mode.solo), statsRow(t("stats.online"), s.by_mode.online)], "by-mode"),
+    el("h2", {}, t("stats.history"))];
+  if (s.history.length) {
+    parts.push(lineChart({
+      series: [{ points: s.history.map((g) => g.score), color: "#5d6670" }],
+      dots: (i) => OUTCOME_COLOR[s.history[i].outcome], id: "chart",
+      xLabel: t("stats.axis_game"), yLabel: t("stats.axis_score"),
+      aria: `${t("stats.chart_label", { n: s.history.length })}: ${s.history.map((g) => g.score).join(", ")}`,
+    }));
+    const legend = el("ul", { class: "legend" });
+    for (const k of ["win", "draw", "loss"]) {
+      const li = el("li");
+      li.append(el("span", { class: `swatch sw-${k}`, "aria-hidden": "true" }), document.createTextNode(t(`stats.${k}`)));
+      legend.append(li);
+    }
+    parts.push(legend, el("h2", {}, t("stats.recent")));
+    const list = el("ul", { class: "recent" });
+    for (const g of s.history.slice(-10).reverse()) {
+      const li = el("li");
+      li.append(el("span", {}, t("stats.recent_line", { score: g.score, outcome: t(`stats.${g.outcome}`), opponents: opponentsName(g.opponents) })));
+      if (g.game_id) li.append(el("a", { href: `/games/${g.game_id}`, class: "button-link", "data-testid": "review-link" }, t("lobby.review")));
+      list.append(li);
+    }
+    parts.push(list);
+  } else parts.push(el("p", {}, t("stats.no_history")));
+  body.replaceChildren(...parts);
 }
 
 async function showStats() {
   const body = $("stats-body");
   const player = store.get("yz.player", null);
-  if (!player) { body.replaceChildren(el("p", {}, "No games yet: play one from the lobby.")); return; }
+  S.data = null;
+  if (!player) { body.replaceChildren(el("p", {}, t("stats.none"))); return; }
   try {
-    const s = await api("/api/stats", { player: player.token });
-    const o = s.overall;
-    const grid = el("div", { class: "stat-grid" });
-    for (const [label, value] of [["games", o.games], ["wins", o.wins], ["draws", o.draws],
-      ["mean score", o.mean_score ?? "–"], ["best score", o.best_score ?? "–"], ["Yahtzees", o.yahtzees],
-      ["upper bonus", pct(o.upper_bonus_rate)]]) {
-      const card = el("div", { class: "stat", "data-testid": `stat-${label.replace(" ", "-")}` });
-      card.append(el("b", {}, value), document.createTextNode(label));
-      grid.append(card);
+    S.data = await api("/api/stats", { player: player.token });
+    renderStats(S.data);
+  } catch (err) { body.replaceChildren(el("p", { class: "error" }, errorText(err))); }
+}
+
+// ------------------------------------------------------------------ game review
+const R = { data: null, round: 1 };
+
+function reviewSeatName(review, seat) {
+  return seatName({ seats: review.seats }, seat);
+}
+
+function renderReview(r) {
+  const body = $("review-body");
+  const [code] = r.id.split("-");
+  const parts = [el("p", {}, t("review.intro", { code, n: r.game + 1, rules: ruleName(r.rules) }))];
+  const summary = el("ul", { class: "review-seats", "data-testid": "review-summary" });
+  r.seats.forEach((_, seat) => {
+    const li = el("li");
+    li.append(el("span", { class: `swatch sw-${seat}`, "aria-hidden": "true" }),
+      document.createTextNode(t("review.final", { name: reviewSeatName(r, seat), total: r.totals[seat], loss: num(r.total_loss[seat]) })));
+    summary.append(li);
+  });
+  parts.push(summary, el("h2", {}, t("review.timeline")));
+  parts.push(lineChart({
+    series: r.seats.map((_, seat) => ({ points: r.timeline[seat], color: SEAT_COLOR[seat % 4], label: reviewSeatName(r, seat) })),
+    xLabel: t("review.axis_turn"), yLabel: t("review.axis_expected"), xFrom: 0, id: "review-chart",
+    aria: t("review.timeline_label"),
+  }));
+  parts.push(el("h2", {}, t("review.costliest")));
+  r.seats.forEach((_, seat) => {
+    parts.push(el("h3", {}, t("review.costliest_of", { name: reviewSeatName(r, seat) })));
+    const costly = r.costliest[seat] || [];
+    if (!costly.length) { parts.push(el("p", {}, t("review.no_mistakes"))); return; }
+    const list = el("ol", { class: "costly", "data-testid": `costliest-${seat}` });
+    for (const d of costly) {
+      list.append(el("li", {}, t("review.costly_line", { round: d.round, roll: 3 - d.rolls_left, dice: diceText(d.dice),
+        move: describeMove(d.dice, d.action), best: describeMove(d.dice, d.best_action), loss: num(d.loss) })));
     }
-    body.replaceChildren(el("p", {}, `Player: ${s.name}`), grid,
-      statsTable("By opponents", Object.entries(s.by_opponents).map(([k, v]) => statsRow(k, v))),
-      statsTable("Online and solo", [statsRow("solo", s.by_mode.solo), statsRow("online", s.by_mode.online)]),
-      el("h2", {}, "Score history"),
-      s.history.length ? chart(s.history) : el("p", {}, "No finished games yet."));
-  } catch (err) { body.replaceChildren(el("p", { class: "error" }, err.message)); }
+    parts.push(list);
+  });
+  parts.push(el("h2", {}, t("review.replay")), replayer(r));
+  parts.push(el("h2", {}, t("review.turns")));
+  r.seats.forEach((_, seat) => {
+    const details = el("details", { class: "seat-turns", "data-testid": `turns-${seat}` });
+    if (seat === 0) details.open = true;
+    details.append(el("summary", {}, t("review.seat_turns", { name: reviewSeatName(r, seat) })));
+    const wrap = el("div", { class: "scroll-x", tabindex: "0", role: "region",
+      "aria-label": t("review.seat_turns", { name: reviewSeatName(r, seat) }) });
+    const table = el("table", { class: "turns" });
+    const head = el("tr");
+    for (const h of ["turn", "roll", "dice", "choice", "best", "loss"]) head.append(el("th", { scope: "col" }, t(`review.col_${h}`)));
+    table.append(head);
+    for (const turn of r.turns.filter((x) => x.seat === seat)) {
+      turn.decisions.forEach((d, k) => {
+        const tr = el("tr", { "data-testid": "review-decision" });
+        if (k === 0) tr.classList.add("turn-start");
+        if (d.loss > 0.005) tr.classList.add("lost");
+        tr.append(el("td", { class: "num" }, k === 0 ? turn.round : ""));
+        tr.append(el("td", { class: "num" }, 3 - d.rolls_left));
+        const dice = el("td");
+        d.dice.forEach((v, i) => {
+          const kept = d.action < 32 && (d.action >> i & 1);
+          dice.append(el("span", kept ? { class: "kept-die" } : {}, v), document.createTextNode(i < 4 ? " " : ""));
+        });
+        tr.append(dice);
+        let choice = describeMove(d.dice, d.action);
+        if (d.action >= 32 && turn.box) choice = t("review.points", { box: choice, points: turn.points + (turn.bonus ? ` (+${turn.bonus})` : "") });
+        tr.append(el("td", {}, choice));
+        tr.append(el("td", {}, d.action === d.best_action || d.loss <= 1e-6 ? t("review.best_same") : describeMove(d.dice, d.best_action)));
+        tr.append(el("td", { class: "num" }, d.loss > 0.005 ? `−${num(d.loss)}` : "0"));
+        table.append(tr);
+      });
+    }
+    wrap.append(table);
+    details.append(wrap);
+    parts.push(details);
+  });
+  const back = el("a", { href: "/", class: "button-link" }, t("review.back"));
+  parts.push(el("p", {}, ""));
+  parts[parts.length - 1].append(back);
+  body.replaceChildren(...parts);
+}
+
+// Small dice (not buttons) for the review; the kept ones ringed.
+function miniDice(dice, action) {
+  const kept = action < 32 ? dice.filter((_, i) => action >> i & 1) : [];
+  const label = kept.length ? t("review.dice_label", { dice: diceText(dice), kept: diceText(kept) })
+    : t("review.dice_label_none", { dice: diceText(dice) });
+  const row = el("span", { class: "mini-dice", role: "img", "aria-label": label });
+  dice.forEach((v, i) => {
+    const die = el("span", { class: "die mini", "data-face": v, "data-value": v });
+    if (action < 32 && (action >> i & 1)) die.classList.add("kept");
+    for (let p = 0; p < 9; p++) die.append(el("span", { class: "pip", "aria-hidden": "true" }));
+    row.append(die);
+  });
+  return row;
+}
+
+// Turn by turn: every seat's rolls, holds and box in one turn, stepped with Previous / Next.
+function replayer(r) {
+  const box = el("div", { class: "replay", "data-testid": "replay" });
+  const prev = el("button", { type: "button", "data-testid": "review-prev" }, t("review.prev"));
+  const next = el("button", { type: "button", "data-testid": "review-next" }, t("review.next"));
+  const label = el("strong", { "data-testid": "review-round", "aria-live": "polite" });
+  const nav = el("div", { class: "replay-nav" });
+  nav.append(prev, label, next);
+  const body = el("div", { class: "replay-body" });
+  box.append(nav, body);
+  const show = (n) => {
+    R.round = Math.min(13, Math.max(1, n));
+    label.textContent = t("review.round", { n: R.round });
+    prev.disabled = R.round === 1; next.disabled = R.round === 13;
+    const seats = r.turns.filter((x) => x.round === R.round).map((turn) => {
+      const card = el("div", { class: "replay-seat" });
+      card.append(el("h3", {}, reviewSeatName(r, turn.seat)));
+      const list = el("ol");
+      for (const d of turn.decisions) {
+        const li = el("li");
+        li.append(miniDice(d.dice, d.action));
+        let move = describeMove(d.dice, d.action);
+        if (d.action >= 32) move = t("review.points", { box: move, points: turn.points + (turn.bonus ? ` (+${turn.bonus})` : "") });
+        li.append(el("span", {}, move));
+        if (d.loss > 0.005) li.append(el("span", { class: "lost" }, t("review.lost_vs", { best: describeMove(d.dice, d.best_action), loss: num(d.loss) })));
+        list.append(li);
+      }
+      card.append(list, el("p", {}, t("review.after", { expected: num(turn.decisions[turn.decisions.length - 1].expected, 1) })));
+      return card;
+    });
+    body.replaceChildren(...seats);
+  };
+  prev.addEventListener("click", () => { show(R.round - 1); (prev.disabled ? next : prev).focus(); });
+  next.addEventListener("click", () => { show(R.round + 1); (next.disabled ? prev : next).focus(); });
+  show(R.round || 1);
+  return box;
+}
+
+async function showReview(id) {
+  const body = $("review-body");
+  R.data = null; R.round = 1;
+  body.replaceChildren(el("p", {}, t("review.loading")));
+  const code = id.split("-")[0].toUpperCase();
+  const player = store.get("yz.player", null);
+  try {
+    R.data = await api(`/api/games/${encodeURIComponent(id)}`, {
+      player: player ? player.token : undefined, tokens: (myTables()[code] || { tokens: {} }).tokens,
+    });
+    renderReview(R.data);
+  } catch (err) { body.replaceChildren(el("p", { class: "error", "data-testid": "review-error" }, errorText(err))); }
 }
 
 // ------------------------------------------------------------------ routing, keys
@@ -688,21 +1277,48 @@ function go(path) {
   route();
 }
 
+function currentView() {
+  return ["lobby", "table", "stats", "review"].find((id) => !$(id).hidden);
+}
+
 function route() {
   const path = location.pathname;
-  for (const id of ["lobby", "table", "stats"]) $(id).hidden = true;
+  for (const id of ["lobby", "table", "stats", "review"]) $(id).hidden = true;
   if (T.socket) { const s = T.socket; T.socket = null; s.close(); }
   stopPolling();
   setConnection("online");
   const match = path.match(/^\/t\/([A-Za-z0-9]+)$/);
+  const game = path.match(/^\/games\/([A-Za-z0-9]+-\d+)$/);
   if (match) { $("table").hidden = false; showTable(match[1]); }
+  else if (game) { $("review").hidden = false; showReview(game[1]); }
   else if (path === "/stats") { $("stats").hidden = false; showStats(); }
   else { $("lobby").hidden = false; showLobby(); }
 }
 
+async function start() {
+  try { config = await api("/api/config"); } catch { /* keep the defaults */ }
+  I18N.languages = config.languages && config.languages.length ? config.languages : [{ code: "en", name: "English" }];
+  try { I18N.base = await fetchJSON("/static/i18n/en.json"); } catch { I18N.base = {}; }
+  const codes = I18N.languages.map((l) => l.code);
+  try { await setLanguage(pickLanguage(codes)); } catch { await setLanguage("en"); }
+  applySettings();
+  route();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
-  for (const form of ["lobby-form", "join-form"]) $(form).addEventListener("submit", (e) => e.preventDefault());
+  for (let i = 0; i < 5; i++) {
+    const die = dieNode(i);
+    for (let p = 0; p < 9; p++) die.append(el("span", { class: "pip", "aria-hidden": "true" }));
+    die.addEventListener("click", () => toggleDie(i));
+  }
+  for (const form of document.querySelectorAll("form")) form.addEventListener("submit", (e) => e.preventDefault());
+  if (window.ResizeObserver) {  // the tray's height, for the CSS scroll padding around it
+    new ResizeObserver(([entry]) => {
+      document.documentElement.style.setProperty("--tray-h", `${Math.ceil(entry.target.getBoundingClientRect().height)}px`);
+    }).observe($("tray"));
+  }
   $("seats").addEventListener("change", renderSeatKinds);
+  $("name").addEventListener("input", () => { $("name").dataset.default = "false"; });
   const lobbyButtons = ["play", "create-online", "join"];
   $("play").addEventListener("click", () => whileBusy(lobbyButtons, () => createTable(false)));
   $("create-online").addEventListener("click", () => whileBusy(lobbyButtons, () => createTable(true)));
@@ -716,17 +1332,27 @@ document.addEventListener("DOMContentLoaded", () => {
     try { await receive(await api(`/api/tables/${T.code}/start`, { seat: 0, token: tokenOf(0) })); }
     catch (err) { if (err.status === 409) await resync(); else showFailure(err); }
   }));
-  for (let i = 0; i < 5; i++) {
-    document.querySelector(`[data-testid="die-${i}"]`).addEventListener("click", () => toggleDie(i));
+  $("lang").addEventListener("change", (e) => switchLanguage(e.target.value));
+  for (const key of ["pace", "theme", "motion"]) {
+    $(key).addEventListener("change", (e) => { settings[key] = e.target.value; saveSettings(); });
+  }
+  $("sound").addEventListener("change", (e) => { settings.sound = e.target.checked; saveSettings(); if (settings.sound) sound.play("score"); });
+  // the settings panel closes on Escape (focus back on its button) or a click elsewhere
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && $("settings").open) { $("settings").open = false; $("settings").querySelector("summary").focus(); }
+  });
+  document.addEventListener("click", (e) => { if ($("settings").open && !$("settings").contains(e.target)) $("settings").open = false; });
+  for (const a of document.querySelectorAll(".top a")) {
+    a.addEventListener("click", (e) => { e.preventDefault(); go(a.getAttribute("href")); });
   }
   document.addEventListener("keydown", (e) => {
-    if ($("table").hidden || e.target.matches("input, select, textarea") || e.ctrlKey || e.metaKey || e.altKey) return;
-    if (/^[1-5]$/.test(e.key)) toggleDie(Number(e.key) - 1);
+    if ($("table").hidden || e.target.matches("input, select, textarea, summary") || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (/^[1-5]$/.test(e.key)) toggleDie(T.slots[Number(e.key) - 1]);
     else if (e.key === "r" || e.key === "R") rollNow();
     else if (e.key === "s" || e.key === "S") scoreNow();
     else if (e.key === "h" || e.key === "H") askHint();
-    else if (e.key === "Enter" && T.selected && !e.target.matches("button")) scoreNow();
+    else if (e.key === "Enter" && T.selected && !e.target.matches("button, a")) scoreNow();
   });
   window.addEventListener("popstate", route);
-  route();
+  start();
 });
