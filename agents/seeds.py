@@ -48,7 +48,15 @@ def train_one_seed(cfg: RunConfig, run_dir: str, argv: list[str]) -> dict[str, A
     from yahtzee_agents.train import RunPaths, train
 
     paths = RunPaths(Path(run_dir))
-    train(cfg, paths.root, resume=paths.config.exists(), progress=False, argv=argv)
+    # Ray owns a worker's signals; a retried task resumes from the newest (exact) checkpoint.
+    train(
+        cfg,
+        paths.root,
+        resume=paths.config.exists(),
+        progress=False,
+        argv=argv,
+        handle_signals=False,
+    )
     return {
         "seed": cfg.train.seed,
         "run_dir": str(paths.root),

@@ -367,6 +367,7 @@ def run_trial(config: dict[str, Any], sweep: Sweep, sweep_dir: str) -> None:
             progress=False,
             argv=["yahtzee", "sweep", str(sweep.path), f"(trial {trial_id})"],
             on_eval=on_eval,
+            handle_signals=False,  # Ray owns a trial's signals
         )
     done = finished()
     regret = done.get("regret_per_game")
