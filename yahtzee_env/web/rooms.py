@@ -20,11 +20,22 @@ one at a time per table (`yahtzee_env.web.app` holds a lock per table code), so 
 is atomic, a turn waiting on an absent human holds nothing, and no request waits on another
 table's work. `Rooms.rooms` keeps the loaded tables (least recently used first); `evict`
 drops idle ones from memory (they reload from the database on use).
+
+Several server processes on one database (PostgreSQL): every change of a table runs inside
+`Storage.lock_table`, one transaction holding the table's row lock. Under the lock the room
+compares its ``rev`` with the database's and rebuilds itself from the log if another process
+has moved the table on; then it validates the intent (a stale ``seq`` is refused as above),
+applies it with the CPU moves that follow, writes, and commits. Only after the commit does it
+publish ``(code, rev)`` to the other processes (`Storage.notify`). Nothing is owned between
+two transactions (no lease, no timer), so a process that dies leaves nothing to take over: the
+next process to touch the table rebuilds it at its last committed action.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
+import logging
 import secrets
 import threading
 import time
@@ -48,6 +59,8 @@ from yahtzee_env.game.match import match_is_decided, match_winners
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
 from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
 from yahtzee_env.web.storage import Storage, token_hash
+
+log = logging.getLogger("yahtzee.web")
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: easy to read aloud
 CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
@@ -201,6 +214,7 @@ class Room:
     held: list[int] = field(default_factory=list)
     decisions: dict[int, list] = field(default_factory=dict)  # seat -> [coach.Decision]
     used: float = 0.0  # time.monotonic() of the last use, for eviction from memory
+    rev: int = 0  # the database's revision of the table this copy is at
 
     @property
     def names(self) -> list[str]:
@@ -395,8 +409,10 @@ class Rooms:
         storage: Storage,
         tables_per_player: int | None = None,
         tables_per_address: int | None = None,
+        instance: str | None = None,
     ) -> None:
         self.storage = storage
+        self.instance = instance or secrets.token_hex(6)  # names this process in notifications
         self.tables_per_player, self.tables_per_address = tables_per_player, tables_per_address
         self.rooms: OrderedDict[str, Room] = OrderedDict()
         self._coaches: dict[str, Any] = {}
@@ -539,7 +555,8 @@ class Rooms:
         self.storage.create_table(row, [s.row() for s in seats])
         self.keep(room)
         if room.started:
-            self.run_cpus(room)
+            with self.locked(code) as room:
+                self.run_cpus(room)
         return room, tokens
 
     def check_caps(self, player_id: int | None, addr_hash: str | None) -> None:
@@ -588,13 +605,32 @@ class Rooms:
         return codes
 
     def load(self, code: Any) -> Room:
+        """The table, as committed: the copy in memory if the database has not moved it on
+        (one query where several processes share the database), else rebuilt from the log."""
         code = clean_code(code)
         room = self.rooms.get(code)
+        if room is not None and self.storage.multi_process:
+            rev = self.storage.table_rev(code)
+            if rev is None:
+                self.rooms.pop(code, None)
+                raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
+            if rev != room.rev:
+                room = self._catch_up(room)
         if room is not None:
             self.keep(room)
             return room
+        room = self._build(code)
+        game = room.game
+        if room.started and not game.over and room.seats[game.current].is_cpu:
+            with self.locked(code) as room:  # a crash between a start and its CPU moves
+                self.run_cpus(room)
+        return room
+
+    def _build(self, code: str) -> Room:
+        """Rebuild table ``code`` from the database (its rows, then its log replayed)."""
         row = self.storage.load_table(code)
         if row is None:
+            self.rooms.pop(code, None)
             raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
         seats = [
             Seat(s["seat"], s["kind"], s["name"], s["player_id"], s["token_hash"])
@@ -611,6 +647,7 @@ class Rooms:
             seats,
             started=bool(row["started"]),
             public=bool(row.get("public", 0)),
+            rev=int(row["rev"]),
         )
         for g in row["games"]:
             room.begin_game(g["idx"], g["first"])
@@ -623,14 +660,73 @@ class Rooms:
             if room.game.over:
                 room.finished.append(room.game.totals())
         self.keep(room)
-        if room.started:
-            self.run_cpus(room)  # a crash between a start and its CPU moves: finish them
         return room
 
+    def _catch_up(self, room: Room) -> Room:
+        """``room`` brought to the database's state: the new actions of its current game
+        applied, if nothing else changed (another process's move: the common case), else
+        rebuilt from the whole log."""
+        new = self.storage.table_changes(room.code, room.idx, len(room.log))
+        if new is None:
+            return self._build(room.code)  # gone: raises 404
+        same = (
+            bool(new["started"]) == room.started
+            and int(new["games"]) == len(room.games)
+            and room.game is not None
+            and [tuple(s.values()) for s in new["seats"]]
+            == [tuple(s.row().values()) for s in room.seats]
+        )
+        if not same:
+            return self._build(room.code)
+        try:
+            for seat, action, regret in new["actions"]:
+                decision = None
+                if regret is not None and room.coach:
+                    decision = self.coach(room.rules).grade(room.game, seat, action)
+                room.apply(seat, action, regret, decision)
+        except Exception:
+            return self._build(room.code)  # a copy that cannot follow the log: start over
+        if new["actions"] and room.game.over:
+            room.finished.append(room.game.totals())
+        room.rev = int(new["rev"])
+        return room
+
+    @contextlib.contextmanager
+    def locked(self, code: Any):
+        """Table ``code`` under its lock, at the database's last committed state: the block
+        is one transaction (committed when it ends, rolled back on an exception). After a
+        commit that wrote, the other processes are told (`Storage.notify`)."""
+        code = clean_code(code)
+        try:
+            with self.storage.lock_table(code) as lock:
+                if lock.rev is None:
+                    self.rooms.pop(code, None)
+                    raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
+                room = self.rooms.get(code)
+                if room is None:
+                    room = self._build(code)
+                elif room.rev != lock.rev:
+                    room = self._catch_up(room)
+                yield room
+        except WebError:
+            raise  # refused before any change: the copy in memory is still the database's
+        except BaseException:
+            self.rooms.pop(code, None)  # memory may be ahead of the database: rebuild
+            raise
+        room.rev = lock.rev
+        if lock.wrote:
+            try:
+                self.storage.notify(code, lock.rev, self.instance)
+            except Exception as err:  # committed: the others see it at their next read
+                log.warning("could not notify the other servers of table %s: %s", code, err)
+
     def join(self, code: Any, body: dict[str, Any]) -> tuple[Room, int, str]:
-        room = self.load(code)
         player = self.player(body.get("player"), required=False)
         name = clean_name(body.get("name"), default=player["name"] if player else "Friend")
+        with self.locked(code) as room:
+            return self._join(room, player, name)
+
+    def _join(self, room: Room, player, name: str) -> tuple[Room, int, str]:
         if room.started:
             raise WebError("this table has already started: no seat is free", 409, "started")
         if player and any(s.player_id == player["id"] for s in room.seats):
@@ -647,7 +743,10 @@ class Rooms:
         return room, seat.seat, token
 
     def start(self, code: Any, seat: Any, token: Any) -> Room:
-        room = self.load(code)
+        with self.locked(code) as room:
+            return self._start(room, seat, token)
+
+    def _start(self, room: Room, seat: Any, token: Any) -> Room:
         room.seat_of_token(seat, token)
         if seat != 0:
             raise WebError("only the host (seat 1) can start the table", 403, "host_only")
@@ -712,8 +811,15 @@ class Rooms:
     ) -> tuple[Room, int]:
         """Apply one human intent made from the state ``(game, seq)`` and the CPU moves after
         it; commit; return the room and the seq of the first new event (for the page's
-        animation). An intent made from another state is refused (409 ``stale_seq``)."""
-        room = self.load(code)
+        animation). An intent made from another state is refused (409 ``stale_seq``). All of
+        it under the table's lock (`locked`), so the same intent sent to two processes at once
+        is applied once."""
+        with self.locked(code) as room:
+            return self._act(room, seat, token, intent, seq, game_idx)
+
+    def _act(
+        self, room: Room, seat: Any, token: Any, intent: Any, seq: Any, game_idx: Any
+    ) -> tuple[Room, int]:
         room.seat_of_token(seat, token)
         if not room.started:
             raise WebError("the table has not started yet: the host starts it", 409, "not_started")
@@ -746,13 +852,9 @@ class Rooms:
         if room.coach:
             decision = self.coach(room.rules).grade(game, seat, action)
             regret = decision.regret
-        try:
-            room.apply(seat, action, regret, decision)
-            self._cpu_moves(room)
-            self._commit(room, first)
-        except Exception:
-            self.rooms.pop(room.code, None)  # memory may be ahead of the database: reload
-            raise
+        room.apply(seat, action, regret, decision)  # on an exception `locked` drops the copy
+        self._cpu_moves(room)
+        self._commit(room, first)
         return room, first
 
     def next_game(self, room: Room) -> None:
@@ -830,7 +932,9 @@ class Rooms:
         return {"seat": seat, "dice": list(game.dice), "options": [o.to_dict() for o in options]}
 
     def state(self, room: Room, since: int = 0) -> dict[str, Any]:
-        return room.state(since, self.review if room.coach else None)
+        out = room.state(since, self.review if room.coach else None)
+        out["rev"] = room.rev  # the database's revision (servers sharing it compare these)
+        return out
 
     # --------------------------------------------------------------- game reviews
     def review_request(self, game_id: Any, body: dict[str, Any]) -> dict[str, Any]:
