@@ -26,7 +26,16 @@ restarted on the same database; every table must be at the last action its playe
 acknowledged (or one past it, if that player had an action in flight when the server died:
 committed, never acknowledged), never behind.
 
+Several servers on one PostgreSQL database (issue 20): ``--db postgresql://USER@HOST:PORT/DB``
+(or ``--db local-postgres``: a private PostgreSQL cluster in a temporary folder, Debian's
+initdb and pg_ctl) and ``--servers N``: N ``yahtzee serve`` processes, player i on server
+i mod N. With N > 1, ``--watchers W`` of the players have a second socket on their table at
+the next server, and the report gives the fan-out: from a move's send on one server to its
+state arriving at the other server's socket. The crash check then kills server 0 and reads
+every table from server 1, without a restart.
+
     nice -n 15 python experiments/bench_web.py --players 200 --seconds 20
+    nice -n 15 python experiments/bench_web.py --players 200 --db local-postgres --servers 2
     nice -n 15 python experiments/bench_web.py --players 200 --seconds 20 --slow-sockets 10
     nice -n 15 python experiments/bench_web.py --players 200 --seconds 20 --fresh-connections
 
@@ -38,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import random
@@ -54,6 +64,8 @@ from pathlib import Path
 import numpy as np
 
 from yahtzee_env.web.local_server import LocalServer
+
+LOCAL_POSTGRES = "local-postgres"
 
 
 def post(url: str, body: dict, address: str | None = None) -> dict:
@@ -213,6 +225,25 @@ class Player:
         self.games = self.errors = 0
         self.tables: dict[str, tuple[int, str, list[int], bool]] = {}  # code -> state
         self.stop = False
+        self.watch_url: str | None = None  # another server: watch my table there
+        self.sent: dict[tuple[str, int], float] = {}  # (code, seq after the move) -> send time
+        self.seen: dict[tuple[str, int], float] = {}  # (code, seq) -> arrival at the watcher
+        self.watch_errors = 0
+
+    async def watch(self, code: str) -> None:
+        """A second socket on my table, at another server: when does each state arrive?"""
+        import websockets
+
+        url = self.watch_url.replace("http", "ws") + f"/ws/{code}"
+        headers = {"X-Forwarded-For": address_of(100_000 + self.index)}
+        try:
+            async with websockets.connect(url, max_size=2**22, additional_headers=headers) as ws:
+                async for raw in ws:
+                    msg = json.loads(raw)
+                    if msg.get("type") == "state":
+                        self.seen.setdefault((code, msg["state"]["seq"]), time.perf_counter())
+        except (OSError, websockets.ConnectionClosed):
+            self.watch_errors += 1
 
     async def create(self) -> tuple[str, str]:
         body = {"seats": ["human", *self.opponents], "name": "bench"}
@@ -244,6 +275,10 @@ class Player:
                 f"{ws_url}/ws/{code}", max_size=2**22, additional_headers=headers
             ) as ws:
                 self.current = code
+                watcher = None
+                if self.watch_url is not None:
+                    watcher = asyncio.create_task(self.watch(code))
+                    await asyncio.sleep(0.05)  # let it subscribe before the first move
                 state = json.loads(await ws.recv())["state"]
                 self.tables[code] = (state["version"], token, None)
                 msg_id = 0
@@ -279,6 +314,11 @@ class Player:
                         continue
                     state = reply["state"]
                     self.tables[code] = (state["version"], token, None)
+                    if watcher is not None and t0 >= self.record_after:
+                        self.sent[(code, state["seq"])] = t0
+                if watcher is not None:
+                    await asyncio.sleep(0.3)  # the last push to the watcher
+                    watcher.cancel()
                 if state["over"]:
                     self.games += 1
 
@@ -292,14 +332,21 @@ async def load(
     kill=None,
     ramp: float = 0.0,
     hostile=None,
+    urls: list[str] | None = None,
+    watchers: int = 0,
 ):
     """Run the crowd for ``seconds`` (round-trips are recorded after the ``ramp``-second
     arrival of the players), or until ``kill`` is called half-way. ``hostile(crowd)``
     starts the attackers and returns the function that stops them."""
     t0 = time.perf_counter()
+    urls = urls or [url]
     crowd = [
-        Player(i, url, opponents, think, ramp * i / players, t0 + ramp) for i in range(players)
+        Player(i, urls[i % len(urls)], opponents, think, ramp * i / players, t0 + ramp)
+        for i in range(players)
     ]
+    if len(urls) > 1:
+        for p in crowd[:watchers]:
+            p.watch_url = urls[(p.index + 1) % len(urls)]
     tasks = [asyncio.create_task(p.run()) for p in crowd]
     stop_hostile = hostile(crowd) if hostile else None
     start = time.perf_counter()
@@ -356,8 +403,25 @@ def main() -> int:
         help="--attackers clients from one address, a new connection per request",
     )
     parser.add_argument("--attackers", type=int, default=4)
+    parser.add_argument(
+        "--db",
+        default=None,
+        help="a postgresql:// URL (a database the benchmark may fill), or 'local-postgres' for "
+        "a private PostgreSQL cluster in a temporary folder (default: a temporary SQLite file)",
+    )
+    parser.add_argument(
+        "--servers", type=int, default=1, help="yahtzee serve processes on the database"
+    )
+    parser.add_argument(
+        "--watchers",
+        type=int,
+        default=50,
+        help="with --servers above 1: players whose table is also watched from the next server",
+    )
     parser.add_argument("--json", default=None, help="write the numbers here")
     args = parser.parse_args()
+    if args.servers > 1 and args.db is None:
+        parser.error("--servers above 1 needs --db postgresql://... or --db local-postgres")
     opponents = args.opponents.split(",")
     attack: dict = {}
 
@@ -389,9 +453,26 @@ def main() -> int:
             stops.append(stop_fresh)
         return lambda: [stop() for stop in stops]
 
-    with tempfile.TemporaryDirectory() as tmp:
-        server = LocalServer(Path(tmp) / "bench.sqlite3", ["--trust-proxy"])
-        server.start()
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory())
+        db: str | Path = Path(tmp) / "bench.sqlite3"
+        backend = "sqlite"
+        if args.db == LOCAL_POSTGRES:
+            from yahtzee_env.web.local_postgres import LocalPostgres
+
+            pg = stack.enter_context(LocalPostgres())
+            db, backend = pg.create_database("bench"), "postgresql (private cluster)"
+        elif args.db is not None:
+            db, backend = args.db, "postgresql"
+        servers = [
+            LocalServer(db, ["--trust-proxy"], log=Path(tmp) / f"server{i}.log")
+            for i in range(args.servers)
+        ]
+        for srv in servers:
+            stack.callback(srv.kill)
+            srv.start()
+        server = servers[0]
+        urls = [srv.url for srv in servers]
         # ---- phase 1: load
         crowd, elapsed, crashed = asyncio.run(
             load(
@@ -403,12 +484,16 @@ def main() -> int:
                 None,
                 args.ramp,
                 hostile if (args.slow_sockets or args.fresh_connections) else None,
+                urls,
+                args.watchers,
             )
         )
         lat = np.array([x for p in crowd for x in p.latencies]) * 1000
         games = sum(p.games for p in crowd)
         errors = sum(p.errors for p in crowd) + len(crashed)
         result = {
+            "db": backend,
+            "servers": args.servers,
             "players": args.players,
             "seconds": round(elapsed, 2),
             "opponents": opponents,
@@ -422,6 +507,24 @@ def main() -> int:
             "p99_ms": round(float(np.percentile(lat, 99)), 2) if lat.size else None,
             "errors": errors,
         }
+        if args.servers > 1:
+            fan = []
+            for p in crowd:  # a move's state, or a newer one (pushes coalesce), at the watcher
+                for (code, seq), t in p.sent.items():
+                    later = [at for (c, s), at in p.seen.items() if c == code and s >= seq]
+                    if later:
+                        fan.append(min(later) - t)
+            fan_ms = np.array(fan) * 1000
+            expected = sum(len(p.sent) for p in crowd)
+            result["fanout"] = {
+                "watched_players": min(args.watchers, args.players),
+                "moves": expected,
+                "arrived": int(fan_ms.size),
+                "p50_ms": round(float(np.percentile(fan_ms, 50)), 2) if fan_ms.size else None,
+                "p99_ms": round(float(np.percentile(fan_ms, 99)), 2) if fan_ms.size else None,
+                "max_ms": round(float(fan_ms.max()), 2) if fan_ms.size else None,
+                "watch_errors": sum(p.watch_errors for p in crowd),
+            }
         if "slow" in attack:
             slow = attack["slow"]
             hit = np.array([x for p in crowd[: args.slow_tables] for x in p.latencies]) * 1000
@@ -444,7 +547,7 @@ def main() -> int:
                 "by_status": {str(k): v for k, v in sorted(statuses.items(), key=str)},
             }
         print(json.dumps(result, indent=1), flush=True)
-        # ---- phase 2: kill -9 mid-load, restart, check every table
+        # ---- phase 2: kill -9 mid-load; restart (one server) or read from the next one
         crowd, _, _ = asyncio.run(
             load(
                 server.url,
@@ -453,9 +556,13 @@ def main() -> int:
                 opponents,
                 args.think,
                 server.kill,
+                urls=urls,
             )
         )
-        server.start()
+        if len(servers) == 1:
+            server.start()
+        else:
+            server = servers[1]  # the survivor serves every table, the dead one's too
         exact = ahead = behind = 0
         for p in crowd:
             for code, (version, _token, in_flight) in p.tables.items():
@@ -469,8 +576,12 @@ def main() -> int:
                     ahead += 1  # committed, but the ack never reached the player
                 else:
                     behind += 1
-        server.kill()
+        for srv in servers:
+            srv.kill()
         result["crash"] = {
+            "killed": "the server, then restarted"
+            if len(servers) == 1
+            else f"server 0 of {len(servers)}; tables read from server 1",
             "tables": exact + ahead + behind,
             "at_last_ack": exact,
             "in_flight_committed": ahead,

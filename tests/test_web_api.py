@@ -1,5 +1,6 @@
 """The web game's API through Starlette's TestClient: games, online tables, resume, stats,
-coach, and every kind of bad input (issue 11)."""
+coach, and every kind of bad input (issue 11), on both storage backends: SQLite and a real
+PostgreSQL server (issue 20; the ``postgres_server`` fixture in conftest.py)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,20 @@ from starlette.testclient import TestClient
 from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.app import create_app
 from yahtzee_env.web.rooms import CODE_ALPHABET, CODE_LENGTH
-from yahtzee_env.web.storage import SCHEMA_VERSION, Storage
+from yahtzee_env.web.storage import SCHEMA_VERSION, SQLiteStorage, open_storage
 
 
 @pytest.fixture
-def db(tmp_path):
+def sqlite_db(tmp_path):
     return tmp_path / "web.sqlite3"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request, tmp_path):
+    """A database of each backend: a SQLite file, or a new PostgreSQL database's URL."""
+    if request.param == "sqlite":
+        return tmp_path / "web.sqlite3"
+    return request.getfixturevalue("pg_url")
 
 
 @pytest.fixture
@@ -64,21 +73,16 @@ def play_out(client, code, token, seat=0, state=None):
 
 def replay_totals(db, code):
     """The engine's totals for a stored table: replay the logged actions from the seed."""
-    con = sqlite3.connect(db)
-    seed, seats = con.execute(
-        "SELECT seed, (SELECT COUNT(*) FROM seats WHERE code = ?) FROM tables WHERE code = ?",
-        (code, code),
-    ).fetchone()
-    (first,) = con.execute("SELECT first FROM games WHERE code = ? AND idx = 0", (code,)).fetchone()
+    storage = open_storage(db, migrate=False)
+    row = storage.load_table(code)
+    storage.close()
+    seed, seats = row["seed"], len(row["seats"])
     rng = np.random.default_rng([seed, 0])
     game = Game("official", num_players=seats)
     roll_for_first_player(seats, rng)  # always drawn (the dice stream), then overridden
-    game.reset(rng, first=first)
-    for (action,) in con.execute(
-        "SELECT action FROM actions WHERE code = ? AND idx = 0 ORDER BY seq", (code,)
-    ):
+    game.reset(rng, first=row["games"][0]["first"])
+    for _seat, action, _regret in row["actions"][0]:
         game.step(action)
-    con.close()
     return game.totals()
 
 
@@ -165,8 +169,9 @@ def test_statistics_split_by_opponents_and_mode(client):
     assert [h["score"] for h in stats["history"]] == [final["result"]["totals"][0]]
 
 
-def test_schema_is_versioned_and_wal(db):
-    Storage(db).close()
+def test_schema_is_versioned_and_wal(sqlite_db):
+    db = sqlite_db
+    SQLiteStorage(db).close()
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -176,7 +181,7 @@ def test_schema_is_versioned_and_wal(db):
     from yahtzee_env.web.storage import SchemaError
 
     with pytest.raises(SchemaError, match="newer"):
-        Storage(db)
+        SQLiteStorage(db)
 
 
 # ------------------------------------------------------------------ online tables
@@ -277,9 +282,9 @@ def test_bad_table_requests(client, db, body, status, words):
     reply = client.post("/api/tables", content=body, headers={"Content-Type": "application/json"})
     assert reply.status_code == status
     assert words in reply.json()["error"]
-    con = sqlite3.connect(db)
-    assert con.execute("SELECT COUNT(*) FROM tables").fetchone()[0] == 0  # nothing stored
-    con.close()
+    storage = open_storage(db, migrate=False)
+    assert storage.count_tables() == 0  # nothing stored
+    storage.close()
 
 
 def test_unknown_table(client):

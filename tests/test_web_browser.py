@@ -175,12 +175,31 @@ def test_whole_game_by_clicks_matches_the_engine(page, server, tmp_path):
 
 
 def test_online_table_in_two_browser_contexts(browser, server):
+    play_online_table(browser, server.url, server.url)
+
+
+def test_online_table_across_two_servers_on_one_postgres(browser, pg_url, tmp_path):
+    """Issue 20: the host's page on server A, the friend's on server B (one PostgreSQL
+    database); each sees the other's moves, pushed by the other server."""
+    servers = [LocalServer(pg_url, log=tmp_path / f"{name}.log") for name in "ab"]
+    try:
+        for srv in servers:
+            srv.start()
+        play_online_table(browser, servers[0].url, servers[1].url)
+    finally:
+        for srv in servers:
+            srv.kill()
+
+
+def play_online_table(browser, host_url: str, friend_url: str) -> None:
+    """A host creates an online table at ``host_url``, a friend joins at ``friend_url``;
+    one turn each, every move seen on both pages."""
     host_ctx, friend_ctx = browser.new_context(), browser.new_context()
     host, friend = host_ctx.new_page(), friend_ctx.new_page()
     for pg in (host, friend):
         pg.set_default_timeout(TIMEOUT_MS)
     try:
-        host.goto(f"{server.url}/?pace=0")
+        host.goto(f"{host_url}/?pace=0")
         host.fill(tid("name"), "Host")
         host.select_option(tid("seats"), "2")
         host.select_option(tid("seat-kind-1"), "friend")
@@ -188,7 +207,7 @@ def test_online_table_in_two_browser_contexts(browser, server):
         host.wait_for_selector(f"{tid('table-code')}:not(:empty)")
         code = host.text_content(tid("table-code"))
         assert len(code) == 8
-        friend.goto(f"{server.url}/?pace=0")
+        friend.goto(f"{friend_url}/?pace=0")
         friend.fill(tid("name"), "<b>Bea</b>")  # refused, shown as text
         friend.fill(tid("join-code"), code.lower())
         friend.click(tid("join"))

@@ -1,13 +1,22 @@
-"""``yahtzee serve``: the browser game (tables with the CPU levels, online tables, a coach)."""
+"""``yahtzee serve``: the browser game (tables with the CPU levels, online tables, a coach).
+
+The database is SQLite by default (a file; one process) or PostgreSQL (``--db
+postgresql://USER@HOST:PORT/DBNAME``, or ``$YAHTZEE_DB``), which any number of server
+processes may share: ``--workers N`` runs N on this machine. ``--check-db`` checks the
+connection and the schema version (and applies the missing migrations with ``--migrate``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 
 from yahtzee_env.commands import positive_int
 
 HELP = "serve the browser game: tables of 2-4 with the CPU levels, online tables, statistics"
+DB_ENV = "YAHTZEE_DB"
 
 
 def positive_float(text: str) -> float:
@@ -25,8 +34,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
         default=None,
-        help="SQLite database file (default: web.sqlite3 in the user data dir, "
+        help="a SQLite database file, or a PostgreSQL URL postgresql://USER@HOST:PORT/DBNAME "
+        f"(default: ${DB_ENV}, else web.sqlite3 in the user data dir, "
         "$XDG_DATA_HOME/yahtzee-rl/)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=1,
+        help="server processes on this port (default 1; more than one needs PostgreSQL)",
+    )
+    parser.add_argument(
+        "--check-db",
+        action="store_true",
+        help="check the database connection and schema version, print them, and exit "
+        "(1 if the schema is not current)",
+    )
+    parser.add_argument(
+        "--migrate",
+        action="store_true",
+        help="with --check-db: apply the missing migrations first",
     )
     parser.add_argument(
         "--allowed-origin",
@@ -64,6 +91,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def database(args: argparse.Namespace):
+    from yahtzee_env.web.storage import default_db_path
+
+    if args.db is not None:
+        return args.db
+    return os.environ.get(DB_ENV) or default_db_path()
+
+
+def check_db(db, migrate: bool) -> int:
+    """``--check-db [--migrate]``: 0 if the schema is current, 1 if not, 2 if unreachable."""
+    from yahtzee_env.web.storage import SCHEMA_VERSION, SchemaError, describe_target, open_storage
+
+    where = describe_target(db)
+    try:
+        storage = open_storage(db, migrate=False)
+    except (ConnectionError, ModuleNotFoundError) as err:
+        print(f"yahtzee serve: error: {err}", file=sys.stderr)
+        return 2
+    try:
+        if migrate:
+            applied = storage.migrate()
+            if applied:
+                print(f"{where}: applied migrations {', '.join(map(str, applied))}")
+        version = storage.version
+        print(
+            f"{where}: {storage.dialect}, connected, schema version {version} "
+            f"(this program's: {SCHEMA_VERSION})"
+        )
+        storage.check_version()
+    except SchemaError as err:
+        print(f"yahtzee serve: error: {err}", file=sys.stderr)
+        return 1
+    finally:
+        storage.close()
+    print("schema current")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         from yahtzee_env.web.app import create_app
@@ -76,21 +141,52 @@ def run(args: argparse.Namespace) -> int:
             print(f"yahtzee serve: error: {INSTALL_HINT}", file=sys.stderr)
             return 2
         raise
-    from yahtzee_env.web.storage import SchemaError, default_db_path
+    from yahtzee_env.web.storage import SchemaError, describe_target, is_postgres_url, open_storage
 
-    db = args.db if args.db is not None else default_db_path()
-    limits = Limits(expire_idle_s=args.expire_after * 86_400)
-    try:
-        app = create_app(
-            db,
-            limits=limits,
-            allowed_origins=args.allowed_origin,
-            trust_proxy=args.trust_proxy,
-            prewarm=True,
+    db = database(args)
+    if args.migrate and not args.check_db:
+        print("yahtzee serve: error: --migrate goes with --check-db", file=sys.stderr)
+        return 2
+    if args.check_db:
+        return check_db(db, args.migrate)
+    if args.workers > 1 and not is_postgres_url(str(db)):
+        print(
+            "yahtzee serve: error: --workers above 1 needs a PostgreSQL database (--db "
+            "postgresql://USER@HOST:PORT/DBNAME): SQLite is one process's database, and "
+            "processes each holding its tables in memory over one file would diverge",
+            file=sys.stderr,
         )
-    except SchemaError as err:
+        return 2
+    options = {
+        "allowed_origins": list(args.allowed_origin),
+        "trust_proxy": args.trust_proxy,
+        "prewarm": True,
+    }
+    limits = {"expire_idle_s": args.expire_after * 86_400}
+    try:
+        # migrate here (PostgreSQL: under an advisory lock), before any worker starts
+        storage = open_storage(db)
+    except (SchemaError, ConnectionError, ModuleNotFoundError) as err:
         print(f"yahtzee serve: error: {err}", file=sys.stderr)
         return 2
-    print(f"Yahtzee at http://{args.host}:{args.port}/  (database {db}; Ctrl-C stops)", flush=True)
-    run_server(app, args.host, args.port, header_timeout=args.header_timeout)
+    workers = f", {args.workers} workers" if args.workers > 1 else ""
+    print(
+        f"Yahtzee at http://{args.host}:{args.port}/  (database {describe_target(db)}{workers}; "
+        "Ctrl-C stops)",
+        flush=True,
+    )
+    if args.workers == 1:
+        app = create_app(storage, limits=Limits(**limits), **options)
+        run_server(app, args.host, args.port, header_timeout=args.header_timeout)
+        return 0
+    storage.close()
+    os.environ[DB_ENV] = str(db)  # for the workers' app factory
+    os.environ["YAHTZEE_SERVE_OPTIONS"] = json.dumps({**options, "limits": limits})
+    run_server(
+        "yahtzee_env.web.app:app_from_env",
+        args.host,
+        args.port,
+        header_timeout=args.header_timeout,
+        workers=args.workers,
+    )
     return 0

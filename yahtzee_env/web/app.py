@@ -29,6 +29,9 @@ The page identifies itself by its session cookie (``yz_session``: ``HttpOnly``,
 of the session's) and no token is handed out or needed; API clients use the tokens.
     POST /api/games/CODE-IDX     {player, tokens: {seat: token}}  the review of a finished
                                           game (403 unless seated there or the table is public)
+    GET  /healthz                         200 while the process is up
+    GET  /readyz                          200 if the database answers and its schema is
+                                          this program's, else 503 (for a load balancer)
 
 ``seq`` and ``game`` are those of the state the move was made from: a move made from an
 older state is refused (409 ``stale_seq``), so a repeated request is harmless.
@@ -48,6 +51,12 @@ The front door (headers, cross-site checks, per-address limits) is `guard`, the 
 `limits`, the sockets `hub`, the game logic `rooms`, storage `storage`. Every piece of
 work on a table (moves, CPU moves, coach, loading, database commits) runs in a worker
 thread, one at a time per table; the event loop only routes.
+
+Several processes on one PostgreSQL database (issue 20): a table's work also holds the
+table's row lock in the database (`Rooms.locked`), a copy in memory is used only at the
+database's ``rev``, and a change committed by another process reaches this one as a
+notification (`Storage.listen`): the sockets this process holds for that table get the new
+state, as they do for its own changes.
 """
 
 from __future__ import annotations
@@ -85,7 +94,7 @@ from yahtzee_env.web.hub import (
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.rooms import Rooms, WebError, clean_code, clean_name, cpu_levels
 from yahtzee_env.web.stats import player_statistics
-from yahtzee_env.web.storage import Storage
+from yahtzee_env.web.storage import SchemaError, Storage, describe_target, open_storage
 
 STATIC_DIR = Path(__file__).with_name("static")
 MAX_BODY = 4096  # bytes: every legitimate request is far smaller
@@ -164,7 +173,7 @@ class TableLocks:
 
 
 def create_app(
-    db_path: str | Path,
+    db_path: str | Path | Storage,
     *,
     rate: float | None = None,
     burst: int | None = None,
@@ -174,7 +183,8 @@ def create_app(
     prewarm: bool = False,
     clock: Callable[[], float] | None = None,
 ) -> Starlette:
-    """The ASGI app over the database at ``db_path``.
+    """The ASGI app over the database at ``db_path``: a SQLite file, a ``postgresql://``
+    URL, or an open `Storage`.
 
     ``limits``: the server's limits (`Limits`; ``rate`` and ``burst`` override its per-address
     request rate). ``allowed_origins``: other origins (``https://game.example``) whose pages
@@ -187,7 +197,7 @@ def create_app(
         limits.rate = rate
     if burst is not None:
         limits.burst = burst
-    storage = Storage(db_path)
+    storage = db_path if isinstance(db_path, Storage) else open_storage(db_path)
     rooms = Rooms(storage, limits.tables_per_player, limits.tables_per_address)
     if clock is not None:
         rooms.clock = clock
@@ -231,9 +241,10 @@ def create_app(
         code = clean_code(code)
         async with locks.hold(code):
             room = rooms.rooms.get(code)
-            if room is not None:
+            if room is not None and not storage.multi_process:
                 rooms.keep(room)  # in use: not idle
                 return rooms.state(room, since)
+            # shared database: `load` checks the copy's rev against it (one query)
             return await run_in_threadpool(lambda: rooms.state(rooms.load(code), since))
 
     # ----------------------------------------------------------------- sessions, presence
@@ -275,8 +286,9 @@ def create_app(
         return state
 
     def publish(state: dict[str, Any], skip: Client | None = None) -> dict[str, Any]:
+        """``state`` with presence, pushed to the table's sockets (`push`)."""
         present(state)
-        hub.broadcast(state["code"], {"type": "state", "state": state}, skip=skip)
+        push(state, skip)
         return state
 
     def on_presence(code: str, connected: frozenset[int], skip: Client | None) -> None:
@@ -287,6 +299,48 @@ def create_app(
     def mine(code: str, session) -> list[int]:
         room = rooms.rooms.get(code)
         return room.seats_of(pid(session)) if room is not None else []
+
+    # ----------------------------------------------------------------- fan-out
+    pushed: dict[str, int] = {}  # code -> the rev of the last state sent to its sockets here
+
+    def push(state: dict[str, Any], skip: Client | None = None) -> None:
+        """Send ``state`` to the table's sockets (but ``skip``), unless they have had a newer
+        one (a change of another process may be pushed out of order with one of ours)."""
+        code = state["code"]
+        if pushed.get(code, -1) >= state["rev"] and skip is None:
+            return
+        if hub.count(code):
+            pushed[code] = max(pushed.get(code, -1), state["rev"])
+        hub.broadcast(code, {"type": "state", "state": state}, skip=skip)
+
+    async def remote_change(code: str, rev: int) -> None:
+        """Another process committed a change of table ``code`` (``""``: maybe of several,
+        the notifications were interrupted): push the new state to this process's sockets."""
+        for table in [code] if code else list(hub.clients):
+            if not hub.count(table) or (code and pushed.get(table, -1) >= rev):
+                continue
+            try:
+                room = rooms.rooms.get(table)
+                seen = (room.idx, len(room.log)) if room is not None else None
+                state = await table_state(table)
+            except WebError:
+                continue
+            if seen is not None and seen[0] == state["game"]:  # animate the new events only
+                state["events"] = [e for e in state.get("events", []) if e["seq"] >= seen[1]]
+            publish(state)
+
+    tasks: set[asyncio.Task] = set()
+
+    def spawn(code: str, rev: int) -> None:
+        task = asyncio.ensure_future(remote_change(code, rev))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    def notified(code: str, rev: int, origin: str) -> None:  # in the listener's thread
+        if origin != rooms.instance and loop is not None:
+            loop.call_soon_threadsafe(spawn, code, rev)
+
+    loop: asyncio.AbstractEventLoop | None = None
 
     def endpoint(handler):
         async def wrapped(request: Request) -> Response:
@@ -428,6 +482,20 @@ def create_app(
         spend(who(body, session))
         state = await on_table(request.path_params["code"], act_work(body, session))
         return JSONResponse(publish(state))
+
+    # ----------------------------------------------------------------- health
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"ok": True, "instance": rooms.instance})
+
+    async def readyz(request: Request) -> Response:
+        try:
+            version = await run_in_threadpool(storage.check_version)
+        except SchemaError as err:
+            return JSONResponse({"ready": False, "error": str(err)}, status_code=503)
+        except Exception as err:
+            message = f"database {describe_target(storage.target)} unreachable: {err}"
+            return JSONResponse({"ready": False, "error": message[:500]}, status_code=503)
+        return JSONResponse({"ready": True, "schema_version": version})
 
     async def hint(request: Request) -> Response:
         body = await read_body(request)
@@ -717,6 +785,8 @@ def create_app(
         for code in expired:
             hub.close_table(code, CLOSE_GONE, "this table expired")
         await run_in_threadpool(storage.expire_sessions, SESSION_DAYS * 86_400)
+        for code in [c for c in pushed if not hub.count(c)]:
+            del pushed[code]  # no socket here any more: nothing to keep in order
         return {"evicted": evicted, "expired": expired}
 
     async def tick() -> list[str]:
@@ -753,6 +823,8 @@ def create_app(
         Route("/t/{code}", page),
         Route("/stats", page),
         Route("/games/{gid}", page),
+        Route("/healthz", healthz),
+        Route("/readyz", readyz),
         Route("/api/config", endpoint(config)),
         Route("/api/players", endpoint(create_player), methods=["POST"]),
         Route("/api/stats", endpoint(stats), methods=["POST"]),
@@ -777,14 +849,21 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        async with anyio.create_task_group() as tg:
-            if prewarm:
-                tg.start_soon(warm_coach)
-            tg.start_soon(sweeper)
-            tg.start_soon(ticker)
-            yield
-            tg.cancel_scope.cancel()
-        storage.close()
+        nonlocal loop
+        loop = asyncio.get_running_loop()
+        stop = storage.listen(notified)
+        try:
+            async with anyio.create_task_group() as tg:
+                if prewarm:
+                    tg.start_soon(warm_coach)
+                tg.start_soon(sweeper)
+                tg.start_soon(ticker)
+                yield
+                tg.cancel_scope.cancel()
+        finally:
+            if stop is not None:
+                await run_in_threadpool(stop)
+            storage.close()
 
     middleware = [
         Middleware(GuardMiddleware, limiter=per_address, allowed_origins=origins, refusals=refusals)
@@ -803,3 +882,18 @@ def create_app(
     app.state.tick = tick
     app.state.accounts = accounts
     return app
+
+
+def app_from_env() -> Starlette:
+    """The app of each ``yahtzee serve --workers N`` process: the database is ``$YAHTZEE_DB``,
+    the other options the JSON object ``$YAHTZEE_SERVE_OPTIONS`` (`yahtzee serve` sets both)."""
+    import logging
+    import os
+
+    from yahtzee_env.web.limits import Limits
+    from yahtzee_env.web.server import ClientErrorFilter
+
+    options = json.loads(os.environ.get("YAHTZEE_SERVE_OPTIONS") or "{}")
+    limits = Limits(**options.pop("limits", {}))
+    logging.getLogger("uvicorn.error").addFilter(ClientErrorFilter())
+    return create_app(os.environ["YAHTZEE_DB"], limits=limits, **options)

@@ -1,12 +1,15 @@
 """``yahtzee serve`` as a child process on 127.0.0.1, for tests, benchmarks and notebooks.
 
-`LocalServer` picks a free loopback port, starts the server on a given SQLite file, waits
-until it answers, and kills it with SIGKILL (as a crash would: the tests and the load
-benchmark check that every table resumes after it). Standard library only.
+`LocalServer` picks a free loopback port, starts the server on a given database (a SQLite
+file, or a ``postgresql://`` URL that several servers may share), waits until it answers,
+and kills it with SIGKILL (as a crash would: the tests and the load benchmark check that every
+table resumes after it). Standard library only.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -24,15 +27,23 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """``yahtzee serve --port PORT --db DB [ARGS]`` as a subprocess on 127.0.0.1; ``url`` is
-    its address. `start` waits up to 30 s for ``/api/config`` to answer; `kill` is a SIGKILL.
-    The server's stderr goes to ``DB.log`` (a file, not a pipe that a long run could fill)."""
+    """``yahtzee serve --port PORT --db DB [ARGS]`` as a subprocess on 127.0.0.1; ``url`` is its
+    address. `start` waits up to 30 s for ``/readyz`` to answer; `kill` is a SIGKILL.
+    The server's stderr goes to ``log`` (default ``DB.log`` next to a SQLite file; a file, not
+    a pipe that a long run could fill). ``args``: more ``yahtzee serve`` options."""
 
-    def __init__(self, db: Path, args: list[str] | tuple[str, ...] = ()) -> None:
-        self.db, self.port, self.proc = Path(db), free_port(), None
+    def __init__(
+        self, db: Path | str, args: list[str] | tuple[str, ...] = (), *, log: Path | None = None
+    ) -> None:
+        self.db, self.port, self.proc = db, free_port(), None
         self.args = list(args)  # more `yahtzee serve` flags
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = self.db.with_name(self.db.name + ".log")
+        if log is None:
+            if str(db).startswith(("postgresql://", "postgres://")):
+                raise ValueError("a LocalServer on a PostgreSQL URL needs a log path")
+            path = Path(db)
+            log = path.with_name(path.name + ".log")
+        self.log = Path(log)
 
     def start(self) -> None:
         cmd = [sys.executable, "-m", "yahtzee_env", "serve", "--port", str(self.port)]
@@ -46,13 +57,31 @@ class LocalServer:
                 tail = self.log.read_bytes()[-2000:].decode(errors="replace")
                 raise RuntimeError(f"server exited: {tail}")
             try:
-                urllib.request.urlopen(f"{self.url}/api/config", timeout=1).read()
+                urllib.request.urlopen(f"{self.url}/readyz", timeout=1).read()
                 return
             except OSError:
                 time.sleep(0.1)
         raise RuntimeError("server did not start in 30 s")
 
+    def children(self) -> list[int]:
+        """The ids of the server's child processes (``--workers N``: the workers)."""
+        if self.proc is None:
+            return []
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == self.proc.pid:
+                found.append(int(stat.parent.name))
+        return found
+
     def kill(self) -> None:
+        """SIGKILL to the server (and first to its workers, which would outlive it)."""
         if self.proc and self.proc.poll() is None:
+            for pid in self.children():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(10)

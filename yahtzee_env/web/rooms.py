@@ -20,12 +20,23 @@ one at a time per table (`yahtzee_env.web.app` holds a lock per table code), so 
 is atomic, a turn waiting on an absent human holds nothing, and no request waits on another
 table's work. `Rooms.rooms` keeps the loaded tables (least recently used first); `evict`
 drops idle ones from memory (they reload from the database on use).
+
+Several server processes on one database (PostgreSQL): every change of a table runs inside
+`Storage.lock_table`, one transaction holding the table's row lock. Under the lock the room
+compares its ``rev`` with the database's and rebuilds itself from the log if another process
+has moved the table on; then it validates the intent (a stale ``seq`` is refused as above),
+applies it with the CPU moves that follow, writes, and commits. Only after the commit does it
+publish ``(code, rev)`` to the other processes (`Storage.notify`). Nothing is owned between
+two transactions (no lease, no timer), so a process that dies leaves nothing to take over: the
+next process to touch the table rebuilds it at its last committed action.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
+import logging
 import secrets
 import threading
 import time
@@ -49,6 +60,8 @@ from yahtzee_env.game.match import match_is_decided, match_winners
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
 from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
 from yahtzee_env.web.storage import Storage, token_hash
+
+log = logging.getLogger("yahtzee.web")
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: easy to read aloud
 CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
@@ -214,11 +227,6 @@ class Room:
     fill_level: str
     seats: list[Seat]
     started: bool = False
-    turn_timer: int = 0  # seconds per turn (0: off)
-    deadline: float | None = None  # epoch seconds: the waited-on decision times out
-    armed: tuple | None = None  # the decision `deadline` was set for
-    votes: set = field(default_factory=set)  # voters who confirmed Play again
-    saved_clock: tuple | None = None  # (deadline, votes) as last stored
     public: bool = False  # anyone with the link may open its game reviews
     games: list[dict[str, int]] = field(default_factory=list)  # idx, match_no, first
     finished: list[list[int]] = field(default_factory=list)  # totals of finished games
@@ -228,6 +236,12 @@ class Room:
     held: list[int] = field(default_factory=list)
     decisions: dict[int, list] = field(default_factory=dict)  # seat -> [coach.Decision]
     used: float = 0.0  # time.monotonic() of the last use, for eviction from memory
+    rev: int = 0  # the database's revision of the table this copy is at
+    turn_timer: int = 0  # seconds per turn (0: off)
+    deadline: float | None = None  # epoch seconds: the waited-on decision times out
+    armed: tuple | None = None  # the decision `deadline` was set for
+    votes: set = field(default_factory=set)  # voters who confirmed Play again
+    saved_clock: tuple | None = None  # (deadline, votes) as last stored
 
     @property
     def names(self) -> list[str]:
@@ -347,19 +361,19 @@ class Room:
         else:
             text = "Draw: " + " and ".join(self.names[s] for s in top)
             text += f" tie on {totals[top[0]]} points"
-        ranking = sorted(range(len(totals)), key=lambda s: (-totals[s], s))
-        places = [1 + sum(t > totals[s] for t in totals) for s in ranking]
         msg = {"key": "result.draw" if len(top) > 1 else "result.win", "seats": top}
         msg["points"] = totals[top[0]]
+        ranking = sorted(range(len(totals)), key=lambda s: (-totals[s], s))
+        places = [1 + sum(t > totals[s] for t in totals) for s in ranking]
         return {
-            "totals": totals,
-            "winners": top,
-            "draw": len(top) > 1,
-            "text": text,
             "ranking": [
                 {"seat": s, "place": p, "total": totals[s]}
                 for s, p in zip(ranking, places, strict=True)
             ],
+            "totals": totals,
+            "winners": top,
+            "draw": len(top) > 1,
+            "text": text,
             "msg": msg,
             "game_id": f"{self.code}-{self.idx}",
         }
@@ -442,10 +456,9 @@ class Room:
         if game.over:
             out["result"] = self.result()
             if self.online:
-                voted = [
+                out["votes"] = [
                     s.seat for s in self.seats if s.kind == "human" and s.voter() in self.votes
                 ]
-                out["votes"] = voted
                 out["voters"] = [s.seat for s in self.seats if s.kind == "human" and s.away is None]
         else:
             legal, points = game.box_options()
@@ -490,10 +503,12 @@ class Rooms:
         storage: Storage,
         tables_per_player: int | None = None,
         tables_per_address: int | None = None,
+        instance: str | None = None,
     ) -> None:
         self.storage = storage
-        self.tables_per_player, self.tables_per_address = tables_per_player, tables_per_address
+        self.instance = instance or secrets.token_hex(6)  # names this process in notifications
         self.clock = time.time  # wall clock of the turn deadlines (tests move it)
+        self.tables_per_player, self.tables_per_address = tables_per_player, tables_per_address
         self.rooms: OrderedDict[str, Room] = OrderedDict()
         self._coaches: dict[str, Any] = {}
         self._coach_locks = {name: threading.Lock() for name in PRESETS}  # one solve each
@@ -659,9 +674,10 @@ class Rooms:
         }
         self.storage.create_table(row, [s.row() for s in seats])
         self.keep(room)
-        if room.started:
-            self.run_cpus(room)
-        self._clock(room)
+        with self.locked(code) as room:
+            if room.started:
+                self.run_cpus(room)
+            self._clock(room)
         return room, tokens
 
     def check_caps(self, player_id: int | None, addr_hash: str | None) -> None:
@@ -710,13 +726,32 @@ class Rooms:
         return codes
 
     def load(self, code: Any) -> Room:
+        """The table, as committed: the copy in memory if the database has not moved it on
+        (one query where several processes share the database), else rebuilt from the log."""
         code = clean_code(code)
         room = self.rooms.get(code)
+        if room is not None and self.storage.multi_process:
+            rev = self.storage.table_rev(code)
+            if rev is None:
+                self.rooms.pop(code, None)
+                raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
+            if rev != room.rev:
+                room = self._catch_up(room)
         if room is not None:
             self.keep(room)
             return room
+        room = self._build(code)
+        game = room.game
+        if room.started and not game.over and room.seats[game.current].is_cpu:
+            with self.locked(code) as room:  # a crash between a start and its CPU moves
+                self.run_cpus(room)
+        return room
+
+    def _build(self, code: str) -> Room:
+        """Rebuild table ``code`` from the database (its rows, then its log replayed)."""
         row = self.storage.load_table(code)
         if row is None:
+            self.rooms.pop(code, None)
             raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
         seats = [
             Seat(
@@ -740,10 +775,11 @@ class Rooms:
             row["fill_level"],
             seats,
             started=bool(row["started"]),
+            public=bool(row.get("public", 0)),
+            rev=int(row["rev"]),
             turn_timer=int(row.get("turn_timer") or 0),
             deadline=row.get("deadline"),
             votes=set(json.loads(row["votes"])) if row.get("votes") else set(),
-            public=bool(row.get("public", 0)),
         )
         for g in row["games"]:
             room.begin_game(g["idx"], g["first"])
@@ -758,18 +794,75 @@ class Rooms:
         room.armed = room.decision()  # the stored deadline is the current decision's
         room.saved_clock = (room.deadline, row.get("votes") or "")
         self.keep(room)
-        if room.started:
-            self.run_cpus(room)  # a crash between a start and its CPU moves: finish them
-            self._time_out(room)  # a deadline that passed while the server was down
-            self._clock(room)
         return room
+
+    def _catch_up(self, room: Room) -> Room:
+        """``room`` brought to the database's state: the new actions of its current game
+        applied, if nothing else changed (another process's move: the common case), else
+        rebuilt from the whole log."""
+        new = self.storage.table_changes(room.code, room.idx, len(room.log))
+        if new is None:
+            return self._build(room.code)  # gone: raises 404
+        same = (
+            bool(new["started"]) == room.started
+            and int(new["games"]) == len(room.games)
+            and room.game is not None
+            and [tuple(s.values()) for s in new["seats"]]
+            == [tuple(s.row().values()) for s in room.seats]
+        )
+        if not same:
+            return self._build(room.code)
+        try:
+            for seat, action, regret in new["actions"]:
+                decision = None
+                if regret is not None and room.coach:
+                    decision = self.coach(room.rules).grade(room.game, seat, action)
+                room.apply(seat, action, regret, decision)
+        except Exception:
+            return self._build(room.code)  # a copy that cannot follow the log: start over
+        if new["actions"] and room.game.over:
+            room.finished.append(room.game.totals())
+        room.rev = int(new["rev"])
+        return room
+
+    @contextlib.contextmanager
+    def locked(self, code: Any):
+        """Table ``code`` under its lock, at the database's last committed state: the block
+        is one transaction (committed when it ends, rolled back on an exception). After a
+        commit that wrote, the other processes are told (`Storage.notify`)."""
+        code = clean_code(code)
+        try:
+            with self.storage.lock_table(code) as lock:
+                if lock.rev is None:
+                    self.rooms.pop(code, None)
+                    raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
+                room = self.rooms.get(code)
+                if room is None:
+                    room = self._build(code)
+                elif room.rev != lock.rev:
+                    room = self._catch_up(room)
+                yield room
+        except WebError:
+            raise  # refused before any change: the copy in memory is still the database's
+        except BaseException:
+            self.rooms.pop(code, None)  # memory may be ahead of the database: rebuild
+            raise
+        room.rev = lock.rev
+        if lock.wrote:
+            try:
+                self.storage.notify(code, lock.rev, self.instance)
+            except Exception as err:  # committed: the others see it at their next read
+                log.warning("could not notify the other servers of table %s: %s", code, err)
 
     def join(self, code: Any, body: dict[str, Any], session=None) -> tuple[Room, int, str | None]:
         """Take the first free seat; returns the room, the seat and its token (None with
         a ``session``: the seat is bound to the session's player)."""
-        room = self.load(code)
         player = self.who(body, session)
         name = clean_name(body.get("name"), default=player["name"] if player else "Friend")
+        with self.locked(code) as room:
+            return self._join(room, player, name, session)
+
+    def _join(self, room: Room, player, name: str, session=None) -> tuple[Room, int, str | None]:
         if room.started:
             raise WebError("this table has already started: no seat is free", 409, "started")
         if player and any(s.player_id == player["id"] for s in room.seats):
@@ -789,7 +882,10 @@ class Rooms:
         return room, seat.seat, token
 
     def start(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Room:
-        room = self.load(code)
+        with self.locked(code) as room:
+            return self._start(room, seat, token, player_id)
+
+    def _start(self, room: Room, seat: Any, token: Any, player_id: int | None = None) -> Room:
         room.seat_of_token(seat, token, player_id)
         if seat != 0:
             raise WebError("only the host (seat 1) can start the table", 403, "host_only")
@@ -863,10 +959,23 @@ class Rooms:
     ) -> tuple[Room, int]:
         """Apply one human intent made from the state ``(game, seq)`` and the CPU moves after
         it; commit; return the room and the seq of the first new event (for the page's
-        animation). An intent made from another state is refused (409 ``stale_seq``).
-        ``next`` is a vote at an online table: the next game starts once every human
-        (but the away ones) has confirmed. Acting takes an away seat back."""
-        room = self.load(code)
+        animation). An intent made from another state is refused (409 ``stale_seq``). All of
+        it under the table's lock (`locked`), so the same intent sent to two processes at once
+        is applied once. ``next`` is a vote at an online table: the next game starts once
+        every human (but the away ones) has confirmed. Acting takes an away seat back."""
+        with self.locked(code) as room:
+            return self._act(room, seat, token, intent, seq, game_idx, player_id)
+
+    def _act(
+        self,
+        room: Room,
+        seat: Any,
+        token: Any,
+        intent: Any,
+        seq: Any,
+        game_idx: Any,
+        player_id: int | None = None,
+    ) -> tuple[Room, int]:
         room.seat_of_token(seat, token, player_id)
         if not room.started:
             raise WebError("the table has not started yet: the host starts it", 409, "not_started")
@@ -885,7 +994,7 @@ class Rooms:
         self._back(room, [seat])
         if action == "next":
             if not room.game.over:
-                raise WebError("the game is still on: finish it first", 409)
+                raise WebError("the game is still on: finish it first", 409, "still_on")
             room.votes.add(room.seats[seat].voter())
             if not room.online or room.all_confirmed():
                 self.next_game(room)
@@ -905,14 +1014,10 @@ class Rooms:
         if room.coach:
             decision = self.coach(room.rules).grade(game, seat, action)
             regret = decision.regret
-        try:
-            room.apply(seat, action, regret, decision)
-            self._cpu_moves(room)
-            self._commit(room, first)
-            self._clock(room)
-        except Exception:
-            self.rooms.pop(room.code, None)  # memory may be ahead of the database: reload
-            raise
+        room.apply(seat, action, regret, decision)  # on an exception `locked` drops the copy
+        self._cpu_moves(room)
+        self._commit(room, first)
+        self._clock(room)
         return room, first
 
     def next_game(self, room: Room) -> None:
@@ -972,14 +1077,14 @@ class Rooms:
             self.storage.set_clock(room.code, *saved)
             room.saved_clock = saved
 
-    def _time_out(self, room: Room) -> bool:
+    def _time_out(self, room: Room) -> bool:  # under the table's lock
         """If the table's deadline has passed: the computer plays the waited-on turn (and
         the seat is away), or, at a finished game, the next starts for those who
         confirmed (the others are away; with no confirmation at all nothing starts)."""
         if room.deadline is None or self.clock() < room.deadline:
             return False
         game = room.game
-        try:
+        if True:
             if game.over:
                 late = [
                     s
@@ -1001,16 +1106,13 @@ class Rooms:
                 self._cpu_moves(room, timed_out=seat.seat)
                 self._commit(room, first)
             self._clock(room)
-        except Exception:
-            self.rooms.pop(room.code, None)
-            raise
         return True
 
     def time_out(self, code: str) -> Room:
         """Play the table's timed-out decision, if its deadline has passed (the server's
         clock task calls this for the tables `Storage.due` lists)."""
-        room = self.load(code)  # a table loaded now has its late deadline played already
-        self._time_out(room)
+        with self.locked(code) as room:
+            self._time_out(room)
         return room
 
     def _back(self, room: Room, seats: list[int], reasons=AWAY_REASONS) -> bool:
@@ -1034,8 +1136,8 @@ class Rooms:
 
     def back(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Room:
         """The caller takes their seat(s) back from the computer."""
-        room = self.load(code)
-        self._back(room, self._caller_seats(room, seat, token, player_id))
+        with self.locked(code) as room:
+            self._back(room, self._caller_seats(room, seat, token, player_id))
         return room
 
     def reconnected(self, room: Room, seats: list[int]) -> bool:
@@ -1046,24 +1148,26 @@ class Rooms:
     def leave(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Room:
         """The caller leaves: before the start their seat is free again (the host's seat
         cannot be left); after it, the computer plays it (they may take it back)."""
-        room = self.load(code)
-        seats = self._caller_seats(room, seat, token, player_id)
-        if not room.started:
-            if 0 in seats:
-                raise WebError("the host cannot leave a table before it starts", 409, "host_leaves")
-            for i in seats:
-                room.seats[i] = Seat(i, "friend", f"(seat {i + 1} free)")
-            self.storage.update_seats(room.code, [room.seats[i].row() for i in seats])
+        with self.locked(code) as room:
+            seats = self._caller_seats(room, seat, token, player_id)
+            if not room.started:
+                if 0 in seats:
+                    raise WebError(
+                        "the host cannot leave a table before it starts", 409, "host_leaves"
+                    )
+                for i in seats:
+                    room.seats[i] = Seat(i, "friend", f"(seat {i + 1} free)")
+                self.storage.update_seats(room.code, [room.seats[i].row() for i in seats])
+                return room
+            left = [room.seats[i] for i in seats if room.seats[i].kind == "human"]
+            for s in left:
+                s.away = "left"
+            self.storage.update_seats(room.code, [s.row() for s in left])
+            if room.game.over and room.online and room.all_confirmed():
+                self.next_game(room)  # the others had all confirmed: they need not wait
+            self.run_cpus(room)
+            self._clock(room)
             return room
-        left = [room.seats[i] for i in seats if room.seats[i].kind == "human"]
-        for s in left:
-            s.away = "left"
-        self.storage.update_seats(room.code, [s.row() for s in left])
-        if room.game.over and room.online and room.all_confirmed():
-            self.next_game(room)  # the others had all confirmed: they need not wait
-        self.run_cpus(room)
-        self._clock(room)
-        return room
 
     def _host(self, room: Room, seat: Any, token: Any, player_id: int | None) -> None:
         if token is None and seat is None:
@@ -1092,34 +1196,38 @@ class Rooms:
         absent seat becomes a CPU of the fill level; during a game an absent player's seat
         is played by the computer until they come back. ``present``: seats with an open
         socket (a connected player's seat cannot be taken from them)."""
-        room = self.load(code)
-        self._host(room, seat, token, player_id)
-        s = self._target(room, target)
-        if s.is_cpu:
-            raise WebError("the computer already plays that seat", 409, "already_cpu")
-        if s.kind == "human" and s.owner_id is not None and s.owner_id == room.seats[0].owner_id:
-            pass  # the host's own second seat (one screen): theirs to give
-        elif s.seat in present:
-            raise WebError(
-                "that player is here: only an absent seat goes to the computer",
-                409,
-                "player_present",
-            )
-        if not room.started:
-            counts = sum(o.kind == room.fill_level for o in room.seats)
-            room.seats[s.seat] = Seat(s.seat, room.fill_level, room.fill_level)
-            if counts:
-                room.seats[s.seat].name = f"{room.fill_level} #{counts + 1}"
-            self.storage.update_seat(room.code, room.seats[s.seat].row())
+        with self.locked(code) as room:
+            self._host(room, seat, token, player_id)
+            s = self._target(room, target)
+            if s.is_cpu:
+                raise WebError("the computer already plays that seat", 409, "already_cpu")
+            if (
+                s.kind == "human"
+                and s.owner_id is not None
+                and s.owner_id == room.seats[0].owner_id
+            ):
+                pass  # the host's own second seat (one screen): theirs to give
+            elif s.seat in present:
+                raise WebError(
+                    "that player is here: only an absent seat goes to the computer",
+                    409,
+                    "player_present",
+                )
+            if not room.started:
+                counts = sum(o.kind == room.fill_level for o in room.seats)
+                room.seats[s.seat] = Seat(s.seat, room.fill_level, room.fill_level)
+                if counts:
+                    room.seats[s.seat].name = f"{room.fill_level} #{counts + 1}"
+                self.storage.update_seat(room.code, room.seats[s.seat].row())
+                return room
+            if s.away is None:
+                s.away = "host"
+                self.storage.update_seat(room.code, s.row())
+            if room.game.over and room.online and room.all_confirmed():
+                self.next_game(room)
+            self.run_cpus(room)
+            self._clock(room)
             return room
-        if s.away is None:
-            s.away = "host"
-            self.storage.update_seat(room.code, s.row())
-        if room.game.over and room.online and room.all_confirmed():
-            self.next_game(room)
-        self.run_cpus(room)
-        self._clock(room)
-        return room
 
     def remove_seat(
         self,
@@ -1132,22 +1240,22 @@ class Rooms:
     ) -> Room:
         """Before the start, the host removes seat ``target``: a free seat, or one whose
         player is not here (the seats after it move up); two seats at least remain."""
-        room = self.load(code)
-        self._host(room, seat, token, player_id)
-        s = self._target(room, target)
-        if room.started:
-            raise WebError("the game has started: hand the seat to the computer instead", 409)
-        if s.seat in present:
-            raise WebError("that player is here", 409, "player_present")
-        if len(room.seats) <= MIN_SEATS:
-            raise WebError(f"a table keeps {MIN_SEATS} seats at least", 409, "min_seats")
-        del room.seats[s.seat]
-        for i, other in enumerate(room.seats):
-            other.seat = i
-            if other.kind == "friend":
-                other.name = f"(seat {i + 1} free)"
-        self.storage.update_seats(room.code, [o.row() for o in room.seats], replace=True)
-        return room
+        with self.locked(code) as room:
+            self._host(room, seat, token, player_id)
+            s = self._target(room, target)
+            if room.started:
+                raise WebError("the game has started: hand the seat to the computer instead", 409)
+            if s.seat in present:
+                raise WebError("that player is here", 409, "player_present")
+            if len(room.seats) <= MIN_SEATS:
+                raise WebError(f"a table keeps {MIN_SEATS} seats at least", 409, "min_seats")
+            del room.seats[s.seat]
+            for i, other in enumerate(room.seats):
+                other.seat = i
+                if other.kind == "friend":
+                    other.name = f"(seat {i + 1} free)"
+            self.storage.update_seats(room.code, [o.row() for o in room.seats], replace=True)
+            return room
 
     def open_tables(self, player_id: int) -> list[dict[str, Any]]:
         """The player's unfinished tables, for the lobby's "Your open tables"."""
@@ -1199,6 +1307,7 @@ class Rooms:
 
     def state(self, room: Room, since: int = 0) -> dict[str, Any]:
         out = room.state(since, self.review if room.coach else None)
+        out["rev"] = room.rev  # the database's revision (servers sharing it compare these)
         if room.deadline is not None:
             out["time_left"] = round(max(0.0, room.deadline - self.clock()), 1)
         return out

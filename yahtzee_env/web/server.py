@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import socket
 
 import h11
@@ -41,7 +42,9 @@ CLOSE_GRACE = 5.0  # s a finished socket's peer has to take its last bytes
 class HeaderTimeoutH11Protocol(H11Protocol):
     """uvicorn's h11 protocol, closing connections whose request head is too slow."""
 
-    header_timeout = HEADER_TIMEOUT
+    # `yahtzee serve --workers N` sets the variable for its worker processes (which import
+    # this class by name: a class made by `protocol_with` cannot be sent to them)
+    header_timeout = float(os.environ.get("YAHTZEE_HEADER_TIMEOUT") or HEADER_TIMEOUT)
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -122,17 +125,39 @@ def protocol_with(header_timeout: float) -> type[HeaderTimeoutH11Protocol]:
     )
 
 
-def run(app, host: str, port: int, *, header_timeout: float = HEADER_TIMEOUT) -> None:
-    """Serve ``app`` on ``host:port`` with the settings above (blocks until stopped)."""
+def __getattr__(name: str):
+    """``ReleasingWebSocketProtocol`` by name, for the processes of ``--workers N``."""
+    if name == "ReleasingWebSocketProtocol":
+        cls = websocket_protocol()
+        if cls is not None:
+            globals()[name] = cls
+            return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def run(
+    app, host: str, port: int, *, header_timeout: float = HEADER_TIMEOUT, workers: int = 1
+) -> None:
+    """Serve ``app`` on ``host:port`` with the settings above (blocks until stopped).
+    ``workers`` above 1: ``app`` is the import string of an app factory, run in that many
+    processes sharing the listening socket (uvicorn's supervisor)."""
     import uvicorn
 
     ws = websocket_protocol() or "auto"
+    if workers > 1:  # the workers import the protocol classes by name (no pickled classes)
+        os.environ["YAHTZEE_HEADER_TIMEOUT"] = str(header_timeout)
+        http = f"{__name__}:HeaderTimeoutH11Protocol"
+        if ws != "auto":
+            ws = f"{__name__}:ReleasingWebSocketProtocol"
+        extra = {"factory": True, "workers": workers}
+    else:
+        http, extra = protocol_with(header_timeout), {}
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
         log_level="warning",
-        http=protocol_with(header_timeout),
+        http=http,
         ws=ws,
         ws_max_size=WS_MAX_SIZE,
         ws_ping_interval=20.0,
@@ -142,6 +167,19 @@ def run(app, host: str, port: int, *, header_timeout: float = HEADER_TIMEOUT) ->
         limit_concurrency=MAX_CONNECTIONS,
         proxy_headers=False,  # the app applies --trust-proxy itself
         server_header=False,
+        **extra,
     )
     logging.getLogger("uvicorn.error").addFilter(ClientErrorFilter())  # after uvicorn's config
-    uvicorn.Server(config).run()
+    server = uvicorn.Server(config)
+    if workers > 1:
+        import inspect
+
+        from uvicorn.supervisors import Multiprocess
+
+        sockets = [config.bind_socket()]
+        if "target" in inspect.signature(Multiprocess).parameters:  # uvicorn before 0.30
+            Multiprocess(config, target=server.run, sockets=sockets).run()
+        else:
+            Multiprocess(config, sockets=sockets).run()
+    else:
+        server.run()

@@ -1,45 +1,75 @@
-"""SQLite storage of the web game: players, tables, games, the action log and results.
+"""Storage of the web game: players, tables, games, the action log and results.
 
-One small module, one connection, a versioned schema (``PRAGMA user_version`` counts the
-migrations applied; `MIGRATIONS` only ever grows), WAL mode. A table is stored as its seed
-and its seats, each game as its index and seed, and every accepted action as one row of the
-log: the server rebuilds any table by replaying its log (the dice come from the stored
-seeds), so a restart, even after ``kill -9``, resumes at the last committed action. Each
-write method commits before it returns, and the server acknowledges an action only after.
+One interface (`Storage`), two backends:
 
-Tokens (players' and seats') are stored as SHA-256 hashes, never in clear; so is the
-address of the client that created a table (for the per-address cap). `expire` deletes
-tables (seats, and so their tokens, with them) that never started or went idle; results
-stay for the statistics.
+- `SQLiteStorage`, the embedded default (a file path, or nothing): one connection, WAL mode,
+  for one server process;
+- `PostgresStorage` (a ``postgresql://`` URL; the ``postgres`` extra: psycopg 3 and
+  psycopg_pool), for any number of server processes on one database.
 
-The server calls it from worker threads: one lock serializes every use of the connection.
+`open_storage` picks the backend from the target. The SQL is written once, with ``?``
+placeholders; the few dialect differences (the id column, float and 64-bit integer types,
+``FOR UPDATE``, where the schema version lives, placeholders) are in `DIALECTS` and in the two
+small backend classes.
+
+A table is stored as its seed and its seats, each game as its index and seed, and every
+accepted action as one row of the log: the server rebuilds any table by replaying its log
+(the dice come from the stored seeds), so a restart, even after ``kill -9``, resumes at the
+last committed action. Each write commits before it returns (or, inside `lock_table`, when
+the block ends), and the server acknowledges an action only after. `expire` deletes tables
+(seats, and so their tokens, with them) that never started or went idle; results stay for
+the statistics.
+
+Several processes: `lock_table` opens a transaction holding the table's row lock (``SELECT
+… FOR UPDATE`` on PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` write lock) and reads the table's
+``rev``, a counter that every committed change of the table moves on by one. A process whose
+copy of the table is at another ``rev`` rebuilds it from the log before it applies anything,
+so no action is applied twice or lost however many processes receive moves for one table.
+`notify` publishes ``(code, rev)`` after the commit (PostgreSQL ``NOTIFY``); `listen` hands
+the other processes' notifications to a callback.
+
+The schema is versioned (migrations only ever grow, one transaction each: SQLite counts them in
+``PRAGMA user_version``, PostgreSQL in the ``schema_version`` table, under an advisory lock so
+that instances starting together migrate once). Tokens (players' and seats') are stored as
+SHA-256 hashes, never in clear; so is the address of the client that created a table (for
+the per-address cap). The server calls it from worker threads: SQLite's one connection is
+behind a lock, PostgreSQL's connections come from a pool.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+POSTGRES_HINT = (
+    "a postgresql:// database needs the 'postgres' extra: pip install 'yahtzee-rl[postgres]'"
+)
+NOTIFY_CHANNEL = "yahtzee_tables"
+MIGRATION_LOCK = 20_262_020  # pg_advisory_xact_lock key: one migrating instance at a time
+
+# The migrations, written once for both backends; {pk}, {real} and {int64} are the dialect's.
 MIGRATIONS: list[str] = [
     # 1: the first schema
     """
     CREATE TABLE players (
-        id INTEGER PRIMARY KEY,
+        id {pk},
         token_hash TEXT NOT NULL UNIQUE,
         name TEXT NOT NULL,
-        created REAL NOT NULL
+        created {real} NOT NULL
     );
     CREATE TABLE tables (
         code TEXT PRIMARY KEY,
-        created REAL NOT NULL,
+        created {real} NOT NULL,
         rules TEXT NOT NULL,
-        seed INTEGER NOT NULL,
+        seed {int64} NOT NULL,
         online INTEGER NOT NULL,
         match INTEGER NOT NULL,
         coach INTEGER NOT NULL,
@@ -51,7 +81,7 @@ MIGRATIONS: list[str] = [
         seat INTEGER NOT NULL,
         kind TEXT NOT NULL,          -- 'human' or a CPU level name
         name TEXT NOT NULL,
-        player_id INTEGER REFERENCES players(id),
+        player_id {int64} REFERENCES players(id),
         token_hash TEXT,             -- NULL: a free friend seat (or a CPU)
         PRIMARY KEY (code, seat)
     );
@@ -68,11 +98,11 @@ MIGRATIONS: list[str] = [
         seq INTEGER NOT NULL,        -- action number within the game
         seat INTEGER NOT NULL,
         action INTEGER NOT NULL,     -- engine action id
-        regret REAL,                 -- coach's grade of a human decision (NULL: not graded)
+        regret {real},               -- coach's grade of a human decision (NULL: not graded)
         PRIMARY KEY (code, idx, seq)
     );
     CREATE TABLE results (
-        player_id INTEGER NOT NULL REFERENCES players(id),
+        player_id {int64} NOT NULL REFERENCES players(id),
         code TEXT NOT NULL,
         idx INTEGER NOT NULL,
         seat INTEGER NOT NULL,
@@ -82,7 +112,7 @@ MIGRATIONS: list[str] = [
         upper_bonus INTEGER NOT NULL,
         opponents TEXT NOT NULL,     -- the CPU levels at the table, or 'humans'
         online INTEGER NOT NULL,
-        finished REAL NOT NULL,
+        finished {real} NOT NULL,
         PRIMARY KEY (code, idx, seat)
     );
     CREATE INDEX results_player ON results(player_id, finished);
@@ -90,9 +120,9 @@ MIGRATIONS: list[str] = [
     # 2: bounded resources (issue 17): last activity, whether the current game is over, and
     # who hosts the table (player id, hashed client address), for expiry and per-host caps
     """
-    ALTER TABLE tables ADD COLUMN updated REAL;
+    ALTER TABLE tables ADD COLUMN updated {real};
     ALTER TABLE tables ADD COLUMN over INTEGER NOT NULL DEFAULT 0;
-    ALTER TABLE tables ADD COLUMN host_player INTEGER;
+    ALTER TABLE tables ADD COLUMN host_player {int64};
     ALTER TABLE tables ADD COLUMN host_addr TEXT;
     UPDATE tables SET updated = created;
     CREATE INDEX tables_updated ON tables(updated);
@@ -103,34 +133,60 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE tables ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
     """,
-    # 4: people at online tables (issue 18): the turn timer and its deadline (stored, so a
+    # 4: several server processes (issue 20): the table's revision, moved on by one at every
+    # committed change, so that a process can tell its copy of a table is behind
+    """
+    ALTER TABLE tables ADD COLUMN rev {int64} NOT NULL DEFAULT 0;
+    """,
+    # 5: people at online tables (issue 18): the turn timer and its deadline (stored, so a
     # restart plays a turn whose time ran out while the server was down), play-again votes,
     # who may act for a seat (a session's player) and whether the computer plays it for now;
     # accounts (argon2id hashes) and sessions (cookies, stored hashed)
     """
     ALTER TABLE tables ADD COLUMN turn_timer INTEGER NOT NULL DEFAULT 0;
-    ALTER TABLE tables ADD COLUMN deadline REAL;
+    ALTER TABLE tables ADD COLUMN deadline {real};
     ALTER TABLE tables ADD COLUMN votes TEXT NOT NULL DEFAULT '';
-    ALTER TABLE seats ADD COLUMN owner_id INTEGER;
+    ALTER TABLE seats ADD COLUMN owner_id {int64};
     ALTER TABLE seats ADD COLUMN away TEXT;
     CREATE INDEX tables_deadline ON tables(deadline);
     CREATE INDEX seats_owner ON seats(owner_id);
     CREATE TABLE accounts (
-        player_id INTEGER PRIMARY KEY REFERENCES players(id),
+        player_id {int64} PRIMARY KEY REFERENCES players(id),
         username TEXT NOT NULL UNIQUE,   -- case-folded
         password_hash TEXT NOT NULL,     -- argon2id, PHC string
-        created REAL NOT NULL
+        created {real} NOT NULL
     );
     CREATE TABLE sessions (
         token_hash TEXT PRIMARY KEY,
-        player_id INTEGER NOT NULL REFERENCES players(id),
-        created REAL NOT NULL,
-        seen REAL NOT NULL
+        player_id {int64} NOT NULL REFERENCES players(id),
+        created {real} NOT NULL,
+        seen {real} NOT NULL
     );
     CREATE INDEX sessions_player ON sessions(player_id);
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+# What differs between the two SQL dialects, in the migrations and the queries.
+DIALECTS: dict[str, dict[str, str]] = {
+    # SQLite: INTEGER PRIMARY KEY is the rowid (64-bit); REAL is 8 bytes; every INTEGER is
+    # 64-bit. BEGIN IMMEDIATE takes the database's write lock, so FOR UPDATE has no place.
+    "sqlite": {"pk": "INTEGER PRIMARY KEY", "real": "REAL", "int64": "INTEGER", "for_update": ""},
+    # PostgreSQL: REAL would be 4 bytes and INTEGER 32 bits (a table's seed has 62).
+    "postgresql": {
+        "pk": "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+        "real": "DOUBLE PRECISION",
+        "int64": "BIGINT",
+        "for_update": " FOR UPDATE",
+    },
+}
+
+
+def migration_sql(number: int, dialect: str) -> list[str]:
+    """The statements of migration ``number`` (0-based) in ``dialect``."""
+    text = MIGRATIONS[number].format(**DIALECTS[dialect])
+    text = re.sub(r"--[^\n]*", "", text)  # comments out, so that ';' splits statements
+    return [s.strip() for s in text.split(";") if s.strip()]
 
 
 def default_db_path() -> Path:
@@ -144,89 +200,201 @@ def default_db_path() -> Path:
     return base / "yahtzee-rl" / "web.sqlite3"
 
 
+def is_postgres_url(target: Any) -> bool:
+    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+
+
+def describe_target(target: Any) -> str:
+    """The database for messages, without a password."""
+    text = str(target)
+    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", text)
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
 class SchemaError(RuntimeError):
-    """The database was written by a newer version of this program."""
+    """The database's schema is not this program's (newer, or not migrated)."""
+
+
+class TableLock:
+    """The state of one `Storage.lock_table` block: the table's ``rev`` when the lock was
+    taken (None: no such table) and, after a block that wrote, the ``rev`` it committed."""
+
+    def __init__(self, code: str, rev: int | None) -> None:
+        self.code, self.rev, self.wrote = code, rev, False
 
 
 class Storage:
-    """The database of one server process (thread-safe: one lock around the connection)."""
+    """The database of the web game (both backends). Thread-safe; every method commits
+    before it returns, except inside `lock_table`, whose block is one transaction."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
-        self.path = Path(path)
-        if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        self.db.row_factory = sqlite3.Row
-        self.lock = threading.RLock()
-        self.db.execute("PRAGMA journal_mode=WAL")
-        # NORMAL in WAL mode: a commit survives the process being killed (kill -9); only
-        # an OS crash or power cut can lose the last commits.
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.migrate()
+    dialect = "sqlite"
+
+    def __init__(self) -> None:
+        self._local = threading.local()  # .conn, .lock: this thread's open transaction
+        self._sql_cache: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ backend hooks
+    def _begin(self) -> contextlib.AbstractContextManager:
+        """A context manager: a connection in a new transaction, committed on a clean exit
+        and rolled back on an exception."""
+        raise NotImplementedError
+
+    def _connection(self) -> contextlib.AbstractContextManager:
+        """A context manager: a connection for one autocommitted read."""
+        raise NotImplementedError
+
+    def _read_version(self, conn) -> int:
+        raise NotImplementedError
+
+    def _write_version(self, conn, version: int) -> None:
+        raise NotImplementedError
+
+    def _migration_lock(self, conn) -> None:
+        """Serialize migrating processes (PostgreSQL); SQLite's write lock already does."""
 
     def close(self) -> None:
-        self.db.close()
+        raise NotImplementedError
 
+    def notify(self, code: str, rev: int, origin: str) -> None:
+        """Tell the other processes that table ``code`` is at ``rev`` (after the commit)."""
+
+    def listen(self, callback: Callable[[str, int, str], None]) -> Callable[[], None] | None:
+        """Call ``callback(code, rev, origin)`` (in another thread) for every notification,
+        and ``callback("", 0, "")`` after a reconnection (notifications may have been lost).
+        Returns a function that stops listening, or None where there is nothing to hear."""
+        return None
+
+    # ------------------------------------------------------------------ SQL
+    def sql(self, text: str) -> str:
+        return text
+
+    def _exec(self, conn, text: str, params: tuple = ()) -> list[dict[str, Any]]:
+        cur = conn.execute(self.sql(text), params)
+        if cur.description is None:
+            return []
+        return [dict(r) for r in cur.fetchall()]
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """One transaction on this thread (a block inside another joins it)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            yield conn
+            return
+        with self._begin() as conn:
+            self._local.conn = conn
+            try:
+                yield conn
+            finally:
+                self._local.conn = None
+
+    def _tx(self, statements: Sequence[tuple[str, tuple]]) -> None:
+        """Run ``statements`` in one transaction, committed before returning (or joining the
+        transaction of the `lock_table` block around it)."""
+        with self.transaction() as conn:
+            batch: list[tuple] = []
+            for i, (text, params) in enumerate(statements):
+                batch.append(params)
+                if i + 1 < len(statements) and statements[i + 1][0] == text:
+                    continue
+                if len(batch) == 1:
+                    self._exec(conn, text, batch[0])
+                else:  # the rows of a move and its CPU moves: one round trip (psycopg pipelines)
+                    conn.cursor().executemany(self.sql(text), batch)
+                batch = []
+            lock = getattr(self._local, "lock", None)
+            if lock is not None:
+                lock.wrote = True
+
+    def _query(self, text: str, params: tuple = ()) -> list[dict[str, Any]]:
+        with self._reading() as conn:
+            return self._exec(conn, text, params)
+
+    @contextlib.contextmanager
+    def lock_table(self, code: str) -> Iterator[TableLock]:
+        """A transaction holding table ``code``'s lock: no other process or thread changes
+        the table until the block ends. Yields a `TableLock` with the table's ``rev``; if the
+        block wrote, its commit moves ``rev`` on by one (``lock.rev`` is then the new one)."""
+        if getattr(self._local, "lock", None) is not None:
+            raise RuntimeError("lock_table blocks do not nest")
+        with self.transaction() as conn:
+            rows = self._exec(
+                conn,
+                "SELECT rev FROM tables WHERE code = ?" + DIALECTS[self.dialect]["for_update"],
+                (code,),
+            )
+            lock = TableLock(code, int(rows[0]["rev"]) if rows else None)
+            self._local.lock = lock
+            try:
+                yield lock
+                if lock.wrote and lock.rev is not None:
+                    lock.rev += 1
+                    self._exec(conn, "UPDATE tables SET rev = ? WHERE code = ?", (lock.rev, code))
+            finally:
+                self._local.lock = None
+
+    # ------------------------------------------------------------------ schema
     @property
     def version(self) -> int:
-        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        with self._connection() as conn:
+            return self._read_version(conn)
 
-    def migrate(self) -> None:
-        """Apply the migrations this database has not had yet, each in one transaction."""
+    def check_version(self) -> int:
+        """The schema version; SchemaError if it is not this program's."""
         version = self.version
         if version > SCHEMA_VERSION:
             raise SchemaError(
-                f"{self.path}: schema version {version} is newer than this program's "
-                f"{SCHEMA_VERSION}; upgrade yahtzee-rl or use another --db"
+                f"{describe_target(self.target)}: schema version {version} is newer than this "
+                f"program's {SCHEMA_VERSION}; upgrade yahtzee-rl or use another --db"
             )
-        for number in range(version, SCHEMA_VERSION):
-            self.db.execute("BEGIN")
-            try:
-                for statement in MIGRATIONS[number].split(";"):
-                    if statement.strip():
-                        self.db.execute(statement)
-                self.db.execute(f"PRAGMA user_version={number + 1}")
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
+        if version < SCHEMA_VERSION:
+            raise SchemaError(
+                f"{describe_target(self.target)}: schema version {version}, this program needs "
+                f"{SCHEMA_VERSION}: run yahtzee serve --check-db --migrate"
+            )
+        return version
 
-    def _tx(self, statements: Iterable[tuple[str, tuple]]) -> None:
-        """Run ``statements`` in one transaction, committed before returning."""
-        with self.lock:
-            self.db.execute("BEGIN")
-            try:
-                for sql, params in statements:
-                    self.db.execute(sql, params)
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-
-    def _query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-        with self.lock:
-            return self.db.execute(sql, params).fetchall()
+    def migrate(self) -> list[int]:
+        """Apply the migrations this database has not had yet, each in one transaction;
+        return the versions reached. SchemaError if the database is newer than this program."""
+        applied = []
+        while True:
+            with self.transaction() as conn:
+                self._migration_lock(conn)
+                version = self._read_version(conn)
+                if version > SCHEMA_VERSION:
+                    raise SchemaError(
+                        f"{describe_target(self.target)}: schema version {version} is newer "
+                        f"than this program's {SCHEMA_VERSION}; upgrade yahtzee-rl or use "
+                        "another --db"
+                    )
+                if version == SCHEMA_VERSION:
+                    return applied
+                for statement in migration_sql(version, self.dialect):
+                    self._exec(conn, statement)
+                self._write_version(conn, version + 1)
+            applied.append(version + 1)
 
     # ------------------------------------------------------------------ players
     def create_player(self, name: str, token: str) -> int:
-        with self.lock:
-            cur = self.db.execute(
-                "INSERT INTO players (token_hash, name, created) VALUES (?, ?, ?)",
+        with self.transaction() as conn:
+            rows = self._exec(
+                conn,
+                "INSERT INTO players (token_hash, name, created) VALUES (?, ?, ?) RETURNING id",
                 (token_hash(token), name, time.time()),
             )
-            return int(cur.lastrowid)
+        return int(rows[0]["id"])
 
-    def player_by_token(self, token: str) -> sqlite3.Row | None:
-        sql = "SELECT id, name FROM players WHERE token_hash = ?"
-        rows = self._query(sql, (token_hash(token),))
+    def player_by_token(self, token: str) -> dict[str, Any] | None:
+        rows = self._query(
+            "SELECT id, name FROM players WHERE token_hash = ?", (token_hash(token),)
+        )
         return rows[0] if rows else None
 
-    def player_by_id(self, player_id: int) -> sqlite3.Row | None:
+    def player_by_id(self, player_id: int) -> dict[str, Any] | None:
         rows = self._query("SELECT id, name FROM players WHERE id = ?", (player_id,))
         return rows[0] if rows else None
 
@@ -236,6 +404,8 @@ class Storage:
     # ------------------------------------------------------------------ accounts, sessions
     def create_account(self, player_id: int, username: str, password_hash: str) -> bool:
         """Make ``player_id`` an account; False if the user name is taken."""
+        if self.account(username=username) is not None:
+            return False
         try:
             self._tx(
                 [
@@ -246,8 +416,10 @@ class Storage:
                     )
                 ]
             )
-        except sqlite3.IntegrityError:
-            return False
+        except Exception:  # the unique user name, taken meanwhile (either backend's error)
+            if self.account(username=username) is not None:
+                return False
+            raise
         return True
 
     def account(self, *, username: str | None = None, player_id: int | None = None):
@@ -268,11 +440,11 @@ class Storage:
         sql = "INSERT INTO sessions (token_hash, player_id, created, seen) VALUES (?, ?, ?, ?)"
         self._tx([(sql, (token_hash(token), player_id, now, now))])
 
-    def session_player(self, token: str, max_age_s: float) -> sqlite3.Row | None:
+    def session_player(self, token: str, max_age_s: float) -> dict[str, Any] | None:
         """The player of a live session (id, name), or None."""
         rows = self._query(
-            "SELECT p.id, p.name FROM sessions s JOIN players p ON p.id = s.player_id "
-            "WHERE s.token_hash = ? AND s.created > ?",
+            "SELECT p.id AS id, p.name AS name FROM sessions s JOIN players p "
+            "ON p.id = s.player_id WHERE s.token_hash = ? AND s.created > ?",
             (token_hash(token), time.time() - max_age_s),
         )
         return rows[0] if rows else None
@@ -285,28 +457,30 @@ class Storage:
 
     def expire_sessions(self, max_age_s: float, now: float | None = None) -> int:
         """Delete the sessions older than ``max_age_s``; return how many."""
-        now = time.time() if now is None else now
-        with self.lock:
-            cur = self.db.execute("DELETE FROM sessions WHERE created < ?", (now - max_age_s,))
-            return cur.rowcount
+        cutoff = (time.time() if now is None else now) - max_age_s
+        rows = self._query("SELECT COUNT(*) AS n FROM sessions WHERE created < ?", (cutoff,))
+        if rows[0]["n"]:
+            self._tx([("DELETE FROM sessions WHERE created < ?", (cutoff,))])
+        return int(rows[0]["n"])
 
     def adopt(self, guest_id: int, player_id: int) -> None:
         """Give the guest ``guest_id``'s games, seats and tables to ``player_id``."""
-        statements = [
-            ("UPDATE results SET player_id = ? WHERE player_id = ?", (player_id, guest_id)),
-            ("UPDATE seats SET player_id = ? WHERE player_id = ?", (player_id, guest_id)),
-            ("UPDATE seats SET owner_id = ? WHERE owner_id = ?", (player_id, guest_id)),
-            ("UPDATE tables SET host_player = ? WHERE host_player = ?", (player_id, guest_id)),
-            ("DELETE FROM sessions WHERE player_id = ?", (guest_id,)),
-        ]
-        self._tx(statements)
+        self._tx(
+            [
+                ("UPDATE results SET player_id = ? WHERE player_id = ?", (player_id, guest_id)),
+                ("UPDATE seats SET player_id = ? WHERE player_id = ?", (player_id, guest_id)),
+                ("UPDATE seats SET owner_id = ? WHERE owner_id = ?", (player_id, guest_id)),
+                ("UPDATE tables SET host_player = ? WHERE host_player = ?", (player_id, guest_id)),
+                ("DELETE FROM sessions WHERE player_id = ?", (guest_id,)),
+            ]
+        )
 
     def tables_of(self, player_id: int, limit: int = 20) -> list[dict[str, Any]]:
         """The unfinished tables where ``player_id`` holds a seat, most recent first."""
         rows = self._query(
-            "SELECT t.code, t.started, t.online, t.updated, s.seat, s.away FROM seats s "
-            "JOIN tables t ON t.code = s.code WHERE s.owner_id = ? AND t.over = 0 "
-            "ORDER BY t.updated DESC, s.seat LIMIT ?",
+            "SELECT t.code AS code, t.started AS started, t.online AS online, s.seat AS seat, "
+            "s.away AS away FROM seats s JOIN tables t ON t.code = s.code "
+            "WHERE s.owner_id = ? AND t.over = 0 ORDER BY t.updated DESC, s.seat LIMIT ?",
             (player_id, limit * 4),
         )
         out: dict[str, dict[str, Any]] = {}
@@ -360,8 +534,11 @@ class Storage:
     @staticmethod
     def _seat_row(code: str, s: dict[str, Any]) -> tuple[str, tuple]:
         return (
-            "INSERT OR REPLACE INTO seats (code, seat, kind, name, player_id, token_hash, "
-            "owner_id, away) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO seats (code, seat, kind, name, player_id, token_hash, owner_id, away) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (code, seat) DO UPDATE SET "
+            "kind = excluded.kind, name = excluded.name, player_id = excluded.player_id, "
+            "token_hash = excluded.token_hash, owner_id = excluded.owner_id, "
+            "away = excluded.away",
             (
                 code,
                 s["seat"],
@@ -413,7 +590,7 @@ class Storage:
             "ORDER BY deadline LIMIT ?",
             (now, limit),
         )
-        return [r[0] for r in rows]
+        return [r["code"] for r in rows]
 
     def start_table(self, code: str, seats: list[dict[str, Any]], first: int) -> None:
         statements = [self._seat_row(code, s) for s in seats]
@@ -425,24 +602,38 @@ class Storage:
     def start_game(self, code: str, idx: int, match_no: int, first: int) -> None:
         self._tx([self._game_row(code, idx, match_no, first), self._touch(code, over=False)])
 
+    def table_rev(self, code: str) -> int | None:
+        rows = self._query("SELECT rev FROM tables WHERE code = ?", (code,))
+        return int(rows[0]["rev"]) if rows else None
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Any]:
+        """The connection of this thread's open transaction, else one for a few reads."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            yield conn
+            return
+        with self._connection() as conn:
+            yield conn
+
     def load_table(self, code: str) -> dict[str, Any] | None:
-        with self.lock:
-            row = self.db.execute("SELECT * FROM tables WHERE code = ?", (code,)).fetchone()
-            if row is None:
+        """The table's rows, ``rev`` read first: rows committed by another process meanwhile
+        can only make the copy newer than its ``rev`` says, and the next `lock_table` then
+        rebuilds it. Inside `lock_table` the table cannot change."""
+        with self._reading() as conn:
+            rows = self._exec(conn, "SELECT * FROM tables WHERE code = ?", (code,))
+            if not rows:
                 return None
-            table = dict(row)
-            table["seats"] = [
-                dict(r)
-                for r in self.db.execute(
-                    "SELECT * FROM seats WHERE code = ? ORDER BY seat", (code,)
-                )
-            ]
-            table["games"] = [
-                dict(r)
-                for r in self.db.execute("SELECT * FROM games WHERE code = ? ORDER BY idx", (code,))
-            ]
+            table = rows[0]
+            table["seats"] = self._exec(
+                conn, "SELECT * FROM seats WHERE code = ? ORDER BY seat", (code,)
+            )
+            table["games"] = self._exec(
+                conn, "SELECT * FROM games WHERE code = ? ORDER BY idx", (code,)
+            )
             actions: dict[int, list[tuple[int, int, float | None]]] = {}
-            for r in self.db.execute(
+            for r in self._exec(
+                conn,
                 "SELECT idx, seat, action, regret FROM actions WHERE code = ? ORDER BY idx, seq",
                 (code,),
             ):
@@ -450,14 +641,50 @@ class Storage:
         table["actions"] = actions
         return table
 
+    def table_changes(self, code: str, idx: int, seq: int) -> dict[str, Any] | None:
+        """What a copy of table ``code`` at game ``idx``, action ``seq`` needs to catch up
+        when only that game's log has grown: the table's ``rev`` (read first), ``started``,
+        the number of games, the seats, and game ``idx``'s actions from ``seq`` on."""
+        with self._reading() as conn:
+            rows = self._exec(
+                conn,
+                "SELECT rev, started, (SELECT COUNT(*) FROM games WHERE code = ?) AS games "
+                "FROM tables WHERE code = ?",
+                (code, code),
+            )
+            if not rows:
+                return None
+            out = rows[0]
+            out["seats"] = self._exec(
+                conn,
+                "SELECT seat, kind, name, player_id, token_hash, owner_id, away FROM seats "
+                "WHERE code = ? ORDER BY seat",
+                (code,),
+            )
+            out["actions"] = [
+                (r["seat"], r["action"], r["regret"])
+                for r in self._exec(
+                    conn,
+                    "SELECT seat, action, regret FROM actions WHERE code = ? AND idx = ? "
+                    "AND seq >= ? ORDER BY seq",
+                    (code, idx, seq),
+                )
+            ]
+        return out
+
+    def count_tables(self) -> int:
+        return int(self._query("SELECT COUNT(*) AS n FROM tables")[0]["n"])
+
     def table_exists(self, code: str) -> bool:
         return bool(self._query("SELECT 1 FROM tables WHERE code = ?", (code,)))
 
     def open_tables(self, *, player_id: int | None = None, addr: str | None = None) -> int:
         """How many unfinished tables ``player_id`` (or the address hash ``addr``) hosts."""
         column, value = ("host_player", player_id) if player_id is not None else ("host_addr", addr)
-        rows = self._query(f"SELECT COUNT(*) FROM tables WHERE {column} = ? AND over = 0", (value,))
-        return int(rows[0][0])
+        rows = self._query(
+            f"SELECT COUNT(*) AS n FROM tables WHERE {column} = ? AND over = 0", (value,)
+        )
+        return int(rows[0]["n"])
 
     def expire(
         self, unstarted_s: float, idle_s: float, keep: Iterable[str] = (), now: float | None = None
@@ -471,7 +698,7 @@ class Storage:
             (now - unstarted_s, now - idle_s),
         )
         keep = set(keep)
-        codes = [r[0] for r in rows if r[0] not in keep]
+        codes = [r["code"] for r in rows if r["code"] not in keep]
         statements = [
             (f"DELETE FROM {name} WHERE code = ?", (code,))
             for code in codes
@@ -527,11 +754,186 @@ class Storage:
 
     # ------------------------------------------------------------------ statistics
     def results_of(self, player_id: int) -> list[dict[str, Any]]:
-        return [
-            dict(r)
-            for r in self._query(
-                "SELECT code, idx, seat, score, outcome, yahtzees, upper_bonus, opponents, "
-                "online, finished FROM results WHERE player_id = ? ORDER BY finished, code, idx",
-                (player_id,),
-            )
-        ]
+        return self._query(
+            "SELECT code, idx, seat, score, outcome, yahtzees, upper_bonus, opponents, "
+            "online, finished FROM results WHERE player_id = ? ORDER BY finished, code, idx",
+            (player_id,),
+        )
+
+
+class SQLiteStorage(Storage):
+    """The embedded default: one SQLite file (or ``:memory:``), one connection behind a lock,
+    WAL mode. For one server process only (`multi_process` is False)."""
+
+    dialect = "sqlite"
+    multi_process = False
+
+    def __init__(self, path: str | os.PathLike, *, migrate: bool = True) -> None:
+        super().__init__()
+        self.path = self.target = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.lock = threading.RLock()
+        self.db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode: a commit survives the process being killed (kill -9); only
+        # an OS crash or power cut can lose the last commits.
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        if migrate:
+            self.migrate()
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextlib.contextmanager
+    def _begin(self):
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def _connection(self):
+        with self.lock:
+            yield self.db
+
+    def _read_version(self, conn) -> int:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def _write_version(self, conn, version: int) -> None:
+        conn.execute(f"PRAGMA user_version={int(version)}")
+
+
+class PostgresStorage(Storage):
+    """A PostgreSQL database (``postgresql://USER@HOST:PORT/DBNAME``) through a psycopg 3
+    connection pool; any number of server processes may share it (`multi_process`)."""
+
+    dialect = "postgresql"
+    multi_process = True
+
+    def __init__(
+        self, url: str, *, migrate: bool = True, pool_size: int = 8, timeout: float = 10.0
+    ) -> None:
+        super().__init__()
+        try:
+            import psycopg
+            from psycopg.rows import dict_row
+            from psycopg_pool import ConnectionPool
+        except ModuleNotFoundError as err:
+            if err.name and err.name.split(".")[0] in ("psycopg", "psycopg_pool"):
+                raise ModuleNotFoundError(POSTGRES_HINT) from None
+            raise
+        self.psycopg = psycopg
+        self.target = url
+        self.pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            timeout=timeout,
+            open=False,
+            name="yahtzee",
+        )
+        try:
+            self.pool.open(wait=True, timeout=timeout)
+        except Exception as err:
+            self.pool.close()
+            raise ConnectionError(f"cannot connect to {describe_target(url)}: {err}") from None
+        self._listener: threading.Thread | None = None
+        if migrate:
+            self.migrate()
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def sql(self, text: str) -> str:
+        out = self._sql_cache.get(text)
+        if out is None:
+            out = self._sql_cache[text] = text.replace("%", "%%").replace("?", "%s")
+        return out
+
+    @contextlib.contextmanager
+    def _begin(self):
+        with self.pool.connection() as conn, conn.transaction():
+            yield conn
+
+    @contextlib.contextmanager
+    def _connection(self):
+        with self.pool.connection() as conn:
+            yield conn
+
+    def _read_version(self, conn) -> int:
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        row = conn.execute("SELECT version FROM schema_version").fetchone()
+        return int(row["version"]) if row else 0
+
+    def _write_version(self, conn, version: int) -> None:
+        conn.execute("DELETE FROM schema_version")
+        conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
+
+    def _migration_lock(self, conn) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+
+    @property
+    def version(self) -> int:
+        with self._connection() as conn:
+            row = conn.execute("SELECT to_regclass('schema_version') AS t").fetchone()
+            if row["t"] is None:
+                return 0
+            row = conn.execute("SELECT version FROM schema_version").fetchone()
+            return int(row["version"]) if row else 0
+
+    # ------------------------------------------------------------------ fan-out
+    def notify(self, code: str, rev: int, origin: str) -> None:
+        with self.pool.connection() as conn:  # autocommit: the change is already committed
+            conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, f"{code} {rev} {origin}"))
+
+    def listen(self, callback: Callable[[str, int, str], None]) -> Callable[[], None]:
+        """LISTEN on a connection of its own, in a daemon thread that reconnects (with
+        ``callback("", 0, "")`` after each reconnection: what was missed must be re-read)."""
+        stop = threading.Event()
+        psycopg = self.psycopg
+
+        def run() -> None:
+            first = True
+            while not stop.is_set():
+                try:
+                    with psycopg.connect(self.target, autocommit=True) as conn:
+                        conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                        if not first:
+                            callback("", 0, "")
+                        first = False
+                        while not stop.is_set():
+                            for note in conn.notifies(timeout=0.5):
+                                parts = note.payload.split(" ")
+                                if len(parts) == 3 and parts[1].isdigit():
+                                    callback(parts[0], int(parts[1]), parts[2])
+                except Exception:  # the database went away: try again shortly
+                    first = False
+                    stop.wait(0.5)
+
+        thread = threading.Thread(target=run, name="yahtzee-listen", daemon=True)
+        thread.start()
+        self._listener = thread
+
+        def stopper() -> None:
+            stop.set()
+            thread.join(5)
+
+        return stopper
+
+
+def open_storage(target: str | os.PathLike | None = None, *, migrate: bool = True) -> Storage:
+    """The storage at ``target``: a ``postgresql://`` URL, else a SQLite file path (None:
+    `default_db_path`)."""
+    if target is None:
+        target = default_db_path()
+    if is_postgres_url(target):
+        return PostgresStorage(str(target), migrate=migrate)
+    return SQLiteStorage(target, migrate=migrate)

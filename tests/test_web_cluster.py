@@ -1,0 +1,404 @@
+"""Several server processes on one PostgreSQL database (issue 20): a real PostgreSQL server
+(the ``postgres_server`` fixture), real ``yahtzee serve`` processes on loopback.
+
+- two `Rooms` on one database: each rebuilds a table the other moved on, under the row lock;
+- two instances: a host on A and a guest on B see each other's moves over their sockets;
+- the same intent sent to both instances at once is applied once;
+- ``kill -9`` of instance A mid-game: the host continues on B at the last acknowledged move;
+- ``--workers 2`` on PostgreSQL, refused on SQLite; ``--check-db``, ``--migrate``,
+  ``/healthz``, ``/readyz``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
+pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
+
+from websockets.sync.client import connect
+
+from yahtzee_env.game.engine import Game, roll_for_first_player
+from yahtzee_env.web.local_server import LocalServer, free_port
+from yahtzee_env.web.rooms import Rooms, WebError
+from yahtzee_env.web.storage import SCHEMA_VERSION, open_storage
+
+WAIT_S = 10  # the longest any reply or pushed state is awaited (never a timing assertion)
+
+
+def call(url: str, body: dict | None = None) -> tuple[int, dict]:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data, {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=WAIT_S) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read() or b"{}")
+
+
+def ok(url: str, body: dict | None = None) -> dict:
+    status, reply = call(url, body)
+    assert status == 200, (url, status, reply)
+    return reply
+
+
+@pytest.fixture
+def pair(pg_url, tmp_path):
+    """Two server instances, A and B, on one PostgreSQL database."""
+    servers = [LocalServer(pg_url, log=tmp_path / f"{name}.log") for name in "ab"]
+    for s in servers:
+        s.start()
+    yield servers
+    for s in servers:
+        s.kill()
+
+
+def online_table(a: LocalServer, b: LocalServer, seats=("human", "friend")):
+    """A host's online table made on A, a guest joined on B, started on A; their tokens."""
+    made = ok(f"{a.url}/api/tables", {"seats": list(seats), "online": True, "name": "Host"})
+    code = made["code"]
+    joined = ok(f"{b.url}/api/tables/{code}/join", {"name": "Guest"})
+    ok(f"{a.url}/api/tables/{code}/start", {"seat": 0, "token": made["tokens"]["0"]})
+    return code, {0: made["tokens"]["0"], joined["seat"]: joined["token"]}
+
+
+def receive_state(ws, until) -> dict:
+    """The first pushed state for which ``until(state)`` holds (bounded by WAIT_S)."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        left = deadline - time.monotonic()
+        assert left > 0, "no such state was pushed"
+        msg = json.loads(ws.recv(timeout=left))
+        if msg["type"] in ("state", "ack") and until(msg["state"]):
+            return msg["state"]
+
+
+def replay_totals(url: str, code: str) -> list[int]:
+    """The engine's totals for the stored table, replayed from its seed and log."""
+    storage = open_storage(url, migrate=False)
+    row = storage.load_table(code)
+    storage.close()
+    rng = np.random.default_rng([row["seed"], 0])
+    game = Game(row["rules"], num_players=len(row["seats"]))
+    game.reset(rng, first=roll_for_first_player(len(row["seats"]), rng))
+    for _seat, action, _regret in row["actions"][0]:
+        game.step(action)
+    return game.totals()
+
+
+def score_best(state: dict) -> dict:
+    return {"type": "score", "box": max(state["options"], key=state["options"].get)}
+
+
+# ------------------------------------------------------------------ in one process
+def test_two_rooms_on_one_database_rebuild_what_the_other_moved(pg_url):
+    """Two `Rooms` (as two processes would hold them) on one database: each move is applied
+    on top of the other's, never on a stale copy, and a stale seq is refused."""
+    sa, sb = open_storage(pg_url), open_storage(pg_url)
+    try:
+        a, b = Rooms(sa), Rooms(sb)
+        room, tokens = a.create({"seats": ["human", "easy"], "name": "Ann", "coach": True})
+        code, token = room.code, tokens[0]
+        copy_b = b.load(code)  # B holds a copy at the same revision
+        assert copy_b.rev == room.rev
+        room, _ = a.act(code, 0, token, {"type": "roll", "hold": [0]}, seq=len(room.log))
+        assert room.game.rolls_left == 1
+        seq = len(room.log)
+        # B's copy is behind: under the lock it rebuilds it first, then applies the score
+        assert b.rooms[code].game.rolls_left == 2
+        room_b, _ = b.act(code, 0, token, {"type": "score", "box": "chance"}, seq=seq)
+        assert b.state(room_b)["cards"][0]["scores"]["chance"] is not None  # filled, on B
+        # A's copy is now behind; an intent made from its old state is refused as stale
+        with pytest.raises(WebError, match="moved on") as err:
+            a.act(code, 0, token, {"type": "roll", "hold": []}, seq=seq)
+        assert err.value.status == 409
+        assert a.load(code).rev == room_b.rev  # and A reads the committed state
+        assert len(a.load(code).log) == len(room_b.log)
+        # a copy caught up move by move is the same as one rebuilt from the whole log
+        for _ in range(3):
+            state = b.state(b.load(code))
+            if state["over"]:
+                break
+            b.act(code, 0, token, {"type": "score", "box": next(iter(state["options"]))},
+                  seq=state["seq"])  # fmt: skip
+        caught_up = a.state(a.load(code))
+        rebuilt = Rooms(sa).state(Rooms(sa).load(code))
+        assert caught_up == rebuilt and caught_up["seq"] > seq
+    finally:
+        sa.close()
+        sb.close()
+
+
+def test_cpu_moves_a_dead_instance_left_are_played_by_another(pg_url):
+    """A table whose start was committed by an instance that died before its CPU moves (no
+    lease to wait for): the next instance to read it plays them, under the row lock, once."""
+    sa, sb = open_storage(pg_url), open_storage(pg_url)
+    try:
+        a, b = Rooms(sa), Rooms(sb)
+        for _ in range(20):  # a table where a CPU seat rolls to go first
+            room, _tokens = a.create({"seats": ["human", "friend"], "online": True})
+            room.seats[1].kind = "easy"  # as `start` fills a free seat
+            first = room.begin_game(0)
+            if first == 1:
+                break
+        assert first == 1
+        # instance A commits the start, then dies before the CPU moves (their own commit)
+        sa.start_table(room.code, [s.row() for s in room.seats], first)
+        assert sa.load_table(room.code)["actions"] == {}
+        seen = [b.load(room.code), Rooms(sb).load(room.code)]  # B, then a third instance
+        for r in seen:
+            assert r.game.current == 0 and len(r.log) > 0  # the CPU's turn has been played
+        assert len(sb.load_table(room.code)["actions"][0]) == len(seen[0].log)  # once
+        assert seen[1].log == seen[0].log
+    finally:
+        sa.close()
+        sb.close()
+
+
+def test_concurrent_migrations_apply_once(postgres_server):
+    url = postgres_server.create_database("migrate_race")
+    errors: list[BaseException] = []
+
+    def opener() -> None:
+        try:
+            open_storage(url).close()
+        except BaseException as err:
+            errors.append(err)
+
+    threads = [threading.Thread(target=opener) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    storage = open_storage(url, migrate=False)
+    assert storage.version == SCHEMA_VERSION
+    assert storage.migrate() == []  # nothing left to apply
+    storage.close()
+
+
+# ------------------------------------------------------------------ two instances
+def test_host_on_a_and_guest_on_b_see_each_others_moves(pair):
+    a, b = pair
+    code, tokens = online_table(a, b)
+    ws_url = {s: s.url.replace("http", "ws") + f"/ws/{code}" for s in (a, b)}
+    with connect(ws_url[a]) as host, connect(ws_url[b]) as guest:
+        state = receive_state(host, lambda s: s["started"])
+        receive_state(guest, lambda s: s["started"])
+        sockets = {0: host, 1: guest}
+        moves = 0
+        while moves < 6 and not state["over"]:  # three turns each way
+            mover = state["current"]
+            other = sockets[1 - mover]
+            sockets[mover].send(
+                json.dumps(
+                    {
+                        "type": "act",
+                        "id": moves,
+                        "seat": mover,
+                        "token": tokens[mover],
+                        "seq": state["seq"],
+                        "action": score_best(state),
+                    }
+                )
+            )
+            ack = receive_state(sockets[mover], lambda s, m=mover: s["current"] != m)
+            # the other instance's socket gets the same state, pushed after the commit
+            pushed = receive_state(other, lambda s, n=ack["seq"]: s["seq"] == n)
+            assert pushed["cards"] == ack["cards"] and pushed["current"] == 1 - mover
+            state = ack
+            moves += 1
+    assert moves == 6
+
+
+def test_the_same_intent_sent_to_both_instances_is_applied_once(pair):
+    a, b = pair
+    made = ok(f"{a.url}/api/tables", {"seats": ["human", "easy"], "name": "Solo"})
+    code, token = made["code"], made["tokens"]["0"]
+    for _ in range(5):  # five races, each a re-roll (legal twice in a row: only seq stops it)
+        state = ok(f"{a.url}/api/tables/{code}")
+        if state["rolls_left"] == 0:
+            ok(
+                f"{a.url}/api/tables/{code}/act",
+                {
+                    "seat": 0,
+                    "token": token,
+                    "seq": state["seq"],
+                    "action": score_best(state),
+                },
+            )
+            state = ok(f"{a.url}/api/tables/{code}")
+        intent = {
+            "seat": 0,
+            "token": token,
+            "seq": state["seq"],
+            "game": state["game"],
+            "action": {"type": "roll", "hold": [0, 1]},
+        }
+        replies: dict[str, tuple[int, dict]] = {}
+        go = threading.Barrier(2)
+
+        def send(server: LocalServer, intent=intent, go=go, replies=replies) -> None:
+            go.wait()
+            replies[server.url] = call(f"{server.url}/api/tables/{code}/act", intent)
+
+        threads = [threading.Thread(target=send, args=(s,)) for s in (a, b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(WAIT_S * 2)
+        statuses = sorted(status for status, _ in replies.values())
+        assert statuses == [200, 409], replies
+        refused = next(body for status, body in replies.values() if status == 409)
+        assert "moved on" in refused["error"]
+        after = ok(f"{b.url}/api/tables/{code}")
+        assert after["seq"] == state["seq"] + 1  # one roll, not two
+        assert after["rolls_left"] == state["rolls_left"] - 1
+        assert ok(f"{a.url}/api/tables/{code}") == after
+
+
+def test_kill_9_of_an_instance_the_host_continues_on_the_other(pair, pg_url):
+    a, b = pair
+    made = ok(f"{a.url}/api/tables", {"seats": ["human", "medium"], "name": "Host"})
+    code, token = made["code"], made["tokens"]["0"]
+    state = made["state"]
+    with connect(a.url.replace("http", "ws") + f"/ws/{code}") as ws:
+        state = receive_state(ws, lambda s: True)
+        for i in range(7):  # a few acknowledged moves on A, over its socket
+            action = (
+                {"type": "roll", "hold": [0]} if state["rolls_left"] == 2 else score_best(state)
+            )
+            ws.send(
+                json.dumps(
+                    {
+                        "type": "act",
+                        "id": i,
+                        "seat": 0,
+                        "token": token,
+                        "seq": state["seq"],
+                        "action": action,
+                    }
+                )
+            )
+            while True:
+                reply = json.loads(ws.recv(timeout=WAIT_S))
+                if reply.get("id") == i:
+                    break
+            assert reply["type"] == "ack", reply
+            state = reply["state"]
+        a.kill()  # kill -9, mid-game
+    assert a.proc.returncode == -9
+    again = ok(f"{b.url}/api/tables/{code}")
+    for key in ("game", "seq", "dice", "rolls_left", "current", "cards", "held"):
+        assert again[key] == state[key], key
+    while not again["over"]:  # and plays on to the end on B
+        action = {"type": "roll", "hold": [0]} if again["rolls_left"] == 2 else score_best(again)
+        again = ok(
+            f"{b.url}/api/tables/{code}/act",
+            {"seat": 0, "token": token, "seq": again["seq"], "action": action},
+        )
+    assert again["result"]["totals"] == replay_totals(pg_url, code)
+
+
+def test_workers_on_postgres_and_refused_on_sqlite(pg_url, tmp_path):
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "yahtzee_env",
+            "serve",
+            "--workers",
+            "2",
+            "--db",
+            str(tmp_path / "web.sqlite3"),
+            "--port",
+            str(free_port()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2
+    assert "--workers above 1 needs a PostgreSQL database" in refused.stderr
+    assert "SQLite is one process's database" in refused.stderr
+    server = LocalServer(pg_url, log=tmp_path / "workers.log", args=("--workers", "2"))
+    server.start()
+    try:
+        workers = [  # uvicorn's supervisor spawns the two worker processes
+            pid
+            for pid in server.children()
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
+        assert len(workers) == 2
+        made = ok(f"{server.url}/api/tables", {"seats": ["human", "easy"]})
+        code, token = made["code"], made["tokens"]["0"]
+        state = made["state"]
+        for _ in range(6):  # every request may reach either process: they agree
+            action = {"type": "roll", "hold": []} if state["rolls_left"] else score_best(state)
+            state = ok(
+                f"{server.url}/api/tables/{code}/act",
+                {"seat": 0, "token": token, "seq": state["seq"], "action": action},
+            )
+        assert ok(f"{server.url}/api/tables/{code}")["seq"] == state["seq"]
+        with connect(server.url.replace("http", "ws") + f"/ws/{code}") as ws:  # sockets too
+            assert receive_state(ws, lambda s: True)["seq"] == state["seq"]
+    finally:
+        server.kill()  # the workers too
+
+
+# ------------------------------------------------------------------ operating it
+def serve(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "yahtzee_env", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_check_db_and_migrate(backend, postgres_server, tmp_path):
+    db = (
+        str(tmp_path / "web.sqlite3")
+        if backend == "sqlite"
+        else postgres_server.create_database(f"check_{backend}")
+    )
+    before = serve("--db", db, "--check-db")
+    assert before.returncode == 1, before.stderr
+    assert f"schema version 0, this program needs {SCHEMA_VERSION}" in before.stderr
+    assert "--migrate" in before.stderr
+    done = serve("--db", db, "--check-db", "--migrate")
+    assert done.returncode == 0, done.stderr
+    assert "applied migrations" in done.stdout and "schema current" in done.stdout
+    assert f"{backend}, connected, schema version {SCHEMA_VERSION}" in done.stdout
+    again = serve("--db", db, "--check-db")
+    assert again.returncode == 0 and "applied" not in again.stdout
+
+
+def test_check_db_names_an_unreachable_database():
+    url = f"postgresql://postgres@127.0.0.1:{free_port()}/nothing"
+    out = serve("--db", url, "--check-db")
+    assert out.returncode == 2 and "cannot connect to postgresql://" in out.stderr
+
+
+def test_healthz_and_readyz(pair, pg_url):
+    a, _b = pair
+    assert ok(f"{a.url}/healthz")["ok"] is True
+    assert ok(f"{a.url}/readyz") == {"ready": True, "schema_version": SCHEMA_VERSION}
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # a newer program migrated ahead
+        conn.execute("UPDATE schema_version SET version = version + 1")
+    status, body = call(f"{a.url}/readyz")
+    assert status == 503 and not body["ready"] and "newer" in body["error"]
+    assert ok(f"{a.url}/healthz")["ok"] is True  # the process is still up
