@@ -79,7 +79,8 @@ def replay_totals(db, code):
     seed, seats = row["seed"], len(row["seats"])
     rng = np.random.default_rng([seed, 0])
     game = Game("official", num_players=seats)
-    game.reset(rng, first=roll_for_first_player(seats, rng))
+    roll_for_first_player(seats, rng)  # always drawn (the dice stream), then overridden
+    game.reset(rng, first=row["games"][0]["first"])
     for _seat, action, _regret in row["actions"][0]:
         game.step(action)
     return game.totals()

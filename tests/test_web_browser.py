@@ -133,10 +133,12 @@ def engine_totals(db: Path, code: str) -> list[int]:
     actions = con.execute(
         "SELECT action FROM actions WHERE code = ? AND idx = 0 ORDER BY seq", (code,)
     ).fetchall()
+    (first,) = con.execute("SELECT first FROM games WHERE code = ? AND idx = 0", (code,)).fetchone()
     con.close()
     rng = np.random.default_rng([seed, 0])
     game = Game("official", num_players=seats)
-    game.reset(rng, first=roll_for_first_player(seats, rng))
+    roll_for_first_player(seats, rng)  # always drawn (the dice stream), then overridden
+    game.reset(rng, first=first)
     for (action,) in actions:
         game.step(action)
     assert game.over
@@ -288,6 +290,7 @@ def test_hint_and_regret(page, server, tmp_path):
 
 def test_cpu_turns_are_animated_and_narrated(page, server):
     page.goto(f"{server.url}/?pace=150")
+    page.fill(tid("name"), "Ada")  # the first visit asks for a name (issue 18)
     page.select_option(tid("seats"), "2")
     page.select_option(tid("seat-kind-1"), "hard")
     page.click(tid("play"))
@@ -431,3 +434,288 @@ def test_a_refused_watcher_polls_and_says_so_but_a_seated_player_gets_in(browser
         watcher_ctx.close()
         for s in held:
             s.close()
+
+
+# ------------------------------------------------------------------ issue 18: people online
+PRESENCE_S = 5  # the issue's bound: the host sees a guest who left within 5 s
+
+
+def new_player(browser, viewport=None):
+    """A fresh browser context (its own cookies: another person or device) and its page."""
+    ctx = browser.new_context(viewport=viewport or {"width": 900, "height": 1000})
+    pg = ctx.new_page()
+    pg.set_default_timeout(TIMEOUT_MS)
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    return ctx, pg, errors
+
+
+def online_pair(browser, server, timer=0, pace=0):
+    """A host and a guest (two contexts) at a started online table of two seats."""
+    host_ctx, host, host_errors = new_player(browser)
+    guest_ctx, guest, guest_errors = new_player(browser)
+    host.goto(f"{server.url}/?pace={pace}")
+    host.fill(tid("name"), "Host")
+    host.select_option(tid("seats"), "2")
+    host.select_option(tid("seat-kind-1"), "friend")
+    host.fill(tid("turn-timer"), str(timer))
+    host.click(tid("create-online"))
+    host.wait_for_selector(f"{tid('table-code')}:not(:empty)")
+    code = host.text_content(tid("table-code"))
+    guest.goto(f"{server.url}/?pace={pace}&join={code}")
+    guest.fill(tid("name"), "Gina")
+    guest.click(tid("join"))
+    guest.wait_for_selector(f"{tid('table-code')}:has-text('{code}')")
+    host.wait_for_selector(f'{tid("seat-status-1")}[data-connected="true"]')
+    host.click(tid("start"))
+    for pg in (host, guest):
+        pg.wait_for_selector("#board:not([hidden])")
+    return code, (host_ctx, host, host_errors), (guest_ctx, guest, guest_errors)
+
+
+def api_state(ctx, server, code) -> dict:
+    return ctx.request.get(f"{server.url}/api/tables/{code}").json()
+
+
+def api_score(ctx, server, code, seat) -> dict:
+    """Score the best-paying box for ``seat`` through the API, with the context's session
+    cookie (quicker than clicks, when a test only needs the game to move on)."""
+    state = api_state(ctx, server, code)
+    box = max(state["options"], key=state["options"].get)
+    body = {
+        "seat": seat,
+        "seq": state["seq"],
+        "game": state["game"],
+        "action": {"type": "score", "box": box},
+    }
+    reply = ctx.request.post(f"{server.url}/api/tables/{code}/act", data=body)
+    assert reply.ok, reply.text()
+    return reply.json()
+
+
+def wait_seat(page, seat: str, timeout=TIMEOUT_MS) -> None:
+    page.wait_for_function(
+        "s => document.querySelector('[data-testid=turn]').dataset.seat === s",
+        arg=seat,
+        timeout=timeout,
+    )
+
+
+def test_a_guest_who_leaves_is_seen_away_within_5_s(browser, server):
+    _code, (host_ctx, host, errors), (guest_ctx, guest, _) = online_pair(browser, server)
+    try:
+        assert host.get_attribute(tid("seat-status-1"), "data-connected") == "true"
+        assert guest.get_attribute(tid("seat-status-0"), "data-connected") == "true"
+        guest_ctx.close()  # the guest closes the tab
+        host.wait_for_selector(
+            f'{tid("seat-status-1")}[data-connected="false"]', timeout=PRESENCE_S * 1000
+        )
+        assert "not connected" in host.text_content("#card thead")
+        assert not errors, errors
+    finally:
+        host_ctx.close()
+
+
+def test_a_10_s_timer_gives_the_guest_turn_to_the_computer_until_they_return(browser, server):
+    code, (host_ctx, host, errors), (guest_ctx, guest, _) = online_pair(browser, server, timer=10)
+    try:
+        take_turn(host, 0, reroll=False)
+        wait_seat(host, "1")
+        assert guest.is_visible(tid("timer"))
+        # the guest does nothing: after 10 s the computer plays for them
+        wait_seat(host, "0", timeout=(10 + PRESENCE_S) * 1000)
+        host.wait_for_selector(tid("seat-away-1"))
+        guest.wait_for_selector(f"{tid('away-banner')}:not([hidden])")
+        assert "computer is playing" in guest.text_content(tid("away-banner"))
+        assert len(api_state(host_ctx, server, code)["cards"][1]["scores"]) == 13
+        assert api_state(host_ctx, server, code)["seats"][1]["away"] == "timeout"
+        # the guest comes back (reopens the page): the seat is theirs again
+        guest.reload()
+        guest.wait_for_selector("#board:not([hidden])")
+        host.wait_for_selector(tid("seat-away-1"), state="detached")
+        assert guest.is_hidden(tid("away-banner"))
+        if host.query_selector('button[data-testid^="box-0-"]'):  # (on a slow machine the
+            take_turn(host, 0, reroll=False)  # host's own 10 s may have run out meanwhile)
+        guest.wait_for_selector('button[data-testid^="box-1-"]')  # their own decision
+        assert api_state(guest_ctx, server, code)["seats"][1]["away"] is None
+        assert not errors, errors
+    finally:
+        host_ctx.close()
+        guest_ctx.close()
+
+
+def test_the_host_hands_an_absent_seat_to_the_computer(browser, server):
+    code, (host_ctx, host, errors), (guest_ctx, _guest, _) = online_pair(browser, server)
+    try:
+        take_turn(host, 0, reroll=False)
+        wait_seat(host, "1")
+        guest_ctx.close()
+        host.wait_for_selector(tid("hand-to-cpu-1"))
+        old = version(host)
+        host.click(tid("hand-to-cpu-1"))
+        wait_new_version(host, old)
+        wait_seat(host, "0")
+        assert "computer is playing" in host.text_content(tid("seat-away-1"))
+        state = api_state(host_ctx, server, code)
+        assert state["seats"][1]["away"] == "host"
+        assert sum(v is not None for v in state["cards"][1]["scores"].values()) == 1
+        assert not errors, errors
+    finally:
+        host_ctx.close()
+
+
+def test_play_again_needs_both_votes(browser, server):
+    code, (host_ctx, host, errors), (guest_ctx, guest, _) = online_pair(browser, server)
+    try:
+        state = api_state(host_ctx, server, code)
+        while not state["over"]:
+            ctx = host_ctx if state["current"] == 0 else guest_ctx
+            state = api_score(ctx, server, code, state["current"])
+        for pg in (host, guest):
+            pg.wait_for_selector(f"{tid('result')}:not([hidden])")
+            assert pg.is_visible(tid("play-again")) and pg.is_visible(tid("back-to-lobby"))
+        host.click(tid("play-again"))
+        host.wait_for_selector(f"{tid('votes')}:has-text('Waiting for Gina')")
+        assert host.is_disabled(tid("play-again"))
+        assert guest.is_visible(tid("result"))  # one vote does not end anyone's overlay
+        assert api_state(host_ctx, server, code)["over"]
+        guest.click(tid("play-again"))
+        for pg in (host, guest):
+            pg.wait_for_selector(tid("result"), state="hidden")
+            wait_seat(pg, "0")  # the host rolls first
+        assert api_state(host_ctx, server, code)["game"] == 1
+        assert not errors, errors
+    finally:
+        host_ctx.close()
+        guest_ctx.close()
+
+
+def test_the_header_follows_the_animated_cpu_seat(page, server):
+    page.goto(f"{server.url}/?pace=500")
+    page.fill(tid("name"), "Ada")
+    page.select_option(tid("seats"), "3")
+    page.select_option(tid("seat-kind-1"), "hard")
+    page.select_option(tid("seat-kind-2"), "easy")
+    page.click(tid("play"))
+    page.wait_for_selector('button[data-testid^="box-0-"]')
+    assert my_turn(page)  # you roll first
+    points = page.get_attribute(tid("box-0-chance"), "data-points")
+    page.click(tid("box-0-chance"))
+    page.click(tid("score"))
+    wait_seat(page, "1")
+    # hard is moving: its column is the highlighted one, and our move is already written
+    assert page.get_attribute("#card thead th.mover", "data-seat") == "1"
+    assert page.get_attribute(tid("box-0-chance"), "data-open") == "false"
+    assert page.text_content(tid("box-0-chance")) == points
+    assert page.text_content(tid("total-0")) == points
+    assert "hard" in page.text_content(tid("status")).lower()
+    wait_seat(page, "2")
+    assert page.get_attribute("#card thead th.mover", "data-seat") == "2"
+    wait_seat(page, "0")
+    page.wait_for_selector('button[data-testid^="box-0-"]')
+
+
+def finish_solo(page, server, code) -> None:
+    ctx = page.context
+    state = api_state(ctx, server, code)
+    while not state["over"]:
+        state = api_score(ctx, server, code, 0)
+    page.wait_for_selector(f"{tid('result')}:not([hidden])")
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1280, 800)])
+def test_the_result_overlay_is_inside_the_viewport(browser, server, width, height):
+    ctx, page, errors = new_player(browser, {"width": width, "height": height})
+    try:
+        page.goto(f"{server.url}/?pace=0")
+        page.fill(tid("name"), "Ada")
+        page.select_option(tid("seats"), "2")
+        page.select_option(tid("seat-kind-1"), "hard")
+        page.check(tid("coach"))
+        page.click(tid("play"))
+        page.wait_for_selector("#table[data-version]")
+        code = page.text_content(tid("table-code"))
+        finish_solo(page, server, code)
+        page.wait_for_selector(tid("review-0"))  # the coach's review
+        for hook in ("result", "play-again", "back-to-lobby", "ranking"):
+            box = page.locator(tid(hook)).bounding_box()
+            assert box is not None, hook
+            assert box["x"] >= 0 and box["y"] >= 0, (hook, box)
+            assert box["x"] + box["width"] <= width + 0.5, (hook, box)
+            assert box["y"] + box["height"] <= height + 0.5, (hook, box)
+        words = page.text_content(tid("result-words"))
+        state = api_state(ctx, server, code)
+        me, other = state["result"]["totals"]
+        if me > other:
+            assert words == "You won"
+        elif me < other:
+            assert words == f"You lost to hard by {other - me}"
+        else:
+            assert words == "Draw"
+        shot = os.environ.get("YAHTZEE_RESULT_SCREENSHOT")
+        if shot and width == 390:
+            page.screenshot(path=shot)
+        page.click(tid("back-to-lobby"))
+        page.wait_for_selector("#lobby:not([hidden])")
+        assert not errors, errors
+    finally:
+        ctx.close()
+
+
+def test_sign_up_play_and_see_the_game_on_another_device(browser, server):
+    phone_ctx, phone, errors = new_player(browser, {"width": 390, "height": 844})
+    laptop_ctx, laptop, laptop_errors = new_player(browser)
+    try:
+        phone.goto(f"{server.url}/?pace=0")
+        phone.fill(tid("name"), "Ada")
+        phone.fill(tid("signup-name"), "ada_l")
+        phone.fill(tid("signup-password"), "correct horse battery")
+        phone.click(tid("signup"))
+        phone.wait_for_selector(f"{tid('account-name')}:has-text('ada_l')")
+        phone.select_option(tid("seats"), "2")
+        phone.select_option(tid("seat-kind-1"), "easy")
+        phone.click(tid("play"))
+        phone.wait_for_selector("#table[data-version]")
+        finish_solo(phone, server, phone.text_content(tid("table-code")))
+        laptop.goto(f"{server.url}/")
+        laptop.fill(tid("signin-name"), "ada_l")
+        laptop.fill(tid("signin-password"), "wrong password here")
+        laptop.click(tid("signin"))
+        laptop.wait_for_selector(f"{tid('account-error')}:has-text('wrong user name or password')")
+        laptop.fill(tid("signin-password"), "correct horse battery")
+        laptop.click(tid("signin"))
+        laptop.wait_for_selector(f"{tid('account-name')}:has-text('ada_l')")
+        assert laptop.input_value(tid("name")) == "Ada"
+        laptop.click(tid("stats-link"))
+        laptop.wait_for_selector(f"{tid('stat-games')} b")
+        assert laptop.text_content(f"{tid('stat-games')} b") == "1"
+        # the session cookie is not readable by the page's scripts
+        assert laptop.evaluate("() => document.cookie") == ""
+        laptop.goto(f"{server.url}/")
+        laptop.click(tid("signout"))
+        laptop.wait_for_selector(f"{tid('signin')}:visible")
+        assert laptop.is_hidden(tid("account-name"))
+        assert not errors and not laptop_errors, errors + laptop_errors
+    finally:
+        phone_ctx.close()
+        laptop_ctx.close()
+
+
+def test_leave_and_take_the_seat_back_from_your_open_tables(browser, server):
+    code, (host_ctx, host, errors), (guest_ctx, guest, guest_errors) = online_pair(browser, server)
+    try:
+        guest.click(tid("leave"))
+        guest.wait_for_selector("#lobby:not([hidden])")
+        host.wait_for_selector(tid("seat-away-1"))
+        assert "left" in host.text_content(tid("seat-away-1"))
+        guest.wait_for_selector(f"{tid(f'open-table-{code}')}:has-text('computer is playing')")
+        guest.click(tid(f"resume-{code}"))
+        guest.wait_for_selector(f"{tid('away-banner')}:not([hidden])")
+        guest.click(tid("take-back"))
+        guest.wait_for_selector(tid("away-banner"), state="hidden")
+        host.wait_for_selector(tid("seat-away-1"), state="detached")
+        assert api_state(guest_ctx, server, code)["seats"][1]["away"] is None
+        assert not errors and not guest_errors, errors + guest_errors
+    finally:
+        host_ctx.close()
+        guest_ctx.close()

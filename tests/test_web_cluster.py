@@ -90,7 +90,8 @@ def replay_totals(url: str, code: str) -> list[int]:
     storage.close()
     rng = np.random.default_rng([row["seed"], 0])
     game = Game(row["rules"], num_players=len(row["seats"]))
-    game.reset(rng, first=roll_for_first_player(len(row["seats"]), rng))
+    roll_for_first_player(len(row["seats"]), rng)  # always drawn (the dice stream)...
+    game.reset(rng, first=row["games"][0]["first"])  # ... but the host rolls first (issue 18)
     for _seat, action, _regret in row["actions"][0]:
         game.step(action)
     return game.totals()

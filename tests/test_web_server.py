@@ -8,6 +8,7 @@ import base64
 import json
 import os
 import socket
+import sqlite3
 import struct
 import time
 import urllib.error
@@ -227,3 +228,46 @@ def test_sockets_that_never_read_hold_up_no_move(server):
         for ws in stuck:
             ws.close()
     assert "Traceback" not in log_text(server)
+
+
+def test_a_turn_whose_time_ran_out_while_the_server_was_down_is_played_at_start_up(tmp_path):
+    """Issue 18: the turn timer is a stored deadline, not a task. The server is killed
+    (SIGKILL) during a human's 10 s turn and comes back after the deadline: it plays that
+    turn for them at start-up, with nobody asking."""
+    db = tmp_path / "web.sqlite3"
+    srv = LocalServer(db)
+    srv.start()
+    try:
+        reply = post(
+            f"{srv.url}/api/tables",
+            {"seats": ["human", "friend", "easy"], "online": True, "turn_timer": 10},
+        )
+        code, token = reply["code"], reply["tokens"]["0"]
+        post(f"{srv.url}/api/tables/{code}/join", {"name": "Gina"})
+        state = post(f"{srv.url}/api/tables/{code}/start", {"seat": 0, "token": token})
+        assert state["current"] == 0 and state["deadline"] is not None
+    finally:
+        srv.kill()
+    time.sleep(max(0.0, state["deadline"] - time.time()) + 0.5)  # the deadline passes
+    srv = LocalServer(db)
+    srv.start()
+    try:
+        con = sqlite3.connect(db)
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:  # read the database: no request loads the table
+            (seq,) = con.execute(
+                "SELECT COUNT(*) FROM actions WHERE code = ? AND seat = 0", (code,)
+            ).fetchone()
+            if seq:
+                break
+            time.sleep(0.2)
+        (away,) = con.execute(
+            "SELECT away FROM seats WHERE code = ? AND seat = 0", (code,)
+        ).fetchone()
+        con.close()
+        assert seq >= 1 and away == "timeout"
+        with urllib.request.urlopen(f"{srv.url}/api/tables/{code}", timeout=WAIT) as r:
+            state = json.loads(r.read())
+        assert state["current"] == 1 and state["seats"][0]["away"] == "timeout"
+    finally:
+        srv.kill()

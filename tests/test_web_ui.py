@@ -93,6 +93,8 @@ def shot(page, tmp_path, name: str) -> None:
 def start_table(page, url, kinds=("greedy",), query="pace=0"):
     page.goto(f"{url}/?{query}")
     page.wait_for_selector(tid("seat-kind-1"))
+    if not page.input_value(tid("name")):  # the first visit asks for a name (issue 18)
+        page.fill(tid("name"), "Ada")
     page.select_option(tid("seats"), str(1 + len(kinds)))
     for i, kind in enumerate(kinds, start=1):
         page.select_option(tid(f"seat-kind-{i}"), kind)

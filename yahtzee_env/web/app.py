@@ -13,6 +13,20 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     POST /api/tables/CODE/start  {seat, token}        (the host)
     POST /api/tables/CODE/act    {seat, token, seq, game, action: {type: roll|score|next, ...}}
     POST /api/tables/CODE/hint   {seat, token}
+    POST /api/tables/CODE/leave  {seat, token}        the seat goes to the computer
+    POST /api/tables/CODE/back   {seat, token}        take the seat back from it
+    POST /api/tables/CODE/hand   {target, seat, token} (the host) an absent seat to the CPU
+    POST /api/tables/CODE/remove {target, seat, token} (the host, before the start)
+    GET  /api/session                     the session's profile: {player, account}
+    POST /api/session       {name}        a guest session (cookie), or a new name
+    POST /api/account/signup {username, password}   the session's profile becomes an account
+    POST /api/account/signin {username, password}
+    POST /api/account/signout {everywhere}
+    GET  /api/me/tables                   the session's open tables
+
+The page identifies itself by its session cookie (``yz_session``: ``HttpOnly``,
+``SameSite=Strict``, ``Secure`` over HTTPS): with it, ``seat`` alone says which seat (one
+of the session's) and no token is handed out or needed; API clients use the tokens.
     POST /api/games/CODE-IDX     {player, tokens: {seat: token}}  the review of a finished
                                           game (403 unless seated there or the table is public)
     GET  /healthz                         200 while the process is up
@@ -26,7 +40,12 @@ WebSocket ``/ws/CODE``: the server pushes ``{"type": "state", "state": ...}`` af
 change at the table; the page may send ``{"type": "hello", "seat", "token"}`` (a seated
 socket: it gets in even when the watchers' slots are full), ``{"type": "act" | "hint",
 "id", "seat", "token", ...}`` and gets ``hello`` / ``ack`` / ``hint`` / ``error`` replies
-with the same ``id``. A refused socket is closed with a code and reason (`hub`).
+with the same ``id``. A refused socket is closed with a code and reason (`hub`). A
+``hello`` without a token names the session's seats (the cookie came with the handshake).
+Presence: every state says for each seat whether its player has a socket open
+(``connected``), and ``{"type": "presence", "connected": [seats]}`` goes out when that
+changes. Turn deadlines are stored with the table; a clock task plays the turns whose time
+ran out (at start-up too, for those that ran out while the server was down).
 
 The front door (headers, cross-site checks, per-address limits) is `guard`, the limits
 `limits`, the sockets `hub`, the game logic `rooms`, storage `storage`. Every piece of
@@ -45,6 +64,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -60,6 +80,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from yahtzee_env.game.rules import PRESETS, RuleSet
+from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
 from yahtzee_env.web.guard import GuardMiddleware, RefusalLog, client_address, cross_site
 from yahtzee_env.web.hub import (
     CLOSE_BINARY,
@@ -71,7 +92,7 @@ from yahtzee_env.web.hub import (
     Hub,
 )
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
-from yahtzee_env.web.rooms import Rooms, WebError, clean_code, cpu_levels
+from yahtzee_env.web.rooms import Rooms, WebError, clean_code, clean_name, cpu_levels
 from yahtzee_env.web.stats import player_statistics
 from yahtzee_env.web.storage import SchemaError, Storage, describe_target, open_storage
 
@@ -160,6 +181,7 @@ def create_app(
     allowed_origins: tuple[str, ...] | list[str] = (),
     trust_proxy: str | None = None,
     prewarm: bool = False,
+    clock: Callable[[], float] | None = None,
 ) -> Starlette:
     """The ASGI app over the database at ``db_path``: a SQLite file, a ``postgresql://``
     URL, or an open `Storage`.
@@ -168,7 +190,8 @@ def create_app(
     request rate). ``allowed_origins``: other origins (``https://game.example``) whose pages
     may make moves, for a deployment behind a proxy. ``trust_proxy``: the proxy addresses
     (comma-separated, or ``*``) whose ``X-Forwarded-For`` gives the client address.
-    ``prewarm``: load (or solve) the official rules' coach table at start-up."""
+    ``prewarm``: load (or solve) the official rules' coach table at start-up. ``clock``:
+    the wall clock of the turn deadlines (tests move it; default `time.time`)."""
     limits = limits or Limits()
     if rate is not None:
         limits.rate = rate
@@ -176,12 +199,16 @@ def create_app(
         limits.burst = burst
     storage = db_path if isinstance(db_path, Storage) else open_storage(db_path)
     rooms = Rooms(storage, limits.tables_per_player, limits.tables_per_address)
+    if clock is not None:
+        rooms.clock = clock
+    accounts = Accounts(storage)
     hub = Hub()
     locks = TableLocks()
     slots = SocketSlots(limits)
     per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
     per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
     lookups = RateLimiter(limits.lookups_per_minute / 60, limits.lookup_burst, limits.max_keys)
+    logins = RateLimiter(limits.logins_per_minute / 60, limits.login_burst, limits.max_keys)
     refusals = RefusalLog()
     origins = frozenset(o.rstrip("/") for o in allowed_origins)
 
@@ -220,6 +247,59 @@ def create_app(
             # shared database: `load` checks the copy's rev against it (one query)
             return await run_in_threadpool(lambda: rooms.state(rooms.load(code), since))
 
+    # ----------------------------------------------------------------- sessions, presence
+    async def session_of(conn) -> Any:
+        """The player row of the request's (or socket's) session cookie, or None."""
+        token = conn.cookies.get(SESSION_COOKIE)
+        if not token:
+            return None
+        return await run_in_threadpool(accounts.session_player, token)
+
+    def pid(session) -> int | None:
+        return session["id"] if session is not None else None
+
+    def who(body: dict[str, Any], session, key: str = "token") -> Any:
+        """The key of the per-token limit: the body's token, else the session."""
+        return body.get(key) or (f"session:{session['id']}" if session is not None else None)
+
+    def set_session(response: Response, request: Request, token: str | None) -> Response:
+        if token is None:
+            response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
+            return response
+        response.set_cookie(
+            SESSION_COOKIE,
+            token,
+            max_age=SESSION_DAYS * 86_400,
+            path="/",
+            secure=request.url.scheme == "https",
+            httponly=True,
+            samesite="strict",
+        )
+        return response
+
+    def present(state: dict[str, Any]) -> dict[str, Any]:
+        """``state`` with each seat's presence: its player has a socket open (a CPU is
+        always there)."""
+        connected = hub.connected(state["code"])
+        for seat in state.get("seats", ()):
+            seat["connected"] = seat["kind"] == "cpu" or seat["seat"] in connected
+        return state
+
+    def publish(state: dict[str, Any], skip: Client | None = None) -> dict[str, Any]:
+        """``state`` with presence, pushed to the table's sockets (`push`)."""
+        present(state)
+        push(state, skip)
+        return state
+
+    def on_presence(code: str, connected: frozenset[int], skip: Client | None) -> None:
+        hub.broadcast(code, {"type": "presence", "connected": sorted(connected)}, skip=skip)
+
+    hub.on_presence = on_presence
+
+    def mine(code: str, session) -> list[int]:
+        room = rooms.rooms.get(code)
+        return room.seats_of(pid(session)) if room is not None else []
+
     # ----------------------------------------------------------------- fan-out
     pushed: dict[str, int] = {}  # code -> the rev of the last state sent to its sockets here
 
@@ -247,7 +327,7 @@ def create_app(
                 continue
             if seen is not None and seen[0] == state["game"]:  # animate the new events only
                 state["events"] = [e for e in state.get("events", []) if e["seq"] >= seen[1]]
-            push(state)
+            publish(state)
 
     tasks: set[asyncio.Task] = set()
 
@@ -299,12 +379,16 @@ def create_app(
 
     # ----------------------------------------------------------------- API
     async def config(request: Request) -> Response:
+        levels = cpu_levels()
         return JSONResponse(
             {
-                "levels": cpu_levels(),
+                "levels": levels,
+                "main_levels": [lv for lv in ("easy", "medium", "hard") if lv in levels],
                 "rules": list(PRESETS),
                 "max_seats": 4,
                 "min_seats": 2,
+                "turn_timers": [0, 30, 60, 120, 300],
+                "turn_timer_range": [10, 3600],
                 "languages": languages(),
             }
         )
@@ -315,23 +399,27 @@ def create_app(
 
     async def stats(request: Request) -> Response:
         body = await read_body(request)
-        spend(body.get("player"))
+        session = await session_of(request)
+        spend(who(body, session, "player"))
 
         def work():
-            player = rooms.player(body.get("player"))
+            player = session if session is not None else rooms.player(body.get("player"))
             return {"name": player["name"], **player_statistics(storage.results_of(player["id"]))}
 
         return JSONResponse(await run_in_threadpool(work))
 
     async def create_table(request: Request) -> Response:
         body = await read_body(request)
-        spend(body.get("player"))
+        session = await session_of(request)
+        spend(who(body, session, "player"))
         address = client_address(request.scope)
 
         def work():
-            room, tokens = rooms.create(body, address)
+            room, tokens = rooms.create(body, address, session)
             tokens = {str(k): v for k, v in tokens.items()}
-            return {"code": room.code, "tokens": tokens, "state": rooms.state(room)}
+            state = present(rooms.state(room))
+            seats = mine(room.code, session)
+            return {"code": room.code, "tokens": tokens, "mine": seats, "state": state}
 
         return JSONResponse(await run_in_threadpool(work))
 
@@ -339,32 +427,41 @@ def create_app(
         since = request.query_params.get("since", "0")
         if not since.isdigit() or len(since) > MAX_SINCE_DIGITS:
             raise WebError(f"since must be an integer from 0 to {10**MAX_SINCE_DIGITS - 1}")
-        return JSONResponse(await table_state(request.path_params["code"], int(since)))
+        state = present(await table_state(request.path_params["code"], int(since)))
+        session = await session_of(request)
+        if session is not None:
+            state["mine"] = mine(state["code"], session)
+        return JSONResponse(state)
 
     async def join(request: Request) -> Response:
         body = await read_body(request)
-        spend(body.get("player"))
+        session = await session_of(request)
+        spend(who(body, session, "player"))
 
         def work(code):
-            room, seat, token = rooms.join(code, body)
-            return {"seat": seat, "token": token, "state": rooms.state(room)}
+            room, seat, token = rooms.join(code, body, session)
+            reply = {"seat": seat, "state": rooms.state(room), "mine": mine(code, session)}
+            if token is not None:
+                reply["token"] = token
+            return reply
 
         reply = await on_table(request.path_params["code"], work)
-        push(reply["state"])
+        publish(reply["state"])
         return JSONResponse(reply)
 
     async def start(request: Request) -> Response:
         body = await read_body(request)
-        spend(body.get("token"))
+        session = await session_of(request)
+        spend(who(body, session))
 
         def work(code):
-            return rooms.state(rooms.start(code, body.get("seat"), body.get("token")))
+            room = rooms.start(code, body.get("seat", 0), body.get("token"), pid(session))
+            return rooms.state(room)
 
         state = await on_table(request.path_params["code"], work)
-        push(state)
-        return JSONResponse(state)
+        return JSONResponse(publish(state))
 
-    def act_work(msg: dict[str, Any]) -> Callable[[str], dict[str, Any]]:
+    def act_work(msg: dict[str, Any], session=None) -> Callable[[str], dict[str, Any]]:
         def work(code):
             room, first = rooms.act(
                 code,
@@ -373,6 +470,7 @@ def create_app(
                 msg.get("action"),
                 msg.get("seq"),
                 msg.get("game"),
+                pid(session),
             )
             return rooms.state(room, first)
 
@@ -380,10 +478,10 @@ def create_app(
 
     async def act(request: Request) -> Response:
         body = await read_body(request)
-        spend(body.get("token"))
-        state = await on_table(request.path_params["code"], act_work(body))
-        push(state)
-        return JSONResponse(state)
+        session = await session_of(request)
+        spend(who(body, session))
+        state = await on_table(request.path_params["code"], act_work(body, session))
+        return JSONResponse(publish(state))
 
     # ----------------------------------------------------------------- health
     async def healthz(request: Request) -> Response:
@@ -401,32 +499,156 @@ def create_app(
 
     async def hint(request: Request) -> Response:
         body = await read_body(request)
-        spend(body.get("token"))
+        session = await session_of(request)
+        spend(who(body, session))
         reply = await on_table(
             request.path_params["code"],
-            lambda code: rooms.hint(code, body.get("seat"), body.get("token")),
+            lambda code: rooms.hint(code, body.get("seat"), body.get("token"), pid(session)),
         )
         return JSONResponse(reply)
+
+    def people(what: str):
+        """The endpoints of leave, back, hand (to the CPU) and remove."""
+
+        async def handler(request: Request) -> Response:
+            body = await read_body(request)
+            session = await session_of(request)
+            spend(who(body, session))
+            seat, token, player = body.get("seat"), body.get("token"), pid(session)
+            here = hub.connected(clean_code(request.path_params["code"]))  # read on the loop
+
+            def work(code):
+                if what == "leave":
+                    room = rooms.leave(code, seat, token, player)
+                elif what == "back":
+                    room = rooms.back(code, seat, token, player)
+                else:
+                    change = rooms.hand_to_cpu if what == "hand" else rooms.remove_seat
+                    target = body.get("target")
+                    room = change(code, target, seat, token, player, here)
+                return rooms.state(room)
+
+            state = await on_table(request.path_params["code"], work)
+            return JSONResponse(publish(state))
+
+        return handler
+
+    # ----------------------------------------------------------------- accounts
+    async def session_get(request: Request) -> Response:
+        session = await session_of(request)
+        if session is None:
+            return JSONResponse({"player": None, "account": None})
+        account = await run_in_threadpool(accounts.account_name, session["id"])
+        player = {"id": session["id"], "name": session["name"]}
+        return JSONResponse({"player": player, "account": account})
+
+    async def session_post(request: Request) -> Response:
+        """A guest session with a name (or the session's new name)."""
+        body = await read_body(request)
+        session = await session_of(request)
+        spend(who(body, session))
+        name = clean_name(body.get("name"))
+
+        def work():
+            if session is not None:
+                storage.rename_player(session["id"], name)
+                return session["id"], None, accounts.account_name(session["id"])
+            player_id = storage.create_player(name, secrets.token_urlsafe(24))
+            return player_id, accounts.new_session(player_id), None
+
+        player_id, token, account = await run_in_threadpool(work)
+        reply = JSONResponse({"player": {"id": player_id, "name": name}, "account": account})
+        return set_session(reply, request, token) if token else reply
+
+    def login_budget(request: Request, username: Any) -> None:
+        """Sign-ins spend a token of the address's and the user name's buckets, sign-ups
+        (``username`` None) of the address's (429 ``login_budget`` when one is empty)."""
+        keys = [("login-addr", client_address(request.scope))]
+        if isinstance(username, str):
+            keys.append(("login-user", username.strip().casefold()[:64]))
+        if not all([logins.allow(k) for k in keys]):
+            raise WebError("too many sign-in attempts: wait a minute", 429, "login_budget")
+
+    async def account_post(request: Request) -> Response:
+        what = request.path_params["what"]
+        body = await read_body(request)
+        session = await session_of(request)
+        if what in ("signin", "signup"):
+            login_budget(request, body.get("username") if what == "signin" else None)
+            work = accounts.sign_in if what == "signin" else accounts.sign_up
+            old = request.cookies.get(SESSION_COOKIE)
+
+            def run():
+                player_id, username = work(body, session)
+                if old:  # a new session id at every sign-in (no session fixation)
+                    storage.delete_sessions(token=old)
+                token = accounts.new_session(player_id)
+                return player_id, username, token, storage.player_by_id(player_id)["name"]
+
+            player_id, username, token, name = await run_in_threadpool(run)
+            reply = JSONResponse({"player": {"id": player_id, "name": name}, "account": username})
+            return set_session(reply, request, token)
+        if what == "signout":
+            everywhere = body.get("everywhere", False)
+            if not isinstance(everywhere, bool):
+                raise WebError("everywhere must be true or false")
+            if session is not None:
+                token = request.cookies.get(SESSION_COOKIE)
+                if everywhere:
+                    await run_in_threadpool(storage.delete_sessions, player_id=session["id"])
+                else:
+                    await run_in_threadpool(storage.delete_sessions, token=token)
+            return set_session(JSONResponse({"player": None, "account": None}), request, None)
+        raise WebError(f"no such account action {what[:20]!r}", 404, "not_found")
+
+    async def my_tables(request: Request) -> Response:
+        session = await session_of(request)
+        if session is None:
+            return JSONResponse({"tables": []})
+        return JSONResponse({"tables": await run_in_threadpool(rooms.open_tables, session["id"])})
 
     async def game_review(request: Request) -> Response:
         """The review of a finished game: checked and read under the table's lock, then
         solved in a worker thread without it (`rooms.review_of` touches no live room)."""
         body = await read_body(request)
-        spend(body.get("player"))
+        session = await session_of(request)
+        spend(who(body, session, "player"))
         gid = request.path_params["gid"]
         code = gid.rpartition("-")[0] if isinstance(gid, str) else ""
         if not code:
             raise WebError(f"no game has the id {str(gid)[:30]!r}", 404, "no_game")
-        game = await on_table(code, lambda _code: rooms.review_request(gid, body))
+        game = await on_table(code, lambda _code: rooms.review_request(gid, body, pid(session)))
         return JSONResponse(await run_in_threadpool(rooms.review_of, game))
 
     # ----------------------------------------------------------------- WebSocket
-    async def seat_of(code: str, msg: dict[str, Any]) -> int:
-        """The seat a ``hello`` message proves (WebError if its token is not that seat's)."""
-        spend(msg.get("token"))
-        return await on_table(
-            code, lambda c: rooms.load(c).seat_of_token(msg.get("seat"), msg.get("token"))
-        )
+    async def seat_of(code: str, msg: dict[str, Any], session=None) -> list[int]:
+        """The seats a ``hello`` message proves: its token's seat, or (without a token)
+        the socket's session's seats; WebError if it proves none. Seats the computer took
+        while their player was away (a timeout, the host) come back."""
+        token = msg.get("token")
+        spend(who(msg, session))
+
+        def work(c):
+            room = rooms.load(c)
+            if token is None and session is not None:
+                seats = room.seats_of(session["id"])
+                if not seats:
+                    raise WebError("you have no seat at this table", 403, "not_your_seat")
+            else:
+                seats = [room.seat_of_token(msg.get("seat"), token)]
+            back = rooms.reconnected(room, seats)
+            return seats, rooms.state(room) if back else None
+
+        seats, state = await on_table(code, work)
+        if state is not None:
+            publish(state)
+        return seats
+
+    def hello(seats: list[int]) -> dict[str, Any]:
+        reply: dict[str, Any] = {"type": "hello", "seat": seats[0]}
+        if len(seats) > 1:
+            reply["seats"] = seats
+        return reply
 
     async def table_socket(ws: WebSocket) -> None:
         address = client_address(ws.scope)
@@ -453,6 +675,7 @@ def create_app(
             await ws.close(CLOSE_FULL if err.status == 429 else CLOSE_UNKNOWN, str(err)[:120])
             return
         client = Client(ws, code, address, limits.send_queue)
+        session = await session_of(ws)
         full = slots.refuse_anonymous(address, code)
         if full is None:
             slots.take_anonymous(address, code)
@@ -463,7 +686,7 @@ def create_app(
                 with contextlib.suppress(WebError, WebSocketDisconnect, KeyError):
                     msg = parse_json((await ws.receive())["text"])
                     if msg.get("type") == "hello":
-                        seat = await seat_of(code, msg)
+                        seat = await seat_of(code, msg, session)
             if seat is None:
                 refusals.refused(CLOSE_FULL, f"WS /ws/{code}", address, full)
                 with contextlib.suppress(Exception):
@@ -471,12 +694,13 @@ def create_app(
                 return
             slots.take_seated()
             slot = "seated"
-            client.push({"type": "hello", "seat": seat})
+            client.push(hello(seat))
             hub.add(client)
-            hub.seat(client, seat, limits.sockets_per_seat)
+            hub.seat(client, seat, limits.sockets_per_seat, quiet=True)
             state = await table_state(code)
         if slot == "anonymous":
             hub.add(client)
+        present(state)
         try:
             async with anyio.create_task_group() as tg:
                 client.scope = tg.cancel_scope
@@ -484,7 +708,7 @@ def create_app(
                     tg.cancel_scope.cancel()
                 tg.start_soon(client.send_forever)
                 client.push({"type": "state", "state": state})
-                slot = await receive_loop(client, slot)
+                slot = await receive_loop(client, slot, session)
                 tg.cancel_scope.cancel()
         except WebSocketDisconnect:
             pass
@@ -499,7 +723,7 @@ def create_app(
             with anyio.move_on_after(1), contextlib.suppress(Exception):
                 await ws.close(*client.closing)
 
-    async def receive_loop(client: Client, slot: str) -> str:
+    async def receive_loop(client: Client, slot: str, session=None) -> str:
         """Answer the socket's messages until it closes; returns its slot kind."""
         ws, code, address = client.ws, client.code, client.address
         while True:
@@ -519,25 +743,27 @@ def create_app(
                 msg_id = message_id(msg.get("id"))
                 kind = msg.get("type")
                 if kind == "act":
-                    spend(msg.get("token"))
-                    state = await on_table(code, act_work(msg))
+                    spend(who(msg, session))
+                    state = await on_table(code, act_work(msg, session))
+                    publish(state, skip=client)
                     client.push({"type": "ack", "id": msg_id, "state": state})
-                    push(state, skip=client)
                 elif kind == "hint":
-                    spend(msg.get("token"))
-                    seat, token = msg.get("seat"), msg.get("token")
-                    reply = await on_table(code, lambda c, s=seat, t=token: rooms.hint(c, s, t))
+                    spend(who(msg, session))
+                    seat, token, player = msg.get("seat"), msg.get("token"), pid(session)
+                    reply = await on_table(
+                        code, lambda c, s=seat, t=token, p=player: rooms.hint(c, s, t, p)
+                    )
                     client.push({"type": "hint", "id": msg_id, **reply})
                 elif kind == "hello":
-                    seat = await seat_of(code, msg)
+                    seats = await seat_of(code, msg, session)
                     if slot == "anonymous":
                         slots.release_anonymous(address, code)
                         slots.take_seated()
                         slot = "seated"
-                    hub.seat(client, seat, limits.sockets_per_seat)
-                    client.push({"type": "hello", "id": msg_id, "seat": seat})
+                    hub.seat(client, seats, limits.sockets_per_seat, quiet=True)
+                    client.push({**hello(seats), "id": msg_id})
                 elif kind == "state":
-                    state = await table_state(code)
+                    state = present(await table_state(code))
                     client.push({"type": "state", "state": state})
                 elif kind == "ping":
                     client.push({"type": "pong", "id": msg_id})
@@ -558,9 +784,29 @@ def create_app(
         )
         for code in expired:
             hub.close_table(code, CLOSE_GONE, "this table expired")
+        await run_in_threadpool(storage.expire_sessions, SESSION_DAYS * 86_400)
         for code in [c for c in pushed if not hub.count(c)]:
             del pushed[code]  # no socket here any more: nothing to keep in order
         return {"evicted": evicted, "expired": expired}
+
+    async def tick() -> list[str]:
+        """Play the turns (and votes) whose deadline has passed; return their tables."""
+        due = await run_in_threadpool(storage.due, rooms.clock())
+        done = []
+        for code in due:
+            try:
+                state = await on_table(code, lambda c: rooms.state(rooms.time_out(c)))
+            except WebError:
+                continue
+            publish(state)
+            done.append(code)
+        return done
+
+    async def ticker() -> None:
+        while True:  # at start-up first: deadlines that passed while the server was down
+            with contextlib.suppress(Exception):
+                await tick()
+            await anyio.sleep(limits.clock_every_s)
 
     async def sweeper() -> None:
         while True:
@@ -588,6 +834,14 @@ def create_app(
         Route("/api/tables/{code}/start", endpoint(start), methods=["POST"]),
         Route("/api/tables/{code}/act", endpoint(act), methods=["POST"]),
         Route("/api/tables/{code}/hint", endpoint(hint), methods=["POST"]),
+        Route("/api/tables/{code}/leave", endpoint(people("leave")), methods=["POST"]),
+        Route("/api/tables/{code}/back", endpoint(people("back")), methods=["POST"]),
+        Route("/api/tables/{code}/hand", endpoint(people("hand")), methods=["POST"]),
+        Route("/api/tables/{code}/remove", endpoint(people("remove")), methods=["POST"]),
+        Route("/api/session", endpoint(session_get)),
+        Route("/api/session", endpoint(session_post), methods=["POST"]),
+        Route("/api/account/{what}", endpoint(account_post), methods=["POST"]),
+        Route("/api/me/tables", endpoint(my_tables)),
         Route("/api/games/{gid}", endpoint(game_review), methods=["POST"]),
         WebSocketRoute("/ws/{code}", table_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
@@ -603,6 +857,7 @@ def create_app(
                 if prewarm:
                     tg.start_soon(warm_coach)
                 tg.start_soon(sweeper)
+                tg.start_soon(ticker)
                 yield
                 tg.cancel_scope.cancel()
         finally:
@@ -624,6 +879,8 @@ def create_app(
     app.state.slots = slots
     app.state.limits = limits
     app.state.sweep = sweep
+    app.state.tick = tick
+    app.state.accounts = accounts
     return app
 
 

@@ -13,6 +13,7 @@ the WebSocket layer itself.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -32,7 +33,7 @@ class Client:
 
     def __init__(self, ws: WebSocket, code: str, address: str, queue_size: int) -> None:
         self.ws, self.code, self.address = ws, code, address
-        self.seat: int | None = None
+        self.seats: frozenset[int] = frozenset()  # empty: a watcher
         self.outbox, self.inbox = anyio.create_memory_object_stream[str](queue_size)
         self.closing: tuple[int, str] | None = None
         self.scope: anyio.CancelScope | None = None
@@ -67,10 +68,25 @@ class Client:
 
 
 class Hub:
-    """The open sockets of each table."""
+    """The open sockets of each table, and so who is at it: a seat is connected while one
+    of its player's sockets is open; `on_presence(code, seats)` hears every change."""
 
     def __init__(self) -> None:
         self.clients: dict[str, list[Client]] = {}
+        self.on_presence: Callable[[str, frozenset[int], Client | None], None] | None = None
+
+    def connected(self, code: str) -> frozenset[int]:
+        """The seats of table ``code`` with a socket open."""
+        seats: set[int] = set()
+        for c in self.clients.get(code, ()):
+            if c.closing is None:
+                seats |= c.seats
+        return frozenset(seats)
+
+    def _changed(self, code: str, before: frozenset[int], skip: Client | None = None) -> None:
+        after = self.connected(code)
+        if after != before and self.on_presence is not None:
+            self.on_presence(code, after, skip)
 
     def add(self, client: Client) -> None:
         self.clients.setdefault(client.code, []).append(client)
@@ -78,24 +94,32 @@ class Hub:
     def remove(self, client: Client) -> None:
         clients = self.clients.get(client.code)
         if clients and client in clients:
+            before = self.connected(client.code)
             clients.remove(client)
             if not clients:
                 del self.clients[client.code]
+            self._changed(client.code, before)
 
     def count(self, code: str | None = None) -> int:
         if code is not None:
             return len(self.clients.get(code, ()))
         return sum(len(c) for c in self.clients.values())
 
-    def seat(self, client: Client, seat: int, per_seat: int) -> None:
-        """Mark ``client`` as seat ``seat``'s; the oldest of that seat's sockets beyond
-        ``per_seat`` is closed (a seat's newest socket always gets in)."""
-        client.seat = seat
-        same = [
-            c for c in self.clients.get(client.code, ()) if c.seat == seat and c.closing is None
-        ]
-        for old in same[: max(0, len(same) - per_seat)]:
-            old.close(CLOSE_REPLACED, "replaced by a newer connection of the same seat")
+    def seat(self, client: Client, seats: list[int], per_seat: int, quiet: bool = False) -> None:
+        """Mark ``client`` as the socket of ``seats``; the oldest of a seat's sockets
+        beyond ``per_seat`` is closed (a seat's newest socket always gets in). ``quiet``:
+        the presence change goes to the other sockets only (this one gets a state)."""
+        before = self.connected(client.code)
+        client.seats = frozenset(seats)
+        for seat in seats:
+            same = [
+                c
+                for c in self.clients.get(client.code, ())
+                if seat in c.seats and c.closing is None
+            ]
+            for old in same[: max(0, len(same) - per_seat)]:
+                old.close(CLOSE_REPLACED, "replaced by a newer connection of the same seat")
+        self._changed(client.code, before, client if quiet else None)
 
     def broadcast(self, code: str, message: dict[str, Any], skip: Client | None = None) -> None:
         """Queue ``message`` for every socket of table ``code`` (but ``skip``)."""

@@ -41,6 +41,9 @@ class Limits:
     expire_idle_s: float = 30 * 86_400.0  # any table idle this long is deleted
     sweep_every_s: float = 60.0  # how often the sweeper runs
     read_timeout_s: float = 10.0  # a request body must arrive within this
+    logins_per_minute: float = 5.0  # sign-ins and sign-ups per address and per user name
+    login_burst: int = 10
+    clock_every_s: float = 0.5  # how often the turn deadlines are checked
     max_keys: int = 50_000  # buckets kept per limiter (least recently used are forgotten)
 
 

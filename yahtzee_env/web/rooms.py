@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import json
 import logging
 import secrets
 import threading
@@ -67,6 +68,9 @@ CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
 MAX_NAME = 24
 MIN_SEATS, MAX_SEATS = 2, 4
 EVENTS_KEPT = 64
+TURN_TIMER_RANGE = (10, 3600)  # seconds a human has for a turn (0: no timer)
+ONLINE_TURN_TIMER = 120  # an online table's default; a solo table has none
+AWAY_REASONS = ("timeout", "host", "left")  # why the computer plays a human's seat
 REVIEWS_KEPT = 256  # game reviews cached in memory
 
 
@@ -175,12 +179,28 @@ class Seat:
     seat: int
     kind: str  # "human", "friend" (free until someone joins) or a CPU level
     name: str
-    player_id: int | None = None
-    token_hash: str | None = None
+    player_id: int | None = None  # whose statistics the seat's games go to
+    token_hash: str | None = None  # a seat token (API clients); the page uses its session
+    owner_id: int | None = None  # the player (session) who may act for the seat
+    away: str | None = None  # the computer plays the seat for now: AWAY_REASONS
 
     @property
     def is_cpu(self) -> bool:
         return self.kind not in ("human", "friend")
+
+    @property
+    def computer_moves(self) -> bool:
+        """The computer makes this seat's moves: a CPU seat, or a human's while away."""
+        return self.is_cpu or (self.kind == "human" and self.away is not None)
+
+    @property
+    def taken(self) -> bool:
+        return self.token_hash is not None or self.owner_id is not None
+
+    def voter(self) -> int | str:
+        """Who confirms Play again for this seat: its owner (one vote for all the seats a
+        person plays at one screen), else the seat itself."""
+        return self.owner_id if self.owner_id is not None else f"seat{self.seat}"
 
     def row(self) -> dict[str, Any]:
         return {
@@ -189,6 +209,8 @@ class Seat:
             "name": self.name,
             "player_id": self.player_id,
             "token_hash": self.token_hash,
+            "owner_id": self.owner_id,
+            "away": self.away,
         }
 
 
@@ -215,6 +237,11 @@ class Room:
     decisions: dict[int, list] = field(default_factory=dict)  # seat -> [coach.Decision]
     used: float = 0.0  # time.monotonic() of the last use, for eviction from memory
     rev: int = 0  # the database's revision of the table this copy is at
+    turn_timer: int = 0  # seconds per turn (0: off)
+    deadline: float | None = None  # epoch seconds: the waited-on decision times out
+    armed: tuple | None = None  # the decision `deadline` was set for
+    votes: set = field(default_factory=set)  # voters who confirmed Play again
+    saved_clock: tuple | None = None  # (deadline, votes) as last stored
 
     @property
     def names(self) -> list[str]:
@@ -276,18 +303,52 @@ class Room:
         del self.events[:-EVENTS_KEPT]
 
     # --------------------------------------------------------------- views
-    def seat_of_token(self, seat: Any, token: Any) -> int:
-        """The seat index if ``token`` is that seat's token; WebError otherwise."""
+    def seat_of_token(self, seat: Any, token: Any, player_id: int | None = None) -> int:
+        """The seat index if ``token`` is that seat's token, or (with no token) the seat
+        is ``player_id``'s (the session's player); WebError otherwise."""
         if isinstance(seat, bool) or not isinstance(seat, int):
             raise WebError("seat must be an integer")
         if not 0 <= seat < len(self.seats):
             raise WebError(f"seat {seat} does not exist at this table (0..{len(self.seats) - 1})")
+        if token is None and player_id is not None:
+            if self.seats[seat].owner_id != player_id:
+                raise WebError(f"seat {seat} is not yours", 403, "not_your_seat")
+            return seat
         if not isinstance(token, str) or not token:
             raise WebError("a seat token is required to act", 403, "seat_token")
         expected = self.seats[seat].token_hash
         if expected is None or not hmac.compare_digest(expected, token_hash(token)):
             raise WebError(f"that token is not the token of seat {seat}", 403, "seat_token")
         return seat
+
+    def seats_of(self, player_id: int | None) -> list[int]:
+        """The seats ``player_id`` may act for."""
+        if player_id is None:
+            return []
+        return [s.seat for s in self.seats if s.owner_id == player_id and s.kind == "human"]
+
+    def voters(self) -> set:
+        """Who must confirm Play again: every human seat's voter, but the away ones."""
+        return {s.voter() for s in self.seats if s.kind == "human" and s.away is None}
+
+    def all_confirmed(self) -> bool:
+        """Every present human has confirmed Play again (and there is one at least)."""
+        voters = self.voters()
+        return bool(voters) and voters <= self.votes
+
+    def decision(self) -> tuple | None:
+        """What the table waits on now, as a key: a human's turn (game, boxes filled,
+        seat), the play-again vote, or None (nothing a clock could time out)."""
+        game = self.game
+        if not self.started or game is None:
+            return None
+        if game.over:
+            return (self.idx, "over") if self.online and self.voters() else None
+        seat = self.seats[game.current]
+        if seat.computer_moves:
+            return None
+        filled = sum(v is not None for c in game.players for v in c.as_dict().values())
+        return (self.idx, filled, game.current)
 
     def result(self) -> dict[str, Any] | None:
         game = self.game
@@ -302,7 +363,13 @@ class Room:
             text += f" tie on {totals[top[0]]} points"
         msg = {"key": "result.draw" if len(top) > 1 else "result.win", "seats": top}
         msg["points"] = totals[top[0]]
+        ranking = sorted(range(len(totals)), key=lambda s: (-totals[s], s))
+        places = [1 + sum(t > totals[s] for t in totals) for s in ranking]
         return {
+            "ranking": [
+                {"seat": s, "place": p, "total": totals[s]}
+                for s, p in zip(ranking, places, strict=True)
+            ],
             "totals": totals,
             "winners": top,
             "draw": len(top) > 1,
@@ -340,15 +407,19 @@ class Room:
     def state(self, since: int = 0, coach_review=None) -> dict[str, Any]:
         """The table as the page shows it (JSON-ready). ``since``: the first event to send."""
         game = self.game
-        seats = [
-            {"seat": s.seat, "name": s.name, "kind": "cpu" if s.is_cpu else s.kind}
-            | (
-                {"level": s.kind, "trained_for": trained_for(s.kind, self.rules)}
-                if s.is_cpu
-                else {"taken": s.token_hash is not None}
-            )
-            for s in self.seats
-        ]
+        numbers: dict[str, int] = {}
+        totals_of = {s.kind: sum(o.kind == s.kind for o in self.seats) for s in self.seats}
+        seats = []
+        for s in self.seats:
+            view = {"seat": s.seat, "name": s.name, "kind": "cpu" if s.is_cpu else s.kind}
+            if s.is_cpu:
+                numbers[s.kind] = numbers.get(s.kind, 0) + 1
+                view.update(level=s.kind, trained_for=trained_for(s.kind, self.rules))
+                if totals_of[s.kind] > 1:
+                    view["number"] = numbers[s.kind]  # "hard 2": several seats share a level
+            else:
+                view.update(taken=s.taken, away=s.away)
+            seats.append(view)
         out: dict[str, Any] = {
             "code": self.code,
             "rules": self.rules.name,
@@ -358,6 +429,9 @@ class Room:
             "public": self.public,
             "started": self.started,
             "seats": seats,
+            "fill": self.fill_level,
+            "turn_timer": self.turn_timer,
+            "deadline": self.deadline,
             "game": self.idx,
             "seq": len(self.log),
             "version": [self.idx, len(self.log)],
@@ -381,6 +455,11 @@ class Room:
         out["events"] = [e for e in self.events if e["seq"] >= since]
         if game.over:
             out["result"] = self.result()
+            if self.online:
+                out["votes"] = [
+                    s.seat for s in self.seats if s.kind == "human" and s.voter() in self.votes
+                ]
+                out["voters"] = [s.seat for s in self.seats if s.kind == "human" and s.away is None]
         else:
             legal, points = game.box_options()
             out.update(
@@ -401,6 +480,21 @@ class Room:
         return out
 
 
+def unique_names(seats: list[Seat], keep: list[int] = ()) -> None:
+    """Make the names at a table unique: a repeated name gets " 2", " 3"... (the seats
+    in ``keep`` keep theirs)."""
+    taken = {seats[i].name.casefold() for i in keep}
+    for s in seats:
+        if s.seat in keep:
+            continue
+        base, n, name = s.name, 1, s.name
+        while name.casefold() in taken:
+            n += 1
+            name = f"{base[: MAX_NAME - 3]} {n}"
+        s.name = name
+        taken.add(name.casefold())
+
+
 class Rooms:
     """Every table of a server: created, loaded on first use, acted on."""
 
@@ -413,6 +507,7 @@ class Rooms:
     ) -> None:
         self.storage = storage
         self.instance = instance or secrets.token_hex(6)  # names this process in notifications
+        self.clock = time.time  # wall clock of the turn deadlines (tests move it)
         self.tables_per_player, self.tables_per_address = tables_per_player, tables_per_address
         self.rooms: OrderedDict[str, Room] = OrderedDict()
         self._coaches: dict[str, Any] = {}
@@ -465,13 +560,21 @@ class Rooms:
         return row
 
     # --------------------------------------------------------------- tables
+    def who(self, body: dict[str, Any], session=None):
+        """The player making a request: its session's (the page), else the body's player
+        token (API clients), else None."""
+        if session is not None:
+            return session
+        return self.player(body.get("player"), required=False)
+
     def create(
-        self, body: dict[str, Any], address: str | None = None
+        self, body: dict[str, Any], address: str | None = None, session=None
     ) -> tuple[Room, dict[int, str]]:
-        """A new table from the lobby's choices; returns it and the host's seat tokens.
+        """A new table from the lobby's choices; returns it and the host's seat tokens
+        (none with a ``session``: its player's seats are bound to it on the server).
         ``address``: the client's (its hash is stored, for the per-address cap)."""
-        player = self.player(body.get("player"), required=False)
-        host_name = clean_name(body.get("name"), default=player["name"] if player else "You")
+        player = self.who(body, session)
+        host_name = clean_name(body.get("name"), default=player["name"] if player else "Player 1")
         kinds = body.get("seats")
         levels = cpu_levels()
         allowed = ["human", "friend", *levels]
@@ -503,6 +606,16 @@ class Rooms:
             flags[key] = body.get(key, False)
             if not isinstance(flags[key], bool):
                 raise WebError(f"{key} must be true or false")
+        timer = body.get("turn_timer", ONLINE_TURN_TIMER if online else 0)
+        low, high = TURN_TIMER_RANGE
+        if (
+            isinstance(timer, bool)
+            or not isinstance(timer, int)
+            or not (timer == 0 or low <= timer <= high)
+        ):
+            raise WebError(
+                f"turn_timer must be 0 (off) or {low} to {high} seconds", 400, "bad_turn_timer"
+            )
         addr_hash = token_hash(f"addr:{address}") if address is not None else None
         self.check_caps(player["id"] if player else None, addr_hash)
         code = new_code()
@@ -511,18 +624,23 @@ class Rooms:
         tokens: dict[int, str] = {}
         seats: list[Seat] = []
         counts: dict[str, int] = {}
+        owner = player["id"] if player else None
         for i, kind in enumerate(kinds):
             if kind == "human":
-                tokens[i] = secrets.token_urlsafe(18)
                 name = host_name if i == 0 else f"Player {i + 1}"
-                pid = player["id"] if (i == 0 and player) else None
-                seats.append(Seat(i, "human", name, pid, token_hash(tokens[i])))
+                pid = owner if i == 0 else None
+                seat = Seat(i, "human", name, pid, owner_id=owner)
+                if session is None:  # an API client: a seat token per human seat
+                    tokens[i] = secrets.token_urlsafe(18)
+                    seat.token_hash = token_hash(tokens[i])
+                seats.append(seat)
             elif kind == "friend":
                 seats.append(Seat(i, "friend", f"(seat {i + 1} free)"))
             else:
                 counts[kind] = counts.get(kind, 0) + 1
                 name = kind if counts[kind] == 1 else f"{kind} #{counts[kind]}"
                 seats.append(Seat(i, kind, name))
+        unique_names(seats)
         room = Room(
             code,
             RuleSet.from_spec(rules_name),
@@ -532,11 +650,12 @@ class Rooms:
             flags["coach"],
             fill,
             seats,
+            turn_timer=timer,
             public=flags["public"],
         )
         if not online:
             room.started = True
-            first = room.begin_game(0)
+            first = room.begin_game(0, first=0)  # you roll first
             room.games.append({"idx": 0, "match_no": 0, "first": first})
         row = {
             "code": code,
@@ -551,12 +670,14 @@ class Rooms:
             "first": room.games[0]["first"] if room.games else 0,
             "host_player": player["id"] if player else None,
             "host_addr": addr_hash,
+            "turn_timer": timer,
         }
         self.storage.create_table(row, [s.row() for s in seats])
         self.keep(room)
-        if room.started:
-            with self.locked(code) as room:
+        with self.locked(code) as room:
+            if room.started:
                 self.run_cpus(room)
+            self._clock(room)
         return room, tokens
 
     def check_caps(self, player_id: int | None, addr_hash: str | None) -> None:
@@ -633,7 +754,15 @@ class Rooms:
             self.rooms.pop(code, None)
             raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
         seats = [
-            Seat(s["seat"], s["kind"], s["name"], s["player_id"], s["token_hash"])
+            Seat(
+                s["seat"],
+                s["kind"],
+                s["name"],
+                s["player_id"],
+                s["token_hash"],
+                s.get("owner_id"),
+                s.get("away"),
+            )
             for s in row["seats"]
         ]
         room = Room(
@@ -648,6 +777,9 @@ class Rooms:
             started=bool(row["started"]),
             public=bool(row.get("public", 0)),
             rev=int(row["rev"]),
+            turn_timer=int(row.get("turn_timer") or 0),
+            deadline=row.get("deadline"),
+            votes=set(json.loads(row["votes"])) if row.get("votes") else set(),
         )
         for g in row["games"]:
             room.begin_game(g["idx"], g["first"])
@@ -659,6 +791,8 @@ class Rooms:
                 room.apply(seat, action, regret, decision)
             if room.game.over:
                 room.finished.append(room.game.totals())
+        room.armed = room.decision()  # the stored deadline is the current decision's
+        room.saved_clock = (room.deadline, row.get("votes") or "")
         self.keep(room)
         return room
 
@@ -720,13 +854,15 @@ class Rooms:
             except Exception as err:  # committed: the others see it at their next read
                 log.warning("could not notify the other servers of table %s: %s", code, err)
 
-    def join(self, code: Any, body: dict[str, Any]) -> tuple[Room, int, str]:
-        player = self.player(body.get("player"), required=False)
+    def join(self, code: Any, body: dict[str, Any], session=None) -> tuple[Room, int, str | None]:
+        """Take the first free seat; returns the room, the seat and its token (None with
+        a ``session``: the seat is bound to the session's player)."""
+        player = self.who(body, session)
         name = clean_name(body.get("name"), default=player["name"] if player else "Friend")
         with self.locked(code) as room:
-            return self._join(room, player, name)
+            return self._join(room, player, name, session)
 
-    def _join(self, room: Room, player, name: str) -> tuple[Room, int, str]:
+    def _join(self, room: Room, player, name: str, session=None) -> tuple[Room, int, str | None]:
         if room.started:
             raise WebError("this table has already started: no seat is free", 409, "started")
         if player and any(s.player_id == player["id"] for s in room.seats):
@@ -735,19 +871,22 @@ class Rooms:
         if not free:
             raise WebError("every seat at this table is taken", 409, "full")
         seat = free[0]
-        token = secrets.token_urlsafe(18)
         seat.kind, seat.name = "human", name
-        seat.player_id = player["id"] if player else None
-        seat.token_hash = token_hash(token)
+        seat.player_id = seat.owner_id = player["id"] if player else None
+        token = None
+        if session is None:
+            token = secrets.token_urlsafe(18)
+            seat.token_hash = token_hash(token)
+        unique_names(room.seats, keep=[s.seat for s in room.seats if s is not seat])
         self.storage.update_seat(room.code, seat.row())
         return room, seat.seat, token
 
-    def start(self, code: Any, seat: Any, token: Any) -> Room:
+    def start(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Room:
         with self.locked(code) as room:
-            return self._start(room, seat, token)
+            return self._start(room, seat, token, player_id)
 
-    def _start(self, room: Room, seat: Any, token: Any) -> Room:
-        room.seat_of_token(seat, token)
+    def _start(self, room: Room, seat: Any, token: Any, player_id: int | None = None) -> Room:
+        room.seat_of_token(seat, token, player_id)
         if seat != 0:
             raise WebError("only the host (seat 1) can start the table", 403, "host_only")
         if room.started:
@@ -762,11 +901,13 @@ class Rooms:
                 n = counts[room.fill_level]
                 s.kind = room.fill_level
                 s.name = room.fill_level if n == 1 else f"{room.fill_level} #{n}"
+        unique_names(room.seats, keep=[s.seat for s in room.seats if not s.is_cpu])
         room.started = True
-        first = room.begin_game(0)
+        first = room.begin_game(0, first=0)  # the host rolls first
         room.games.append({"idx": 0, "match_no": 0, "first": first})
         self.storage.start_table(room.code, [s.row() for s in room.seats], first)
         self.run_cpus(room)
+        self._clock(room)
         return room
 
     # --------------------------------------------------------------- moves
@@ -807,20 +948,35 @@ class Rooms:
         raise WebError(f"unknown action type {str(kind)[:20]!r}: use roll, score or next")
 
     def act(
-        self, code: Any, seat: Any, token: Any, intent: Any, seq: Any, game_idx: Any = None
+        self,
+        code: Any,
+        seat: Any,
+        token: Any,
+        intent: Any,
+        seq: Any,
+        game_idx: Any = None,
+        player_id: int | None = None,
     ) -> tuple[Room, int]:
         """Apply one human intent made from the state ``(game, seq)`` and the CPU moves after
         it; commit; return the room and the seq of the first new event (for the page's
         animation). An intent made from another state is refused (409 ``stale_seq``). All of
         it under the table's lock (`locked`), so the same intent sent to two processes at once
-        is applied once."""
+        is applied once. ``next`` is a vote at an online table: the next game starts once
+        every human (but the away ones) has confirmed. Acting takes an away seat back."""
         with self.locked(code) as room:
-            return self._act(room, seat, token, intent, seq, game_idx)
+            return self._act(room, seat, token, intent, seq, game_idx, player_id)
 
     def _act(
-        self, room: Room, seat: Any, token: Any, intent: Any, seq: Any, game_idx: Any
+        self,
+        room: Room,
+        seat: Any,
+        token: Any,
+        intent: Any,
+        seq: Any,
+        game_idx: Any,
+        player_id: int | None = None,
     ) -> tuple[Room, int]:
-        room.seat_of_token(seat, token)
+        room.seat_of_token(seat, token, player_id)
         if not room.started:
             raise WebError("the table has not started yet: the host starts it", 409, "not_started")
         for name, value in (("seq", seq), ("game", game_idx)):
@@ -835,8 +991,14 @@ class Rooms:
         if seq != len(room.log) or (game_idx is not None and game_idx != room.idx):
             raise WebError("the table has moved on: reload its state", 409, "stale_seq")
         action = self.intent_action(room, intent)
+        self._back(room, [seat])
         if action == "next":
-            self.next_game(room)
+            if not room.game.over:
+                raise WebError("the game is still on: finish it first", 409, "still_on")
+            room.votes.add(room.seats[seat].voter())
+            if not room.online or room.all_confirmed():
+                self.next_game(room)
+            self._clock(room, force=True)
             return room, 0
         game = room.game
         if game.current != seat:
@@ -855,6 +1017,7 @@ class Rooms:
         room.apply(seat, action, regret, decision)  # on an exception `locked` drops the copy
         self._cpu_moves(room)
         self._commit(room, first)
+        self._clock(room)
         return room, first
 
     def next_game(self, room: Room) -> None:
@@ -864,12 +1027,13 @@ class Rooms:
             raise WebError("the game is still on: finish it first", 409, "still_on")
         idx = len(room.games)
         last = room.games[-1]
-        first = None
+        first = 0  # a new game or match: you (the host) roll first
         if room.match and not match_is_decided(room.match_games()):
             match_no = last["match_no"]
             first = (last["first"] + 1) % len(room.seats)
         else:
             match_no = last["match_no"] + 1
+        room.votes = set()
         first = room.begin_game(idx, first)
         room.games.append({"idx": idx, "match_no": match_no, "first": first})
         self.storage.start_game(room.code, idx, match_no, first)
@@ -882,12 +1046,220 @@ class Rooms:
         if len(room.log) > first:
             self._commit(room, first)
 
-    def _cpu_moves(self, room: Room) -> None:
+    def _cpu_moves(self, room: Room, timed_out: int | None = None) -> None:
+        """Play the CPU seats, and the away humans' seats (with the table's fill level)
+        while someone is still at the table, until a present human must decide.
+        ``timed_out``: a seat whose turn ran out: the computer finishes that turn anyway."""
         game = room.game
-        while not game.over and room.seats[game.current].is_cpu:
+        here = any(s.kind == "human" and s.away is None for s in room.seats)
+        turn = game.turns_taken if timed_out is not None else None
+        while not game.over:
             seat = room.seats[game.current]
-            policy = self.policy(seat.kind, room.rules)
+            finishing = seat.seat == timed_out and game.turns_taken == turn
+            if not (seat.is_cpu or (seat.computer_moves and (here or finishing))):
+                break
+            policy = self.policy(seat.kind if seat.is_cpu else room.fill_level, room.rules)
             cpu_move(game, seat.seat, policy, seat.name, lambda a, s=seat.seat: room.apply(s, a))
+
+    # --------------------------------------------------------------- people
+    def _clock(self, room: Room, force: bool = False) -> None:
+        """(Re)arm the turn clock for the decision the table waits on now (a new turn or
+        a new vote gets ``turn_timer`` seconds; the same one keeps its deadline) and
+        store it with the votes, when they changed."""
+        key = room.decision()
+        if key is None or not room.turn_timer:
+            room.deadline = None
+        elif key != room.armed:  # a new decision (the same one keeps its deadline, or none)
+            room.deadline = self.clock() + room.turn_timer
+        room.armed = key
+        saved = (room.deadline, json.dumps(sorted(room.votes, key=str)) if room.votes else "")
+        if force or saved != room.saved_clock:
+            self.storage.set_clock(room.code, *saved)
+            room.saved_clock = saved
+
+    def _time_out(self, room: Room) -> bool:  # under the table's lock
+        """If the table's deadline has passed: the computer plays the waited-on turn (and
+        the seat is away), or, at a finished game, the next starts for those who
+        confirmed (the others are away; with no confirmation at all nothing starts)."""
+        if room.deadline is None or self.clock() < room.deadline:
+            return False
+        game = room.game
+        if True:
+            if game.over:
+                late = [
+                    s
+                    for s in room.seats
+                    if s.kind == "human" and s.away is None and s.voter() not in room.votes
+                ]
+                if room.votes:
+                    for s in late:
+                        s.away = "timeout"
+                    self.storage.update_seats(room.code, [s.row() for s in late])
+                    self.next_game(room)
+                else:  # nobody confirmed: no game starts; the table waits, without a clock
+                    room.deadline = None
+            else:
+                seat = room.seats[game.current]
+                seat.away = "timeout"
+                self.storage.update_seat(room.code, seat.row())
+                first = len(room.log)
+                self._cpu_moves(room, timed_out=seat.seat)
+                self._commit(room, first)
+            self._clock(room)
+        return True
+
+    def time_out(self, code: str) -> Room:
+        """Play the table's timed-out decision, if its deadline has passed (the server's
+        clock task calls this for the tables `Storage.due` lists)."""
+        with self.locked(code) as room:
+            self._time_out(room)
+        return room
+
+    def _back(self, room: Room, seats: list[int], reasons=AWAY_REASONS) -> bool:
+        """Take ``seats`` back from the computer (those away for one of ``reasons``)."""
+        back = [room.seats[i] for i in seats if room.seats[i].away in reasons]
+        for s in back:
+            s.away = None
+        if back:
+            self.storage.update_seats(room.code, [s.row() for s in back])
+            self.run_cpus(room)
+            self._clock(room)
+        return bool(back)
+
+    def _caller_seats(self, room: Room, seat: Any, token: Any, player_id: int | None) -> list[int]:
+        if token is None and seat is None and player_id is not None:
+            seats = room.seats_of(player_id)
+            if not seats:
+                raise WebError("you have no seat at this table", 403, "not_your_seat")
+            return seats
+        return [room.seat_of_token(seat, token, player_id)]
+
+    def back(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Room:
+        """The caller takes their seat(s) back from the computer."""
+        with self.locked(code) as room:
+            self._back(room, self._caller_seats(room, seat, token, player_id))
+        return room
+
+    def reconnected(self, room: Room, seats: list[int]) -> bool:
+        """A seated socket opened: seats the computer took for a timeout or the host come
+        back (a seat its player left is taken back only by asking: `back`)."""
+        return self._back(room, seats, ("timeout", "host"))
+
+    def leave(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Room:
+        """The caller leaves: before the start their seat is free again (the host's seat
+        cannot be left); after it, the computer plays it (they may take it back)."""
+        with self.locked(code) as room:
+            seats = self._caller_seats(room, seat, token, player_id)
+            if not room.started:
+                if 0 in seats:
+                    raise WebError(
+                        "the host cannot leave a table before it starts", 409, "host_leaves"
+                    )
+                for i in seats:
+                    room.seats[i] = Seat(i, "friend", f"(seat {i + 1} free)")
+                self.storage.update_seats(room.code, [room.seats[i].row() for i in seats])
+                return room
+            left = [room.seats[i] for i in seats if room.seats[i].kind == "human"]
+            for s in left:
+                s.away = "left"
+            self.storage.update_seats(room.code, [s.row() for s in left])
+            if room.game.over and room.online and room.all_confirmed():
+                self.next_game(room)  # the others had all confirmed: they need not wait
+            self.run_cpus(room)
+            self._clock(room)
+            return room
+
+    def _host(self, room: Room, seat: Any, token: Any, player_id: int | None) -> None:
+        if token is None and seat is None:
+            seat = 0
+        room.seat_of_token(seat, token, player_id)
+        if seat != 0:
+            raise WebError("only the host (seat 1) can do that", 403, "not_host")
+
+    def _target(self, room: Room, target: Any) -> Seat:
+        if isinstance(target, bool) or not isinstance(target, int):
+            raise WebError("target must be a seat number")
+        if not 0 < target < len(room.seats):
+            raise WebError(f"no seat {target} to hand over (1..{len(room.seats) - 1})")
+        return room.seats[target]
+
+    def hand_to_cpu(
+        self,
+        code: Any,
+        target: Any,
+        seat: Any = None,
+        token: Any = None,
+        player_id: int | None = None,
+        present: frozenset = frozenset(),
+    ) -> Room:
+        """The host gives seat ``target`` to the computer: before the start a free or
+        absent seat becomes a CPU of the fill level; during a game an absent player's seat
+        is played by the computer until they come back. ``present``: seats with an open
+        socket (a connected player's seat cannot be taken from them)."""
+        with self.locked(code) as room:
+            self._host(room, seat, token, player_id)
+            s = self._target(room, target)
+            if s.is_cpu:
+                raise WebError("the computer already plays that seat", 409, "already_cpu")
+            if (
+                s.kind == "human"
+                and s.owner_id is not None
+                and s.owner_id == room.seats[0].owner_id
+            ):
+                pass  # the host's own second seat (one screen): theirs to give
+            elif s.seat in present:
+                raise WebError(
+                    "that player is here: only an absent seat goes to the computer",
+                    409,
+                    "player_present",
+                )
+            if not room.started:
+                counts = sum(o.kind == room.fill_level for o in room.seats)
+                room.seats[s.seat] = Seat(s.seat, room.fill_level, room.fill_level)
+                if counts:
+                    room.seats[s.seat].name = f"{room.fill_level} #{counts + 1}"
+                self.storage.update_seat(room.code, room.seats[s.seat].row())
+                return room
+            if s.away is None:
+                s.away = "host"
+                self.storage.update_seat(room.code, s.row())
+            if room.game.over and room.online and room.all_confirmed():
+                self.next_game(room)
+            self.run_cpus(room)
+            self._clock(room)
+            return room
+
+    def remove_seat(
+        self,
+        code: Any,
+        target: Any,
+        seat: Any = None,
+        token: Any = None,
+        player_id: int | None = None,
+        present: frozenset = frozenset(),
+    ) -> Room:
+        """Before the start, the host removes seat ``target``: a free seat, or one whose
+        player is not here (the seats after it move up); two seats at least remain."""
+        with self.locked(code) as room:
+            self._host(room, seat, token, player_id)
+            s = self._target(room, target)
+            if room.started:
+                raise WebError("the game has started: hand the seat to the computer instead", 409)
+            if s.seat in present:
+                raise WebError("that player is here", 409, "player_present")
+            if len(room.seats) <= MIN_SEATS:
+                raise WebError(f"a table keeps {MIN_SEATS} seats at least", 409, "min_seats")
+            del room.seats[s.seat]
+            for i, other in enumerate(room.seats):
+                other.seat = i
+                if other.kind == "friend":
+                    other.name = f"(seat {i + 1} free)"
+            self.storage.update_seats(room.code, [o.row() for o in room.seats], replace=True)
+            return room
+
+    def open_tables(self, player_id: int) -> list[dict[str, Any]]:
+        """The player's unfinished tables, for the lobby's "Your open tables"."""
+        return self.storage.tables_of(player_id)
 
     def _commit(self, room: Room, first: int) -> None:
         results = []
@@ -918,9 +1290,11 @@ class Rooms:
             room.code, room.idx, first, room.log[first:], results, over=game.over
         )
 
-    def hint(self, code: Any, seat: Any, token: Any) -> dict[str, Any]:
+    def hint(
+        self, code: Any, seat: Any, token: Any, player_id: int | None = None
+    ) -> dict[str, Any]:
         room = self.load(code)
-        room.seat_of_token(seat, token)
+        room.seat_of_token(seat, token, player_id)
         if not room.coach:
             raise WebError(
                 "the coach is off at this table (turn it on in the lobby)", 409, "coach_off"
@@ -934,15 +1308,20 @@ class Rooms:
     def state(self, room: Room, since: int = 0) -> dict[str, Any]:
         out = room.state(since, self.review if room.coach else None)
         out["rev"] = room.rev  # the database's revision (servers sharing it compare these)
+        if room.deadline is not None:
+            out["time_left"] = round(max(0.0, room.deadline - self.clock()), 1)
         return out
 
     # --------------------------------------------------------------- game reviews
-    def review_request(self, game_id: Any, body: dict[str, Any]) -> dict[str, Any]:
+    def review_request(
+        self, game_id: Any, body: dict[str, Any], player_id: int | None = None
+    ) -> dict[str, Any]:
         """Check that ``body`` may open the review of ``game_id`` (``CODE-IDX``): the table
-        is public, or ``body`` holds a seat token of it (``tokens: {seat: token}``) or the
-        player token of a player seated there. Returns what `review_of` needs (read here,
-        under the table's lock, so that the solver's work touches no live room); WebError
-        404 for no such finished game, 403 for no access."""
+        is public, or the session's ``player_id`` has a seat there, or ``body`` holds a seat
+        token of it (``tokens: {seat: token}``) or the player token of a player seated there.
+        Returns what `review_of` needs (read here, under the table's lock, so that the
+        solver's work touches no live room); WebError 404 for no such finished game, 403 for
+        no access."""
         text = str(game_id) if isinstance(game_id, str) else ""
         code, _, idx_text = text.rpartition("-")
         if not code or not idx_text.isdigit():
@@ -951,7 +1330,10 @@ class Rooms:
         idx = int(idx_text)
         if idx >= len(room.finished):
             raise WebError(f"no finished game has the id {text[:30]!r}", 404, "no_game")
-        if not (room.public or self._may_review(room, body)):
+        seated = player_id is not None and any(
+            player_id in (s.player_id, s.owner_id) for s in room.seats
+        )
+        if not (room.public or seated or self._may_review(room, body)):
             raise WebError("only the players of this table can open its reviews", 403, "private")
         row = self.storage.load_table(room.code)
         return {

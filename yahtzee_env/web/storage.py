@@ -138,6 +138,32 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE tables ADD COLUMN rev {int64} NOT NULL DEFAULT 0;
     """,
+    # 5: people at online tables (issue 18): the turn timer and its deadline (stored, so a
+    # restart plays a turn whose time ran out while the server was down), play-again votes,
+    # who may act for a seat (a session's player) and whether the computer plays it for now;
+    # accounts (argon2id hashes) and sessions (cookies, stored hashed)
+    """
+    ALTER TABLE tables ADD COLUMN turn_timer INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE tables ADD COLUMN deadline {real};
+    ALTER TABLE tables ADD COLUMN votes TEXT NOT NULL DEFAULT '';
+    ALTER TABLE seats ADD COLUMN owner_id {int64};
+    ALTER TABLE seats ADD COLUMN away TEXT;
+    CREATE INDEX tables_deadline ON tables(deadline);
+    CREATE INDEX seats_owner ON seats(owner_id);
+    CREATE TABLE accounts (
+        player_id {int64} PRIMARY KEY REFERENCES players(id),
+        username TEXT NOT NULL UNIQUE,   -- case-folded
+        password_hash TEXT NOT NULL,     -- argon2id, PHC string
+        created {real} NOT NULL
+    );
+    CREATE TABLE sessions (
+        token_hash TEXT PRIMARY KEY,
+        player_id {int64} NOT NULL REFERENCES players(id),
+        created {real} NOT NULL,
+        seen {real} NOT NULL
+    );
+    CREATE INDEX sessions_player ON sessions(player_id);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -368,14 +394,120 @@ class Storage:
         )
         return rows[0] if rows else None
 
+    def player_by_id(self, player_id: int) -> dict[str, Any] | None:
+        rows = self._query("SELECT id, name FROM players WHERE id = ?", (player_id,))
+        return rows[0] if rows else None
+
+    def rename_player(self, player_id: int, name: str) -> None:
+        self._tx([("UPDATE players SET name = ? WHERE id = ?", (name, player_id))])
+
+    # ------------------------------------------------------------------ accounts, sessions
+    def create_account(self, player_id: int, username: str, password_hash: str) -> bool:
+        """Make ``player_id`` an account; False if the user name is taken."""
+        if self.account(username=username) is not None:
+            return False
+        try:
+            self._tx(
+                [
+                    (
+                        "INSERT INTO accounts (player_id, username, password_hash, created) "
+                        "VALUES (?, ?, ?, ?)",
+                        (player_id, username, password_hash, time.time()),
+                    )
+                ]
+            )
+        except Exception:  # the unique user name, taken meanwhile (either backend's error)
+            if self.account(username=username) is not None:
+                return False
+            raise
+        return True
+
+    def account(self, *, username: str | None = None, player_id: int | None = None):
+        """The account row (player_id, username, password_hash) by user name or player."""
+        column, value = ("username", username) if username is not None else ("player_id", player_id)
+        rows = self._query(
+            f"SELECT player_id, username, password_hash FROM accounts WHERE {column} = ?",
+            (value,),
+        )
+        return rows[0] if rows else None
+
+    def set_password_hash(self, player_id: int, password_hash: str) -> None:
+        sql = "UPDATE accounts SET password_hash = ? WHERE player_id = ?"
+        self._tx([(sql, (password_hash, player_id))])
+
+    def create_session(self, token: str, player_id: int) -> None:
+        now = time.time()
+        sql = "INSERT INTO sessions (token_hash, player_id, created, seen) VALUES (?, ?, ?, ?)"
+        self._tx([(sql, (token_hash(token), player_id, now, now))])
+
+    def session_player(self, token: str, max_age_s: float) -> dict[str, Any] | None:
+        """The player of a live session (id, name), or None."""
+        rows = self._query(
+            "SELECT p.id AS id, p.name AS name FROM sessions s JOIN players p "
+            "ON p.id = s.player_id WHERE s.token_hash = ? AND s.created > ?",
+            (token_hash(token), time.time() - max_age_s),
+        )
+        return rows[0] if rows else None
+
+    def delete_sessions(self, *, token: str | None = None, player_id: int | None = None) -> None:
+        if token is not None:
+            self._tx([("DELETE FROM sessions WHERE token_hash = ?", (token_hash(token),))])
+        else:
+            self._tx([("DELETE FROM sessions WHERE player_id = ?", (player_id,))])
+
+    def expire_sessions(self, max_age_s: float, now: float | None = None) -> int:
+        """Delete the sessions older than ``max_age_s``; return how many."""
+        cutoff = (time.time() if now is None else now) - max_age_s
+        rows = self._query("SELECT COUNT(*) AS n FROM sessions WHERE created < ?", (cutoff,))
+        if rows[0]["n"]:
+            self._tx([("DELETE FROM sessions WHERE created < ?", (cutoff,))])
+        return int(rows[0]["n"])
+
+    def adopt(self, guest_id: int, player_id: int) -> None:
+        """Give the guest ``guest_id``'s games, seats and tables to ``player_id``."""
+        self._tx(
+            [
+                ("UPDATE results SET player_id = ? WHERE player_id = ?", (player_id, guest_id)),
+                ("UPDATE seats SET player_id = ? WHERE player_id = ?", (player_id, guest_id)),
+                ("UPDATE seats SET owner_id = ? WHERE owner_id = ?", (player_id, guest_id)),
+                ("UPDATE tables SET host_player = ? WHERE host_player = ?", (player_id, guest_id)),
+                ("DELETE FROM sessions WHERE player_id = ?", (guest_id,)),
+            ]
+        )
+
+    def tables_of(self, player_id: int, limit: int = 20) -> list[dict[str, Any]]:
+        """The unfinished tables where ``player_id`` holds a seat, most recent first."""
+        rows = self._query(
+            "SELECT t.code AS code, t.started AS started, t.online AS online, s.seat AS seat, "
+            "s.away AS away FROM seats s JOIN tables t ON t.code = s.code "
+            "WHERE s.owner_id = ? AND t.over = 0 ORDER BY t.updated DESC, s.seat LIMIT ?",
+            (player_id, limit * 4),
+        )
+        out: dict[str, dict[str, Any]] = {}
+        for r in rows:
+            entry = out.setdefault(
+                r["code"],
+                {
+                    "code": r["code"],
+                    "started": bool(r["started"]),
+                    "online": bool(r["online"]),
+                    "seats": [],
+                    "away": [],
+                },
+            )
+            entry["seats"].append(r["seat"])
+            if r["away"]:
+                entry["away"].append(r["seat"])
+        return list(out.values())[:limit]
+
     # ------------------------------------------------------------------ tables
     def create_table(self, table: dict[str, Any], seats: list[dict[str, Any]]) -> None:
         now = time.time()
         statements = [
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
-                "fill_level, started, updated, host_player, host_addr, public) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "fill_level, started, updated, host_player, host_addr, public, turn_timer) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     table["code"],
                     now,
@@ -390,6 +522,7 @@ class Storage:
                     table.get("host_player"),
                     table.get("host_addr"),
                     int(table.get("public", False)),
+                    int(table.get("turn_timer", 0)),
                 ),
             )
         ]
@@ -401,11 +534,21 @@ class Storage:
     @staticmethod
     def _seat_row(code: str, s: dict[str, Any]) -> tuple[str, tuple]:
         return (
-            "INSERT INTO seats (code, seat, kind, name, player_id, token_hash) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (code, seat) DO UPDATE SET "
+            "INSERT INTO seats (code, seat, kind, name, player_id, token_hash, owner_id, away) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (code, seat) DO UPDATE SET "
             "kind = excluded.kind, name = excluded.name, player_id = excluded.player_id, "
-            "token_hash = excluded.token_hash",
-            (code, s["seat"], s["kind"], s["name"], s.get("player_id"), s.get("token_hash")),
+            "token_hash = excluded.token_hash, owner_id = excluded.owner_id, "
+            "away = excluded.away",
+            (
+                code,
+                s["seat"],
+                s["kind"],
+                s["name"],
+                s.get("player_id"),
+                s.get("token_hash"),
+                s.get("owner_id"),
+                s.get("away"),
+            ),
         )
 
     @staticmethod
@@ -426,6 +569,28 @@ class Storage:
 
     def update_seat(self, code: str, seat: dict[str, Any]) -> None:
         self._tx([self._seat_row(code, seat), self._touch(code)])
+
+    def update_seats(self, code: str, seats: list[dict[str, Any]], replace: bool = False) -> None:
+        """Write these seats (``replace``: they are all the table's seats; others go)."""
+        statements = [("DELETE FROM seats WHERE code = ?", (code,))] if replace else []
+        statements += [self._seat_row(code, s) for s in seats]
+        self._tx([*statements, self._touch(code)])
+
+    def set_clock(self, code: str, deadline: float | None, votes: str) -> None:
+        """The table's turn deadline (epoch seconds; None: no clock runs) and its
+        play-again votes."""
+        self._tx(
+            [("UPDATE tables SET deadline = ?, votes = ? WHERE code = ?", (deadline, votes, code))]
+        )
+
+    def due(self, now: float, limit: int = 100) -> list[str]:
+        """The tables whose turn deadline has passed."""
+        rows = self._query(
+            "SELECT code FROM tables WHERE deadline IS NOT NULL AND deadline <= ? "
+            "ORDER BY deadline LIMIT ?",
+            (now, limit),
+        )
+        return [r["code"] for r in rows]
 
     def start_table(self, code: str, seats: list[dict[str, Any]], first: int) -> None:
         statements = [self._seat_row(code, s) for s in seats]
@@ -492,8 +657,8 @@ class Storage:
             out = rows[0]
             out["seats"] = self._exec(
                 conn,
-                "SELECT seat, kind, name, player_id, token_hash FROM seats WHERE code = ? "
-                "ORDER BY seat",
+                "SELECT seat, kind, name, player_id, token_hash, owner_id, away FROM seats "
+                "WHERE code = ? ORDER BY seat",
                 (code,),
             )
             out["actions"] = [

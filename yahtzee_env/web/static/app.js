@@ -26,15 +26,9 @@ const store = {
   },
   set(key, value) { try { localStorage.setItem(key, JSON.stringify(value)); } catch { /* private mode */ } },
 };
-const myTables = () => store.get("yz.tables", {});
-function rememberTable(code, tokens) {
-  const tables = myTables();
-  const entry = tables[code] || { tokens: {} };
-  Object.assign(entry.tokens, tokens);
-  entry.updated = Date.now();
-  tables[code] = entry;
-  store.set("yz.tables", tables);
-}
+// Seats belong to the session (an HttpOnly cookie the page cannot read): the server says
+// which seats are ours (`mine`); no player or seat token is kept in the browser any more.
+try { localStorage.removeItem("yz.tables"); localStorage.removeItem("yz.player"); } catch { /* private mode */ }
 
 // ------------------------------------------------------------------ words (i18n)
 const I18N = { lang: "en", cat: {}, base: {}, languages: [], plural: null };
@@ -235,23 +229,28 @@ function errorText(err) {
   return t("err.generic", { message: err && err.message ? err.message : String(err) });
 }
 
+// The session: a guest profile or an account, behind an HttpOnly cookie. The first visit
+// asks for a name (no "You" by default).
+const ME = { player: null, account: null, loaded: false };
+async function loadSession() {
+  try { Object.assign(ME, await api("/api/session"), { loaded: true }); } catch { /* offline */ }
+  return ME;
+}
 async function ensurePlayer(name) {
-  let player = store.get("yz.player", null);
-  if (!player) {
-    player = await api("/api/players", { name: name || t("lobby.default_name") }, { retries: 0 });
-    store.set("yz.player", player);
+  name = (name || "").trim();
+  if (!ME.loaded) await loadSession();
+  if (!ME.player || (name && name !== ME.player.name)) {
+    if (!name) { $("name").focus(); throw new ApiError("no name", "need_name"); }
+    Object.assign(ME, await api("/api/session", { name }, { retries: 0 }));
   }
-  return player;
+  return ME.player;
 }
 
 // ------------------------------------------------------------------ names of seats
 function seatName(state, seat) {
   const s = state.seats[seat];
   if (!s) return "";
-  if (s.kind === "cpu") {
-    const m = s.name.match(/ #(\d+)$/);
-    return levelName(s.level) + (m ? ` #${m[1]}` : "");
-  }
+  if (s.kind === "cpu") return levelName(s.level) + (s.number ? ` ${s.number}` : "");
   if (s.kind === "friend" && !s.taken) return t("seat.free", { n: seat + 1 });
   const player = s.name.match(/^Player (\d+)$/);
   if (player) return t("seat.player", { n: player[1] });
@@ -264,7 +263,17 @@ let config = { levels: ["easy", "medium", "hard"], rules: ["official"], language
 function seatOptions(i) {
   if (i === 0) return [["human", t("lobby.you")]];
   return [["friend", t("lobby.friend")], ["human", t("lobby.human")],
-    ...config.levels.map((lv) => [lv, t("lobby.cpu", { level: levelName(lv) })])];
+    ...mainLevels().map((lv) => [lv, t("lobby.cpu", { level: levelName(lv) })])];
+}
+// The seed's three levels first; the others under "more levels".
+const mainLevels = () => config.main_levels || config.levels.filter((lv) => ["easy", "medium", "hard"].includes(lv));
+const moreLevels = () => config.levels.filter((lv) => !mainLevels().includes(lv));
+function moreGroup(label) {
+  const more = moreLevels();
+  if (!more.length) return [];
+  const group = el("optgroup", { label: t("lobby.more_levels") });
+  for (const lv of more) group.append(el("option", { value: lv }, label(lv)));
+  return [group];
 }
 
 function renderSeatKinds() {
@@ -278,6 +287,7 @@ function renderSeatKinds() {
     row.append(el("label", { for: id }, t("lobby.seat", { n: i + 1 })));
     const select = el("select", { id, "data-testid": id });
     for (const [value, label] of seatOptions(i)) select.append(el("option", { value }, label));
+    if (i > 0) select.append(...moreGroup((lv) => t("lobby.cpu", { level: levelName(lv) })));
     select.value = previous[i] || (config.levels.includes(defaults[i]) ? defaults[i] : select.options[0].value);
     if (i === 0) select.disabled = true;
     row.append(select);
@@ -289,20 +299,21 @@ function renderLobbyWords() {
   const rules = $("rules"), fill = $("fill");
   const r = rules.value, f = fill.value;
   rules.replaceChildren(...config.rules.map((x) => el("option", { value: x }, ruleName(x))));
-  fill.replaceChildren(...config.levels.map((lv) => el("option", { value: lv }, levelName(lv))));
+  fill.replaceChildren(...mainLevels().map((lv) => el("option", { value: lv }, levelName(lv))), ...moreGroup(levelName));
   rules.value = r && config.rules.includes(r) ? r : config.rules[0];
   fill.value = f && config.levels.includes(f) ? f : (config.levels.includes("medium") ? "medium" : config.levels[0]);
   renderSeatKinds();
-  const name = $("name");
-  if (!name.value || name.dataset.default === "true") { name.value = t("lobby.default_name"); name.dataset.default = "true"; }
+  $("name").placeholder = t("lobby.name_placeholder");
 }
 
 function lobbyChoices(online) {
   const seats = [...$("seat-kinds").querySelectorAll("select")].map((s) => s.value);
-  return {
+  const choices = {
     name: $("name").value, seats, online, rules: $("rules").value, fill: $("fill").value,
     match: $("match").checked, coach: $("coach").checked, public: $("public").checked,
   };
+  if (online) choices.turn_timer = Math.max(0, Math.round(Number($("turn-timer").value) || 0));
+  return choices;
 }
 
 async function createTable(online) {
@@ -310,9 +321,8 @@ async function createTable(online) {
   try {
     const choices = lobbyChoices(online);
     if (!online && choices.seats.includes("friend")) throw new ApiError("friends", "friends_online");
-    const player = await ensurePlayer(choices.name);
-    const reply = await api("/api/tables", { ...choices, player: player.token }, { retries: 0 });
-    rememberTable(reply.code, reply.tokens);
+    await ensurePlayer(choices.name);
+    const reply = await api("/api/tables", choices, { retries: 0 });
     go(`/t/${reply.code}`);
   } catch (err) {
     $("lobby-error").textContent = errorText(err);
@@ -324,11 +334,12 @@ async function joinTable() {
   try {
     const code = $("join-code").value.trim().toUpperCase().replace(/[\s-]/g, "");
     if (!code) throw new ApiError("no code", "no_code");
-    const mine = myTables()[code];
-    if (mine && Object.keys(mine.tokens).length) { go(`/t/${code}`); return; }
     const player = await ensurePlayer($("name").value);
-    const reply = await api(`/api/tables/${encodeURIComponent(code)}/join`, { name: $("name").value, player: player.token }, { retries: 0 });
-    rememberTable(code, { [reply.seat]: reply.token });
+    try {
+      await api(`/api/tables/${encodeURIComponent(code)}/join`, { name: player.name }, { retries: 0 });
+    } catch (err) {
+      if (err.code !== "already_seated") throw err;  // our seat already: just go there
+    }
     go(`/t/${code}`);
   } catch (err) {
     $("lobby-error").textContent = errorText(err);
@@ -336,14 +347,15 @@ async function joinTable() {
 }
 
 // "Your open tables": each remembered table's opponents, turn and mover, with Resume.
-const L = { states: {} };
+const L = { states: {}, tables: [] };  // the session's open tables, from the server
 const roundOf = (state) => {
   if (!state.cards || state.current === undefined) return 13;
   return Object.values(state.cards[state.current].scores).filter((v) => v !== null).length + 1;
 };
 
 async function loadMyTables() {
-  const entries = Object.entries(myTables()).sort((a, b) => b[1].updated - a[1].updated).slice(0, 8);
+  try { L.tables = (await api("/api/me/tables")).tables.slice(0, 8); } catch { L.tables = []; }
+  const entries = L.tables.map((entry) => [entry.code, entry]);
   await Promise.all(entries.map(async ([code]) => {
     try { L.states[code] = await api(`/api/tables/${code}`); } catch { L.states[code] = null; }
   }));
@@ -351,7 +363,8 @@ async function loadMyTables() {
 }
 
 function tableSummary(code, state) {
-  const mine = Object.keys((myTables()[code] || { tokens: {} }).tokens).map(Number);
+  const entry = L.tables.find((x) => x.code === code);
+  const mine = entry ? entry.seats : [];
   const opponents = state.seats.filter((s) => !mine.includes(s.seat)).map((s) => seatName(state, s.seat));
   let status;
   let who = "";
@@ -361,13 +374,14 @@ function tableSummary(code, state) {
     who = mine.includes(state.current) ? t("lobby.your_move") : t("lobby.their_move", { name: seatName(state, state.current) });
     status = t("lobby.table_turn", { round: roundOf(state), who });
   }
+  if (entry && entry.away.length) status += ` · ${t("lobby.tables_away")}`;
   return { line: t("lobby.table_line", { code, opponents: joinNames(opponents) }), status, who, mine };
 }
 
 function renderMyTables() {
   const list = $("my-tables");
   list.replaceChildren();
-  const entries = Object.entries(myTables()).sort((a, b) => b[1].updated - a[1].updated).slice(0, 8);
+  const entries = L.tables.map((entry) => [entry.code, entry]);
   if (!entries.length) list.append(el("li", {}, t("lobby.none")));
   let latest = null;
   for (const [code] of entries) {
@@ -399,9 +413,43 @@ function renderMyTables() {
   }
 }
 
+function renderAccount() {
+  const signedIn = Boolean(ME.account);
+  $("signed-in").hidden = !signedIn;
+  $("signed-out").hidden = signedIn;
+  $("account-name").textContent = ME.account || "";
+}
+
+async function accountAction(what, body) {
+  $("account-error").textContent = "";
+  try {
+    Object.assign(ME, await api(`/api/account/${what}`, body, { retries: 0 }), { loaded: true });
+    if (ME.player) $("name").value = ME.player.name;
+    renderAccount();
+    loadMyTables();
+  } catch (err) {
+    $("account-error").textContent = errorText(err);
+  }
+}
+
+async function signUp() {
+  // a guest profile first (the name field), so that its games come along
+  if (!ME.player && $("name").value.trim()) {
+    try { await ensurePlayer($("name").value); } catch (err) { $("account-error").textContent = errorText(err); return; }
+  }
+  await accountAction("signup", { username: $("signup-name").value, password: $("signup-password").value, name: $("name").value.trim() || undefined });
+  $("signup-password").value = "";
+}
+
+async function signIn() {
+  await accountAction("signin", { username: $("signin-name").value, password: $("signin-password").value });
+  $("signin-password").value = "";
+}
+
 async function showLobby() {
-  const player = store.get("yz.player", null);
-  if (player) { $("name").value = player.name; $("name").dataset.default = "false"; }
+  await loadSession();
+  if (ME.player) $("name").value = ME.player.name;
+  renderAccount();
   renderLobbyWords();
   renderMyTables();
   const join = params.get("join");
@@ -415,10 +463,11 @@ const T = {
   queue: Promise.resolve(), animating: false, socket: null, retry: 0, hint: null,
   slots: [0, 1, 2, 3, 4], lastStatus: null, focusAfter: null,
   busy: false, netError: false, poll: null, hintPending: false,
+  mine: [], ended: null, voted: false, deadlineAt: null, ticker: null,
 };
-const mySeats = () => Object.keys((myTables()[T.code] || { tokens: {} }).tokens).map(Number);
-const tokenOf = (seat) => (myTables()[T.code] || { tokens: {} }).tokens[seat];
-const isMine = (seat) => mySeats().includes(seat);
+const mySeats = () => T.mine;
+const isMine = (seat) => T.mine.includes(seat);
+const amHost = () => isMine(0);
 const myTurn = () => T.state && T.state.started && !T.state.over && isMine(T.state.current) && !T.animating && !T.busy;
 const newer = (a, b) => a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]);
 
@@ -505,8 +554,27 @@ async function tumble(positions, ms) {
   for (const die of nodes) die.dataset.face = die.dataset.value;
 }
 
+// The header and the highlighted column follow the seat that is moving (a CPU's too, while
+// its turn is animated).
+function showMover(seat, state) {
+  const turn = $("turn");
+  turn.dataset.seat = seat === null ? "" : String(seat);
+  if (seat === null) turn.textContent = t("turn.over");
+  else {
+    const s = state.seats[seat];
+    let name = seatName(state, seat);
+    if (s.kind !== "cpu" && s.away) name = t("people.cpu_for", { name });
+    else if (s.kind === "human" && state.online && !s.connected && !isMine(seat)) name = t("people.offline_mover", { name });
+    turn.replaceChildren(el("span", { class: "who", title: seatName(state, seat) }, t("turn.to_move", { name })));
+  }
+  document.querySelectorAll("#card thead th[data-seat]").forEach((th) => {
+    th.classList.toggle("mover", th.dataset.seat === String(seat));
+  });
+}
+
 // One animated move of someone else (a CPU or another player).
 async function animate(event) {
+  showMover(event.seat, T.state);
   const p = pace();
   if (event.type === "roll") {
     showDice(event.dice_before, new Set(), event.kept);
@@ -545,8 +613,10 @@ async function apply(state) {
   const others = fresh.filter((e) => !isMine(e.seat));
   if (previous && others.length && pace() > 0) {
     T.animating = true;
-    T.state = { ...previous, seats: state.seats };
-    render(previous, { lock: true });
+    // our own move shows at once (the box filled, the total updated), the others' after
+    const cards = previous.cards && sameGame ? previous.cards.map((c, i) => (isMine(i) ? state.cards[i] : c)) : previous.cards;
+    T.state = { ...previous, seats: state.seats, cards };
+    render(T.state, { lock: true });
     for (const event of fresh) {
       if (isMine(event.seat)) {
         say(() => narrate(event));
@@ -644,12 +714,13 @@ function draw(state, { lock = false } = {}) {
   $("waiting").hidden = state.started;
   $("board").hidden = !state.started;
   if (!state.started) { renderWaiting(state); return; }
+  $("waiting-seats").replaceChildren();  // its seat-status hooks now live in the card
   const playing = !state.over;
   const mine = playing && isMine(state.current) && !lock;
   const live = mine && !T.busy;  // no second intent while one is in flight
-  const turn = $("turn");
-  turn.dataset.seat = playing ? String(state.current) : "";
-  turn.textContent = playing ? t("turn.to_move", { name: seatName(state, state.current) }) : t("turn.over");
+  $("leave").hidden = !mySeats().length;
+  renderAway(state);
+  renderTimer(state);
   if (!T.animating) showDice(playing ? state.dice : [], mine ? T.held : new Set(state.held || []), null);
   for (let i = 0; i < 5; i++) dieNode(i).disabled = !(live && state.rolls_left > 0);
   const roll = $("roll");
@@ -660,6 +731,7 @@ function draw(state, { lock = false } = {}) {
   $("hint-button").disabled = !live || T.hintPending;
   $("tray").hidden = !playing;
   renderCard(state, mine, lock);
+  if (!T.animating) showMover(playing ? state.current : null, state);
   const notes = state.seats.filter((s) => s.kind === "cpu" && s.trained_for)
     .map((s) => t("seat.trained_for", { name: seatName(state, s.seat), rules: ruleName(s.trained_for) }));
   $("seat-notes").replaceChildren(...notes.map((n) => el("p", {}, n)));
@@ -670,15 +742,83 @@ function draw(state, { lock = false } = {}) {
 function renderWaiting(state) {
   const list = $("waiting-seats");
   list.replaceChildren(...state.seats.map((s) => {
-    if (s.kind === "friend") return el("li", {}, t("table.waiting_seat_free", { n: s.seat + 1 }));
-    const key = s.kind === "cpu" ? "table.waiting_seat_cpu" : "table.waiting_seat_joined";
-    return el("li", {}, t(key, { n: s.seat + 1, name: seatName(state, s.seat) }));
+    const li = el("li");
+    if (s.kind !== "cpu") li.append(seatStatus(s));
+    const key = s.kind === "friend" ? "table.waiting_seat_free" : s.kind === "cpu" ? "table.waiting_seat_cpu" : "table.waiting_seat_joined";
+    li.append(el("span", { class: "nm", title: seatName(state, s.seat) }, t(key, { n: s.seat + 1, name: seatName(state, s.seat) })));
+    if (amHost() && s.seat > 0 && s.kind !== "cpu" && !s.connected && !isMine(s.seat)) {
+      li.append(" ", hostButton("hand", s.seat), " ", hostButton("remove", s.seat));
+    }
+    return li;
   }));
+  $("leave").hidden = !mySeats().length || amHost();
+  $("away-banner").hidden = true;
+  $("timer").hidden = true;
   $("start").hidden = !isMine(0);
   const free = state.seats.some((s) => s.kind === "friend" && !s.taken);
   $("join-here").hidden = !(free && !mySeats().length);
   $("turn").textContent = t("turn.waiting");
   $("turn").dataset.seat = "";
+}
+
+// "The computer is playing for you", and the button that takes the seat back.
+function renderAway(state) {
+  const away = mySeats().map((i) => state.seats[i]).find((s) => s && s.away);
+  $("away-banner").hidden = !away;
+  if (away) $("away-text").textContent = t(`people.me_away.${away.away}`);
+}
+
+// The turn timer's countdown (the server holds the deadline; this only shows it).
+function renderTimer(state) {
+  const node = $("timer");
+  T.deadlineAt = state.time_left !== undefined && state.time_left !== null ? performance.now() + 1000 * state.time_left : null;
+  const tick = () => {
+    if (T.deadlineAt === null) { node.hidden = true; return; }
+    node.hidden = false;
+    node.textContent = t("people.time_left", { s: Math.max(0, Math.ceil((T.deadlineAt - performance.now()) / 1000)) });
+  };
+  tick();
+  if (!T.ticker) T.ticker = setInterval(() => { if (!$("table").hidden) tick(); }, 500);
+}
+
+// A seat's live presence: data-connected says whether its player has the table open.
+function seatStatus(s) {
+  const connected = s.kind === "cpu" || Boolean(s.connected);
+  const words = t(connected ? "people.connected" : "people.offline");
+  return el("span", { class: "seat-status", "data-testid": `seat-status-${s.seat}`,
+    "data-connected": String(connected), role: "img", "aria-label": words, title: words });
+}
+
+// The host's controls for an absent seat: the computer plays it; before the start, remove it.
+function hostButton(what, seat) {
+  const id = what === "hand" ? `hand-to-cpu-${seat}` : `remove-seat-${seat}`;
+  const button = el("button", { type: "button", "data-testid": id }, t(what === "hand" ? "people.hand" : "people.remove"));
+  button.addEventListener("click", pressOnce(() => people(what, { target: seat })));
+  return button;
+}
+
+async function people(what, body = {}) {
+  setError(null);
+  try {
+    const state = await api(`/api/tables/${T.code}/${what}`, body, { retries: 0 });
+    await receive(state);
+    return state;
+  } catch (err) {
+    if (err.status === 409) await resync();
+    showFailure(err);
+    return null;
+  }
+}
+
+// Presence changed (a socket opened or closed): redraw who is connected.
+function showPresence(connected) {
+  if (!T.state) return;
+  for (const s of T.state.seats) s.connected = s.kind === "cpu" || connected.includes(s.seat);
+  if (!T.animating) render(T.state);
+  else for (const s of T.state.seats) {
+    const dot = document.querySelector(`[data-testid="seat-status-${s.seat}"]`);
+    if (dot) dot.dataset.connected = String(s.connected);
+  }
 }
 
 function renderCard(state, mine, lock = false) {
@@ -691,8 +831,12 @@ function renderCard(state, mine, lock = false) {
     if (isMine(i) && mySeats().length === 1 && !["You", "Tu", t("lobby.default_name")].includes(name)) {
       name = t("seat.you_suffix", { name });
     }
-    const th = el("th", { scope: "col", title: name });
+    const th = el("th", { scope: "col", title: name, "data-seat": String(i) });
+    if (s.kind !== "cpu") th.append(seatStatus(s));
     th.append(el("span", { class: "nm" }, name));
+    if (s.kind !== "cpu" && s.away) th.append(el("span", { class: "seat-away", "data-testid": `seat-away-${i}` }, t(`people.away.${s.away}`)));
+    else if (s.kind === "human" && !s.connected && state.online && !isMine(i)) th.append(el("span", { class: "seat-away" }, t("people.offline")));
+    if (amHost() && i > 0 && s.kind === "human" && !s.away && !s.connected && !isMine(i) && !state.over) th.append(hostButton("hand", i));
     if (!state.over && state.current === i) th.classList.add("mover");
     head.append(th);
   });
@@ -788,15 +932,44 @@ function renderHint(hint) {
   node.append(list);
 }
 
+// The result in words, for the player of this page: "You won", "You lost to Hard by 34"...
+function resultWords(state) {
+  const { totals, winners, draw } = state.result;
+  const names = (seats) => joinNames(seats.map((i) => seatName(state, i)));
+  if (mySeats().length !== 1) return draw ? t("end.draw_plain") : t("end.wins", { name: names(winners) });
+  const me = mySeats()[0];
+  if (winners.includes(me)) {
+    if (!draw) return t("end.you_won");
+    const others = winners.filter((i) => i !== me);
+    return others.length ? t("end.you_drew", { names: names(others) }) : t("end.draw_plain");
+  }
+  return t("end.you_lost", { name: names(winners), n: totals[winners[0]] - totals[me] });
+}
+
+// The end of a game: an overlay, which stays for this player until they leave it (Play
+// again, Back to the lobby), even if the others start the next game meanwhile.
 function renderResult(state) {
   const box = $("result");
-  const wasHidden = box.hidden;
-  box.hidden = !state.over;
-  if (!state.over) { box.replaceChildren(); return; }
-  const parts = [el("h2", {}, resultText(state))];
-  const totals = el("p");
-  totals.textContent = state.seats.map((s, i) => `${seatName(state, i)} ${state.result.totals[i]}`).join(" · ");
-  parts.push(totals);
+  if (state.over) {
+    if (!T.ended || T.ended.game !== state.game) T.voted = false;
+    T.ended = state;
+  } else if (T.ended && (T.voted || T.ended.code !== state.code)) { T.ended = null; T.voted = false; }
+  const ended = T.ended;
+  const opening = box.hidden && Boolean(ended);
+  box.hidden = !ended;
+  $("result-backdrop").hidden = !ended;
+  if (!ended) { box.replaceChildren(); return; }
+  const live = T.state && T.state.code === ended.code ? T.state : ended;
+  state = ended;
+  const parts = [el("h2", { id: "result-title", "data-testid": "result-words" }, resultWords(state))];
+  const ranking = el("ol", { class: "ranking", "data-testid": "ranking" });
+  for (const r of state.result.ranking) {
+    const li = el("li", { class: isMine(r.seat) ? "me" : "" });
+    li.append(el("span", { class: "nm", title: seatName(state, r.seat) }, t("end.place", { place: r.place, name: seatName(state, r.seat) })),
+      el("strong", { "data-testid": `rank-total-${r.seat}` }, r.total));
+    ranking.append(li);
+  }
+  parts.push(ranking);
   const match = state.match_state;
   let again = t("end.play_again");
   if (match) {
@@ -825,19 +998,34 @@ function renderResult(state) {
       parts.push(div);
     }
   }
+  const votedAlready = live.over && (live.votes || []).some(isMine);
+  if (live.over && live.online && live.votes && live.votes.length) {
+    const waiting = (live.voters || []).filter((i) => !live.votes.includes(i) && !isMine(i));
+    const text = waiting.length ? t("end.waiting", { names: joinNames(waiting.map((i) => seatName(live, i))) }) : "";
+    if (votedAlready || text) parts.push(el("p", { class: "votes", "data-testid": "votes" }, votedAlready ? `${t("end.voted")} ${text}` : text));
+  }
   const buttons = el("div", { class: "buttons" });
   if (mySeats().length) {
     const button = el("button", { type: "button", class: "primary", "data-testid": "play-again" }, again);
-    button.disabled = T.busy;
-    button.addEventListener("click", pressOnce(() => act({ type: "next" })));
+    button.disabled = T.busy || votedAlready;
+    button.addEventListener("click", pressOnce(playAgain));
     buttons.append(button);
   }
   if (state.result.game_id) {
     buttons.append(el("a", { href: `/games/${state.result.game_id}`, class: "button-link", "data-testid": "review-link" }, t("end.review")));
   }
+  const lobby = el("button", { type: "button", "data-testid": "back-to-lobby" }, t("end.lobby"));
+  lobby.addEventListener("click", () => { T.ended = null; go("/"); });
+  buttons.append(lobby);
   parts.push(buttons);
   box.replaceChildren(...parts);
-  if (wasHidden) box.scrollIntoView({ block: "nearest" });
+  if (opening) (box.querySelector("[data-testid=play-again]") || lobby).focus();
+}
+
+async function playAgain() {
+  T.voted = true;
+  if (T.state && !T.state.over) { T.ended = null; render(T.state); return; }  // it started meanwhile
+  await act({ type: "next" });
 }
 
 // ------------------------------------------------------------------ intents
@@ -851,7 +1039,7 @@ async function act(action) {
   render(T.state);
   setError(null);
   try {
-    const state = await api(`/api/tables/${T.code}/act`, { seat, token: tokenOf(seat), seq, game, action });
+    const state = await api(`/api/tables/${T.code}/act`, { seat, seq, game, action });
     T.busy = false;
     await receive(state);
   } catch (err) {
@@ -916,7 +1104,7 @@ async function askHint() {
   $("hint-button").disabled = true;
   try {
     const seat = T.state.current;
-    T.hint = await api(`/api/tables/${T.code}/hint`, { seat, token: tokenOf(seat) }, { timeout: 60000 });
+    T.hint = await api(`/api/tables/${T.code}/hint`, { seat }, { timeout: 60000 });
     node.dataset.state = "ready";
     renderHint(T.hint);
   } catch (err) {
@@ -944,12 +1132,15 @@ function connect() {
     if (data.type === "state") {
       receive(data.state);
       if (T.netError) { T.netError = false; setError(null); }  // back in sync
+    } else if (data.type === "presence") {
+      T.queue = T.queue.then(() => showPresence(data.connected));
+    } else if (data.type === "hello") {
+      T.mine = data.seats || [data.seat];
     } else if (data.type === "error" && data.status === 404) setError(new ApiError(data.error, data.code, data.params));
   };
   socket.onopen = () => {
     T.retry = 0;
-    const seat = mySeats()[0];
-    if (seat !== undefined) socket.send(JSON.stringify({ type: "hello", seat, token: tokenOf(seat) }));
+    if (mySeats().length) socket.send(JSON.stringify({ type: "hello" }));  // the cookie says who
     setConnection("online");
   };
   socket.onclose = (event) => {
@@ -978,9 +1169,12 @@ function stopPolling() {
 async function showTable(code) {
   T.code = code.toUpperCase();
   T.state = null; T.version = [-1, -1]; T.slots = [0, 1, 2, 3, 4];
-  if (myTables()[T.code]) rememberTable(T.code, {});
+  T.mine = []; T.ended = null; T.voted = false;
   try {
-    await receive(await api(`/api/tables/${T.code}`));
+    await loadSession();
+    const state = await api(`/api/tables/${T.code}`);
+    T.mine = state.mine || [];
+    await receive(state);
     connect();
   } catch (err) {
     showFailure(err);
@@ -1112,11 +1306,11 @@ function renderStats(s) {
 
 async function showStats() {
   const body = $("stats-body");
-  const player = store.get("yz.player", null);
   S.data = null;
-  if (!player) { body.replaceChildren(el("p", {}, t("stats.none"))); return; }
+  await loadSession();
+  if (!ME.player) { body.replaceChildren(el("p", {}, t("stats.none"))); return; }
   try {
-    S.data = await api("/api/stats", { player: player.token });
+    S.data = await api("/api/stats", {});
     renderStats(S.data);
   } catch (err) { body.replaceChildren(el("p", { class: "error" }, errorText(err))); }
 }
@@ -1257,12 +1451,8 @@ async function showReview(id) {
   const body = $("review-body");
   R.data = null; R.round = 1;
   body.replaceChildren(el("p", {}, t("review.loading")));
-  const code = id.split("-")[0].toUpperCase();
-  const player = store.get("yz.player", null);
   try {
-    R.data = await api(`/api/games/${encodeURIComponent(id)}`, {
-      player: player ? player.token : undefined, tokens: (myTables()[code] || { tokens: {} }).tokens,
-    });
+    R.data = await api(`/api/games/${encodeURIComponent(id)}`, {});  // the session's seats
     renderReview(R.data);
   } catch (err) { body.replaceChildren(el("p", { class: "error", "data-testid": "review-error" }, errorText(err))); }
 }
@@ -1328,8 +1518,14 @@ document.addEventListener("DOMContentLoaded", () => {
   $("score").addEventListener("click", pressOnce(scoreNow));
   $("hint-button").addEventListener("click", pressOnce(askHint));
   $("join-here").addEventListener("click", () => go(`/?join=${T.code}`));
+  $("leave").addEventListener("click", pressOnce(async () => { if (await people("leave")) { T.ended = null; go("/"); } }));
+  $("take-back").addEventListener("click", pressOnce(() => people("back")));
+  $("signup").addEventListener("click", () => whileBusy(["signup", "signin"], signUp));
+  $("signin").addEventListener("click", () => whileBusy(["signup", "signin"], signIn));
+  $("signout").addEventListener("click", () => whileBusy(["signout"], () => accountAction("signout", {})));
+  $("signout-everywhere").addEventListener("click", () => whileBusy(["signout-everywhere"], () => accountAction("signout", { everywhere: true })));
   $("start").addEventListener("click", () => whileBusy(["start"], async () => {
-    try { await receive(await api(`/api/tables/${T.code}/start`, { seat: 0, token: tokenOf(0) })); }
+    try { await receive(await api(`/api/tables/${T.code}/start`, { seat: 0 })); }
     catch (err) { if (err.status === 409) await resync(); else showFailure(err); }
   }));
   $("lang").addEventListener("change", (e) => switchLanguage(e.target.value));
