@@ -9,13 +9,12 @@ The checks raise `ValueError` naming the argument (never ``assert``: they hold u
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable
 from typing import Any, Literal
 
 import gymnasium as gym
 
-from yahtzee_env.game.engine import NUM_ACTIONS, IllegalActionError
+from yahtzee_env.game.engine import IllegalActionError
 
 IllegalActionPolicy = Literal["raise", "penalize"]
 ILLEGAL_ACTION_POLICIES = ("raise", "penalize")
@@ -73,27 +72,6 @@ def check_positive_int(name: str, value: Any, *, allow_none: bool = False) -> in
     return int(value)
 
 
-def action_id(action: Any) -> int:
-    """An action as a Python int: ints, numpy integers and 0-d integer arrays are accepted;
-    bools (Python or numpy) are refused like every other non-integer, and so are ids outside
-    ``0..44`` (`IllegalActionError` naming the action)."""
-    if type(action) is not int:
-        if isinstance(action, bool) or getattr(getattr(action, "dtype", None), "kind", "") == "b":
-            raise IllegalActionError(
-                f"action {action!r} is a bool, not an action id (an integer in "
-                f"0..{NUM_ACTIONS - 1})"
-            )
-        try:
-            action = operator.index(action)
-        except TypeError:
-            raise IllegalActionError(
-                f"action {action!r} is not an action id (an integer in 0..{NUM_ACTIONS - 1})"
-            ) from None
-    if not 0 <= action < NUM_ACTIONS:
-        raise IllegalActionError(f"action {action} is out of range 0..{NUM_ACTIONS - 1}")
-    return action
-
-
 def apply_or_penalize(
     step: Callable[[int], Any], action: int, illegal_action: str
 ) -> tuple[Any, bool]:
@@ -129,7 +107,6 @@ __all__ = [
     "MAX_EPISODE_STEPS",
     "IllegalActionPolicy",
     "UnsupportedRenderModeError",
-    "action_id",
     "apply_or_penalize",
     "check_bool",
     "check_illegal_action",

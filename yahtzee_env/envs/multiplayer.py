@@ -38,7 +38,7 @@ except ModuleNotFoundError as err:  # the one-line hint instead of a bare traceb
         name=err.name,
     ) from err
 
-from yahtzee_env.envs.checks import action_id, check_render_mode, render
+from yahtzee_env.envs.checks import check_render_mode, render
 from yahtzee_env.envs.info import card_info
 
 # The observation layout, infos and win rewards live in `yahtzee_env.envs.seat_view` (no PettingZoo
@@ -57,6 +57,7 @@ from yahtzee_env.game.engine import (
     NUM_ACTIONS,
     Game,
     IllegalActionError,
+    action_id,
     roll_for_first_player,
 )
 from yahtzee_env.game.observation import encode_seat

@@ -26,7 +26,6 @@ from gymnasium import spaces
 
 from yahtzee_env.envs.checks import (
     IllegalActionPolicy,
-    action_id,
     apply_or_penalize,
     check_illegal_action,
     check_render_mode,
@@ -42,7 +41,7 @@ from yahtzee_env.envs.seat_view import (
     win_rewards,
 )
 from yahtzee_env.game.cpu import cpu_move
-from yahtzee_env.game.engine import NUM_ACTIONS, Game, IllegalActionError
+from yahtzee_env.game.engine import NUM_ACTIONS, Game, IllegalActionError, action_id
 from yahtzee_env.game.render import render_table
 from yahtzee_env.game.rules import RuleSet
 

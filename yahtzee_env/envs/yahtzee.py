@@ -17,7 +17,6 @@ from gymnasium import spaces
 from yahtzee_env.envs.checks import (
     IllegalActionPolicy,
     UnsupportedRenderModeError,
-    action_id,
     apply_or_penalize,
     check_bool,
     check_illegal_action,
@@ -32,6 +31,7 @@ from yahtzee_env.game.engine import (
     ROLLS_PER_TURN,
     Game,
     IllegalActionError,
+    action_id,
 )
 from yahtzee_env.game.observation import (
     BONUS_INDEX,

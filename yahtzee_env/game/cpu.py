@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from yahtzee_env.game.engine import Game, IllegalActionError
+from yahtzee_env.game.engine import Game, IllegalActionError, action_id
 from yahtzee_env.game.observation import encode_seat
 
 
@@ -30,11 +28,10 @@ def cpu_action(game: Game, seat: int, policy: Any, who: str | None = None) -> in
     raw = policy.act(encode_seat(game, seat), mask)
     who = who or f"seat {seat}"
     try:
-        action = int(raw)
-        exact = action == raw if not isinstance(raw, (bool, np.bool_)) else False
-    except (TypeError, ValueError):
-        exact = False
-    if not exact or not 0 <= action < len(mask) or not mask[action]:
+        action = action_id(raw)
+    except IllegalActionError:
+        action = None
+    if action is None or not mask[action]:
         raise IllegalActionError(
             f"CPU {who} chose the illegal action {raw!r} (dice {list(game.dice)}, "
             f"{game.rolls_left} re-rolls left)"

@@ -14,9 +14,11 @@ the vector env uses the same table, so both have exactly the same roll distribut
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -52,6 +54,27 @@ NUM_TURNS = NUM_BOXES
 
 class IllegalActionError(ValueError):
     """An action that the rules do not allow in the current state. The state is unchanged."""
+
+
+def action_id(action: Any) -> int:
+    """An action as a Python int: ints, numpy integers and 0-d integer arrays are accepted;
+    bools (Python or numpy) are refused like every other non-integer, and so are ids outside
+    ``0..44`` (`IllegalActionError` naming the action)."""
+    if type(action) is not int:
+        if isinstance(action, bool) or getattr(getattr(action, "dtype", None), "kind", "") == "b":
+            raise IllegalActionError(
+                f"action {action!r} is a bool, not an action id (an integer in "
+                f"0..{NUM_ACTIONS - 1})"
+            )
+        try:
+            action = operator.index(action)
+        except TypeError:
+            raise IllegalActionError(
+                f"action {action!r} is not an action id (an integer in 0..{NUM_ACTIONS - 1})"
+            ) from None
+    if not 0 <= action < NUM_ACTIONS:
+        raise IllegalActionError(f"action {action} is out of range 0..{NUM_ACTIONS - 1}")
+    return action
 
 
 def box_action(box: int) -> int:
