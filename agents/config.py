@@ -30,6 +30,8 @@ class ConfigError(ValueError):
 
 
 FOLLOW_TOTAL = "total_timesteps"
+SCHEDULED = ("learning_rate", "clip_range", "ent_coef")
+"""The PPO settings that may be a `Schedule`."""
 
 
 @dataclass
@@ -123,7 +125,9 @@ class PPOConfig:
     clip_range: float | Schedule = 0.2
     clip_range_vf: float | None = None
     normalize_advantage: bool = True
-    ent_coef: float = 0.0
+    ent_coef: float | Schedule = 0.0
+    """A constant, or a `Schedule` over env-steps: the coefficient of each PPO update is the
+    schedule's value at the step count when its rollout ends."""
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     target_kl: float | None = None
@@ -200,6 +204,8 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
             except ConfigError as err:
                 if isinstance(value, dict) and dataclasses.is_dataclass(option):
                     mapping_error = err  # a mapping meant this option: say what is wrong in it
+                elif not str(err).startswith(f"{key}: expected"):
+                    mapping_error = mapping_error or err  # right kind, bad value (NaN)
         if mapping_error is not None:
             raise mapping_error
         raise ConfigError(f"{key}: expected {_type_name(tp)}, got {value!r}")
@@ -333,17 +339,16 @@ def validate(cfg: RunConfig) -> RunConfig:
         raise ConfigError(f"ppo.gamma: must be in (0, 1], got {p.gamma}")
     if not 0 <= p.gae_lambda <= 1:
         raise ConfigError(f"ppo.gae_lambda: must be in [0, 1], got {p.gae_lambda}")
-    for name in ("learning_rate", "clip_range"):
+    for name in SCHEDULED:
         value = getattr(p, name)
-        if isinstance(value, float):
-            _positive(f"ppo.{name}", value)
+        if not isinstance(value, Schedule):
+            _positive(f"ppo.{name}", value, allow_zero=name == "ent_coef")
             continue
         _positive(f"ppo.{name}.start", value.start, allow_zero=True)
         _positive(f"ppo.{name}.end", value.end, allow_zero=True)
         if value.steps != FOLLOW_TOTAL:
             _positive(f"ppo.{name}.steps", value.steps)
-    for name in ("ent_coef", "vf_coef"):
-        _positive(f"ppo.{name}", getattr(p, name), allow_zero=True)
+    _positive("ppo.vf_coef", p.vf_coef, allow_zero=True)
     _positive("ppo.max_grad_norm", p.max_grad_norm)
     for name in ("clip_range_vf", "target_kl"):  # None switches them off; 0 or less is nonsense
         if getattr(p, name) is not None:

@@ -32,6 +32,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from yahtzee_agents.config import (
     FOLLOW_TOTAL,
+    SCHEDULED,
     ConfigError,
     RunConfig,
     Schedule,
@@ -177,7 +178,9 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
         clip_range=sb3_value(p.clip_range, cfg.train.total_timesteps),
         clip_range_vf=p.clip_range_vf,
         normalize_advantage=p.normalize_advantage,
-        ent_coef=p.ent_coef,
+        ent_coef=p.ent_coef.at(0, cfg.train.total_timesteps)
+        if isinstance(p.ent_coef, Schedule)
+        else p.ent_coef,
         vf_coef=p.vf_coef,
         max_grad_norm=p.max_grad_norm,
         target_kl=p.target_kl,
@@ -410,6 +413,12 @@ class TrainingCallback(BaseCallback):
             raise TrainingInterrupted(reason, n, path)
 
     def _on_rollout_end(self) -> None:
+        # Before the update of this rollout: a scheduled entropy coefficient takes its value
+        # at the current step (recomputed from the step count, so a resumed run agrees).
+        ent = self.cfg.ppo.ent_coef
+        if isinstance(ent, Schedule):
+            self.model.ent_coef = ent.at(self.num_timesteps, self.cfg.train.total_timesteps)
+            self.logger.record("train/ent_coef_scheduled", self.model.ent_coef)
         if self.scores:
             self.logger.record("episode/score", float(np.mean(self.scores)))
             self.logger.record("episode/upper_bonus_rate", float(np.mean(self.upper)))
@@ -520,7 +529,7 @@ def check_extension(old: RunConfig, new: RunConfig) -> None:
     ``train.total_timesteps``: the value at every step already trained would change."""
     if old.train.total_timesteps == new.train.total_timesteps:
         return
-    for name in ("learning_rate", "clip_range"):
+    for name in SCHEDULED:
         value = getattr(new.ppo, name)
         if isinstance(value, Schedule) and value.steps == FOLLOW_TOTAL:
             raise ConfigError(

@@ -124,3 +124,32 @@ def test_a_shorter_run_trains_the_same_first_steps(tmp_path: Path) -> None:
     # the last update before step 1,024 ran at step 1,024: lr = 1e-3 - (1e-3 - 1e-5) / 4
     assert short[0] == pytest.approx(1e-3 - (1e-3 - 1e-5) * 1024 / 4096, rel=1e-6)
     assert at_1024(1024, "total_timesteps")[0] != at_1024(2048, "total_timesteps")[0]
+
+
+def test_entropy_coefficient_follows_its_schedule(tmp_path: Path) -> None:
+    """`ppo.ent_coef` may be a schedule over env-steps (a late-phase lever of issue 22): the
+    update after the rollout ending at step n uses its value at n, and it is saved with the
+    checkpoint (so a resumed run carries on from there)."""
+    pytest.importorskip("sb3_contrib")
+    torch = pytest.importorskip("torch")
+    from sb3_contrib import MaskablePPO
+
+    from yahtzee_agents.train import train
+
+    torch.set_num_threads(1)
+    cfg = load_config(
+        ROOT / "configs" / "tiny.yaml",
+        [
+            "ppo.ent_coef={start: 0.1, end: 0.0, steps: 2048}",
+            "train.eval_interval=0",
+            "warm_start.teacher=none",
+        ],
+    )
+    assert cfg.ppo.ent_coef == Schedule(0.1, 0.0, 2048)
+    run = train(cfg, tmp_path / "ent", progress=False, argv=["test"])
+    model = MaskablePPO.load(run / "checkpoints" / "ckpt_1024.zip", device="cpu")
+    assert model.ent_coef == pytest.approx(0.05)
+    final = MaskablePPO.load(run / "checkpoints" / "ckpt_2048.zip", device="cpu")
+    assert final.ent_coef == pytest.approx(0.0)
+    with pytest.raises(ConfigError, match="ppo.ent_coef.start"):
+        load_config(ROOT / "configs" / "tiny.yaml", ["ppo.ent_coef={start: -1, end: 0, steps: 5}"])
