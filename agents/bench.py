@@ -49,12 +49,26 @@ REFERENCE_256 = {
 }
 
 
-def run_bench(configs: list[Path], timesteps: int, overrides: list[str]) -> list[dict[str, Any]]:
-    results = [
-        # A deep copy: overrides write into nested sections, which must not be the constant's.
-        bench_config(
-            config_from_dict(apply_overrides(copy.deepcopy(REFERENCE_256), overrides)), timesteps
-        )
-    ]
-    results += [bench_config(load_config(path, overrides), timesteps) for path in configs]
+def run_bench(
+    configs: list[Path],
+    timesteps: int,
+    overrides: list[str],
+    threads: list[int] | None = None,
+    repeats: int = 1,
+    reference: bool = True,
+) -> list[dict[str, Any]]:
+    """Measure the reference setup (unless ``reference`` is False) and each config.
+
+    With ``threads`` (e.g. ``[1, 2]``), each config is measured at each torch thread count,
+    ``repeats`` times, the counts interleaved (1, 2, 1, 2, ...) so that a change in the
+    machine's load falls on both sides of the A/B; every measurement is one result row."""
+    # A deep copy: overrides write into nested sections, which must not be the constant's.
+    cfgs = [config_from_dict(apply_overrides(copy.deepcopy(REFERENCE_256), overrides))]
+    cfgs = (cfgs if reference else []) + [load_config(path, overrides) for path in configs]
+    results = []
+    for cfg in cfgs:
+        for _ in range(repeats):
+            for n in threads or [cfg.train.torch_threads]:
+                cfg.train.torch_threads = n
+                results.append(bench_config(cfg, timesteps))
     return results

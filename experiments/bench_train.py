@@ -29,13 +29,24 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="override applied to every config measured",
     )
+    parser.add_argument(
+        "--threads",
+        type=lambda s: [int(x) for x in s.split(",")],
+        help="torch thread counts to compare, e.g. 1,2 (interleaved A/B in this one run)",
+    )
+    parser.add_argument("--repeats", type=int, default=1, help="measurements per setting")
+    parser.add_argument("--no-reference", action="store_true", help="skip the reference setup")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    results = run_bench(args.config, args.timesteps, args.set)
+    if args.repeats < 1 or any(n < 1 for n in args.threads or []):
+        parser.error("--repeats and --threads must be positive")
+    results = run_bench(
+        args.config, args.timesteps, args.set, args.threads, args.repeats, not args.no_reference
+    )
     for r in results:
         print(
             f"{r['config']:<16} net {r['net_arch']} envs {r['num_envs']} n_steps {r['n_steps']} "
-            f"batch {r['batch_size']} epochs {r['n_epochs']}: "
+            f"batch {r['batch_size']} epochs {r['n_epochs']} threads {r['torch_threads']}: "
             f"{r['steps_per_second']:,.0f} env-steps/s ({r['steps']:,} steps, "
             f"{r['seconds']:.1f} s)"
         )
