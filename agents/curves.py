@@ -57,10 +57,13 @@ def _scalars(run_dir: Path) -> dict[str, list[tuple[int, float, float]]]:
 
 
 def collect(run_dir: str | Path) -> list[dict[str, float | int | str]]:
-    """One row per evaluation of a run (see the module docstring)."""
+    """One row per evaluation of a run (see the module docstring); a run folder of the
+    model-based baseline (`yahtzee_agents.model_based`: ``curve.jsonl``) is read too."""
     import yaml
 
     run_dir = Path(run_dir)
+    if (run_dir / "curve.jsonl").exists():
+        return collect_model_based(run_dir)
     cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
     scalars = _scalars(run_dir)
     if TAGS["mean"] not in scalars:
@@ -86,6 +89,34 @@ def collect(run_dir: str | Path) -> list[dict[str, float | int | str]]:
             series = scalars.get(TAGS[key], [])
             row[key] = series[i][2] if i < len(series) else math.nan
         rows.append(row)
+    return rows
+
+
+def collect_model_based(run_dir: Path) -> list[dict[str, float | int | str]]:
+    """The rows of a model-based run: its games and env-steps are counted exactly, and its
+    wall time is the learning time (evaluations excluded)."""
+    import json
+
+    seed = json.loads((run_dir / "config.json").read_text())["seed"]
+    rows: list[dict[str, float | int | str]] = []
+    for line in (run_dir / "curve.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        rows.append(
+            {
+                "run": run_dir.name,
+                "seed": seed,
+                "steps": r["env_steps"],
+                "games": r["games"],
+                "wall_seconds": r["seconds"],
+                "mean": r["mean"],
+                "ci95": r["ci95"],
+                "regret": r["regret_per_game"],
+                "upper_bonus_rate": r["upper_bonus_rate"],
+                "yahtzee_rate": r["yahtzee_rate"],
+            }
+        )
+    if not rows:
+        raise ValueError(f"{run_dir}: no evaluations logged yet")
     return rows
 
 
@@ -193,6 +224,23 @@ def evaluation_at(run_dir: str | Path, steps: int) -> dict[str, float | int] | N
     return None
 
 
+def first_reaching(
+    rows: list[dict], optimum: float, targets: Sequence[float]
+) -> dict[str, dict[float, dict | None]]:
+    """Per run, its first evaluation whose expected score (``optimum`` - regret per game)
+    is at least each target (None: never reached)."""
+    by_run: dict[str, list[dict]] = {}
+    for row in rows:
+        by_run.setdefault(str(row["run"]), []).append(row)
+    out: dict[str, dict[float, dict | None]] = {}
+    for run, series in sorted(by_run.items()):
+        series.sort(key=lambda r: r["steps"])
+        out[run] = {
+            t: next((r for r in series if optimum - r["regret"] >= t), None) for t in targets
+        }
+    return out
+
+
 def recipe_of(run: str) -> str:
     """Runs of one recipe differ only in seed: ``ppo-s0``, ``ppo-s1`` -> ``ppo``."""
     head, sep, tail = run.rpartition("-s")
@@ -222,7 +270,7 @@ def markdown_table(summary: list[dict], recipe: str) -> str:
     return "\n".join(lines)
 
 
-def plot(rows: list[dict], path: str | Path) -> None:
+def plot(rows: list[dict], path: str | Path, log_steps: bool = False) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -248,10 +296,19 @@ def plot(rows: list[dict], path: str | Path) -> None:
             )
     for value, label in ANCHORS:
         ax.axhline(value, ls="--", lw=0.9, color="gray")
-        ax.text(0.0, value + 0.6, f"{label} {value}", fontsize=8, color="dimgray")
-    ax.set_xlabel("env-steps (millions)")
+        ax.text(
+            0.01,
+            value + 0.6,
+            f"{label} {value}",
+            fontsize=8,
+            color="dimgray",
+            transform=ax.get_yaxis_transform(),
+        )
+    if log_steps:
+        ax.set_xscale("log")
+    ax.set_xlabel("env-steps (millions)" + (", log scale" if log_steps else ""))
     ax.set_ylabel("evaluation mean score (4,000 fixed games)")
-    ax.set_title("Reward-only PPO on Yahtzee-v0: learning curves")
+    ax.set_title("Learning Yahtzee-v0 from play: learning curves")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
     fig.tight_layout()

@@ -22,17 +22,30 @@ from yahtzee_agents import curves
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", nargs="*", default=[], help="run folders to collect")
-    parser.add_argument("--csv", required=True, help="data file: written from --runs, else read")
+    parser.add_argument(
+        "--csv",
+        nargs="+",
+        required=True,
+        help="data file(s): one is written from --runs; else all are read, one after another",
+    )
     parser.add_argument("--plot", help="write the plot here (PNG)")
     parser.add_argument(
         "--marks", default="1,2,5,10,20,30,40,60,80,100", help="env-step marks, in millions"
     )
+    parser.add_argument("--log-x", action="store_true", help="env-steps on a log scale")
+    parser.add_argument(
+        "--reach",
+        help="expected scores, e.g. 250,253: when each run first reached them "
+        "(expected = --optimum - regret per game of its evaluation)",
+    )
+    parser.add_argument("--optimum", type=float, default=254.5877, help="official: 254.5877")
     args = parser.parse_args()
     try:
         if args.runs:
-            rows = [row for run in args.runs for row in curves.collect(run)]
-            curves.write_csv(rows, args.csv)
-        rows = curves.read_csv(args.csv)
+            if len(args.csv) != 1:
+                raise ValueError("--runs writes one --csv file")
+            curves.write_csv([row for run in args.runs for row in curves.collect(run)], args.csv[0])
+        rows = [row for path in args.csv for row in curves.read_csv(path)]
         marks = [int(float(m) * 1e6) for m in args.marks.split(",")]
     except (OSError, ValueError, KeyError) as err:
         parser.exit(2, f"learning_curves: error: {err}\n")
@@ -42,8 +55,22 @@ def main() -> None:
     for recipe, recipe_rows in sorted(by_recipe.items()):
         print(curves.markdown_table(curves.summarize(recipe_rows, marks), recipe))
         print()
+    if args.reach:
+        targets = [float(t) for t in args.reach.split(",")]
+        for run, hits in curves.first_reaching(rows, args.optimum, targets).items():
+            said = [
+                f"{t:g}: "
+                + (
+                    f"{r['games']:,} games, {r['steps'] / 1e6:.2f} M env-steps, "
+                    f"{r['wall_seconds'] / 60:.1f} min"
+                    if r
+                    else "not reached"
+                )
+                for t, r in hits.items()
+            ]
+            print(f"{run}: " + "; ".join(said))
     if args.plot:
-        curves.plot(rows, args.plot)
+        curves.plot(rows, args.plot, log_steps=args.log_x)
 
 
 if __name__ == "__main__":

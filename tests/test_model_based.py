@@ -119,3 +119,28 @@ def test_saved_agent_loads_as_a_policy_and_refuses_a_pickle(tmp_path):
 def test_bad_config_names_the_problem(field, value, message):
     with pytest.raises(ValueError, match=message):
         ModelBasedConfig(**{field: value})
+
+
+def test_curves_read_a_model_based_run(tmp_path):
+    """`experiments/learning_curves.py` reads the baseline's run folder on the PPO runs' axes
+    and says when it first reached an expected score."""
+    from yahtzee_agents import curves
+
+    def fixed(policy, cfg):
+        return {
+            "mean": 240.0,
+            "ci95": 2.0,
+            "regret_per_game": 3.0,
+            "upper_bonus_rate": 0.5,
+            "yahtzee_rate": 0.3,
+        }
+
+    learn(ModelBasedConfig(**TINY), tmp_path / "model-based-s0", evaluate=fixed, log=print)
+    rows = curves.collect(tmp_path / "model-based-s0")
+    assert [r["games"] for r in rows] == [200, 400]
+    assert all(r["steps"] > 13 * r["games"] for r in rows)
+    hits = curves.first_reaching(rows, 254.5877, [250, 252])
+    assert hits["model-based-s0"][250]["games"] == 200  # 254.59 - 3 >= 250 at once
+    assert hits["model-based-s0"][252] is None
+    table = curves.markdown_table(curves.summarize(rows, [rows[1]["steps"]]), "model-based")
+    assert "| model-based |" in table and "240.0 ± 2.0" in table

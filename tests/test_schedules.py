@@ -151,5 +151,5 @@ def test_entropy_coefficient_follows_its_schedule(tmp_path: Path) -> None:
     assert model.ent_coef == pytest.approx(0.05)
     final = MaskablePPO.load(run / "checkpoints" / "ckpt_2048.zip", device="cpu")
     assert final.ent_coef == pytest.approx(0.0)
-    with pytest.raises(ConfigError, match="ppo.ent_coef.start"):
+    with pytest.raises(ConfigError, match=r"ppo\.ent_coef\.start"):
         load_config(ROOT / "configs" / "tiny.yaml", ["ppo.ent_coef={start: -1, end: 0, steps: 5}"])
