@@ -863,7 +863,8 @@ class Rooms:
                     room = self._catch_up(room)
                 shape, seq = self._shape(room), len(room.log)
                 yield room
-                lock.news = self._news(room, shape, seq)
+                if lock.wrote:
+                    lock.news = self._news(room, shape, seq)
         except WebError:
             raise  # refused before any change: the copy in memory is still the database's
         except BaseException:
