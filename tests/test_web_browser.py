@@ -1,6 +1,8 @@
 """The page in a real headless Chromium (Debian's ``chromium``, driven by Playwright): a
 whole game by clicks, an online table in two browser contexts, reload and server restart
-mid-game, the coach, and a screenshot (issue 11).
+mid-game, the coach, and a screenshot (issue 11); across two servers on one PostgreSQL
+database, an online table, and a page behind a proxy that reconnects to the second server
+when the first is killed (issue 20).
 
 Skipped only when Playwright or the chromium binary is absent (``.ci/run`` installs both).
 Set ``YAHTZEE_SCREENSHOT=docs/web_table.png`` to write the README's screenshot.
@@ -8,10 +10,12 @@ Set ``YAHTZEE_SCREENSHOT=docs/web_table.png`` to write the README's screenshot.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import sqlite3
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -24,7 +28,7 @@ pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee
 sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
 from yahtzee_env.game.engine import Game, roll_for_first_player  # noqa: E402
-from yahtzee_env.web.local_server import LocalServer  # noqa: E402
+from yahtzee_env.web.local_server import LocalServer, free_port  # noqa: E402
 
 CHROMIUM = os.environ.get("YAHTZEE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -189,6 +193,110 @@ def test_online_table_across_two_servers_on_one_postgres(browser, pg_url, tmp_pa
     finally:
         for srv in servers:
             srv.kill()
+
+
+class FailoverProxy:
+    """A loopback TCP proxy standing in for the load balancer in front of two servers: each
+    new connection goes to the first of ``ports`` that accepts it, so once the first server
+    is dead, every new connection reaches the next. ``picked`` counts them by port."""
+
+    def __init__(self, ports: list[int]) -> None:
+        self.ports, self.port = ports, free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.picked: dict[int, int] = dict.fromkeys(ports, 0)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.open: set[asyncio.Task] = set()  # the connections' tasks
+
+    async def _pipe(self, reader, writer) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except OSError:
+            pass
+        finally:
+            writer.close()
+
+    async def _serve(self, reader, writer) -> None:
+        self.open.add(asyncio.current_task())
+        for port in self.ports:
+            try:
+                up_reader, up_writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                continue  # dead: the next one
+            self.picked[port] += 1
+            await asyncio.gather(
+                self._pipe(reader, up_writer), self._pipe(up_reader, writer),
+                return_exceptions=True,
+            )  # fmt: skip
+            return
+        writer.close()
+
+    def __enter__(self) -> FailoverProxy:
+        self.thread.start()
+        start = asyncio.start_server(self._serve, "127.0.0.1", self.port)
+        self.server = asyncio.run_coroutine_threadsafe(start, self.loop).result(10)
+        return self
+
+    async def _close(self) -> None:
+        self.server.close()
+        for task in self.open:
+            task.cancel()
+        await asyncio.gather(*self.open, return_exceptions=True)
+
+    def __exit__(self, *exc) -> None:
+        asyncio.run_coroutine_threadsafe(self._close(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+
+def test_a_killed_server_s_page_reconnects_to_the_other_and_plays_on(page, pg_url, tmp_path):
+    """Issue 20: a page behind a load balancer (`FailoverProxy`) plays on server A; A is
+    killed (kill -9): the page's socket drops, it reconnects (to B, the only one left), shows
+    the table at the last acknowledged move, and the next move is made and answered by B."""
+    a, b = (LocalServer(pg_url, log=tmp_path / f"{name}.log") for name in "ab")
+    try:
+        a.start()
+        b.start()
+        with FailoverProxy([a.port, b.port]) as proxy:
+            code = start_solo(page, proxy.url, kinds=("medium",))
+            take_turn(page)  # a few moves, acknowledged by A
+            old = version(page)
+            page.click(tid("die-1"))
+            page.click(tid("roll"))
+            wait_new_version(page, old)
+            dice, v = dice_of(page), version(page)
+            points = page.get_attribute(tid("box-0-chance"), "data-points")
+            assert proxy.picked[b.port] == 0  # so far, A alone
+            page.evaluate(  # every state of the connection banner, as the page sets it
+                """() => { window.connStates = [];
+                  new MutationObserver(() => window.connStates.push(
+                    document.querySelector('[data-testid=connection]').dataset.state))
+                  .observe(document.querySelector('[data-testid=connection]'),
+                           { attributes: true, attributeFilter: ['data-state'] }); }"""
+            )
+            a.kill()  # kill -9, between two moves
+            assert a.proc.returncode == -9
+            page.wait_for_function(  # the socket dropped, and the page is back online
+                """() => window.connStates.includes('reconnecting') &&
+                  document.querySelector('[data-testid=connection]').dataset.state === 'online'"""
+            )
+            assert proxy.picked[b.port] >= 1  # through the proxy, to B
+            assert dice_of(page) == dice and version(page) == v  # at the last acknowledged move
+            assert page.get_attribute(tid("box-0-chance"), "data-points") == points
+            state = json.loads(urllib.request.urlopen(f"{b.url}/api/tables/{code}").read())
+            assert ":".join(map(str, state["version"])) == v and state["dice"] == list(
+                map(int, dice)
+            )
+            take_turn(page, reroll=False)  # the next move: sent to B, answered by B
+            after = json.loads(urllib.request.urlopen(f"{b.url}/api/tables/{code}").read())
+            assert after["seq"] > state["seq"] and version(page) != v
+            assert ":".join(map(str, after["version"])) == version(page)
+    finally:
+        a.kill()
+        b.kill()
 
 
 def play_online_table(browser, host_url: str, friend_url: str) -> None:

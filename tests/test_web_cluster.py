@@ -5,6 +5,8 @@
 - two instances: a host on A and a guest on B see each other's moves over their sockets;
 - the same intent sent to both instances at once is applied once;
 - ``kill -9`` of instance A mid-game: the host continues on B at the last acknowledged move;
+- a change's notification carries what changed, and a copy one revision behind follows it;
+- B's listening connection killed: B listens again and re-reads, no move is missed;
 - ``--workers 2`` on PostgreSQL, refused on SQLite; ``--check-db``, ``--migrate``,
   ``/healthz``, ``/readyz``.
 """
@@ -136,6 +138,58 @@ def test_two_rooms_on_one_database_rebuild_what_the_other_moved(pg_url):
         rebuilt = Rooms(sa).state(Rooms(sa).load(code))
         assert caught_up == rebuilt and caught_up["seq"] > seq
     finally:
+        sa.close()
+        sb.close()
+
+
+def wait_for(predicate, what: str):
+    """``predicate()`` once it is true (bounded by WAIT_S: never a timing assertion)."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"waited {WAIT_S} s for {what}"
+        time.sleep(0.02)
+
+
+def test_a_copy_follows_a_change_from_its_notification(pg_url):
+    """The notification of a change carries what changed (`Rooms._news`): a copy one revision
+    behind follows it without reading the database, to the state a rebuild from the log
+    gives; a copy further behind cannot, and reads the database instead (`Rooms.refresh`)."""
+    sa, sb = open_storage(pg_url), open_storage(pg_url)
+    heard: list[tuple] = []
+    stop = sb.listen(lambda *note: heard.append(note))
+    try:
+        a, b = Rooms(sa), Rooms(sb)
+        room, tokens = a.create({"seats": ["human", "easy", "easy"], "name": "Ann"})
+        code, token = room.code, tokens[0]
+        b.load(code)
+        time.sleep(0.5)  # the listener's LISTEN is in place (a missed note only fails the wait)
+
+        def move(state: dict) -> dict:
+            action = (
+                {"type": "roll", "hold": [0]} if state["rolls_left"] == 2 else score_best(state)
+            )
+            room, _ = a.act(code, 0, token, action, seq=state["seq"])
+            return a.state(room)
+
+        state = a.state(a.load(code))
+        for _ in range(4):  # rolls, and scores followed by the CPU seats' whole turns
+            state = move(state)
+            note = wait_for(lambda r=state["rev"]: [n for n in heard if n[1] == r], "the note")
+            code_, rev, origin, news = note[0]
+            assert (code_, origin) == (code, a.instance) and news is not None
+            followed = b.follow(code, rev, news)
+            assert followed is not None and followed.rev == rev
+            assert b.state(followed) == Rooms(sb).state(Rooms(sb).load(code)) == state
+        assert len(state["events"]) > 4  # CPU turns were among the followed actions
+        state = move(move(state))  # two changes: B's copy is two revisions behind
+        note = wait_for(lambda r=state["rev"]: [n for n in heard if n[1] == r], "the note")
+        assert b.follow(code, state["rev"], note[0][3]) is None
+        assert b.state(b.refresh(code, state["rev"])) == state
+    finally:
+        stop()
         sa.close()
         sb.close()
 
@@ -309,6 +363,55 @@ def test_kill_9_of_an_instance_the_host_continues_on_the_other(pair, pg_url):
             {"seat": 0, "token": token, "seq": again["seq"], "action": action},
         )
     assert again["result"]["totals"] == replay_totals(pg_url, code)
+
+
+def test_a_listener_cut_off_resyncs_and_no_move_is_missed(pair, pg_url):
+    """B's LISTEN connection is killed (``pg_terminate_backend``, as a restart of PostgreSQL
+    or a dropped connection would): B listens again and re-reads the tables it has sockets
+    for, so a move made on A while B was not listening still reaches B's socket."""
+    import psycopg
+
+    a, b = pair
+    made = ok(f"{a.url}/api/tables", {"seats": ["human", "easy"], "name": "Solo"})
+    code, token = made["code"], made["tokens"]["0"]
+    listener = f"yahtzee-listen {b.proc.pid}"
+
+    def listener_pid(conn) -> int | None:
+        row = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (listener,)
+        ).fetchone()
+        return row[0] if row else None
+
+    def move(state: dict) -> dict:
+        action = {"type": "roll", "hold": [0]} if state["rolls_left"] == 2 else score_best(state)
+        body = {"seat": 0, "token": token, "seq": state["seq"], "action": action}
+        return ok(f"{a.url}/api/tables/{code}/act", body)
+
+    with (
+        psycopg.connect(pg_url, autocommit=True) as db,
+        connect(b.url.replace("http", "ws") + f"/ws/{code}") as ws,
+    ):
+        state = receive_state(ws, lambda s: True)
+        wait_for(lambda: listener_pid(db), "B's listener")
+        state = move(state)  # heard as usual
+        receive_state(ws, lambda s, n=state["seq"]: s["seq"] == n)
+        missed = False
+        for _ in range(3):  # until a move falls in the gap (B reconnects after 0.5 s)
+            pid = wait_for(lambda: listener_pid(db), "B's listener")
+            db.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            wait_for(lambda p=pid: listener_pid(db) != p, "the listener's backend to go")
+            state = move(state)  # committed and notified while B does not listen ...
+            missed = listener_pid(db) is None
+            # ... and yet it reaches B's socket, once B listens again and re-reads the table
+            pushed = receive_state(ws, lambda s, n=state["seq"]: s["seq"] >= n)
+            assert pushed["seq"] == state["seq"] and pushed["cards"] == state["cards"]
+            if missed:
+                break
+        assert missed, "no move fell between the listener's loss and its return"
+        assert wait_for(lambda: listener_pid(db), "B's listener back") != pid
+        state = move(state)  # and B hears the next ones as before
+        receive_state(ws, lambda s, n=state["seq"]: s["seq"] == n)
+    assert "listening for other servers' changes again" in b.log.read_text()
 
 
 def test_workers_on_postgres_and_refused_on_sqlite(pg_url, tmp_path):

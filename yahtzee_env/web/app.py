@@ -56,7 +56,11 @@ Several processes on one PostgreSQL database (issue 20): a table's work also hol
 table's row lock in the database (`Rooms.locked`), a copy in memory is used only at the
 database's ``rev``, and a change committed by another process reaches this one as a
 notification (`Storage.listen`): the sockets this process holds for that table get the new
-state, as they do for its own changes.
+state, as they do for its own changes. A copy one revision behind follows the change from
+the notification itself, on the event loop (`Rooms.follow`: a few engine steps, no thread
+and no database read); any other case reads the database in a worker thread, one refresh
+per table at a time (the notifications heard meanwhile join the next one). After the
+listening connection comes back, every table with sockets here is re-read.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -96,6 +101,7 @@ from yahtzee_env.web.rooms import Rooms, WebError, clean_code, clean_name, cpu_l
 from yahtzee_env.web.stats import player_statistics
 from yahtzee_env.web.storage import SchemaError, Storage, describe_target, open_storage
 
+log = logging.getLogger("yahtzee.web")
 STATIC_DIR = Path(__file__).with_name("static")
 MAX_BODY = 4096  # bytes: every legitimate request is far smaller
 MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
@@ -313,32 +319,88 @@ def create_app(
             pushed[code] = max(pushed.get(code, -1), state["rev"])
         hub.broadcast(code, {"type": "state", "state": state}, skip=skip)
 
-    async def remote_change(code: str, rev: int) -> None:
-        """Another process committed a change of table ``code`` (``""``: maybe of several,
-        the notifications were interrupted): push the new state to this process's sockets."""
-        for table in [code] if code else list(hub.clients):
-            if not hub.count(table) or (code and pushed.get(table, -1) >= rev):
-                continue
-            try:
-                room = rooms.rooms.get(table)
-                seen = (room.idx, len(room.log)) if room is not None else None
-                state = await table_state(table)
-            except WebError:
-                continue
-            if seen is not None and seen[0] == state["game"]:  # animate the new events only
-                state["events"] = [e for e in state.get("events", []) if e["seq"] >= seen[1]]
-            publish(state)
-
+    # Another process's changes: one refresh at a time per table, and what is heard while it
+    # runs joins the next one (a burst of moves costs one catch-up, not one each).
+    wanted: dict[str, int | None] = {}  # table -> the rev to show next (None: the database's)
+    refreshing: set[str] = set()  # tables whose refresh task runs
     tasks: set[asyncio.Task] = set()
 
-    def spawn(code: str, rev: int) -> None:
-        task = asyncio.ensure_future(remote_change(code, rev))
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
+    def heard(code: str, rev: int, news: str | None = None) -> None:
+        """Another process committed a change of table ``code`` at ``rev`` (``""``: maybe of
+        any table, the notifications were interrupted): bring this process's sockets of it
+        (of every table it has sockets for) to that state. With the change's ``news``, a
+        copy one revision behind follows it here, on the event loop (no thread, no database
+        read) when no work on the table is under way; else a refresh task reads it."""
+        for table in [code] if code else list(hub.clients):
+            if not hub.count(table):
+                continue
+            target = rev if code else None
+            if target is not None and pushed.get(table, -1) >= target:
+                continue
+            if (
+                news
+                and table not in refreshing
+                and not locks.busy(table)
+                and follow(table, rev, news)
+            ):
+                continue
+            if table in wanted:  # None (the database's state) is newer than any rev heard
+                old = wanted[table]
+                target = None if old is None or target is None else max(old, target)
+            wanted[table] = target
+            if table not in refreshing:
+                refreshing.add(table)
+                task = asyncio.ensure_future(refresh_sockets(table))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
 
-    def notified(code: str, rev: int, origin: str) -> None:  # in the listener's thread
+    def follow(code: str, rev: int, news: str) -> bool:
+        """Push table ``code``'s state after another process's change, followed from its
+        ``news`` (`Rooms.follow`); False if the copy here cannot follow it."""
+        room = rooms.rooms.get(code)
+        seq = len(room.log) if room is not None else 0
+        try:
+            room = rooms.follow(code, rev, news)
+            if room is None:
+                return False
+            state = rooms.state(room)
+        except Exception as err:  # a bug, not the database: the refresh task reads it
+            log.warning("could not follow table %s: %s", code, err)
+            rooms.rooms.pop(code, None)
+            return False
+        state["events"] = [e for e in state.get("events", []) if e["seq"] >= seq]
+        publish(state)
+        return True
+
+    async def refresh_sockets(table: str) -> None:
+        """Push table ``table``'s new state to its sockets here, until nothing newer is wanted."""
+        try:
+            while table in wanted:
+                target = wanted.pop(table)
+                if not hub.count(table) or (target is not None and pushed.get(table, -1) >= target):
+                    continue
+
+                def work(code: str, target=target):
+                    room = rooms.rooms.get(code)
+                    seen = (room.idx, len(room.log)) if room is not None else None
+                    return seen, rooms.state(rooms.refresh(code, target))
+
+                try:
+                    seen, state = await on_table(table, work)
+                except WebError:
+                    continue
+                except Exception as err:  # the database: the next change or read catches up
+                    log.warning("could not refresh table %s: %s", table, err)
+                    continue
+                if seen is not None and seen[0] == state["game"]:  # animate the new events only
+                    state["events"] = [e for e in state.get("events", []) if e["seq"] >= seen[1]]
+                publish(state)
+        finally:
+            refreshing.discard(table)
+
+    def notified(code: str, rev: int, origin: str, news: str | None) -> None:  # listener's thread
         if origin != rooms.instance and loop is not None:
-            loop.call_soon_threadsafe(spawn, code, rev)
+            loop.call_soon_threadsafe(heard, code, rev, news)
 
     loop: asyncio.AbstractEventLoop | None = None
 
@@ -887,7 +949,6 @@ def create_app(
 def app_from_env() -> Starlette:
     """The app of each ``yahtzee serve --workers N`` process: the database is ``$YAHTZEE_DB``,
     the other options the JSON object ``$YAHTZEE_SERVE_OPTIONS`` (`yahtzee serve` sets both)."""
-    import logging
     import os
 
     from yahtzee_env.web.limits import Limits

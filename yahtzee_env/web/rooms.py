@@ -26,9 +26,11 @@ Several server processes on one database (PostgreSQL): every change of a table r
 compares its ``rev`` with the database's and rebuilds itself from the log if another process
 has moved the table on; then it validates the intent (a stale ``seq`` is refused as above),
 applies it with the CPU moves that follow, writes, and commits. Only after the commit does it
-publish ``(code, rev)`` to the other processes (`Storage.notify`). Nothing is owned between
-two transactions (no lease, no timer), so a process that dies leaves nothing to take over: the
-next process to touch the table rebuilds it at its last committed action.
+publish ``(code, rev)`` to the other processes, with what changed when that is only the
+current game's new actions and the clock (`Rooms._news`; the others' copies `follow` it).
+Nothing is owned between two transactions (no lease, no timer), so a process that dies leaves
+nothing to take over: the next process to touch the table rebuilds it at its last committed
+action.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ TURN_TIMER_RANGE = (10, 3600)  # seconds a human has for a turn (0: no timer)
 ONLINE_TURN_TIMER = 120  # an online table's default; a solo table has none
 AWAY_REASONS = ("timeout", "host", "left")  # why the computer plays a human's seat
 REVIEWS_KEPT = 256  # game reviews cached in memory
+MAX_NEWS = 7000  # characters of a change sent with its notification (PostgreSQL takes 8000)
 
 
 ERROR_CODES = {
@@ -747,6 +750,20 @@ class Rooms:
                 self.run_cpus(room)
         return room
 
+    def refresh(self, code: str, rev: int | None = None) -> Room:
+        """Table ``code`` at revision ``rev`` or newer, as a notification from another process
+        announced it (None: at whatever the database holds, when notifications may have been
+        lost). A copy in memory already there costs nothing; one behind catches up at once
+        (one round trip: no query first for the database's ``rev``, which is known to be
+        ahead)."""
+        room = self.rooms.get(code)
+        if room is None:
+            return self.load(code)
+        if rev is None or room.rev < rev:
+            room = self._catch_up(room)
+        self.keep(room)
+        return room
+
     def _build(self, code: str) -> Room:
         """Rebuild table ``code`` from the database (its rows, then its log replayed)."""
         row = self.storage.load_table(code)
@@ -822,6 +839,9 @@ class Rooms:
             return self._build(room.code)  # a copy that cannot follow the log: start over
         if new["actions"] and room.game.over:
             room.finished.append(room.game.totals())
+        room.deadline, votes = new["deadline"], new["votes"] or ""  # the clock, as stored
+        room.votes = set(json.loads(votes)) if votes else set()
+        room.saved_clock, room.armed = (room.deadline, votes), room.decision()
         room.rev = int(new["rev"])
         return room
 
@@ -829,10 +849,10 @@ class Rooms:
     def locked(self, code: Any):
         """Table ``code`` under its lock, at the database's last committed state: the block
         is one transaction (committed when it ends, rolled back on an exception). After a
-        commit that wrote, the other processes are told (`Storage.notify`)."""
+        commit that wrote, the other processes are told (`Storage.lock_table`'s ``origin``)."""
         code = clean_code(code)
         try:
-            with self.storage.lock_table(code) as lock:
+            with self.storage.lock_table(code, origin=self.instance) as lock:
                 if lock.rev is None:
                     self.rooms.pop(code, None)
                     raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
@@ -841,18 +861,70 @@ class Rooms:
                     room = self._build(code)
                 elif room.rev != lock.rev:
                     room = self._catch_up(room)
+                shape, seq = self._shape(room), len(room.log)
                 yield room
+                if lock.wrote:
+                    lock.news = self._news(room, shape, seq)
         except WebError:
             raise  # refused before any change: the copy in memory is still the database's
         except BaseException:
             self.rooms.pop(code, None)  # memory may be ahead of the database: rebuild
             raise
         room.rev = lock.rev
-        if lock.wrote:
-            try:
-                self.storage.notify(code, lock.rev, self.instance)
-            except Exception as err:  # committed: the others see it at their next read
-                log.warning("could not notify the other servers of table %s: %s", code, err)
+        if lock.unpublished is not None:  # committed: the others see it at their next read
+            log.warning(
+                "could not notify the other servers of table %s: %s", code, lock.unpublished
+            )
+
+    @staticmethod
+    def _shape(room: Room) -> tuple:
+        """What of a table a change can alter besides its current game's log and clock."""
+        return room.started, len(room.games), [s.row() for s in room.seats]
+
+    def _news(self, room: Room, shape: tuple, seq: int) -> str | None:
+        """A change of ``room`` (that had ``shape`` and ``seq`` actions in its current game)
+        as the other processes' copies can follow it without reading the database: the
+        actions it appended and the clock, as JSON. None when anything else changed (a seat,
+        a new game) or it is too long for a notification: they read the database then."""
+        if self._shape(room) != shape or len(room.log) < seq or room.saved_clock is None:
+            return None
+        deadline, votes = room.saved_clock
+        news = {"idx": room.idx, "seq": seq, "actions": room.log[seq:]}
+        news.update(deadline=deadline, votes=votes)
+        text = json.dumps(news, separators=(",", ":"))
+        return text if len(text) < MAX_NEWS else None
+
+    def follow(self, code: str, rev: int, news: str) -> Room | None:
+        """Table ``code`` after another process's change to ``rev``, followed from its
+        `_news` by the copy in memory if that copy is at ``rev - 1``: no database read, and
+        cheap (the engine steps a few actions), so it may run on the event loop while no
+        thread works on the table. None if the copy cannot follow (absent, at another rev, a
+        coach's table, news of another game): `refresh` reads the database then."""
+        room = self.rooms.get(code)
+        if room is None or room.rev != rev - 1 or room.coach or room.game is None:
+            return None
+        try:
+            new = json.loads(news)
+            actions = [(int(seat), int(action), None) for seat, action, _ in new["actions"]]
+            if new["idx"] != room.idx or new["seq"] != len(room.log):
+                return None
+            votes = new["votes"]
+            clock = (new["deadline"], votes, set(json.loads(votes)) if votes else set())
+        except (ValueError, KeyError, TypeError):
+            return None
+        try:
+            for seat, action, regret in actions:
+                room.apply(seat, action, regret)
+        except Exception:
+            self.rooms.pop(code, None)  # a copy that cannot follow: rebuilt at its next use
+            return None
+        if actions and room.game.over:
+            room.finished.append(room.game.totals())
+        room.deadline, room.votes = clock[0], clock[2]
+        room.saved_clock, room.armed = clock[:2], room.decision()
+        room.rev = rev
+        self.keep(room)
+        return room
 
     def join(self, code: Any, body: dict[str, Any], session=None) -> tuple[Room, int, str | None]:
         """Take the first free seat; returns the room, the seat and its token (None with

@@ -25,8 +25,12 @@ Several processes: `lock_table` opens a transaction holding the table's row lock
 ``rev``, a counter that every committed change of the table moves on by one. A process whose
 copy of the table is at another ``rev`` rebuilds it from the log before it applies anything,
 so no action is applied twice or lost however many processes receive moves for one table.
-`notify` publishes ``(code, rev)`` after the commit (PostgreSQL ``NOTIFY``); `listen` hands
-the other processes' notifications to a callback.
+Given an ``origin``, `lock_table` publishes ``(code, rev, origin, news)`` right after the
+commit, on the connection that committed (PostgreSQL ``NOTIFY``; ``news``: what changed, so
+that the others' copies can follow without reading the database); `listen` hands the other
+processes' notifications to a callback, and says when it had to reconnect. Reads of several
+queries (`load_table`, `table_changes`) and the writes of one change go to PostgreSQL in one
+round trip each (psycopg's pipeline mode).
 
 The schema is versioned (migrations only ever grow, one transaction each: SQLite counts them in
 ``PRAGMA user_version``, PostgreSQL in the ``schema_version`` table, under an advisory lock so
@@ -40,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import re
 import sqlite3
@@ -49,6 +54,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+log = logging.getLogger("yahtzee.web")
 POSTGRES_HINT = (
     "a postgresql:// database needs the 'postgres' extra: pip install 'yahtzee-rl[postgres]'"
 )
@@ -224,6 +230,8 @@ class TableLock:
 
     def __init__(self, code: str, rev: int | None) -> None:
         self.code, self.rev, self.wrote = code, rev, False
+        self.news: str | None = None  # what changed, sent with the notification (`Rooms`)
+        self.unpublished: Exception | None = None  # why the notification failed, if it did
 
 
 class Storage:
@@ -237,13 +245,13 @@ class Storage:
         self._sql_cache: dict[str, str] = {}
 
     # ------------------------------------------------------------------ backend hooks
-    def _begin(self) -> contextlib.AbstractContextManager:
-        """A context manager: a connection in a new transaction, committed on a clean exit
-        and rolled back on an exception."""
+    def _connection(self) -> contextlib.AbstractContextManager:
+        """A context manager: a connection (autocommit) held for the block."""
         raise NotImplementedError
 
-    def _connection(self) -> contextlib.AbstractContextManager:
-        """A context manager: a connection for one autocommitted read."""
+    def _transaction(self, conn) -> contextlib.AbstractContextManager:
+        """A context manager: a new transaction on ``conn``, committed on a clean exit and
+        rolled back on an exception."""
         raise NotImplementedError
 
     def _read_version(self, conn) -> int:
@@ -258,13 +266,24 @@ class Storage:
     def close(self) -> None:
         raise NotImplementedError
 
-    def notify(self, code: str, rev: int, origin: str) -> None:
-        """Tell the other processes that table ``code`` is at ``rev`` (after the commit)."""
+    def _publish(self, conn, code: str, rev: int, origin: str, news: str | None = None) -> None:
+        """Tell the other processes, on ``conn``, that table ``code`` is at ``rev``."""
 
-    def listen(self, callback: Callable[[str, int, str], None]) -> Callable[[], None] | None:
-        """Call ``callback(code, rev, origin)`` (in another thread) for every notification,
-        and ``callback("", 0, "")`` after a reconnection (notifications may have been lost).
-        Returns a function that stops listening, or None where there is nothing to hear."""
+    def notify(self, code: str, rev: int, origin: str, news: str | None = None) -> None:
+        """Tell the other processes that table ``code`` is at ``rev`` (after the commit;
+        `lock_table` does it itself, on the connection that committed); ``news``: what
+        changed, for those that can follow it without reading the database (no spaces
+        before it: the payload is ``CODE REV ORIGIN[ NEWS]``)."""
+        with self._connection() as conn:
+            self._publish(conn, code, rev, origin, news)
+
+    def listen(
+        self, callback: Callable[[str, int, str, str | None], None]
+    ) -> Callable[[], None] | None:
+        """Call ``callback(code, rev, origin, news)`` (in another thread) for every
+        notification, and ``callback("", 0, "", None)`` after a reconnection (notifications
+        may have been lost). Returns a function that stops listening, or None where there is
+        nothing to hear."""
         return None
 
     # ------------------------------------------------------------------ SQL
@@ -277,6 +296,34 @@ class Storage:
             return []
         return [dict(r) for r in cur.fetchall()]
 
+    def _exec_all(self, conn, queries: Sequence[tuple[str, tuple]]) -> list[list[dict]]:
+        """The rows of each of ``queries``, run in order (PostgreSQL: in one round trip)."""
+        return [self._exec(conn, text, params) for text, params in queries]
+
+    def _write_all(self, conn, statements: Sequence[tuple[str, tuple]]) -> None:
+        """Run ``statements`` in order, their results unread (PostgreSQL: one round trip);
+        runs of the same statement go as one ``executemany``."""
+        batch: list[tuple] = []
+        for i, (text, params) in enumerate(statements):
+            batch.append(params)
+            if i + 1 < len(statements) and statements[i + 1][0] == text:
+                continue
+            if len(batch) == 1:
+                conn.execute(self.sql(text), batch[0])
+            else:  # the rows of a move and its CPU moves
+                conn.cursor().executemany(self.sql(text), batch)
+            batch = []
+
+    @contextlib.contextmanager
+    def _joined(self, conn) -> Iterator[Any]:
+        """A new transaction on ``conn``, this thread's open one until the block ends."""
+        with self._transaction(conn):
+            self._local.conn = conn
+            try:
+                yield conn
+            finally:
+                self._local.conn = None
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Any]:
         """One transaction on this thread (a block inside another joins it)."""
@@ -284,27 +331,14 @@ class Storage:
         if conn is not None:
             yield conn
             return
-        with self._begin() as conn:
-            self._local.conn = conn
-            try:
-                yield conn
-            finally:
-                self._local.conn = None
+        with self._connection() as conn, self._joined(conn):
+            yield conn
 
     def _tx(self, statements: Sequence[tuple[str, tuple]]) -> None:
         """Run ``statements`` in one transaction, committed before returning (or joining the
         transaction of the `lock_table` block around it)."""
         with self.transaction() as conn:
-            batch: list[tuple] = []
-            for i, (text, params) in enumerate(statements):
-                batch.append(params)
-                if i + 1 < len(statements) and statements[i + 1][0] == text:
-                    continue
-                if len(batch) == 1:
-                    self._exec(conn, text, batch[0])
-                else:  # the rows of a move and its CPU moves: one round trip (psycopg pipelines)
-                    conn.cursor().executemany(self.sql(text), batch)
-                batch = []
+            self._write_all(conn, statements)
             lock = getattr(self._local, "lock", None)
             if lock is not None:
                 lock.wrote = True
@@ -314,27 +348,38 @@ class Storage:
             return self._exec(conn, text, params)
 
     @contextlib.contextmanager
-    def lock_table(self, code: str) -> Iterator[TableLock]:
+    def lock_table(self, code: str, origin: str | None = None) -> Iterator[TableLock]:
         """A transaction holding table ``code``'s lock: no other process or thread changes
         the table until the block ends. Yields a `TableLock` with the table's ``rev``; if the
-        block wrote, its commit moves ``rev`` on by one (``lock.rev`` is then the new one)."""
-        if getattr(self._local, "lock", None) is not None:
-            raise RuntimeError("lock_table blocks do not nest")
-        with self.transaction() as conn:
-            rows = self._exec(
-                conn,
-                "SELECT rev FROM tables WHERE code = ?" + DIALECTS[self.dialect]["for_update"],
-                (code,),
-            )
-            lock = TableLock(code, int(rows[0]["rev"]) if rows else None)
-            self._local.lock = lock
-            try:
-                yield lock
-                if lock.wrote and lock.rev is not None:
-                    lock.rev += 1
-                    self._exec(conn, "UPDATE tables SET rev = ? WHERE code = ?", (lock.rev, code))
-            finally:
-                self._local.lock = None
+        block wrote, its commit moves ``rev`` on by one (``lock.rev`` is then the new one)
+        and, with an ``origin``, the other processes are told (`notify`) right after the
+        commit, on the same connection: no wait for another one from the pool. A failed
+        notification is kept in ``lock.unpublished`` (the change is committed all the same)."""
+        if getattr(self._local, "conn", None) is not None:
+            raise RuntimeError("lock_table blocks do not nest (nor go inside a transaction)")
+        with self._connection() as conn:
+            with self._joined(conn):
+                rows = self._exec(
+                    conn,
+                    "SELECT rev FROM tables WHERE code = ?" + DIALECTS[self.dialect]["for_update"],
+                    (code,),
+                )
+                lock = TableLock(code, int(rows[0]["rev"]) if rows else None)
+                self._local.lock = lock
+                try:
+                    yield lock
+                    if lock.wrote and lock.rev is not None:
+                        lock.rev += 1
+                        self._exec(
+                            conn, "UPDATE tables SET rev = ? WHERE code = ?", (lock.rev, code)
+                        )
+                finally:
+                    self._local.lock = None
+            if lock.wrote and lock.rev is not None and origin is not None:
+                try:
+                    self._publish(conn, code, lock.rev, origin, lock.news)
+                except Exception as err:  # committed: the others see it at their next read
+                    lock.unpublished = err
 
     # ------------------------------------------------------------------ schema
     @property
@@ -621,23 +666,26 @@ class Storage:
         can only make the copy newer than its ``rev`` says, and the next `lock_table` then
         rebuilds it. Inside `lock_table` the table cannot change."""
         with self._reading() as conn:
-            rows = self._exec(conn, "SELECT * FROM tables WHERE code = ?", (code,))
-            if not rows:
-                return None
-            table = rows[0]
-            table["seats"] = self._exec(
-                conn, "SELECT * FROM seats WHERE code = ? ORDER BY seat", (code,)
-            )
-            table["games"] = self._exec(
-                conn, "SELECT * FROM games WHERE code = ? ORDER BY idx", (code,)
-            )
-            actions: dict[int, list[tuple[int, int, float | None]]] = {}
-            for r in self._exec(
+            rows, seats, games, logged = self._exec_all(
                 conn,
-                "SELECT idx, seat, action, regret FROM actions WHERE code = ? ORDER BY idx, seq",
-                (code,),
-            ):
-                actions.setdefault(r["idx"], []).append((r["seat"], r["action"], r["regret"]))
+                [
+                    ("SELECT * FROM tables WHERE code = ?", (code,)),
+                    ("SELECT * FROM seats WHERE code = ? ORDER BY seat", (code,)),
+                    ("SELECT * FROM games WHERE code = ? ORDER BY idx", (code,)),
+                    (
+                        "SELECT idx, seat, action, regret FROM actions WHERE code = ? "
+                        "ORDER BY idx, seq",
+                        (code,),
+                    ),
+                ],
+            )
+        if not rows:
+            return None
+        table = rows[0]
+        table["seats"], table["games"] = seats, games
+        actions: dict[int, list[tuple[int, int, float | None]]] = {}
+        for r in logged:
+            actions.setdefault(r["idx"], []).append((r["seat"], r["action"], r["regret"]))
         table["actions"] = actions
         return table
 
@@ -646,30 +694,31 @@ class Storage:
         when only that game's log has grown: the table's ``rev`` (read first), ``started``,
         the number of games, the seats, and game ``idx``'s actions from ``seq`` on."""
         with self._reading() as conn:
-            rows = self._exec(
+            rows, seats, actions = self._exec_all(
                 conn,
-                "SELECT rev, started, (SELECT COUNT(*) FROM games WHERE code = ?) AS games "
-                "FROM tables WHERE code = ?",
-                (code, code),
+                [
+                    (
+                        "SELECT rev, started, deadline, votes, (SELECT COUNT(*) FROM games "
+                        "WHERE code = ?) AS games FROM tables WHERE code = ?",
+                        (code, code),
+                    ),
+                    (
+                        "SELECT seat, kind, name, player_id, token_hash, owner_id, away FROM seats "
+                        "WHERE code = ? ORDER BY seat",
+                        (code,),
+                    ),
+                    (
+                        "SELECT seat, action, regret FROM actions WHERE code = ? AND idx = ? "
+                        "AND seq >= ? ORDER BY seq",
+                        (code, idx, seq),
+                    ),
+                ],
             )
-            if not rows:
-                return None
-            out = rows[0]
-            out["seats"] = self._exec(
-                conn,
-                "SELECT seat, kind, name, player_id, token_hash, owner_id, away FROM seats "
-                "WHERE code = ? ORDER BY seat",
-                (code,),
-            )
-            out["actions"] = [
-                (r["seat"], r["action"], r["regret"])
-                for r in self._exec(
-                    conn,
-                    "SELECT seat, action, regret FROM actions WHERE code = ? AND idx = ? "
-                    "AND seq >= ? ORDER BY seq",
-                    (code, idx, seq),
-                )
-            ]
+        if not rows:
+            return None
+        out = rows[0]
+        out["seats"] = seats
+        out["actions"] = [(r["seat"], r["action"], r["regret"]) for r in actions]
         return out
 
     def count_tables(self) -> int:
@@ -788,15 +837,14 @@ class SQLiteStorage(Storage):
         self.db.close()
 
     @contextlib.contextmanager
-    def _begin(self):
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.db
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
+    def _transaction(self, conn):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     @contextlib.contextmanager
     def _connection(self):
@@ -858,10 +906,8 @@ class PostgresStorage(Storage):
             out = self._sql_cache[text] = text.replace("%", "%%").replace("?", "%s")
         return out
 
-    @contextlib.contextmanager
-    def _begin(self):
-        with self.pool.connection() as conn, conn.transaction():
-            yield conn
+    def _transaction(self, conn):
+        return conn.transaction()
 
     @contextlib.contextmanager
     def _connection(self):
@@ -889,32 +935,53 @@ class PostgresStorage(Storage):
             row = conn.execute("SELECT version FROM schema_version").fetchone()
             return int(row["version"]) if row else 0
 
-    # ------------------------------------------------------------------ fan-out
-    def notify(self, code: str, rev: int, origin: str) -> None:
-        with self.pool.connection() as conn:  # autocommit: the change is already committed
-            conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, f"{code} {rev} {origin}"))
+    def _exec_all(self, conn, queries: Sequence[tuple[str, tuple]]) -> list[list[dict]]:
+        with conn.pipeline():  # sent together, answered together: one round trip
+            cursors = [conn.execute(self.sql(text), params) for text, params in queries]
+        return [c.fetchall() for c in cursors]
 
-    def listen(self, callback: Callable[[str, int, str], None]) -> Callable[[], None]:
-        """LISTEN on a connection of its own, in a daemon thread that reconnects (with
-        ``callback("", 0, "")`` after each reconnection: what was missed must be re-read)."""
+    def _write_all(self, conn, statements: Sequence[tuple[str, tuple]]) -> None:
+        with conn.pipeline():  # errors surface when the block ends, before the commit
+            super()._write_all(conn, statements)
+
+    # ------------------------------------------------------------------ fan-out
+    def _publish(self, conn, code: str, rev: int, origin: str, news: str | None = None) -> None:
+        # autocommit, after the change's commit: never announces what could roll back
+        payload = f"{code} {rev} {origin}" + (f" {news}" if news else "")
+        conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, payload))
+
+    def listen(self, callback: Callable[[str, int, str, str | None], None]) -> Callable[[], None]:
+        """LISTEN on a connection of its own, in a daemon thread that reconnects when the
+        connection drops (PostgreSQL restarted, the backend terminated, the network gone:
+        TCP keepalives notice a silent peer) and then calls ``callback("", 0, "", None)``,
+        after LISTEN again: what changed meanwhile must be re-read."""
         stop = threading.Event()
         psycopg = self.psycopg
+        keepalives = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5}
+        keepalives["keepalives_count"] = 3
+        name = f"yahtzee-listen {os.getpid()}"  # pg_stat_activity names the process
 
         def run() -> None:
             first = True
             while not stop.is_set():
                 try:
-                    with psycopg.connect(self.target, autocommit=True) as conn:
+                    with psycopg.connect(
+                        self.target, autocommit=True, application_name=name, **keepalives
+                    ) as conn:
                         conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
                         if not first:
-                            callback("", 0, "")
+                            log.warning("listening for other servers' changes again")
+                            callback("", 0, "", None)  # after LISTEN: nothing falls between
                         first = False
                         while not stop.is_set():
                             for note in conn.notifies(timeout=0.5):
-                                parts = note.payload.split(" ")
-                                if len(parts) == 3 and parts[1].isdigit():
-                                    callback(parts[0], int(parts[1]), parts[2])
-                except Exception:  # the database went away: try again shortly
+                                parts = note.payload.split(" ", 3)
+                                if len(parts) >= 3 and parts[1].isdigit():
+                                    news = parts[3] if len(parts) == 4 else None
+                                    callback(parts[0], int(parts[1]), parts[2], news)
+                except Exception as err:  # the database went away: try again shortly
+                    if not stop.is_set():
+                        log.warning("lost the connection listening for changes: %s", err)
                     first = False
                     stop.wait(0.5)
 

@@ -1147,9 +1147,12 @@ function connect() {
     if (T.socket !== socket) return;
     if (SOCKET_FINAL.has(event.code)) { setConnection("online"); return; }
     if (SOCKET_REFUSED.has(event.code)) { startPolling(event.reason); return; }
+    // retry with backoff (0.5 s doubling to 4 s), jittered: when a server dies, its pages
+    // do not all reach the next one (through the load balancer) at the same instant
     setConnection("reconnecting");
     T.retry = Math.min(T.retry + 1, 4);
-    setTimeout(() => { if (T.socket === socket) connect(); }, 250 * 2 ** T.retry);
+    const delay = 250 * 2 ** T.retry * (0.5 + Math.random() / 2);
+    setTimeout(() => { if (T.socket === socket) connect(); }, delay);
   };
 }
 
