@@ -3,7 +3,7 @@ whole game by clicks, an online table in two browser contexts, reload and server
 mid-game, the coach, and a screenshot (issue 11).
 
 Skipped only when Playwright or the chromium binary is absent (``.ci/run`` installs both).
-Set ``YAHTZEE_SCREENSHOT=docs/web_table.png`` to write the README's screenshot.
+Set ``YAHTZEE_SCREENSHOT=docs/web_table.png`` to write the screenshot of docs/web.md.
 """
 
 from __future__ import annotations
