@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -111,3 +112,46 @@ def test_readme_figures_are_the_docs_figures() -> None:
             assert cells[1:] == full[command][1:4], (cells, full[command])
             rows += 1
     assert rows == 8  # the optimum, the levels and the built-in baselines
+
+
+def test_the_seed_and_kernel_table_is_read_off_the_committed_runs() -> None:
+    """docs/training.md's seed-and-kernel table agrees, cell by cell, with the run metadata
+    committed in docs/runs/<run>/ (config, command, meta.json with the environment, sessions,
+    evaluations, final/eval.json; no weights, no logs), and each run's environment shows the
+    kernel setting its row names (issue 21.4)."""
+    runs = ROOT / "docs" / "runs"
+    folders = sorted(p.name for p in runs.iterdir() if p.is_dir())
+    assert len(folders) >= 4
+    for path in runs.rglob("*"):
+        if path.is_file():
+            assert path.suffix in {".json", ".jsonl", ".yaml", ".txt"}, path
+            assert path.stat().st_size < 64_000, path
+    page = (ROOT / "docs" / "training.md").read_text()
+    rows = {}
+    for line in page.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| `") and cells[0].strip("`") in folders:
+            rows[cells[0].strip("`")] = cells
+    assert sorted(rows) == folders
+    digests = {}
+    for name, (_, seed, variables, capability, score, regret, digest) in rows.items():
+        folder = runs / name
+        config = yaml.safe_load((folder / "config.yaml").read_text())
+        meta = json.loads((folder / "meta.json").read_text())
+        final = json.loads((folder / "final" / "eval.json").read_text())
+        kernels = meta["environment"]["kernels"]
+        assert int(seed) == config["train"]["seed"], name
+        set_here = {
+            f"{k}={v}" for k, v in kernels["variables"].items() if not k.endswith("_NUM_THREADS")
+        }
+        assert set(re.findall(r"`(\w+=\w+)`", variables)) == set_here, name
+        assert capability == kernels["torch"]["cpu_capability"], name
+        assert score == f"{final['mean']:.2f} ± {final['ci95']:.2f}", name
+        assert regret == f"{final['regret_per_game']:.2f}", name
+        assert digest == f"`{final['weights_sha256'][:12]}`", name
+        last_eval = json.loads((folder / "evals.jsonl").read_text().splitlines()[-1])
+        assert final["timesteps"] == last_eval["timesteps"] and final["mean"] == last_eval["mean"]
+        digests[name] = final["weights_sha256"]
+    # what the page says is bit for bit, is: a rerun, and the MKL / oneDNN variables here
+    assert digests["ppo1m-s0-rerun"] == digests["ppo1m-s0"] == digests["ppo1m-s0-mkl-sse42"]
+    assert digests["ppo1m-s0-aten-default"] != digests["ppo1m-s0"]
