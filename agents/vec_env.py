@@ -289,7 +289,9 @@ class LearningView(VecEnvWrapper):
         # A finished game's row shows the next game's start (same-step autoreset, Phi = 0) or
         # its last card (next-step; the reset step that follows starts from Phi = 0).
         self.phi = np.where(dones, 0.0, phi)
-        if self.version != 1:
-            for i in np.flatnonzero(dones).tolist():
-                infos[i]["terminal_observation"] = self._view(infos[i]["terminal_observation"])[0]
+        if self.version != 1 and dones.any():  # one batched call for the step's finished games
+            ended = np.flatnonzero(dones).tolist()
+            views = self._view(np.stack([infos[i]["terminal_observation"] for i in ended]))
+            for i, view in zip(ended, views, strict=True):
+                infos[i]["terminal_observation"] = view
         return self._view(obs), shaped.astype(np.float32), dones, infos
