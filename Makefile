@@ -1,7 +1,7 @@
 # Two entry points for a fresh machine with nothing but Python 3.10+:
 #   make run    set up .venv and run the main job (benchmark the shipped CPU levels)
 #   make test   set up .venv with the dev/train extras and run the test suite
-#   make bench  the speed benchmarks quoted in the README
+#   make bench  the speed benchmarks quoted in docs/speed.md
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin

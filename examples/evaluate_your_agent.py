@@ -1,4 +1,4 @@
-"""Grade your own agent by the benchmark protocol (the README's "Evaluate your agent").
+"""Grade your own agent by the benchmark protocol (docs/benchmark.md, "Evaluate your agent").
 
     python examples/evaluate_your_agent.py --games 10000 --json row.json
 
@@ -14,9 +14,7 @@ import numpy as np
 import yahtzee_env
 from yahtzee_env.analysis.leaderboard import format_benchmark
 
-POINTS = slice(
-    52, 65
-)  # the observation's points on offer per box, / 50 (README, "The environment")
+POINTS = slice(52, 65)  # the observation's points on offer per box, / 50 (docs/env.md)
 
 
 def fill_best_box(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -3,7 +3,7 @@
     # from run folders (TensorBoard logs) to the committed data:
     python experiments/learning_curves.py --runs runs/ppo-s0 runs/ppo-s1 runs/ppo-s2 \
         --csv docs/learning_curves.csv
-    # from the committed data to the README's table and plot:
+    # from the committed data to the table and plot of docs/learning.md:
     python experiments/learning_curves.py --csv docs/learning_curves.csv \
         --plot docs/learning_curves.png
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,13 +36,122 @@ def test_docs_build_strict(tmp_path: Path) -> None:
     assert "--8&lt;--" not in benchmark and "8<--" not in benchmark  # every snippet resolved
 
 
-def test_every_readme_snippet_section_is_closed() -> None:
+def _code_blocks(text: str) -> list[str]:
+    return [block.split("\n", 1)[1] for block in text.split("```")[1::2]]
+
+
+def _slug(heading: str) -> str:
+    """The anchor GitHub and MkDocs' toc give a heading: lower case, punctuation dropped,
+    spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_readme_is_a_short_front_page_led_by_the_two_commands() -> None:
+    """The README starts with the two commands (CI runs the test one, `.ci/run`), stays short,
+    and includes nothing: each docs page owns its text (issue 21.7)."""
     readme = (ROOT / "README.md").read_text()
-    starts = [line for line in readme.splitlines() if "--8<-- [start:" in line]
-    ends = [line for line in readme.splitlines() if "--8<-- [end:" in line]
-    assert len(starts) == len(ends) > 5
+    first = _code_blocks(readme)[0]
+    commands = [line.split("#")[0].strip() for line in first.splitlines() if line.strip()]
+    assert commands == ["make run", "make test"]
+    assert readme.index("```") < readme.index("\n## ")  # before any section
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert "make test" in ci  # the README's test command, run as written
+    assert len(readme.splitlines()) < 200
+    assert "--8<--" not in readme
     for page in (ROOT / "docs").glob("*.md"):
-        for line in page.read_text().splitlines():
-            if line.startswith('--8<-- "README.md:'):
-                name = line.split(":", 1)[1].rstrip('"')
-                assert f"[start:{name}]" in readme and f"[end:{name}]" in readme, (page, name)
+        assert "--8<--" not in page.read_text(), page  # no page is built from the README
+
+
+def test_readme_links_reach_existing_files_and_headings() -> None:
+    """Every relative link of the README names a file of the repository (and a heading of
+    it, for an anchor), and the README's contents link every page of the site."""
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\(([^)\s]+)\)", readme)
+    assert len(links) > 20
+    for link in links:
+        if link.startswith(("http://", "https://")):
+            continue
+        path, _, anchor = link.partition("#")
+        target = ROOT / path
+        assert path and target.exists(), link
+        if anchor:
+            headings = [
+                line.lstrip("#") for line in target.read_text().splitlines() if line.startswith("#")
+            ]
+            assert anchor in {_slug(h) for h in headings}, link
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    pages = [page for entry in nav for page in entry.values()]
+    for page in pages:
+        if page != "index.md":
+            assert f"(docs/{page})" in readme, page
+
+
+def test_readme_figures_are_the_docs_figures() -> None:
+    """One writer per figure: every decimal the README quotes is written in a docs page, and
+    each leaderboard row it shows agrees, cell by cell, with the row of the full leaderboard
+    in docs/benchmark.md."""
+    readme = (ROOT / "README.md").read_text()
+    docs = "\n".join(page.read_text() for page in (ROOT / "docs").glob("*.md"))
+    figures = set(re.findall(r"\d+\.\d+", readme)) - {"2601.00007"}
+    assert len(figures) > 30
+    missing = sorted(f for f in figures if f not in docs)
+    assert not missing, missing
+    full = {}
+    for line in (ROOT / "docs" / "benchmark.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 7:
+            full[cells[-1]] = cells
+    rows = 0
+    for line in readme.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        name = re.match(r"\**(\w+) \(", cells[0])
+        if not line.startswith("| ") or len(cells) != 4 or not name:
+            continue
+        command = f"`yahtzee benchmark {name.group(1)}`"
+        if command in full:
+            assert cells[1:] == full[command][1:4], (cells, full[command])
+            rows += 1
+    assert rows == 8  # the optimum, the levels and the built-in baselines
+
+
+def test_the_seed_and_kernel_table_is_read_off_the_committed_runs() -> None:
+    """docs/training.md's seed-and-kernel table agrees, cell by cell, with the run metadata
+    committed in docs/runs/<run>/ (config, command, meta.json with the environment, sessions,
+    evaluations, final/eval.json; no weights, no logs), and each run's environment shows the
+    kernel setting its row names (issue 21.4)."""
+    runs = ROOT / "docs" / "runs"
+    folders = sorted(p.name for p in runs.iterdir() if p.is_dir())
+    assert len(folders) >= 4
+    for path in runs.rglob("*"):
+        if path.is_file():
+            assert path.suffix in {".json", ".jsonl", ".yaml", ".txt"}, path
+            assert path.stat().st_size < 64_000, path
+    page = (ROOT / "docs" / "training.md").read_text()
+    rows = {}
+    for line in page.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| `") and cells[0].strip("`") in folders:
+            rows[cells[0].strip("`")] = cells
+    assert sorted(rows) == folders
+    digests = {}
+    for name, (_, seed, variables, capability, score, regret, digest) in rows.items():
+        folder = runs / name
+        config = yaml.safe_load((folder / "config.yaml").read_text())
+        meta = json.loads((folder / "meta.json").read_text())
+        final = json.loads((folder / "final" / "eval.json").read_text())
+        kernels = meta["environment"]["kernels"]
+        assert int(seed) == config["train"]["seed"], name
+        set_here = {
+            f"{k}={v}" for k, v in kernels["variables"].items() if not k.endswith("_NUM_THREADS")
+        }
+        assert set(re.findall(r"`(\w+=\w+)`", variables)) == set_here, name
+        assert capability == kernels["torch"]["cpu_capability"], name
+        assert score == f"{final['mean']:.2f} ± {final['ci95']:.2f}", name
+        assert regret == f"{final['regret_per_game']:.2f}", name
+        assert digest == f"`{final['weights_sha256'][:12]}`", name
+        last_eval = json.loads((folder / "evals.jsonl").read_text().splitlines()[-1])
+        assert final["timesteps"] == last_eval["timesteps"] and final["mean"] == last_eval["mean"]
+        digests[name] = final["weights_sha256"]
+    # what the page says is bit for bit, is: a rerun, and the MKL / oneDNN variables here
+    assert digests["ppo1m-s0-rerun"] == digests["ppo1m-s0"] == digests["ppo1m-s0-mkl-sse42"]
+    assert digests["ppo1m-s0-aten-default"] != digests["ppo1m-s0"]

@@ -1,6 +1,6 @@
 """The researcher's common paths, end to end: Gymnasium's sync, async and native vector envs
 with its vector wrappers, both autoreset modes, the info types, both env checkers in the modes
-the README claims, SB3's and sb3-contrib's `evaluate_policy`, `make_vec_env`, rgb_array and
+docs/env.md claims, SB3's and sb3-contrib's `evaluate_policy`, `make_vec_env`, rgb_array and
 `RecordVideo`, and the installed wheel next to `openai-agents` (slow)."""
 
 from __future__ import annotations

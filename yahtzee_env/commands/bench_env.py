@@ -1,6 +1,6 @@
 """``yahtzee bench-env``: steps per second of the single env and of the native vector env.
 
-Run with ``OPENBLAS_NUM_THREADS=1`` (the Makefile and README set it); this command sets
+Run with ``OPENBLAS_NUM_THREADS=1`` (the Makefile sets it); this command sets
 nothing global. What each figure times is in `yahtzee_env.analysis.bench`.
 """
 
