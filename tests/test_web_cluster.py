@@ -506,3 +506,92 @@ def test_healthz_and_readyz(pair, pg_url):
     status, body = call(f"{a.url}/readyz")
     assert status == 503 and not body["ready"] and "newer" in body["error"]
     assert ok(f"{a.url}/healthz")["ok"] is True  # the process is still up
+
+
+def test_a_move_heard_while_a_socket_opens_reaches_it(pg_url, tmp_path, monkeypatch):
+    """A socket reads the table's state, then joins the instance's hub: a move made on the
+    other instance in between used to reach none of that instance's sockets (the first of
+    its table), so the page showed the older state until its next action. Instance B runs
+    here under uvicorn, with its read of the table held until A's move is committed and B
+    has heard it; the socket must still be brought to the new state."""
+    import uvicorn
+
+    from yahtzee_env.web.app import create_app
+
+    a = LocalServer(pg_url, log=tmp_path / "a.log")
+    a.start()
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(pg_url), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    b_url = f"http://127.0.0.1:{port}"
+    try:
+
+        def ready() -> bool:
+            try:
+                return call(f"{b_url}/readyz")[0] == 200
+            except urllib.error.URLError:
+                return False
+
+        wait_for(ready, "instance B ready")
+        made = ok(f"{a.url}/api/tables", {"seats": ["human", "friend"], "online": True})
+        code, token = made["code"], made["tokens"]["0"]
+        joined = ok(f"{a.url}/api/tables/{code}/join", {"name": "Guest"})
+        started = ok(f"{a.url}/api/tables/{code}/start", {"seat": 0, "token": token})
+        assert joined["seat"] == 1 and started["current"] == 0
+        moved = {}
+        original = Rooms.load
+
+        def held_load(self, key):
+            room = original(self, key)  # the state as it is now...
+            if not moved and key == code and threading.current_thread() is not thread:
+                moved["state"] = ok(  # ...then A commits a move, which B hears at once
+                    f"{a.url}/api/tables/{code}/act",
+                    {
+                        "seat": 0,
+                        "token": token,
+                        "seq": started["seq"],
+                        "action": {"type": "roll", "hold": [0]},
+                    },
+                )
+                time.sleep(1.0)  # B's listener hears it while no socket of B has the table
+            return room
+
+        monkeypatch.setattr(Rooms, "load", held_load)
+        with connect(f"ws://127.0.0.1:{port}/ws/{code}") as ws:
+            first = receive_state(ws, lambda s: True)
+            assert moved, "B's socket did not read the table through Rooms.load"
+            assert first["seq"] < moved["state"]["seq"]  # it did read the older state
+            caught_up = receive_state(ws, lambda s: s["seq"] >= moved["state"]["seq"])
+            assert caught_up["rolls_left"] == moved["state"]["rolls_left"]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=WAIT_S)
+        a.kill()
+
+
+def test_a_turn_timer_of_a_dead_instance_is_kept_by_another(pair, pg_url):
+    """The turn clock is a stored deadline, not a timer held by one process: after ``kill -9``
+    of the instance that started the table, the other plays the absent seat's turn when its
+    time is up (issue 20: timers the dead instance owned are taken over)."""
+    a, b = pair
+    body = {"seats": ["human", "friend"], "online": True, "name": "Host", "turn_timer": 10}
+    made = ok(f"{a.url}/api/tables", body)
+    code, token = made["code"], made["tokens"]["0"]
+    ok(f"{b.url}/api/tables/{code}/join", {"name": "Guest"})
+    started = ok(f"{a.url}/api/tables/{code}/start", {"seat": 0, "token": token})
+    assert started["current"] == 0 and started["deadline"] is not None
+    a.kill()  # the host's instance dies; the host does not come back
+    with connect(b.url.replace("http", "ws") + f"/ws/{code}") as ws:
+        deadline = time.monotonic() + started["turn_timer"] + 3 * WAIT_S
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, "the dead instance's turn clock was never run out by B"
+            msg = json.loads(ws.recv(timeout=left))
+            if msg["type"] == "state" and msg["state"]["current"] == 1:
+                break
+    state = msg["state"]
+    assert state["seats"][0]["away"] == "timeout"  # the computer played the host's turn
+    assert state["cards"][0] != started["cards"][0]

@@ -331,6 +331,11 @@ def create_app(
         (of every table it has sockets for) to that state. With the change's ``news``, a
         copy one revision behind follows it here, on the event loop (no thread, no database
         read) when no work on the table is under way; else a refresh task reads it."""
+        for table in opening if not code else ():  # any table: sockets opening re-read
+            missed[table] = None
+        if code in opening:  # a socket of it is opening: it may have read the older state
+            old = missed.get(code, -1)
+            missed[code] = None if old is None else max(old, rev)
         for table in [code] if code else list(hub.clients):
             if not hub.count(table):
                 continue
@@ -353,6 +358,18 @@ def create_app(
                 task = asyncio.ensure_future(refresh_sockets(table))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
+
+    # A socket reads the table's state, then joins the hub: a change heard in between would
+    # reach none of its sockets here (the first of the table). What is heard for a table
+    # while one of its sockets opens is noted, and caught up once the socket has joined.
+    opening: dict[str, int] = {}  # table -> sockets opening now (bounded by the open limits)
+    missed: dict[str, int | None] = {}  # table -> the newest rev heard meanwhile (None: any)
+
+    def opened(code: str, rev: int) -> None:
+        """The socket of ``code`` that read the state at ``rev`` has joined the hub."""
+        late = missed.get(code, -1)
+        if late is None or late > rev:
+            heard(code if late is not None else "", late if late is not None else rev)
 
     def follow(code: str, rev: int, news: str) -> bool:
         """Push table ``code``'s state after another process's change, followed from its
@@ -725,10 +742,20 @@ def create_app(
             refusals.refused(refusal[0], "WS /ws/", address, refusal[1])
             await ws.close(*refusal)
             return
+        code = None
         try:
             check_lookups(address)
             code = clean_code(ws.path_params["code"])
-            state = await table_state(code)
+            opening[code] = opening.get(code, 0) + 1
+            try:
+                state = await table_state(code)
+                client = Client(ws, code, address, limits.send_queue)
+                joined = await join_hub(client, state, address)
+            finally:
+                opening[code] -= 1
+                if not opening[code]:
+                    del opening[code]
+                    missed.pop(code, None)
         except WebError as err:
             failed(address, err)
             refusals.refused(err.status, "WS /ws/", address, str(err))
@@ -736,32 +763,9 @@ def create_app(
             await ws.send_json(reply)
             await ws.close(CLOSE_FULL if err.status == 429 else CLOSE_UNKNOWN, str(err)[:120])
             return
-        client = Client(ws, code, address, limits.send_queue)
-        session = await session_of(ws)
-        full = slots.refuse_anonymous(address, code)
-        if full is None:
-            slots.take_anonymous(address, code)
-            slot = "anonymous"
-        else:  # a seated player still gets in: the first message must prove the seat
-            seat = None
-            with anyio.move_on_after(limits.hello_timeout):
-                with contextlib.suppress(WebError, WebSocketDisconnect, KeyError):
-                    msg = parse_json((await ws.receive())["text"])
-                    if msg.get("type") == "hello":
-                        seat = await seat_of(code, msg, session)
-            if seat is None:
-                refusals.refused(CLOSE_FULL, f"WS /ws/{code}", address, full)
-                with contextlib.suppress(Exception):
-                    await ws.close(CLOSE_FULL, full)
-                return
-            slots.take_seated()
-            slot = "seated"
-            client.push(hello(seat))
-            hub.add(client)
-            hub.seat(client, seat, limits.sockets_per_seat, quiet=True)
-            state = await table_state(code)
-        if slot == "anonymous":
-            hub.add(client)
+        if joined is None:
+            return
+        slot, session, state = joined
         present(state)
         try:
             async with anyio.create_task_group() as tg:
@@ -784,6 +788,42 @@ def create_app(
         if client.closing is not None and client.closing[0] != 1006:  # 1006: the peer left
             with anyio.move_on_after(1), contextlib.suppress(Exception):
                 await ws.close(*client.closing)
+
+    async def join_hub(client: Client, state: dict[str, Any], address: str):
+        """Take the socket's slot and add it to the hub: ``(slot, session, state)``, or None
+        when it was refused (closed here). A seated player's first message proves the seat
+        when the anonymous slots are full."""
+        ws, code = client.ws, client.code
+        session = await session_of(ws)
+        full = slots.refuse_anonymous(address, code)
+        if full is None:
+            slots.take_anonymous(address, code)
+            hub.add(client)
+            opened(code, state["rev"])
+            return "anonymous", session, state
+        seat = None
+        with anyio.move_on_after(limits.hello_timeout):
+            with contextlib.suppress(WebError, WebSocketDisconnect, KeyError):
+                msg = parse_json((await ws.receive())["text"])
+                if msg.get("type") == "hello":
+                    seat = await seat_of(code, msg, session)
+        if seat is None:
+            refusals.refused(CLOSE_FULL, f"WS /ws/{code}", address, full)
+            with contextlib.suppress(Exception):
+                await ws.close(CLOSE_FULL, full)
+            return None
+        slots.take_seated()
+        client.push(hello(seat))
+        hub.add(client)
+        hub.seat(client, seat, limits.sockets_per_seat, quiet=True)
+        try:
+            state = await table_state(code)
+        except BaseException:  # the caller answers the error: give back what was taken
+            hub.remove(client)
+            slots.release_seated()
+            raise
+        opened(code, state["rev"])
+        return "seated", session, state
 
     async def receive_loop(client: Client, slot: str, session=None) -> str:
         """Answer the socket's messages until it closes; returns its slot kind."""
