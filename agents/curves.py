@@ -292,7 +292,9 @@ def plot(rows: list[dict], path: str | Path, log_steps: bool = False) -> None:
                 color=color,
                 alpha=0.8,
                 lw=1.2,
-                label=f"{recipe} ({len(runs)} seeds)" if i == 0 else None,
+                label=f"{recipe} ({len(runs)} seed{'s' if len(runs) > 1 else ''})"
+                if i == 0
+                else None,
             )
     for value, label in ANCHORS:
         ax.axhline(value, ls="--", lw=0.9, color="gray")
