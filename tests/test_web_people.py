@@ -29,8 +29,12 @@ class Clock:
         return self.now
 
 
-@pytest.fixture
-def db(tmp_path):
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request, tmp_path):
+    """Each test on both backends (issue 20): a SQLite file, and a fresh database on a real
+    PostgreSQL server (the ``pg_url`` fixture)."""
+    if request.param == "postgresql":
+        return request.getfixturevalue("pg_url")
     return tmp_path / "web.sqlite3"
 
 
