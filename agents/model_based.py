@@ -37,9 +37,6 @@ from yahtzee_env.game.rules import (
     ALL_FILLED,
     NUM_BOXES,
     NUM_FILLED_MASKS,
-    UPPER_MASK,
-    YAHTZEE_0,
-    YAHTZEE_50,
     YAHTZEE_OPEN,
     RuleSet,
 )
@@ -92,25 +89,14 @@ class ModelBasedConfig:
 
 # ------------------------------------------------------------------------------ states
 def all_states(rules: RuleSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every reachable, not-final turn-start state: ``(filled, upper, ystate)`` arrays."""
-    from yahtzee_env.solver.exact import _TurnModel
+    """Every reachable, not-final turn-start state: ``(filled, upper, ystate)`` arrays (the
+    solver's own enumeration, layer by layer: 0 to 12 boxes filled)."""
+    from yahtzee_env.solver.exact import _layer_states, _TurnModel
 
-    reach = _TurnModel(rules).reachable_upper  # [64, T + 1]
-    filled = np.arange(NUM_FILLED_MASKS - 1)  # ALL_FILLED is the end of the game
-    f, u = np.nonzero(reach[filled & UPPER_MASK])
-    f = filled[f]
-    has_y = (f & YAHTZEE_BIT) != 0
-    # a filled yahtzee box holds 50 or 0: both states exist
-    f = np.concatenate([f[~has_y], f[has_y], f[has_y]])
-    u = np.concatenate([u[~has_y], u[has_y], u[has_y]])
-    y = np.concatenate(
-        [
-            np.full((~has_y).sum(), YAHTZEE_OPEN),
-            np.full(has_y.sum(), YAHTZEE_50),
-            np.full(has_y.sum(), YAHTZEE_0),
-        ]
-    )
-    return f.astype(np.int64), u.astype(np.int64), y.astype(np.int64)
+    model = _TurnModel(rules)
+    layers = [_layer_states(model, n) for n in range(NUM_BOXES)]
+    f, u, y = (np.concatenate(parts).astype(np.int64) for parts in zip(*layers, strict=True))
+    return f, u, y
 
 
 def state_features(
