@@ -1,0 +1,44 @@
+"""The runs that span sessions (issue 22): each folder of checkpoints/ holds one exact
+checkpoint (its SB3 zip and its state file), at most ~3 MB, with the run's config, metadata
+and evaluations, and the state file says the same step count as the checkpoint's name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from yahtzee_agents.config import config_from_dict
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = sorted(p for p in (ROOT / "checkpoints").iterdir() if p.is_dir())
+
+
+def test_there_is_a_readme_row_per_run() -> None:
+    readme = (ROOT / "checkpoints" / "README.md").read_text()
+    for run in RUNS:
+        assert f"| `{run.name}` |" in readme, run.name
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[p.name for p in RUNS])
+def test_one_small_exact_checkpoint(run: Path) -> None:
+    import yaml
+
+    zips = sorted((run / "checkpoints").glob("ckpt_*.zip"))
+    assert len(zips) == 1, "one checkpoint per run: replace it, never add"
+    steps = int(zips[0].stem.removeprefix("ckpt_"))
+    state = zips[0].with_name(zips[0].stem + ".state.npz")
+    size = sum(p.stat().st_size for p in run.rglob("*") if p.is_file())
+    assert size < 3_200_000, f"{run.name}: {size:,} bytes (at most ~3 MB per run)"
+    with np.load(state, allow_pickle=False) as data:
+        facts = json.loads(str(data["facts"]))
+    assert facts["timesteps"] == steps
+    cfg = config_from_dict(yaml.safe_load((run / "config.yaml").read_text()))
+    assert cfg.name == run.name and cfg.reward_only
+    assert steps < cfg.train.total_timesteps  # not finished (else the folder goes)
+    evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
+    assert evals and evals[-1]["timesteps"] <= steps
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["environment"]["cpu"] and meta["sessions"]
