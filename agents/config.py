@@ -74,6 +74,11 @@ class StepSchedule:
         return self.schedule.at(step, self.total_timesteps)
 
 
+def value_at(value: float | Schedule, step: float, total_timesteps: int) -> float:
+    """A config value that may be a schedule, at env-step ``step``."""
+    return value.at(step, total_timesteps) if isinstance(value, Schedule) else value
+
+
 def sb3_value(value: float | Schedule, total_timesteps: int) -> float | StepSchedule:
     """What to give SB3 for a config value that may be a schedule."""
     return StepSchedule(value, total_timesteps) if isinstance(value, Schedule) else value

@@ -164,15 +164,21 @@ def read_csv(path: str | Path) -> list[dict[str, float | int | str]]:
     return rows
 
 
-def at_marks(rows: list[dict], marks: Sequence[int]) -> dict[str, dict[int, dict]]:
-    """For each run, its last evaluation at or before each mark (runs that have not reached
-    a mark, within 2% of it, have no entry for it)."""
+def _by_run(rows: list[dict]) -> dict[str, list[dict]]:
+    """Each run's rows, in step order."""
     by_run: dict[str, list[dict]] = {}
     for row in rows:
         by_run.setdefault(str(row["run"]), []).append(row)
-    picked: dict[str, dict[int, dict]] = {}
-    for run, series in by_run.items():
+    for series in by_run.values():
         series.sort(key=lambda r: r["steps"])
+    return by_run
+
+
+def at_marks(rows: list[dict], marks: Sequence[int]) -> dict[str, dict[int, dict]]:
+    """For each run, its last evaluation at or before each mark (runs that have not reached
+    a mark, within 2% of it, have no entry for it)."""
+    picked: dict[str, dict[int, dict]] = {}
+    for run, series in _by_run(rows).items():
         for mark in marks:
             before = [r for r in series if r["steps"] <= mark * 1.02]
             if before and before[-1]["steps"] >= mark * 0.9:
@@ -229,12 +235,8 @@ def first_reaching(
 ) -> dict[str, dict[float, dict | None]]:
     """Per run, its first evaluation whose expected score (``optimum`` - regret per game)
     is at least each target (None: never reached)."""
-    by_run: dict[str, list[dict]] = {}
-    for row in rows:
-        by_run.setdefault(str(row["run"]), []).append(row)
     out: dict[str, dict[float, dict | None]] = {}
-    for run, series in sorted(by_run.items()):
-        series.sort(key=lambda r: r["steps"])
+    for run, series in sorted(_by_run(rows).items()):
         out[run] = {
             t: next((r for r in series if optimum - r["regret"] >= t), None) for t in targets
         }

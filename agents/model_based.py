@@ -41,7 +41,6 @@ from yahtzee_env.game.rules import (
     RuleSet,
 )
 
-YAHTZEE_BIT = 1 << 11  # the yahtzee box's bit in the filled mask (`Box.YAHTZEE`)
 VALUE_SCALE = 100.0  # targets are regressed in hundreds of points
 TARGET_SLICE = 20_000  # turn-start states per backup slice (~4.7 KB each while computed)
 TABLE_CHUNK = 65_536  # states per block when the table is computed from the network
@@ -213,14 +212,20 @@ class ValueNet:
         atomic_write(path.with_suffix(".json"), json.dumps(extra, indent=2) + "\n")
 
 
+def expectimax_policy(rules: RuleSet, table: np.ndarray):
+    """The agent of a turn-value table: exact expectimax over each turn, ``table`` at the
+    turn starts it reaches (the solver's within-turn machinery on a learned table)."""
+    from yahtzee_env.policies.baselines import OptimalPolicy
+    from yahtzee_env.solver.exact import OptimalValues
+
+    return OptimalPolicy(rules, table=OptimalValues(rules, table))
+
+
 def load_policy(path: str | Path, rules: str | RuleSet | None = None):
     """The learned agent as a policy (``act_batch``): expectimax over the learned table.
 
     ``path`` is a ``.npz`` written by `ValueNet.save`; it holds arrays only
     (``allow_pickle=False``)."""
-    from yahtzee_env.policies.baselines import OptimalPolicy
-    from yahtzee_env.solver.exact import OptimalValues
-
     path = Path(path)
     meta = json.loads(path.with_suffix(".json").read_text())
     rules = RuleSet.from_spec(rules if rules is not None else meta["config"]["rules"])
@@ -236,7 +241,7 @@ def load_policy(path: str | Path, rules: str | RuleSet | None = None):
             if array.shape != tuple(p.shape):
                 raise ValueError(f"{path}: p{i} has shape {array.shape}, expected {tuple(p.shape)}")
             p.data.copy_(torch.from_numpy(array))
-    policy = OptimalPolicy(rules, table=OptimalValues(rules, net.table()))
+    policy = expectimax_policy(rules, net.table())
     policy.name = "model-based"
     return policy
 
@@ -263,10 +268,9 @@ def play_games(
     """Play ``games`` games at once by expectimax over ``table`` (epsilon-greedy); the
     ``[M, 3]`` turn-start states they visited and the env-steps taken."""
     from yahtzee_env.envs.vector import YahtzeeVectorEnv
-    from yahtzee_env.policies.baselines import OptimalPolicy, decode
-    from yahtzee_env.solver.exact import OptimalValues
+    from yahtzee_env.policies.baselines import decode
 
-    policy = OptimalPolicy(rules, table=OptimalValues(rules, table))
+    policy = expectimax_policy(rules, table)
     env = YahtzeeVectorEnv(num_envs=games, rules=rules)
     obs, _ = env.reset(seed=int(rng.integers(2**31)))
     live = np.ones(games, dtype=bool)  # each slot plays one game, then idles
@@ -311,9 +315,6 @@ def learn(
     """
     import torch
 
-    from yahtzee_env.policies.baselines import OptimalPolicy
-    from yahtzee_env.solver.exact import OptimalValues
-
     torch.set_num_threads(1)
     rules = RuleSet.from_spec(cfg.rules)
     rng = np.random.default_rng(cfg.seed)
@@ -348,7 +349,7 @@ def learn(
         seconds += time.perf_counter() - t0
         if games >= next_eval or games >= cfg.games:
             next_eval += cfg.eval_every
-            policy = OptimalPolicy(rules, table=OptimalValues(rules, table))
+            policy = expectimax_policy(rules, table)
             row = {
                 "games": games,
                 "env_steps": steps,

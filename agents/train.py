@@ -39,6 +39,7 @@ from yahtzee_agents.config import (
     apply_overrides,
     config_from_dict,
     read_yaml_mapping,
+    value_at,
 )
 from yahtzee_agents.export import numpy_policy
 from yahtzee_agents.resume import save_state, state_path
@@ -178,9 +179,7 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
         clip_range=sb3_value(p.clip_range, cfg.train.total_timesteps),
         clip_range_vf=p.clip_range_vf,
         normalize_advantage=p.normalize_advantage,
-        ent_coef=p.ent_coef.at(0, cfg.train.total_timesteps)
-        if isinstance(p.ent_coef, Schedule)
-        else p.ent_coef,
+        ent_coef=value_at(p.ent_coef, 0, cfg.train.total_timesteps),
         vf_coef=p.vf_coef,
         max_grad_norm=p.max_grad_norm,
         target_kl=p.target_kl,

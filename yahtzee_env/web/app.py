@@ -368,8 +368,10 @@ def create_app(
     def opened(code: str, rev: int) -> None:
         """The socket of ``code`` that read the state at ``rev`` has joined the hub."""
         late = missed.get(code, -1)
-        if late is None or late > rev:
-            heard(code if late is not None else "", late if late is not None else rev)
+        if late is None:  # the notifications were interrupted meanwhile: re-read
+            heard("", rev)
+        elif late > rev:
+            heard(code, late)
 
     def follow(code: str, rev: int, news: str) -> bool:
         """Push table ``code``'s state after another process's change, followed from its
@@ -742,7 +744,6 @@ def create_app(
             refusals.refused(refusal[0], "WS /ws/", address, refusal[1])
             await ws.close(*refusal)
             return
-        code = None
         try:
             check_lookups(address)
             code = clean_code(ws.path_params["code"])
