@@ -361,11 +361,12 @@ def test_focus_follows_the_game(open_page, server):
     old = version(page)
     page.keyboard.press("Enter")  # rolls
     wait_new_version(page, old)
-    assert page.evaluate(active) == "roll"
+    # the socket's copy may come before the answer: Roll is disabled (and unfocused) until then
+    page.wait_for_function(f"() => ({active}) === 'roll'")
     old = version(page)
     page.keyboard.press("Enter")  # the last roll: focus goes to the card
     wait_new_version(page, old)
-    assert page.evaluate(active).startswith("box-0-")
+    page.wait_for_function(f"() => ({active}).startsWith('box-0-')")
     page.keyboard.press("Enter")  # select the box ...
     assert "selected" in page.get_attribute(f"{tid(page.evaluate(active))}", "class")
     old = version(page)
@@ -374,6 +375,37 @@ def test_focus_follows_the_game(open_page, server):
     page.wait_for_function(f"() => ({active}) === 'roll'")
     assert page.get_attribute(tid("turn"), "aria-live") == "polite"
     assert page.get_attribute(tid("status"), "aria-live") == "polite"
+
+
+def test_focus_stays_when_the_socket_is_faster_than_the_answer(open_page, server):
+    """The order CI met on 2026-12-01: the socket's copy of a roll comes before the answer to
+    the intent. Roll stays disabled until the answer, then has the focus, and Enter rolls."""
+    page = open_page(1280, 800, False, "en-US")
+    start_table(page, server.url, kinds=("hard",))
+    active = "document.activeElement.dataset.testid || document.activeElement.tagName"
+    answered = []
+
+    def late_answer(route):
+        response = route.fetch()  # the server has applied the roll and told the socket
+        page.wait_for_timeout(300)  # the socket's copy lands while the answer waits
+        route.fulfill(response=response)
+        answered.append(response.status)
+
+    def roll_and_wait_for_the_answer():
+        old, count = version(page), len(answered)
+        page.keyboard.press("Enter")
+        wait_new_version(page, old)
+        while len(answered) == count:
+            page.wait_for_timeout(50)
+        assert answered[-1] == 200
+        page.wait_for_timeout(100)  # the answer's handler has run
+
+    page.route("**/act", late_answer)
+    roll_and_wait_for_the_answer()
+    assert page.evaluate(active) == "roll"
+    roll_and_wait_for_the_answer()  # the last roll: focus goes to the card
+    page.wait_for_function(f"() => ({active}).startsWith('box-0-')")
+    page.unroute("**/act")
 
 
 # ------------------------------------------------------------------ a game: axe, review, stats

@@ -1047,7 +1047,11 @@ async function act(action) {
     if (err.code === "stale_seq") await resync(); else showFailure(err);
   } finally {
     T.busy = false;
-    if (T.state) render(T.state, { lock: T.animating });
+    if (T.state) {
+      render(T.state, { lock: T.animating });
+      // the socket's copy came first (moveFocus waited for the answer): the focus moves now
+      if (T.focusAfter && !T.animating) moveFocus(T.state, T.state);
+    }
   }
 }
 
