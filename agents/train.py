@@ -158,6 +158,7 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
     from sb3_contrib import MaskablePPO
 
     from yahtzee_agents.config import sb3_value
+    from yahtzee_agents.distribution import install
 
     p = cfg.ppo
     policy_kwargs = {
@@ -167,7 +168,7 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
         },
         "activation_fn": {"relu": nn.ReLU, "tanh": nn.Tanh}[cfg.policy.activation],
     }
-    return MaskablePPO(
+    model = MaskablePPO(
         "MlpPolicy",
         env,
         learning_rate=sb3_value(p.learning_rate, cfg.train.total_timesteps),
@@ -189,6 +190,7 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
         device="cpu",
         verbose=0,
     )
+    return install(model)
 
 
 # ------------------------------------------------------------------------------ run folder
@@ -568,6 +570,7 @@ def train(
     from sb3_contrib import MaskablePPO
 
     from yahtzee_agents.config import sb3_value
+    from yahtzee_agents.distribution import install
     from yahtzee_agents.resume import load_state
 
     torch.set_num_threads(cfg.train.torch_threads)
@@ -596,6 +599,7 @@ def train(
         model = MaskablePPO.load(
             ckpt, env=env, device="cpu", custom_objects=schedules, force_reset=False
         )
+        install(model)
         model.tensorboard_log = str(paths.tb)
         if state_path(ckpt).exists():
             restored = load_state(state_path(ckpt), model, env)
