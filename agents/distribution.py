@@ -7,11 +7,12 @@ the arguments each time. The numbers that reach the loss are
     normalised = raw - logsumexp(raw)
     logits     = where(mask, normalised, -1e8) - logsumexp(where(mask, normalised, -1e8))
 
-and `LeanMaskedCategorical` computes exactly these, in the same order, once: actions, log
-probabilities, entropy and gradients are the same bit for bit (``tests/test_distribution.py``
-compares them with sb3-contrib's), so a run is the same run, a third fewer passes over the
-logits cheaper. It replaces the policy's ``action_dist`` on a built or loaded model
-(`install`); a saved model file still names sb3-contrib's classes only.
+and `LeanMaskedCategorical` computes exactly these, in the same order, once (an unmasked
+batch's second normalisation only when it is used). Actions, log probabilities, entropy and
+gradients are the same bit for bit (``tests/test_distribution.py`` compares them with
+sb3-contrib's), so a run is the same run, with two normalisations instead of three and no
+checks. It replaces the policy's ``action_dist`` on a built or loaded model (`install`); a
+saved model file still names sb3-contrib's classes only.
 """
 
 from __future__ import annotations
@@ -26,21 +27,19 @@ HUGE_NEG = -1e8  # sb3-contrib's value for a masked logit
 
 
 class LeanMaskedCategorical(MaskableCategoricalDistribution):
-    """`MaskableCategoricalDistribution` with the same results and a third fewer passes."""
+    """`MaskableCategoricalDistribution` with the same results and less work."""
 
     def __init__(self, action_dim: int) -> None:
         super().__init__(action_dim)
         self._normalised: th.Tensor | None = None
-        self.logits: th.Tensor | None = None
+        self._logits: th.Tensor | None = None
         self.masks: th.Tensor | None = None
         self._probs: th.Tensor | None = None
 
     def proba_distribution(self, action_logits: th.Tensor) -> LeanMaskedCategorical:
         raw = action_logits.view(-1, self.action_dim)
         self._normalised = raw - raw.logsumexp(dim=-1, keepdim=True)
-        # unmasked, sb3-contrib normalises a second time (its re-initialisation)
-        self.logits = self._normalised - self._normalised.logsumexp(dim=-1, keepdim=True)
-        self.masks, self._probs = None, None
+        self._logits, self.masks, self._probs = None, None, None  # until masked or asked for
         return self
 
     def apply_masking(self, masks: th.Tensor | np.ndarray | None) -> None:
@@ -56,8 +55,16 @@ class LeanMaskedCategorical(MaskableCategoricalDistribution):
             )
             huge_neg = th.tensor(HUGE_NEG, dtype=normalised.dtype, device=normalised.device)
             logits = th.where(self.masks, normalised, huge_neg)
-        self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+        self._logits = logits - logits.logsumexp(dim=-1, keepdim=True)
         self._probs = None
+
+    @property
+    def logits(self) -> th.Tensor:
+        if self._logits is None:  # never masked: sb3-contrib normalises a second time
+            if self._normalised is None:
+                raise RuntimeError("no logits before proba_distribution()")
+            self._logits = self._normalised - self._normalised.logsumexp(dim=-1, keepdim=True)
+        return self._logits
 
     @property
     def probs(self) -> th.Tensor:

@@ -45,7 +45,8 @@ def both(seed: int, masked: bool):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_same_numbers_as_sb3_contrib(seed: int, masked: bool) -> None:
     theirs, ours = both(seed, masked)
-    for name, a, b in zip(("actions", "log_prob", "entropy", "mode", "grad"), theirs, ours):
+    names = ("actions", "log_prob", "entropy", "mode", "grad")
+    for name, a, b in zip(names, theirs, ours, strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape, name
         assert torch.equal(a, b), name  # bit for bit, not within a tolerance
 
