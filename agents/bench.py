@@ -10,16 +10,25 @@ from typing import Any
 
 from yahtzee_agents.config import RunConfig, apply_overrides, config_from_dict, load_config
 
+DISTRIBUTIONS = ("lean", "sb3")  # the training's own (agents/distribution.py), sb3-contrib's
 
-def bench_config(cfg: RunConfig, timesteps: int) -> dict[str, Any]:
-    """Time ``timesteps`` env steps of PPO (no warm start, evaluation or checkpoints)."""
+
+def bench_config(cfg: RunConfig, timesteps: int, distribution: str = "lean") -> dict[str, Any]:
+    """Time ``timesteps`` env steps of PPO (no warm start, evaluation or checkpoints), with the
+    lean masked distribution that training uses or (``"sb3"``) sb3-contrib's own, as before."""
     import torch
+    from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
 
     from yahtzee_agents.train import build_model, make_env
 
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, not {distribution!r}")
     torch.set_num_threads(cfg.train.torch_threads)
     env = make_env(cfg, seed=cfg.train.seed)
     model = build_model(cfg, env, tb_dir=None)
+    if distribution == "sb3":
+        dim = model.policy.action_dist.action_dim
+        model.policy.action_dist = MaskableCategoricalDistribution(dim)
     rollout = cfg.ppo.n_steps * cfg.env.num_envs
     model.learn(total_timesteps=rollout)  # warm-up: first rollout, allocations
     start_steps, t0 = model.num_timesteps, time.perf_counter()
@@ -35,6 +44,7 @@ def bench_config(cfg: RunConfig, timesteps: int) -> dict[str, Any]:
         "batch_size": cfg.ppo.batch_size,
         "n_epochs": cfg.ppo.n_epochs,
         "torch_threads": cfg.train.torch_threads,
+        "distribution": distribution,
         "steps": steps,
         "seconds": seconds,
         "steps_per_second": steps / seconds,
@@ -56,19 +66,27 @@ def run_bench(
     threads: list[int] | None = None,
     repeats: int = 1,
     reference: bool = True,
+    setups: list[tuple[int | None, str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Measure the reference setup (unless ``reference`` is False) and each config.
 
     With ``threads`` (e.g. ``[1, 2]``), each config is measured at each torch thread count,
     ``repeats`` times, the counts interleaved (1, 2, 1, 2, ...) so that a change in the
-    machine's load falls on both sides of the A/B; every measurement is one result row."""
+    machine's load falls on both sides of the A/B; every measurement is one result row.
+    ``setups`` (``[(threads, distribution), ...]``, threads None for the config's) does the
+    same for any list of thread counts and distributions, e.g. ``[(1, "sb3"), (2, "lean")]``:
+    before and after."""
     # A deep copy: overrides write into nested sections, which must not be the constant's.
     cfgs = [config_from_dict(apply_overrides(copy.deepcopy(REFERENCE_256), overrides))]
     cfgs = (cfgs if reference else []) + [load_config(path, overrides) for path in configs]
+    if setups and threads:
+        raise ValueError("give threads or setups, not both")
     results = []
     for cfg in cfgs:
+        own = cfg.train.torch_threads
+        plan = setups or [(n, "lean") for n in threads or [own]]
         for _ in range(repeats):
-            for n in threads or [cfg.train.torch_threads]:
-                cfg.train.torch_threads = n
-                results.append(bench_config(cfg, timesteps))
+            for n, distribution in plan:
+                cfg.train.torch_threads = own if n is None else n
+                results.append(bench_config(cfg, timesteps, distribution))
     return results

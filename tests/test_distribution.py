@@ -96,3 +96,40 @@ def test_a_run_is_the_same_run(tmp_path: Path, monkeypatch) -> None:
         kind = type(model.policy.action_dist).__name__
         assert kind == "MaskableCategoricalDistribution"  # the file names sb3-contrib's class
     assert results[0] == results[1]
+
+
+def test_the_benchmark_measures_before_and_after(monkeypatch) -> None:
+    """`bench_train.py --setups 1:sb3,2:lean`: sb3-contrib's distribution (as before) and the
+    lean one, interleaved; a bad setup names the problem."""
+    import importlib.util
+
+    from yahtzee_agents import bench
+
+    seen = []
+
+    def fake(cfg, steps, distribution):
+        seen.append((cfg.train.torch_threads, distribution))
+        return {}
+
+    monkeypatch.setattr(bench, "bench_config", fake)
+    bench.run_bench([], 1, [], repeats=2, setups=[(1, "sb3"), (2, "lean")])
+    assert seen == [(1, "sb3"), (2, "lean"), (1, "sb3"), (2, "lean")]
+    with pytest.raises(ValueError, match="not both"):
+        bench.run_bench([], 1, [], threads=[1], setups=[(1, "sb3")])
+    monkeypatch.undo()
+    cfg = load_config(ROOT / "configs" / "tiny.yaml", [])
+    with pytest.raises(ValueError, match="distribution must be one of"):
+        bench.bench_config(cfg, 64, "fast")
+    row = bench.bench_config(cfg, 256, "sb3")
+    assert row["distribution"] == "sb3" and row["steps"] >= 256
+    spec = importlib.util.spec_from_file_location(
+        "bench_train", ROOT / "experiments" / "bench_train.py"
+    )
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.parse_setups("1:sb3,2:lean") == [(1, "sb3"), (2, "lean")]
+    import argparse
+
+    for bad in ("0:lean", "2:fast", "two:lean", "2"):
+        with pytest.raises(argparse.ArgumentTypeError, match="THREADS:DISTRIBUTION"):
+            script.parse_setups(bad)
