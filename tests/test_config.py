@@ -142,7 +142,9 @@ def test_bench_overrides_do_not_touch_the_reference_config(monkeypatch) -> None:
 
     before = copy.deepcopy(bench.REFERENCE_256)
     seen = []
-    monkeypatch.setattr(bench, "bench_config", lambda cfg, steps, distribution="lean": seen.append(cfg) or {})
+    monkeypatch.setattr(
+        bench, "bench_config", lambda cfg, steps, distribution="lean": seen.append(cfg) or {}
+    )
     bench.run_bench([], 1, ["env.num_envs=8", "ppo.n_steps=4", "ppo.batch_size=32"])
     assert seen[0].env.num_envs == 8
     assert before == bench.REFERENCE_256
