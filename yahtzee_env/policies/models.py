@@ -113,6 +113,11 @@ class Manifest:
     kind: str = MLP
     """The architecture's type: `MLP` (a policy over the observation) or `TURN_VALUE_MLP`."""
 
+    @property
+    def trained_rules(self) -> str:
+        """The preset the model learned (as the loaded policy's ``trained_rules``)."""
+        return self.rules
+
     def layer_sizes(self) -> list[int]:
         """The network's widths, input first: the observation's features to the 45 action
         logits, or a turn start's features to its one value."""

@@ -19,7 +19,7 @@ from yahtzee_env.game.rules import ALL_FILLED, NUM_BOXES, NUM_FILLED_MASKS, Rule
 from yahtzee_env.policies.baselines import OptimalPolicy
 
 VALUE_SCALE = 100.0  # the network's output is in hundreds of points
-TABLE_CHUNK = 65_536  # turn starts per block when the table is computed (~32 MB a block)
+TABLE_CHUNK = 16_384  # turn starts per block when the table is computed (16 MB a block)
 
 
 # ------------------------------------------------------------------------------ the states
@@ -82,7 +82,9 @@ def turn_value_table(
     `state_features` up to float rounding, without an [N, 80] input for all ~540 k states.
     ``states`` (default `all_states`) saves the enumeration when the caller has it."""
     t = rules.upper_bonus_threshold
-    (w, b), *rest = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in weights]
+    # In float64: float32 products summed in another order (BLAS with another thread count)
+    # moved values by ~1e-5 points, enough to flip near-tied moves and change whole games.
+    (w, b), *rest = [(np.asarray(w, np.float64), np.asarray(b, np.float64)) for w, b in weights]
     if w.shape[0] != feature_size(t):
         raise ValueError(
             f"the network reads {w.shape[0]} features, the rules give {feature_size(t)}"
