@@ -22,6 +22,7 @@ it made unloadable); the solver only grades the evaluations.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -33,17 +34,17 @@ from typing import Any
 import numpy as np
 
 from yahtzee_env.fileio import atomic_write
-from yahtzee_env.game.rules import (
-    ALL_FILLED,
-    NUM_BOXES,
-    NUM_FILLED_MASKS,
-    YAHTZEE_OPEN,
-    RuleSet,
+from yahtzee_env.game.rules import YAHTZEE_OPEN, RuleSet
+from yahtzee_env.policies.turn_value import (
+    VALUE_SCALE,  # targets are regressed in hundreds of points
+    TurnValuePolicy,
+    all_states,
+    feature_size,
+    state_features,
+    turn_value_table,
 )
 
-VALUE_SCALE = 100.0  # targets are regressed in hundreds of points
 TARGET_SLICE = 20_000  # turn-start states per backup slice (~4.7 KB each while computed)
-TABLE_CHUNK = 65_536  # states per block when the table is computed from the network
 
 
 @dataclass
@@ -85,40 +86,11 @@ class ModelBasedConfig:
         if not self.hidden or any(not isinstance(h, int) or h <= 0 for h in self.hidden):
             raise ValueError(f"hidden must be a list of positive layer sizes, got {self.hidden!r}")
 
-
-# ------------------------------------------------------------------------------ states
-def all_states(rules: RuleSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every reachable, not-final turn-start state: ``(filled, upper, ystate)`` arrays (the
-    solver's own enumeration, layer by layer: 0 to 12 boxes filled)."""
-    from yahtzee_env.solver.exact import _layer_states, _TurnModel
-
-    model = _TurnModel(rules)
-    layers = [_layer_states(model, n) for n in range(NUM_BOXES)]
-    f, u, y = (np.concatenate(parts).astype(np.int64) for parts in zip(*layers, strict=True))
-    return f, u, y
-
-
-def state_features(
-    filled: np.ndarray, upper: np.ndarray, ystate: np.ndarray, threshold: int
-) -> np.ndarray:
-    """``float32 [N, 13 + 1 + T + 3]``: the open boxes and the share of them still open
-    (`card_features`), the upper total as a thermometer (``upper >= k`` for k = 1..T) and
-    the yahtzee box's three states. Only what the scorecard shows; nothing about values."""
-    return np.concatenate(
-        [
-            card_features(filled),
-            np.asarray(upper)[:, None] >= np.arange(1, threshold + 1),
-            np.asarray(ystate)[:, None] == np.arange(3),
-        ],
-        axis=1,
-    ).astype(np.float32)
-
-
-def card_features(filled: np.ndarray) -> np.ndarray:
-    """The part of `state_features` that depends on the filled boxes alone."""
-    open_boxes = ((np.asarray(filled, dtype=np.int64)[:, None] >> np.arange(NUM_BOXES)) & 1) == 0
-    share = open_boxes.sum(axis=1, keepdims=True) / NUM_BOXES
-    return np.concatenate([open_boxes, share], axis=1).astype(np.float32)
+    def digest(self) -> str:
+        """sha256 of the config (canonical JSON, as `yahtzee_agents.config`'s), recorded in
+        an exported level."""
+        blob = json.dumps(asdict(self), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()
 
 
 # ------------------------------------------------------------------------------ the value net
@@ -131,7 +103,7 @@ class ValueNet:
         torch.manual_seed(seed)
         self.rules = rules
         self.threshold = rules.upper_bonus_threshold
-        sizes = [NUM_BOXES + 1 + self.threshold + 3, *hidden, 1]
+        sizes = [feature_size(self.threshold), *hidden, 1]
         layers: list[Any] = []
         for a, b in pairwise(sizes):
             layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
@@ -146,35 +118,16 @@ class ValueNet:
             out = self.net(torch.from_numpy(features)).numpy()[:, 0]
         return out.astype(np.float64) * VALUE_SCALE
 
+    def weights(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The network as (W [in, out], b [out]) pairs, the value layer last (numpy)."""
+        params = [p.detach().numpy() for p in self.net.parameters()]
+        return [(params[i].T, params[i + 1]) for i in range(0, len(params), 2)]
+
     def table(self) -> np.ndarray:
-        """``float32 [8192, T + 1, 3]`` turn-start values: V where reachable, 0 at the end of
-        the game (exactly), NaN elsewhere (never read: the rules never lead there).
-
-        The first layer is linear in three separate parts of the input (card, upper total,
-        yahtzee box), so it is computed once per part and summed per state: `predict` on
-        `state_features` up to float rounding, without an [N, 80] input for all ~800 k
-        states."""
-        import torch
-
-        t = self.threshold
-        first, rest = self.net[0], self.net[1:]
-        w = first.weight.detach()
-        card = (
-            torch.from_numpy(card_features(np.arange(NUM_FILLED_MASKS))) @ w[:, : NUM_BOXES + 1].T
-        )
-        ups = np.arange(t + 1)[:, None] >= np.arange(1, t + 1)
-        upper = torch.from_numpy(ups.astype(np.float32)) @ w[:, NUM_BOXES + 1 : NUM_BOXES + 1 + t].T
-        yahtzee = w[:, NUM_BOXES + 1 + t :].T  # one-hot: row y is the contribution
-        table = np.full((NUM_FILLED_MASKS, t + 1, 3), np.nan, dtype=np.float32)
-        f, u, y = self.states
-        with torch.no_grad():
-            for lo in range(0, f.size, TABLE_CHUNK):
-                s = slice(lo, lo + TABLE_CHUNK)
-                fs, us, ys = (torch.from_numpy(a[s]) for a in (f, u, y))
-                h = card[fs] + upper[us] + yahtzee[ys] + first.bias.detach()
-                table[f[s], u[s], y[s]] = rest(h).numpy()[:, 0] * VALUE_SCALE
-        table[ALL_FILLED] = 0.0
-        return table
+        """``float32 [8192, T + 1, 3]`` turn-start values (`turn_value_table`: V where
+        reachable, 0 at the end of the game, NaN elsewhere), computed as the shipped level
+        computes it at load."""
+        return turn_value_table(self.weights(), self.rules, states=self.states)
 
     def fit(
         self,
@@ -212,38 +165,81 @@ class ValueNet:
         atomic_write(path.with_suffix(".json"), json.dumps(extra, indent=2) + "\n")
 
 
-def expectimax_policy(rules: RuleSet, table: np.ndarray):
+def expectimax_policy(rules: RuleSet, table: np.ndarray) -> TurnValuePolicy:
     """The agent of a turn-value table: exact expectimax over each turn, ``table`` at the
     turn starts it reaches (the solver's within-turn machinery on a learned table)."""
-    from yahtzee_env.policies.baselines import OptimalPolicy
-    from yahtzee_env.solver.exact import OptimalValues
-
-    return OptimalPolicy(rules, table=OptimalValues(rules, table))
+    return TurnValuePolicy(rules, table, name="model-based", trained_rules=rules.name)
 
 
-def load_policy(path: str | Path, rules: str | RuleSet | None = None):
-    """The learned agent as a policy (``act_batch``): expectimax over the learned table.
-
-    ``path`` is a ``.npz`` written by `ValueNet.save`; it holds arrays only
-    (``allow_pickle=False``)."""
+def read_saved(path: str | Path) -> tuple[ModelBasedConfig, dict[str, Any], list[tuple]]:
+    """A file written by `ValueNet.save`, with numpy alone: the learner's config, the last
+    evaluation row (games, env-steps, ...) and the network as (W [in, out], b [out]) pairs.
+    The ``.npz`` holds arrays only (``allow_pickle=False``); ValueError names a bad one."""
     path = Path(path)
     meta = json.loads(path.with_suffix(".json").read_text())
-    rules = RuleSet.from_spec(rules if rules is not None else meta["config"]["rules"])
-    net = ValueNet(rules, list(meta["config"]["hidden"]), 1e-3, 0)
+    cfg = ModelBasedConfig(**meta["config"])
+    sizes = [feature_size(RuleSet.from_spec(cfg.rules).upper_bonus_threshold), *cfg.hidden, 1]
+    shapes = []
+    for a, b in pairwise(sizes):
+        shapes += [(b, a), (b,)]  # torch's Linear: weight [out, in], bias [out]
     with np.load(path, allow_pickle=False) as data:
-        import torch
+        if sorted(data.files) != sorted(f"p{i}" for i in range(len(shapes))):
+            raise ValueError(f"{path}: arrays {sorted(data.files)[:10]}, the network has "
+                             f"{len(shapes)} (p0..p{len(shapes) - 1})")  # fmt: skip
+        params = [data[f"p{i}"] for i in range(len(shapes))]
+    for i, (array, shape) in enumerate(zip(params, shapes, strict=True)):
+        if array.shape != shape:
+            raise ValueError(f"{path}: p{i} has shape {array.shape}, expected {shape}")
+    weights = [(params[i].T, params[i + 1]) for i in range(0, len(params), 2)]
+    return cfg, meta.get("last", {}), weights
 
-        params = list(net.net.parameters())
-        if len(data.files) != len(params):
-            raise ValueError(f"{path}: {len(data.files)} arrays, the network has {len(params)}")
-        for i, p in enumerate(params):
-            array = data[f"p{i}"]
-            if array.shape != tuple(p.shape):
-                raise ValueError(f"{path}: p{i} has shape {array.shape}, expected {tuple(p.shape)}")
-            p.data.copy_(torch.from_numpy(array))
-    policy = expectimax_policy(rules, net.table())
-    policy.name = "model-based"
-    return policy
+
+def load_policy(path: str | Path, rules: str | RuleSet | None = None) -> TurnValuePolicy:
+    """The learned agent as a policy (``act_batch``): expectimax over the learned table.
+
+    ``path`` is a ``.npz`` written by `ValueNet.save` (read by `read_saved`)."""
+    cfg, _, weights = read_saved(path)
+    rules = RuleSet.from_spec(rules if rules is not None else cfg.rules)
+    return expectimax_policy(rules, turn_value_table(weights, rules))
+
+
+def export_level(
+    path: str | Path,
+    out_dir: str | Path,
+    name: str = "master",
+    *,
+    level: str | None = "master",
+    eval_games: int = 4_000,
+    eval_seed: int = 12_345,
+) -> Path:
+    """Ship a learned agent as a numpy level: ``NAME.json`` + ``NAME.npz`` in ``out_dir``
+    (`yahtzee_env.policies.models.save_turn_value`), its manifest stating the method, the
+    training games and env-steps, the config's sha256 and an evaluation by the other
+    levels' protocol (``eval_games`` games from ``eval_seed``, solver-graded regret)."""
+    from yahtzee_env.analysis.evaluation import evaluate_policy
+    from yahtzee_env.policies.models import load_opponent, save_turn_value
+
+    cfg, last, weights = read_saved(path)
+    rules = RuleSet.from_spec(cfg.rules)
+    facts = {
+        "source": Path(path).as_posix(),
+        "method": "model-based",
+        "teacher": None,
+        "games": int(last["games"]),
+        "env_steps": int(last["env_steps"]),
+    }
+
+    def save(extra: dict[str, Any]) -> Path:
+        return save_turn_value(
+            out_dir, name, weights, rules=rules.name, config_sha256=cfg.digest(), level=level,
+            extra=facts | extra,
+        )  # fmt: skip
+
+    # The level graded as it loads: its table from the shipped arrays (a near-tie between
+    # two moves can follow the float rounding of another copy of the same weights).
+    r = evaluate_policy(load_opponent(save({})), eval_games, seed=eval_seed, rules=rules)
+    keys = ("games", "seed", "mean", "ci95", "std", "median", "upper_bonus_rate", "yahtzee_rate")
+    return save({"evaluation": {k: r[k] for k in keys} | {"regret_per_game": r["regret"]["mean"]}})
 
 
 # ------------------------------------------------------------------------------ learning

@@ -40,7 +40,7 @@ def main() -> None:
     )
     for level in LEVELS:
         policy = load_opponent(level)
-        hidden = str([w.shape[1] for w, _ in policy.weights[:-1]])
+        hidden = str(list(policy.manifest.hidden))
         best_single = best_batch = float("inf")
         for _ in range(3):
             t0 = time.perf_counter()

@@ -10,6 +10,13 @@ grades the evaluations. ``--grade VALUE.npz [--json ROW.json]`` grades a learned
 benchmark protocol instead (`yahtzee_env.benchmark`: 10,000 games, seed 0):
 
     python experiments/model_based.py --grade docs/model_based/value-s0.npz
+
+``--export VALUE.npz --out DIR [--name NAME]`` ships it as a numpy CPU level (``NAME.json`` +
+``NAME.npz``, `yahtzee_agents.model_based.export_level`; evaluated on the levels' 4,000 games
+from seed 12345 for the manifest). The shipped ``master`` level is:
+
+    python experiments/model_based.py --export docs/model_based/value-s0.npz \
+        --out yahtzee_env/policies/levels --name master
 """
 
 from __future__ import annotations
@@ -36,8 +43,19 @@ def main() -> None:
     parser.add_argument("--run-dir", type=Path)
     parser.add_argument("--grade", type=Path, metavar="VALUE.npz")
     parser.add_argument("--json", type=Path, help="with --grade: write the leaderboard row")
+    parser.add_argument("--export", type=Path, metavar="VALUE.npz")
+    parser.add_argument("--out", type=Path, help="with --export: the level's folder")
+    parser.add_argument("--name", default="master", help="with --export: the level's name")
     args = vars(parser.parse_args())
     run_dir, grade, out = args.pop("run_dir"), args.pop("grade"), args.pop("json")
+    export, out_dir, name = args.pop("export"), args.pop("out"), args.pop("name")
+    if export is not None:
+        from yahtzee_agents.model_based import export_level
+
+        if out_dir is None:
+            parser.error("--export needs --out DIR")
+        print(f"wrote {export_level(export, out_dir, name, level=name)}")
+        return
     if grade is not None:
         import yahtzee_env
         from yahtzee_agents.model_based import load_policy

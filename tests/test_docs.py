@@ -111,7 +111,7 @@ def test_readme_figures_are_the_docs_figures() -> None:
         if command in full:
             assert cells[1:] == full[command][1:4], (cells, full[command])
             rows += 1
-    assert rows == 8  # the optimum, the levels and the built-in baselines
+    assert rows == 9  # the optimum, the five levels and the built-in baselines
 
 
 def test_the_seed_and_kernel_table_is_read_off_the_committed_runs() -> None:

@@ -106,3 +106,14 @@ def test_cli_exports_a_level_manifest(tmp_path: Path) -> None:
     row = yahtzee_env.benchmark(str(tmp_path / "easy.onnx"), games=64)
     assert row["mean"] == pytest.approx(yahtzee_env.benchmark("easy", games=64)["mean"], abs=1.0)
     assert main(["export", str(manifest), "--out", str(tmp_path)]) == 2  # npz from npz: no
+
+
+def test_cli_refuses_a_turn_value_level(tmp_path: Path, capsys) -> None:
+    """master plays by expectimax through the rules: no graph to export, and it says so."""
+    import yahtzee_env
+    from yahtzee_env.commands.cli import main
+
+    manifest = Path(yahtzee_env.__file__).parent / "policies" / "levels" / "master.json"
+    assert main(["export", str(manifest), "--format", "onnx", "--out", str(tmp_path)]) == 2
+    assert "no ONNX graph" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

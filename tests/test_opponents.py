@@ -22,7 +22,9 @@ from yahtzee_env.policies.models import (
     ModelFormatError,
     load_opponent,
     save_policy,
+    save_turn_value,
 )
+from yahtzee_env.policies.turn_value import TurnValuePolicy
 
 
 def _weights(seed: int = 0, hidden=(16, 8)):
@@ -34,14 +36,58 @@ def _weights(seed: int = 0, hidden=(16, 8)):
     ]
 
 
-@pytest.fixture
-def model(tmp_path: Path) -> Path:
+def _value_weights(seed: int = 0, hidden=(16, 8)):
+    """A small turn-value network (80 state features -> 1) of plausible scale."""
+    rng = np.random.default_rng(seed)
+    sizes = [13 + 1 + 63 + 3, *hidden, 1]
+    return [
+        (rng.normal(size=(a, b)).astype(np.float32) * 0.1, rng.normal(size=b).astype(np.float32))
+        for a, b in itertools.pairwise(sizes)
+    ]
+
+
+@pytest.fixture(params=["mlp", "turn-value-mlp"])
+def model(request, tmp_path: Path) -> Path:
+    """A saved model of each kind: the hostile-file tests hold for both."""
+    if request.param == "turn-value-mlp":
+        return save_turn_value(
+            tmp_path, "m", _value_weights(), rules="official", config_sha256="0" * 64, level="test"
+        )
     return save_policy(
         tmp_path, "m", _weights(), "relu", rules="official", config_sha256="0" * 64, level="test"
     )
 
 
-def test_round_trip_and_legal_actions(model: Path) -> None:
+@pytest.fixture
+def mlp(tmp_path: Path) -> Path:
+    return save_policy(
+        tmp_path, "m", _weights(), "relu", rules="official", config_sha256="0" * 64, level="test"
+    )
+
+
+@pytest.fixture
+def turn_value(tmp_path: Path) -> Path:
+    return save_turn_value(
+        tmp_path, "m", _value_weights(), rules="official", config_sha256="0" * 64, level="test"
+    )
+
+
+def _kind(model: Path) -> str:
+    return json.loads(model.read_text())["architecture"]["type"]
+
+
+def _mid_game(n: int = 500, seed: int = 1):
+    env = YahtzeeVectorEnv(num_envs=n)
+    obs, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(7):  # somewhere mid-game, with holds and without
+        masks = env.action_masks()
+        obs, *_ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+    return obs, env.action_masks()
+
+
+def test_round_trip_and_legal_actions(mlp: Path) -> None:
+    model = mlp
     policy = load_opponent(model)
     reference = MLPPolicy(_weights(), "relu")
     env = YahtzeeVectorEnv(num_envs=500)
@@ -60,9 +106,28 @@ def test_round_trip_and_legal_actions(model: Path) -> None:
     assert load_opponent(model.with_suffix(".npz")).act(obs[0], masks[0]) == actions[0]
 
 
-def test_garbage_observation_is_refused(model: Path) -> None:
+def test_turn_value_round_trip(turn_value: Path) -> None:
+    """A turn-value model loads as expectimax over the table of its network (numpy)."""
+    from yahtzee_env.game.rules import RuleSet
+    from yahtzee_env.policies.turn_value import turn_value_table
+
+    policy = load_opponent(turn_value)
+    assert isinstance(policy, TurnValuePolicy) and policy.name == "test"
+    assert policy.trained_rules == "official" and policy.manifest.kind == "turn-value-mlp"
+    assert not policy.stochastic and policy.reseed(3) is None
+    expected = turn_value_table(_value_weights(), RuleSet.from_spec("official"))
+    np.testing.assert_array_equal(policy.oracle.table.table, expected)
+    obs, masks = _mid_game(200)
+    actions = policy.act_batch(obs, masks)
+    assert masks[np.arange(200), actions].all()
+    assert [policy.act(o, m) for o, m in zip(obs[:20], masks[:20], strict=True)] == list(
+        actions[:20]
+    )
+
+
+def test_garbage_observation_is_refused(mlp: Path) -> None:
     with pytest.raises(ValueError, match="five dice"):
-        load_opponent(model).act(np.zeros(OBS_SIZE, np.float32), np.ones(NUM_ACTIONS, bool))
+        load_opponent(mlp).act(np.zeros(OBS_SIZE, np.float32), np.ones(NUM_ACTIONS, bool))
 
 
 def test_truncated_weights(model: Path) -> None:
@@ -73,8 +138,9 @@ def test_truncated_weights(model: Path) -> None:
 
 
 def test_tampered_weights_even_with_valid_npz(model: Path) -> None:
-    w = _weights(seed=5)
-    layers = ["hidden0", "hidden1", "logits"]
+    turn_value = _kind(model) == "turn-value-mlp"
+    w = _value_weights(seed=5) if turn_value else _weights(seed=5)
+    layers = ["hidden0", "hidden1", "value" if turn_value else "logits"]
     arrays = {}
     for layer, (weight, bias) in zip(layers, w, strict=True):
         arrays[f"{layer}.weight"], arrays[f"{layer}.bias"] = weight, bias
@@ -99,12 +165,49 @@ def test_tampered_weights_even_with_valid_npz(model: Path) -> None:
         (lambda m: m.update(config_sha256="zzz"), "config_sha256 is not a sha256"),
     ],
 )
-def test_mismatched_manifest(model: Path, edit, message: str) -> None:
+def test_mismatched_manifest(mlp: Path, edit, message: str) -> None:
+    model = mlp
     manifest = json.loads(model.read_text())
     edit(manifest)
     model.write_text(json.dumps(manifest))
     with pytest.raises(ModelFormatError, match=message):
         load_opponent(model)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda m: m.update(format_version=2), "format_version 2"),
+        (lambda m: m["architecture"].update(type="value-net"), "unsupported architecture"),
+        (lambda m: m["architecture"].update(hidden=[16]), "do not match the architecture"),
+        (lambda m: m["architecture"].update(activation="gelu"), "unsupported activation"),
+        (lambda m: m["architecture"].update(inputs=72), "expected 80 -> 1"),
+        (lambda m: m["architecture"].update(outputs=45), "expected 80 -> 1"),
+        (lambda m: m["architecture"].update(output="masked argmax"), "output must read"),
+        (lambda m: m.update(weights_file="../other.npz"), "bare file name"),
+        (lambda m: m.pop("weights_sha256"), "no 'weights_sha256'"),
+        (lambda m: m.update(rules="yatzy"), "unknown rules preset"),
+        (lambda m: m.update(config_sha256="zzz"), "config_sha256 is not a sha256"),
+    ],
+)
+def test_mismatched_turn_value_manifest(turn_value: Path, edit, message: str) -> None:
+    manifest = json.loads(turn_value.read_text())
+    edit(manifest)
+    turn_value.write_text(json.dumps(manifest))
+    with pytest.raises(ModelFormatError, match=message):
+        load_opponent(turn_value)
+
+
+def test_non_finite_turn_values_are_refused(turn_value: Path) -> None:
+    w = _value_weights()
+    w[1][0][3, 2] = np.nan
+    arrays = {}
+    for layer, (weight, bias) in zip(["hidden0", "hidden1", "value"], w, strict=True):
+        arrays[f"{layer}.weight"], arrays[f"{layer}.bias"] = weight, bias
+    np.savez(turn_value.with_suffix(".npz"), **arrays)
+    _rehash(turn_value)
+    with pytest.raises(ModelFormatError, match=r"hidden1\.weight holds non-finite"):
+        load_opponent(turn_value)
 
 
 def test_rules_mismatch_is_refused(model: Path) -> None:
@@ -246,18 +349,21 @@ def test_zip_bomb_is_refused_before_it_is_decompressed(model: Path) -> None:
 
 
 def test_member_header_is_checked_before_its_data(model: Path) -> None:
+    inputs = json.loads(model.read_text())["architecture"]["inputs"]  # 72 or 80
+
     def float64(f):
-        np.lib.format.write_array(f, np.zeros((72, 16), np.float64))
+        np.lib.format.write_array(f, np.zeros((inputs, 16), np.float64))
 
     _npz_with(model, "hidden0.weight.npy", float64)
     with pytest.raises(ModelFormatError, match=r"declares|float64"):
         load_opponent(model)
 
     def wrong_shape(f):
-        np.lib.format.write_array(f, np.zeros((16, 72), np.float32))
+        np.lib.format.write_array(f, np.zeros((16, inputs), np.float32))
 
     _npz_with(model, "hidden0.weight.npy", wrong_shape)
-    with pytest.raises(ModelFormatError, match=r"float32\[16, 72\], expected float32\[72, 16\]"):
+    shapes = rf"float32\[16, {inputs}\], expected float32\[{inputs}, 16\]"
+    with pytest.raises(ModelFormatError, match=shapes):
         load_opponent(model)
 
 
@@ -352,8 +458,8 @@ def test_levels_are_discovered_from_the_shipped_manifests() -> None:
 
     shipped = sorted(p.stem for p in LEVELS_DIR.glob("*.json"))
     assert sorted(LEVELS) == shipped
-    ladder = [level for level in LEVELS if level in ("easy", "medium", "hard", "expert")]
-    assert ladder == ["easy", "medium", "hard", "expert"]  # weakest first, by evaluation
+    ladder = [lv for lv in LEVELS if lv in ("easy", "medium", "hard", "expert", "master")]
+    assert ladder == ["easy", "medium", "hard", "expert", "master"]  # weakest first
     assert _discover_levels(LEVELS_DIR) == LEVELS
 
 
@@ -376,6 +482,7 @@ def test_a_new_level_is_its_files(tmp_path: Path) -> None:
         ("medium", 2, "reward-only", None, 1_261_568),
         ("hard", 2, "reward-only", None, 33_013_760),
         ("expert", 1, "distilled", "optimal", 0),
+        ("master", 1, "model-based", None, 1_479_711),
     ],
 )
 def test_shipped_manifests_say_how_the_level_was_made(
@@ -386,8 +493,37 @@ def test_shipped_manifests_say_how_the_level_was_made(
     manifest = level_manifest(level)
     assert manifest.version == version
     assert manifest.method == method and manifest.raw["teacher"] == teacher
-    assert manifest.env_steps == env_steps == manifest.raw["timesteps"]
+    assert manifest.env_steps == env_steps == manifest.raw.get("timesteps", env_steps)
     assert load_opponent(level).manifest.weights_sha256 == manifest.weights_sha256
+
+
+def test_master_is_the_learned_turn_values_played_by_expectimax() -> None:
+    """The shipped master: its manifest says how it was made (40,000 learning games, the
+    learner's config hash), and its numpy table is the torch network's at every turn start."""
+    torch = pytest.importorskip("torch")
+    from yahtzee_agents.model_based import ModelBasedConfig, ValueNet, read_saved
+    from yahtzee_env.game.rules import ALL_FILLED, RuleSet
+    from yahtzee_env.policies.models import level_manifest
+    from yahtzee_env.policies.turn_value import state_features
+
+    source = Path(__file__).parents[1] / "docs" / "model_based" / "value-s0.npz"
+    cfg, last, weights = read_saved(source)
+    manifest = level_manifest("master")
+    assert manifest.kind == "turn-value-mlp" and manifest.raw["games"] == last["games"] == 40_000
+    assert manifest.config_sha256 == cfg.digest() == ModelBasedConfig(**vars(cfg)).digest()
+    rules = RuleSet.from_spec("official")
+    net = ValueNet(rules, cfg.hidden, 1e-3, seed=0)
+    arrays = [a for w, b in weights for a in (w.T, b)]  # torch's Linear: weight [out, in]
+    with torch.no_grad():
+        for p, array in zip(net.net.parameters(), arrays, strict=True):
+            p.copy_(torch.from_numpy(np.ascontiguousarray(array)))
+    table = load_opponent("master").oracle.table.table
+    f, u, y = net.states
+    pick = np.random.default_rng(0).choice(f.size, 20_000, replace=False)
+    direct = net.predict(state_features(f[pick], u[pick], y[pick], rules.upper_bonus_threshold))
+    np.testing.assert_allclose(table[f[pick], u[pick], y[pick]], direct, rtol=1e-5, atol=2e-4)
+    assert (table[ALL_FILLED] == 0).all()
+    assert np.isnan(table).sum() == table.size - f.size - table[ALL_FILLED].size
 
 
 def test_version_goes_up_when_other_weights_replace_a_model(tmp_path: Path) -> None:

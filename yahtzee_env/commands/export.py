@@ -156,8 +156,14 @@ def _export_manifest(args: argparse.Namespace) -> int:
     try:
         if args.format != "onnx":
             raise ValueError(f"{args.run} is a numpy model already: export it with --format onnx")
+        manifest = read_manifest(args.run)
+        if manifest.kind != "mlp":
+            raise ValueError(
+                f"{args.run} is a {manifest.kind} model (expectimax through the rules at play "
+                "time): it has no ONNX graph; play it with numpy (load_opponent)"
+            )
         policy = load_opponent(args.run)
-        rules = read_manifest(args.run).rules
+        rules = manifest.rules
         name = check_plain_name(args.name or args.run.stem, "--name")
         check_output_dir(args.out, "--out")
         path = export_onnx(policy, args.out / f"{name}.onnx", rules=rules, level=args.level)

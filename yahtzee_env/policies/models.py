@@ -33,12 +33,20 @@ from yahtzee_env.game.dice import CANONICAL_HOLDS, NUM_HOLDS
 from yahtzee_env.game.engine import NUM_ACTIONS
 from yahtzee_env.game.observation import INPUT_SIZES, decode_rolls, model_input
 from yahtzee_env.game.rules import PRESETS, UPPER_BONUS_THRESHOLD, RuleSet
+from yahtzee_env.policies.turn_value import TurnValuePolicy, feature_size, turn_value_table
 
 FORMAT_NAME = "yahtzee-rl-policy"
 FORMAT_VERSION = 1
 LEVELS_DIR = Path(__file__).with_name("levels")
 ACTIVATIONS = ("relu", "tanh")
-METHODS = ("reward-only", "distilled")  # how a level was made (see `Manifest.method`)
+METHODS = ("reward-only", "distilled", "model-based")  # how a level was made (`Manifest.method`)
+# The architectures a manifest may declare: a policy network over the observation, or a
+# value network over turn-start states played by expectimax (`policies.turn_value`).
+MLP, TURN_VALUE_MLP = "mlp", "turn-value-mlp"
+ARCHITECTURE_OUTPUTS = {
+    MLP: "masked argmax over action logits",
+    TURN_VALUE_MLP: "expectimax over each turn through the rules, the learned value at turn starts",
+}
 MAX_MANIFEST_BYTES = 1 << 20
 # Bounds on the architecture a manifest may declare, so that the weights file it promises is
 # at most ~130 MB (checked before a byte of the weights is read).
@@ -78,7 +86,7 @@ def _discover_levels(directory: Path) -> tuple[str, ...]:
     return tuple(p.stem for p in sorted(manifests, key=strength))
 
 
-LEVELS: tuple[str, ...] = _discover_levels(LEVELS_DIR)  # easy, medium, hard, expert
+LEVELS: tuple[str, ...] = _discover_levels(LEVELS_DIR)  # easy, medium, hard, expert, master
 
 
 @dataclass(frozen=True)
@@ -97,16 +105,35 @@ class Manifest:
     version: int | None = None
     """The level's version: a retrained level gets a higher one (None in older files)."""
     method: str | None = None
-    """``"reward-only"`` (PPO on the game's reward alone) or ``"distilled"`` (imitating a
-    teacher first, then PPO); None in older files."""
+    """``"reward-only"`` (PPO on the game's reward alone), ``"distilled"`` (imitating a
+    teacher first, then PPO) or ``"model-based"`` (a turn-value network learned from played
+    games, played by expectimax through the rules); None in older files."""
     env_steps: int | None = None
-    """PPO env-steps behind the exported weights (0: the distilled policy before PPO)."""
+    """Env-steps behind the exported weights (0: the distilled policy before PPO)."""
+    kind: str = MLP
+    """The architecture's type: `MLP` (a policy over the observation) or `TURN_VALUE_MLP`."""
+
+    @property
+    def trained_rules(self) -> str:
+        """The preset the model learned (as the loaded policy's ``trained_rules``)."""
+        return self.rules
+
+    def layer_sizes(self) -> list[int]:
+        """The network's widths, input first: the observation's features to the 45 action
+        logits, or a turn start's features to its one value."""
+        if self.kind == TURN_VALUE_MLP:
+            threshold = RuleSet.from_spec(self.rules).upper_bonus_threshold
+            return [feature_size(threshold), *self.hidden, 1]
+        return [INPUT_SIZES[self.input_version], *self.hidden, NUM_ACTIONS]
+
+    def layer_names(self) -> list[str]:
+        """The npz's layers, in order (each a ``.weight`` [in, out] and a ``.bias`` [out])."""
+        return _layer_names(len(self.hidden), "value" if self.kind == TURN_VALUE_MLP else "logits")
 
     def max_weights_bytes(self) -> int:
         """The largest weights file this architecture can have: float32 parameters plus
         the npz container's overhead per array."""
-        sizes = [INPUT_SIZES[self.input_version], *self.hidden, NUM_ACTIONS]
-        params = sum(a * b + b for a, b in itertools.pairwise(sizes))
+        params = sum(a * b + b for a, b in itertools.pairwise(self.layer_sizes()))
         arrays = 2 * (len(self.hidden) + 1)
         return 4 * params + arrays * (_NPY_HEADER_BYTES + _ZIP_MEMBER_OVERHEAD) + 4096
 
@@ -153,15 +180,10 @@ def read_manifest(path: str | Path) -> Manifest:
             f"{path}: format_version {version} is not supported (this package reads "
             f"{FORMAT_VERSION})"
         )
-    obs_version = _require(data, "observation_version", int, path)
-    if obs_version not in INPUT_SIZES:
-        raise ModelFormatError(
-            f"{path}: model expects observation version {obs_version}, this package reads "
-            f"versions {sorted(INPUT_SIZES)}"
-        )
     arch = _require(data, "architecture", dict, path)
-    if arch.get("type") != "mlp":
-        raise ModelFormatError(f"{path}: unsupported architecture {arch.get('type')!r}")
+    kind = arch.get("type")
+    if kind not in ARCHITECTURE_OUTPUTS:
+        raise ModelFormatError(f"{path}: unsupported architecture {str(kind)[:100]!r}")
     hidden = _require(arch, "hidden", list, path)
     if len(hidden) > MAX_HIDDEN_LAYERS or not all(
         isinstance(h, int) and not isinstance(h, bool) and 0 < h <= MAX_HIDDEN_WIDTH for h in hidden
@@ -173,25 +195,42 @@ def read_manifest(path: str | Path) -> Manifest:
     activation = _require(arch, "activation", str, path)
     if activation not in ACTIVATIONS:
         raise ModelFormatError(f"{path}: unsupported activation {activation!r}")
-    if arch.get("inputs") != INPUT_SIZES[obs_version] or arch.get("outputs") != NUM_ACTIONS:
-        raise ModelFormatError(
-            f"{path}: network maps {arch.get('inputs')} -> {arch.get('outputs')}, expected "
-            f"{INPUT_SIZES[obs_version]} -> {NUM_ACTIONS} for observation version {obs_version}"
-        )
     rules = _require(data, "rules", str, path)
     if rules not in PRESETS:
         raise ModelFormatError(f"{path}: unknown rules preset {rules!r}")
     level = data.get("level")
     if level is not None and not isinstance(level, str):
         raise ModelFormatError(f"{path}: manifest 'level' must be a string or null: {level!r}")
+    if kind == MLP:
+        obs_version = _require(data, "observation_version", int, path)
+        if obs_version not in INPUT_SIZES:
+            raise ModelFormatError(
+                f"{path}: model expects observation version {obs_version}, this package reads "
+                f"versions {sorted(INPUT_SIZES)}"
+            )
+        holds = _require(data, "holds", str, path)
+        if holds not in ("canonical", "all"):
+            raise ModelFormatError(f"{path}: holds must be 'canonical' or 'all', got {holds!r}")
+        sizes, reads = (INPUT_SIZES[obs_version], NUM_ACTIONS), f"observation version {obs_version}"
+    else:  # a turn-value network reads the scorecard, not the observation
+        obs_version, holds = 1, "canonical"
+        threshold = PRESETS[rules].upper_bonus_threshold
+        sizes, reads = (feature_size(threshold), 1), f"turn-start states of rules {rules!r}"
+    if (arch.get("inputs"), arch.get("outputs")) != sizes:
+        raise ModelFormatError(
+            f"{path}: network maps {str(arch.get('inputs'))[:20]} -> "
+            f"{str(arch.get('outputs'))[:20]}, expected {sizes[0]} -> {sizes[1]} for {reads}"
+        )
+    if kind == TURN_VALUE_MLP and arch.get("output") != ARCHITECTURE_OUTPUTS[kind]:
+        # how the values become moves: the one way this package plays such a network
+        raise ModelFormatError(
+            f"{path}: a {kind} network's output must read {ARCHITECTURE_OUTPUTS[kind]!r}"
+        )
     config_sha256 = _require(data, "config_sha256", str, path)
     if not _SHA256.fullmatch(config_sha256):
         raise ModelFormatError(f"{path}: config_sha256 is not a sha256 hex digest")
     if not _SHA256.fullmatch(_require(data, "weights_sha256", str, path)):
         raise ModelFormatError(f"{path}: weights_sha256 is not a sha256 hex digest")
-    holds = _require(data, "holds", str, path)
-    if holds not in ("canonical", "all"):
-        raise ModelFormatError(f"{path}: holds must be 'canonical' or 'all', got {holds!r}")
     weights_name = _require(data, "weights_file", str, path)
     if not _PLAIN_FILE_NAME.fullmatch(weights_name):
         raise ModelFormatError(
@@ -215,11 +254,12 @@ def read_manifest(path: str | Path) -> Manifest:
         version=_optional_int(data, "version", 1, path),
         method=method,
         env_steps=_optional_int(data, "env_steps", 0, path),
+        kind=kind,
     )
 
 
-def _layer_names(num_hidden: int) -> list[str]:
-    return [f"hidden{i}" for i in range(num_hidden)] + ["logits"]
+def _layer_names(num_hidden: int, last: str = "logits") -> list[str]:
+    return [f"hidden{i}" for i in range(num_hidden)] + [last]
 
 
 class MLPPolicy:
@@ -294,10 +334,15 @@ class MLPPolicy:
         return f"MLPPolicy({self.name!r}, hidden={sizes}, activation={self.activation!r})"
 
 
-def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) -> MLPPolicy:
-    """A shipped level (``"easy"``, ``"medium"``, ``"hard"``, ``"expert"``) or a manifest path.
+def load_opponent(
+    name_or_path: str | Path, rules: RuleSet | str | None = None
+) -> MLPPolicy | TurnValuePolicy:
+    """A shipped level (``"easy"``, ``"medium"``, ``"hard"``, ``"expert"``, ``"master"``) or a
+    manifest path.
 
-    With ``rules``, a model trained under other rules is refused (`ModelFormatError`).
+    With ``rules``, a model trained under other rules is refused (`ModelFormatError`). A
+    turn-value model (``master``) plays expectimax through the rules it was trained for
+    (its table is theirs), whatever the env's rules; the env's mask keeps its moves legal.
     """
     if isinstance(name_or_path, str) and name_or_path in LEVELS:
         path = LEVELS_DIR / f"{name_or_path}.json"
@@ -332,13 +377,22 @@ def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) 
             f"{manifest.weights_sha256[:12]}… (file corrupt, truncated or replaced)"
         )
     weights = _read_weights(manifest, blob)
+    trained = RuleSet.from_spec(manifest.rules)
+    if manifest.kind == TURN_VALUE_MLP:
+        table = turn_value_table(weights, trained, manifest.activation)
+        policy: MLPPolicy | TurnValuePolicy = TurnValuePolicy(
+            trained, table, name=manifest.level or path.stem
+        )
+        policy.manifest = manifest
+        policy.trained_rules = manifest.rules
+        return policy
     policy = MLPPolicy(
         weights,
         manifest.activation,
         name=manifest.level or path.stem,
         canonical_holds=manifest.canonical_holds,
         input_version=manifest.input_version,
-        threshold=RuleSet.from_spec(manifest.rules).upper_bonus_threshold,
+        threshold=trained.upper_bonus_threshold,
     )
     policy.manifest = manifest
     policy.trained_rules = manifest.rules
@@ -391,9 +445,9 @@ def _read_weights(manifest: Manifest, blob: bytes) -> list[tuple[np.ndarray, np.
     against the architecture before any array data is decompressed, and no member is read
     past the size its shape needs (a zip bomb costs nothing)."""
     path = manifest.weights_path
-    sizes = [INPUT_SIZES[manifest.input_version], *manifest.hidden, NUM_ACTIONS]
+    sizes = manifest.layer_sizes()
     expected: dict[str, tuple[int, ...]] = {}
-    for i, layer in enumerate(_layer_names(len(manifest.hidden))):
+    for i, layer in enumerate(manifest.layer_names()):
         expected[f"{layer}.weight"] = (sizes[i], sizes[i + 1])
         expected[f"{layer}.bias"] = (sizes[i + 1],)
     arrays = {}
@@ -418,8 +472,7 @@ def _read_weights(manifest: Manifest, blob: bytes) -> list[tuple[np.ndarray, np.
         if not np.isfinite(array).all():
             raise ModelFormatError(f"{path}: {key} holds non-finite values")
     return [
-        (arrays[f"{layer}.weight"], arrays[f"{layer}.bias"])
-        for layer in _layer_names(len(manifest.hidden))
+        (arrays[f"{layer}.weight"], arrays[f"{layer}.bias"]) for layer in manifest.layer_names()
     ]
 
 
@@ -447,44 +500,94 @@ def save_policy(
     extra: dict[str, Any] | None = None,
     version: int | None = None,
 ) -> Path:
-    """Write ``NAME.npz`` and ``NAME.json`` atomically; return the manifest path.
+    """Write a policy network's ``NAME.npz`` and ``NAME.json`` atomically; return the
+    manifest path.
 
     ``weights`` are (W [in, out], b [out]) pairs, hidden layers first, logits last.
     ``version`` (None: automatic) is 1 for a new model, the old one's for the same weights,
     and one more than the old one's when other weights replace a model: a retrained level
     is told apart from the one it replaces.
     """
+    reads = {
+        "observation_version": input_version,
+        "holds": "canonical" if canonical_holds else "all",
+    }
+    return _save_model(
+        directory, name, weights, activation, MLP, (INPUT_SIZES[input_version], NUM_ACTIONS),
+        reads, rules=rules, config_sha256=config_sha256, level=level, extra=extra,
+        version=version,
+    )  # fmt: skip
+
+
+def save_turn_value(
+    directory: str | Path,
+    name: str,
+    weights: list[tuple[np.ndarray, np.ndarray]],
+    *,
+    rules: str,
+    config_sha256: str,
+    activation: str = "relu",
+    level: str | None = None,
+    extra: dict[str, Any] | None = None,
+    version: int | None = None,
+) -> Path:
+    """Write a turn-value network (`yahtzee_env.policies.turn_value`) as ``NAME.npz`` and
+    ``NAME.json``, as `save_policy` does: ``weights`` map a turn start's features to its
+    value (in hundreds of points), the value layer last."""
+    inputs = feature_size(RuleSet.from_spec(rules).upper_bonus_threshold)
+    return _save_model(
+        directory, name, weights, activation, TURN_VALUE_MLP, (inputs, 1), {}, rules=rules,
+        config_sha256=config_sha256, level=level, extra=extra, version=version,
+    )  # fmt: skip
+
+
+def _save_model(
+    directory: str | Path,
+    name: str,
+    weights: list[tuple[np.ndarray, np.ndarray]],
+    activation: str,
+    kind: str,
+    sizes: tuple[int, int],
+    reads: dict[str, Any],
+    *,
+    rules: str,
+    config_sha256: str,
+    level: str | None,
+    extra: dict[str, Any] | None,
+    version: int | None,
+) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-    layers = _layer_names(len(weights) - 1)
+    widths = [int(np.shape(weights[0][0])[0]), *(int(np.shape(w)[1]) for w, _ in weights)]
+    if (widths[0], widths[-1]) != sizes:
+        raise ValueError(f"the network maps {widths[0]} -> {widths[-1]}, a {kind} needs {sizes}")
+    layers = _layer_names(len(weights) - 1, "value" if kind == TURN_VALUE_MLP else "logits")
     arrays = {}
     for layer, (w, b) in zip(layers, weights, strict=True):
         arrays[f"{layer}.weight"] = np.ascontiguousarray(w, dtype=np.float32)
         arrays[f"{layer}.bias"] = np.ascontiguousarray(b, dtype=np.float32)
-    hidden = [int(w.shape[1]) for w, _ in weights[:-1]]
     npz_path = directory / f"{name}.npz"
     json_path = directory / f"{name}.json"
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
-    weights = buffer.getvalue()
-    digest = hashlib.sha256(weights).hexdigest()
+    blob = buffer.getvalue()
+    digest = hashlib.sha256(blob).hexdigest()
     if version is None:
         version = _next_version(json_path, digest)
     manifest = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "architecture": {
-            "type": "mlp",
-            "inputs": INPUT_SIZES[input_version],
-            "hidden": hidden,
-            "outputs": NUM_ACTIONS,
+            "type": kind,
+            "inputs": sizes[0],
+            "hidden": widths[1:-1],
+            "outputs": sizes[1],
             "activation": activation,
-            "output": "masked argmax over action logits",
+            "output": ARCHITECTURE_OUTPUTS[kind],
         },
-        "observation_version": input_version,
-        "holds": "canonical" if canonical_holds else "all",
+        **reads,
         "rules": rules,
         "level": level,
         "version": version,
@@ -494,6 +597,6 @@ def save_policy(
         **(extra or {}),
     }
     # Weights first: until the new manifest lands, the old one rejects the new weights by hash.
-    atomic_write(npz_path, weights)
+    atomic_write(npz_path, blob)
     atomic_write(json_path, json.dumps(manifest, indent=2) + "\n")
     return json_path

@@ -48,7 +48,8 @@ def resolve_policy(name: str, rules: RulesLike = None, seed: SeedLike = None):
 
 def trained_for_other_rules(policy: Any, rules: RulesLike) -> str | None:
     """The preset a trained ``policy`` learned when it is not ``rules``; None when the policy
-    was built for ``rules`` (the built-ins) or learned them (or its rules are unknown)."""
+    was built for ``rules`` (the built-ins) or learned them (or its rules are unknown). A
+    level's `Manifest` answers as its policy does."""
     trained = getattr(policy, "trained_rules", None)
     if trained is None or RuleSet.from_spec(trained) == RuleSet.from_spec(rules):
         return None
@@ -63,14 +64,18 @@ def policy_label(name: str, policy: Any, rules: RulesLike) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _shared(name: str, rules: RuleSet):
+def _shared(name: str, rules: RuleSet | None):
     return resolve_policy(name, rules, seed=0)
 
 
 def shared_policy(name: str, rules: RulesLike = None):
     """`resolve_policy(name, rules, seed=0)`, built once per (name, rules) and shared: for
-    callers that seat the same CPU at many tables (the web server). Don't reseed it."""
-    return _shared(name, RuleSet.from_spec(rules))
+    callers that seat the same CPU at many tables (the web server). Don't reseed it. A
+    shipped level plays the same under any rules (it learned one preset), so it is built
+    once for all of them (``master`` computes a ~6 MB table at load)."""
+    from yahtzee_env.policies.models import LEVELS
+
+    return _shared(name, None if name in LEVELS else RuleSet.from_spec(rules))
 
 
 __all__ = ["policy_label", "resolve_policy", "shared_policy", "trained_for_other_rules"]

@@ -155,12 +155,13 @@ def clean_name(name: Any, default: str | None = None) -> str:
 def trained_for(level: str, rules: RuleSet) -> str | None:
     """The preset a trained CPU level learned when the table plays other rules (the page
     labels the seat "trained for official rules"); None for the rule-aware built-ins."""
-    from yahtzee_env.policies.models import LEVELS
-    from yahtzee_env.policies.resolve import shared_policy, trained_for_other_rules
+    from yahtzee_env.policies.models import LEVELS, level_manifest
+    from yahtzee_env.policies.resolve import trained_for_other_rules
 
     if level not in LEVELS:
         return None
-    return trained_for_other_rules(shared_policy(level, rules), rules)
+    # the manifest says it, without building the player (master computes a table at load)
+    return trained_for_other_rules(level_manifest(level), rules)
 
 
 def new_game(
