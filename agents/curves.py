@@ -284,8 +284,9 @@ def plot(rows: list[dict], path: str | Path, log_steps: bool = False) -> None:
         recipes.setdefault(recipe_of(str(row["run"])), {}).setdefault(str(row["run"]), []).append(
             row
         )
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for color, (recipe, runs) in zip(colors, sorted(recipes.items()), strict=False):
+    # one colour per recipe (tab20 has 20; past that they repeat, no recipe is left out)
+    colors = [plt.get_cmap("tab20")(i % 20) for i in range(len(recipes))]
+    for color, (recipe, runs) in zip(colors, sorted(recipes.items()), strict=True):
         for i, (_, series) in enumerate(sorted(runs.items())):
             series.sort(key=lambda r: r["steps"])
             ax.plot(

@@ -480,7 +480,7 @@ def test_a_new_level_is_its_files(tmp_path: Path) -> None:
     [
         ("easy", 2, "reward-only", None, 262_144),
         ("medium", 2, "reward-only", None, 1_261_568),
-        ("hard", 2, "reward-only", None, 33_013_760),
+        ("hard", 3, "reward-only", None, 100_007_936),
         ("expert", 1, "distilled", "optimal", 0),
         ("master", 1, "model-based", None, 1_479_711),
     ],
