@@ -469,7 +469,9 @@ def test_desktop_review_screenshot(open_page, server, tmp_path):
     page.click(f"{tid('result')} {tid('review-link')}")
     page.wait_for_selector("#review-chart polyline")
     assert page.locator("#review-chart polyline").count() == 3
-    assert page.locator(f"{tid('costliest-1')} li").count() >= 1  # the CPU's mistakes too
+    # a CPU's mistakes too: greedy's (seat 2) always; hard (seat 1, regret ~4.8 a game) may
+    # play a game without one
+    assert page.locator(f"{tid('costliest-2')} li").count() >= 1
     shot(page, tmp_path, "review-1280x800-en")
 
 
