@@ -74,6 +74,11 @@ class StepSchedule:
         return self.schedule.at(step, self.total_timesteps)
 
 
+def canonical_digest(data: dict[str, Any]) -> str:
+    """sha256 of ``data`` as canonical JSON (sorted keys): the config hash of exported models."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
 def value_at(value: float | Schedule, step: float, total_timesteps: int) -> float:
     """A config value that may be a schedule, at env-step ``step``."""
     return value.at(step, total_timesteps) if isinstance(value, Schedule) else value
@@ -190,8 +195,7 @@ class RunConfig:
 
     def digest(self) -> str:
         """sha256 of the resolved config (canonical JSON), recorded in exported models."""
-        blob = json.dumps(self.to_dict(), sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()
+        return canonical_digest(self.to_dict())
 
 
 # ------------------------------------------------------------------------------ parsing

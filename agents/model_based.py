@@ -22,7 +22,6 @@ it made unloadable); the solver only grades the evaluations.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -89,8 +88,9 @@ class ModelBasedConfig:
     def digest(self) -> str:
         """sha256 of the config (canonical JSON, as `yahtzee_agents.config`'s), recorded in
         an exported level."""
-        blob = json.dumps(asdict(self), sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()
+        from yahtzee_agents.config import canonical_digest
+
+        return canonical_digest(asdict(self))
 
 
 # ------------------------------------------------------------------------------ the value net
