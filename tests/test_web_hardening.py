@@ -315,6 +315,65 @@ def test_other_origins_are_refused(db):
             assert ws.receive_json()["type"] == "state"
 
 
+def test_other_host_names_are_refused(db):
+    """DNS rebinding: a page of evil.example whose name resolves to this loopback server is
+    its own origin there; only the allowed Host names are answered (400, sockets 4403)."""
+    hosts = ["localhost", "127.0.0.1", "::1", "*.game.example"]
+    with TestClient(create_app(db, allowed_hosts=hosts), base_url="http://localhost:8000") as c:
+        code, tokens, state = new_table(c)
+        for host, status in [
+            ("evil.example:8000", 400),
+            ("localhost.evil.example", 400),
+            ("game.example", 400),  # only its subdomains
+            ("", 400),
+            ("127.0.0.1:8000", 200),
+            ("[::1]:8000", 200),
+            ("LOCALHOST", 200),
+            ("www.game.example", 200),
+        ]:
+            reply = c.get(f"/api/tables/{code}", headers={"Host": host})
+            assert reply.status_code == status, host
+            if status == 400:
+                assert reply.json()["code"] == "bad_host"
+                assert "is not served here" in reply.json()["error"] or not host
+        rebound = {"Host": "evil.example:8000", "Origin": "http://evil.example:8000"}
+        move = {"seat": 0, "token": tokens["0"], "seq": state["seq"], "action": {"type": "roll"}}
+        reply = c.post(f"/api/tables/{code}/act", json=move, headers=rebound)
+        assert reply.status_code == 400 and reply.json()["code"] == "bad_host"
+        assert c.get(f"/api/tables/{code}").json()["seq"] == state["seq"]  # nothing moved
+        socket = c.websocket_connect(f"/ws/{code}", headers=rebound)
+        with socket as ws, pytest.raises(WebSocketDisconnect) as refused:
+            ws.receive_json()
+        assert refused.value.code == 4403
+        with c.websocket_connect(f"/ws/{code}", headers={"Host": "localhost:8000"}) as ws:
+            assert ws.receive_json()["type"] == "state"
+    with TestClient(create_app(db)) as c:  # default: any name
+        assert c.get("/", headers={"Host": "evil.example"}).status_code == 200
+
+
+def test_serve_allows_the_loopback_names_by_default():
+    import argparse
+
+    from yahtzee_env.commands import serve
+
+    parser = argparse.ArgumentParser()
+    serve.add_arguments(parser)
+    hosts = serve.allowed_hosts
+    assert hosts(parser.parse_args([])) == ["127.0.0.1", "::1", "localhost"]
+    assert hosts(parser.parse_args(["--host", "::1"])) == ["127.0.0.1", "::1", "localhost"]
+    with_origin = parser.parse_args(["--allowed-origin", "https://Yahtzee.example:8443"])
+    assert "yahtzee.example" in hosts(with_origin)
+    assert hosts(parser.parse_args(["--host", "0.0.0.0"])) is None  # names unknown: any
+    public = parser.parse_args(["--host", "0.0.0.0", "--allowed-host", "game.example"])
+    assert hosts(public) == ["game.example"]
+    assert hosts(parser.parse_args(["--allowed-host", "*"])) == [
+        "*",
+        "127.0.0.1",
+        "::1",
+        "localhost",
+    ]
+
+
 def test_seat_tokens_die_with_their_table(db):
     with TestClient(create_app(db)) as c:
         code, tokens, _ = new_table(c, seats=("human", "friend"), online=True)

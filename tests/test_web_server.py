@@ -139,6 +139,19 @@ def test_a_half_sent_request_is_dropped(server):
         assert r.status == 200  # while whole requests are served
 
 
+def test_a_rebound_host_name_is_refused(server):
+    """On loopback, ``yahtzee serve`` answers only the loopback names (DNS rebinding)."""
+    for host, status in [("rebind.evil.example", 400), ("localhost", 200), ("127.0.0.1", 200)]:
+        req = urllib.request.Request(f"{server.url}/api/config", headers={"Host": host})
+        try:
+            with urllib.request.urlopen(req, timeout=WAIT) as r:
+                got = r.status
+        except urllib.error.HTTPError as err:
+            got = err.code
+            assert json.loads(err.read())["code"] == "bad_host"
+        assert got == status, host
+
+
 # ------------------------------------------------------------------ 9. hostile frames
 @pytest.mark.parametrize(
     ("opcode", "payload", "close"),

@@ -65,6 +65,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "always allowed, every other one is refused with 403)",
     )
     parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="a Host name this server answers, such as yahtzee.example or *.example "
+        "(repeatable; '*' answers any). Requests for other names get 400, against DNS "
+        "rebinding. Default: on a loopback --host, the loopback names and the hosts of "
+        "--allowed-origin; on another address, any name",
+    )
+    parser.add_argument(
         "--trust-proxy",
         nargs="?",
         const="127.0.0.1",
@@ -89,6 +99,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="close a connection whose request head has not arrived in S seconds (10)",
     )
+
+
+def allowed_hosts(args: argparse.Namespace) -> list[str] | None:
+    """The Host names to answer (None: any): the loopback names on a loopback ``--host``,
+    plus ``--allowed-host`` and the hosts of ``--allowed-origin``."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    from yahtzee_env.web.guard import LOOPBACK_HOSTS
+
+    try:
+        loopback = args.host == "localhost" or ipaddress.ip_address(args.host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback and not args.allowed_host:
+        return None
+    hosts = list(LOOPBACK_HOSTS) if loopback else []
+    hosts += [name.strip().lower() for name in args.allowed_host]
+    hosts += [urlsplit(o).hostname or "" for o in args.allowed_origin]
+    return sorted({h for h in hosts if h})
 
 
 def database(args: argparse.Namespace):
@@ -159,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     options = {
         "allowed_origins": list(args.allowed_origin),
+        "allowed_hosts": allowed_hosts(args),
         "trust_proxy": args.trust_proxy,
         "prewarm": True,
     }

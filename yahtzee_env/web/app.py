@@ -86,7 +86,13 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from yahtzee_env.game.rules import PRESETS, RuleSet
 from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
-from yahtzee_env.web.guard import GuardMiddleware, RefusalLog, client_address, cross_site
+from yahtzee_env.web.guard import (
+    GuardMiddleware,
+    RefusalLog,
+    client_address,
+    cross_site,
+    host_refused,
+)
 from yahtzee_env.web.hub import (
     CLOSE_BINARY,
     CLOSE_FULL,
@@ -185,6 +191,7 @@ def create_app(
     burst: int | None = None,
     limits: Limits | None = None,
     allowed_origins: tuple[str, ...] | list[str] = (),
+    allowed_hosts: tuple[str, ...] | list[str] | None = None,
     trust_proxy: str | None = None,
     prewarm: bool = False,
     clock: Callable[[], float] | None = None,
@@ -194,7 +201,9 @@ def create_app(
 
     ``limits``: the server's limits (`Limits`; ``rate`` and ``burst`` override its per-address
     request rate). ``allowed_origins``: other origins (``https://game.example``) whose pages
-    may make moves, for a deployment behind a proxy. ``trust_proxy``: the proxy addresses
+    may make moves, for a deployment behind a proxy. ``allowed_hosts``: the ``Host`` names
+    (``game.example``, ``*.example``) this server answers (400 for any other; default: any),
+    against DNS rebinding. ``trust_proxy``: the proxy addresses
     (comma-separated, or ``*``) whose ``X-Forwarded-For`` gives the client address.
     ``prewarm``: load (or solve) the official rules' coach table at start-up. ``clock``:
     the wall clock of the turn deadlines (tests move it; default `time.time`)."""
@@ -217,6 +226,7 @@ def create_app(
     logins = RateLimiter(limits.logins_per_minute / 60, limits.login_burst, limits.max_keys)
     refusals = RefusalLog()
     origins = frozenset(o.rstrip("/") for o in allowed_origins)
+    hosts = None if allowed_hosts is None else frozenset(h.strip().lower() for h in allowed_hosts)
 
     def spend(token: Any) -> None:
         """One token of the bucket of a player or seat token (if the request has one)."""
@@ -735,8 +745,11 @@ def create_app(
         address = client_address(ws.scope)
         await ws.accept()
         why = cross_site(ws.scope, origins)
+        bad_host = host_refused(ws.scope, hosts)
         refusal = None
-        if why is not None:
+        if bad_host is not None:
+            refusal = CLOSE_ORIGIN, f"socket refused: {bad_host}"
+        elif why is not None:
             refusal = CLOSE_ORIGIN, f"cross-site socket refused: {why}"
         elif not per_address.allow(("addr", address)):
             refusal = CLOSE_FULL, "too many requests from your address: slow down"
@@ -969,7 +982,13 @@ def create_app(
             storage.close()
 
     middleware = [
-        Middleware(GuardMiddleware, limiter=per_address, allowed_origins=origins, refusals=refusals)
+        Middleware(
+            GuardMiddleware,
+            limiter=per_address,
+            allowed_origins=origins,
+            refusals=refusals,
+            allowed_hosts=hosts,
+        )
     ]
     if trust_proxy:
         from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware

@@ -11,6 +11,10 @@ handshake shares).
   (curl, scripts) passes unless ``Sec-Fetch-Site`` says it is cross-site.
 - Every HTTP request, GETs and static files included, spends a token of its client
   address's bucket (429 with ``Retry-After`` when empty).
+- With ``allowed_hosts``, a request (or socket) whose ``Host`` is not one of them gets 400, GETs
+  included (DNS rebinding: a hostile name that resolves to this loopback server
+  would otherwise count as the server's own origin). ``yahtzee serve`` on a loopback address
+  allows only the loopback names (and the hosts of ``--allowed-origin``) by default.
 """
 
 from __future__ import annotations
@@ -69,6 +73,30 @@ def own_origin(scope) -> str:
     return f"{scheme}://{header(scope, b'host') or ''}"
 
 
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def host_name(value: str) -> str:
+    """The name of a ``Host`` header's value, without its port: ``[::1]:8000`` -> ``::1``."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def host_refused(scope, allowed_hosts: frozenset[str] | None) -> str | None:
+    """Why this request's ``Host`` is refused (None if it is allowed, or any is).
+    ``allowed_hosts`` holds names (``game.example``) and suffix patterns (``*.example``)."""
+    if allowed_hosts is None or "*" in allowed_hosts:
+        return None
+    name = host_name(header(scope, b"host") or "")
+    if name in allowed_hosts or any(
+        pattern.startswith("*.") and name.endswith(pattern[1:]) for pattern in allowed_hosts
+    ):
+        return None
+    return f"host {name[:60]!r} is not served here" if name else "the request has no Host"
+
+
 def cross_site(scope, allowed_origins: frozenset[str]) -> str | None:
     """Why this request counts as cross-site (None if it does not)."""
     origin = header(scope, b"origin")
@@ -105,9 +133,11 @@ class GuardMiddleware:
         limiter: RateLimiter,
         allowed_origins: frozenset[str],
         refusals: RefusalLog,
+        allowed_hosts: frozenset[str] | None = None,
     ) -> None:
         self.app, self.limiter = app, limiter
         self.allowed_origins, self.refusals = allowed_origins, refusals
+        self.allowed_hosts = allowed_hosts
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -148,6 +178,9 @@ class GuardMiddleware:
                 "rate_limited",
                 [(b"retry-after", str(retry).encode())],
             )
+        bad_host = host_refused(scope, self.allowed_hosts)
+        if bad_host is not None:
+            return 400, f"request refused: {bad_host}", "bad_host", []
         if scope.get("method", "GET") in SAFE_METHODS:
             return None
         why = cross_site(scope, self.allowed_origins)
@@ -164,4 +197,13 @@ class GuardMiddleware:
         return None
 
 
-__all__ = ["CSP", "GuardMiddleware", "RefusalLog", "client_address", "cross_site"]
+__all__ = [
+    "CSP",
+    "LOOPBACK_HOSTS",
+    "GuardMiddleware",
+    "RefusalLog",
+    "client_address",
+    "cross_site",
+    "host_name",
+    "host_refused",
+]
