@@ -7,7 +7,7 @@ The run folder holds everything needed to understand and continue the run::
     meta.json          package version, git commit, library versions, start time
     tb/                TensorBoard logs
     checkpoints/       ckpt_<steps>.zip, written atomically; the last K are kept
-    best/              best model by evaluation score (model.zip + eval.json)
+    best/              best model by evaluation (`merit`: regret, else mean; model.zip + eval.json)
     final/             the model at the end of training (model.zip + eval.json)
 
 `train` resumes from the newest checkpoint when ``resume=True``.
@@ -337,7 +337,7 @@ class TrainingCallback(BaseCallback):
         self.scores: list[float] = []
         self.upper: list[bool] = []
         self.yahtzees: list[bool] = []
-        self.best = -np.inf
+        self.best: tuple[int, float] = (0, -np.inf)  # `merit` of the best evaluation
         self.last_eval: dict[str, Any] | None = None
         self.next_eval = 0
         self.next_ckpt = 0
@@ -369,7 +369,7 @@ class TrainingCallback(BaseCallback):
             self.next_ckpt = self.restored["next_ckpt"]
         best_file = self.paths.best / "eval.json"
         if best_file.exists():  # a resumed run keeps competing with its earlier best
-            self.best = json.loads(best_file.read_text())["mean"]
+            self.best = merit(json.loads(best_file.read_text()))
 
     def _on_training_start(self) -> None:
         n = self.steps
@@ -456,8 +456,8 @@ class TrainingCallback(BaseCallback):
             self.bar.set_postfix(eval=f"{result['mean']:.1f}±{result['ci95']:.1f}")
         with open(self.paths.evals, "a") as f:
             f.write(json.dumps({"timesteps": self.steps, **_brief(result)}) + "\n")
-        if result["mean"] > self.best:
-            self.best = result["mean"]
+        if merit(_brief(result)) > self.best:
+            self.best = merit(_brief(result))
             save_model_atomic(self.model, self.paths.best / "model.zip")
             atomic_write(
                 self.paths.best / "eval.json",
@@ -503,6 +503,16 @@ def _dump_only(logger: Any, prefix: str, step: int) -> None:
         if count is not None:
             logger.name_to_count[key] = count
     logger.name_to_excluded.update(excluded)
+
+
+def merit(brief: dict[str, Any]) -> tuple[int, float]:
+    """How good an evaluation (`_brief`) is, for ``best/``: the lower regret per game when it
+    was measured (its 95% CI is about a tenth of the mean's: ±0.1 against ±1.8 points on
+    4,000 games, so a mean's luck does not pick the model), else the higher mean. Any
+    evaluation with a regret ranks above any without."""
+    if brief.get("regret_per_game") is not None:
+        return (1, -float(brief["regret_per_game"]))
+    return (0, float(brief["mean"]))
 
 
 def _brief(result: dict[str, Any]) -> dict[str, Any]:

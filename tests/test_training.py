@@ -18,7 +18,7 @@ pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
 
 from yahtzee_agents.config import load_config  # noqa: E402
-from yahtzee_agents.train import train  # noqa: E402
+from yahtzee_agents.train import merit, train  # noqa: E402
 from yahtzee_env.envs.vector import YahtzeeVectorEnv  # noqa: E402
 from yahtzee_env.policies.models import load_opponent  # noqa: E402
 
@@ -116,10 +116,18 @@ def test_resuming_a_finished_run_changes_nothing(tiny_run: Path) -> None:
     assert _tree(tiny_run) == before
 
 
+def test_best_is_ranked_by_regret_when_measured() -> None:
+    luckier = {"mean": 250.0, "regret_per_game": 5.0}  # a lucky sample of a worse policy
+    better = {"mean": 248.0, "regret_per_game": 4.0}
+    assert merit(better) > merit(luckier)
+    assert merit({"mean": 200.0}) < merit({"mean": 201.0})
+    assert merit({"mean": 100.0, "regret_per_game": 90.0}) > merit({"mean": 250.0})
+
+
 def test_resume_extends_a_finished_run(tiny_run: Path) -> None:
     """RL Zoo's habit: --resume RUN --set train.total_timesteps=N trains on to N steps, in
     the same TensorBoard run, keeping the best model unless the new one is better."""
-    best_before = json.loads((tiny_run / "best" / "eval.json").read_text())["mean"]
+    best_before = merit(json.loads((tiny_run / "best" / "eval.json").read_text()))
     tb_runs = sorted(p.name for p in (tiny_run / "tb").iterdir())
     refused = _cli("train", "--resume", str(tiny_run), "--set", "ppo.learning_rate=1e-3")
     assert refused.returncode == 2 and "train.total_timesteps" in refused.stderr
@@ -131,7 +139,7 @@ def test_resume_extends_a_finished_run(tiny_run: Path) -> None:
     final = json.loads((tiny_run / "final" / "eval.json").read_text())
     assert final["timesteps"] == 3072
     assert load_config(tiny_run / "config.yaml").train.total_timesteps == 3072
-    best_after = json.loads((tiny_run / "best" / "eval.json").read_text())["mean"]
+    best_after = merit(json.loads((tiny_run / "best" / "eval.json").read_text()))
     assert best_after >= best_before
     assert sorted(p.name for p in (tiny_run / "tb").iterdir()) == tb_runs
     steps = _tb_steps(tiny_run)
