@@ -480,7 +480,7 @@ def test_a_new_level_is_its_files(tmp_path: Path) -> None:
     [
         ("easy", 2, "reward-only", None, 262_144),
         ("medium", 2, "reward-only", None, 1_261_568),
-        ("hard", 3, "reward-only", None, 100_007_936),
+        ("hard", 4, "reward-only", None, 118_013_952),
         ("expert", 1, "distilled", "optimal", 0),
         ("master", 1, "model-based", None, 1_479_711),
     ],
