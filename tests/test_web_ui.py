@@ -191,6 +191,16 @@ def test_table_fits_the_screen(open_page, server, tmp_path, width, height, touch
         [total["x"] + total["width"] / 2, total["y"] + total["height"] / 2],
     )
     assert hit == "total-3"
+    # and the column heads (whose column is whose) stay in sight, above the rows, not
+    # under the tray
+    for th in page.locator("#card thead th[data-seat]").all():
+        head = th.bounding_box()
+        assert inside(head, width, height), head
+        on_top = page.evaluate(
+            "([x, y]) => !!document.elementFromPoint(x, y).closest('#card thead')",
+            [head["x"] + head["width"] / 2, head["y"] + head["height"] / 2],
+        )
+        assert on_top, th.get_attribute("data-seat")
     for name in ["roll", "score"] + [f"die-{i}" for i in range(5)]:
         assert inside(page.locator(tid(name)).bounding_box(), width, height), name
     assert page.evaluate(SMALL_TARGETS) == []
