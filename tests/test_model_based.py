@@ -144,3 +144,40 @@ def test_curves_read_a_model_based_run(tmp_path):
     assert hits["model-based-s0"][252] is None
     table = curves.markdown_table(curves.summarize(rows, [rows[1]["steps"]]), "model-based")
     assert "| model-based |" in table and "240.0 ± 2.0" in table
+
+
+def test_yahtzee_export_ships_a_model_based_agent(tmp_path):
+    """``yahtzee export VALUE.npz`` makes the level that experiments/model_based.py --export
+    makes (master's own weights, bit for bit), and refuses what it cannot do, by name."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from yahtzee_env.policies.models import load_opponent
+
+    root = Path(__file__).resolve().parents[1]
+    value = root / "docs" / "model_based" / "value-s0.npz"
+
+    def cli(*args):
+        cmd = [sys.executable, "-m", "yahtzee_env", "export", *map(str, args)]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+    out = cli(value, "--out", tmp_path / "lv", "--name", "mb", "--level", "master")
+    assert out.returncode == 0, out.stderr
+    manifest = json.loads((tmp_path / "lv" / "mb.json").read_text())
+    shipped = json.loads((root / "yahtzee_env/policies/levels/master.json").read_text())
+    assert manifest["weights_sha256"] == shipped["weights_sha256"]
+    assert manifest["method"] == "model-based" and manifest["level"] == "master"
+    load_opponent(tmp_path / "lv" / "mb.json")
+    onnx = cli(value, "--out", tmp_path / "o", "--format", "onnx")
+    assert onnx.returncode == 2 and "no ONNX form" in onnx.stderr
+    hostile = tmp_path / "hostile.npz"
+    np.savez(hostile, p0=np.array([object()], dtype=object))
+    (tmp_path / "hostile.json").write_text(value.with_suffix(".json").read_text())
+    bad = cli(hostile, "--out", tmp_path / "h")
+    assert bad.returncode == 2 and "not a model-based agent's file" in bad.stderr
+    assert not (tmp_path / "h" / "hostile.json").exists()  # nothing half-written
+    alone = tmp_path / "alone.npz"
+    alone.write_bytes(value.read_bytes())
+    missing = cli(alone, "--out", tmp_path / "a")
+    assert missing.returncode == 2 and "VALUE.json beside it" in missing.stderr

@@ -13,7 +13,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "run",
         type=Path,
-        help="run folder (runs/<name>), or a level's manifest NAME.json (with --format onnx)",
+        help="run folder (runs/<name>), a model-based agent's VALUE.npz (experiments/"
+        "model_based.py; npz only), or a level's manifest NAME.json (with --format onnx)",
     )
     parser.add_argument("--format", choices=("npz", "onnx"), default="npz")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
@@ -52,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from yahtzee_env.policies.checkpoints import check_sb3_zip
     from yahtzee_env.policies.models import ModelFormatError
 
+    if args.run.suffix == ".npz":
+        return _export_model_based(args)
     try:
         from sb3_contrib import MaskablePPO
 
@@ -144,6 +147,50 @@ def run(args: argparse.Namespace) -> int:
             level=args.level,
         )
     print(f"wrote {path}")
+    return 0
+
+
+def _export_model_based(args: argparse.Namespace) -> int:
+    """A model-based agent's learned turn values (``VALUE.npz`` + ``VALUE.json``, written by
+    `yahtzee_agents.model_based`) as a numpy level, evaluated by the levels' protocol."""
+    from yahtzee_env.commands import OutputPathError, check_output_dir, check_plain_name
+
+    if args.format != "npz":
+        print(
+            "yahtzee export: error: a model-based agent plans through the rules at every move "
+            "and has no ONNX form: use --format npz",
+            file=sys.stderr,
+        )
+        return 2
+    if args.model != "best":
+        print("yahtzee export: error: --model is for run folders, not VALUE.npz", file=sys.stderr)
+        return 2
+    try:
+        from yahtzee_agents.model_based import export_level
+    except ImportError as err:
+        from yahtzee_env.commands import missing_extra_hint
+
+        print(f"yahtzee export: error: {missing_extra_hint(err, 'export')}", file=sys.stderr)
+        return 2
+    try:
+        name = check_plain_name(args.name or args.run.stem, "--name")
+        check_output_dir(args.out, "--out")
+        if not args.run.exists() or not args.run.with_suffix(".json").exists():
+            raise FileNotFoundError(
+                f"{args.run}: a model-based agent is VALUE.npz with its VALUE.json beside it"
+            )
+        written = export_level(args.run, args.out, name, level=args.level)
+    except (FileNotFoundError, OutputPathError) as err:
+        print(f"yahtzee export: error: {err}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        print(
+            f"yahtzee export: error: {args.run}: not a model-based agent's file "
+            f"({type(err).__name__}: {str(err)[:200]})",
+            file=sys.stderr,
+        )
+        return 2
+    print(f"wrote {written}")
     return 0
 
 
