@@ -186,13 +186,16 @@ def at_marks(rows: list[dict], marks: Sequence[int]) -> dict[str, dict[int, dict
     return picked
 
 
-def summarize(rows: list[dict], marks: Sequence[int]) -> list[dict[str, float | int]]:
-    """Mean and spread across runs (seeds) at each mark that every run reached."""
+def summarize(
+    rows: list[dict], marks: Sequence[int], every_run: bool = True
+) -> list[dict[str, float | int]]:
+    """Mean and spread across runs (seeds) at each mark that every run reached (with
+    ``every_run=False``, that any run reached: ``runs`` says over how many)."""
     picked = at_marks(rows, marks)
     out = []
     for mark in marks:
         at = [p[mark] for p in picked.values() if mark in p]
-        if len(at) < len(picked) or not at:
+        if not at or (every_run and len(at) < len(picked)):
             continue
         means = np.array([r["mean"] for r in at])
         regrets = np.array([r["regret"] for r in at])

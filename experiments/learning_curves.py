@@ -34,6 +34,12 @@ def main() -> None:
     )
     parser.add_argument("--log-x", action="store_true", help="env-steps on a log scale")
     parser.add_argument(
+        "--any-run",
+        action="store_true",
+        help="rows at every mark that any seed reached (default: that every seed reached); "
+        "the runs column says how many seeds each row averages",
+    )
+    parser.add_argument(
         "--reach",
         help="expected scores, e.g. 250,253: when each run first reached them "
         "(expected = --optimum - regret per game of its evaluation)",
@@ -53,7 +59,8 @@ def main() -> None:
     for row in rows:
         by_recipe.setdefault(curves.recipe_of(str(row["run"])), []).append(row)
     for recipe, recipe_rows in sorted(by_recipe.items()):
-        print(curves.markdown_table(curves.summarize(recipe_rows, marks), recipe))
+        summary = curves.summarize(recipe_rows, marks, every_run=not args.any_run)
+        print(curves.markdown_table(summary, recipe))
         print()
     if args.reach:
         targets = [float(t) for t in args.reach.split(",")]
