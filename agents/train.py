@@ -454,14 +454,15 @@ class TrainingCallback(BaseCallback):
         _dump_only(self.logger, "eval/", self.steps)
         if self.bar is not None:
             self.bar.set_postfix(eval=f"{result['mean']:.1f}±{result['ci95']:.1f}")
+        brief = _brief(result)
         with open(self.paths.evals, "a") as f:
-            f.write(json.dumps({"timesteps": self.steps, **_brief(result)}) + "\n")
-        if merit(_brief(result)) > self.best:
-            self.best = merit(_brief(result))
+            f.write(json.dumps({"timesteps": self.steps, **brief}) + "\n")
+        if merit(brief) > self.best:
+            self.best = merit(brief)
             save_model_atomic(self.model, self.paths.best / "model.zip")
             atomic_write(
                 self.paths.best / "eval.json",
-                json.dumps({**_brief(result), "timesteps": self.steps}, indent=2),
+                json.dumps({**brief, "timesteps": self.steps}, indent=2),
             )
         if self.on_eval is not None:
             self.on_eval(result, self.steps)

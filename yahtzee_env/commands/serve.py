@@ -116,7 +116,7 @@ def allowed_hosts(args: argparse.Namespace) -> list[str] | None:
     if not loopback and not args.allowed_host:
         return None
     hosts = list(LOOPBACK_HOSTS) if loopback else []
-    hosts += [name.strip().lower() for name in args.allowed_host]
+    hosts += args.allowed_host  # create_app normalises the names (case, spaces)
     hosts += [urlsplit(o).hostname or "" for o in args.allowed_origin]
     return sorted({h for h in hosts if h})
 
