@@ -205,6 +205,14 @@ def test_table_fits_the_screen(open_page, server, tmp_path, width, height, touch
         assert inside(page.locator(tid(name)).bounding_box(), width, height), name
     assert page.evaluate(SMALL_TARGETS) == []
     assert overflow(page) <= 0
+    # and no name in them is cut ("Ada (you)" with four seats on a phone was "Ada (y…": the
+    # mark gives way to the name)
+    cut = page.evaluate(
+        "[...document.querySelectorAll('#card thead .nm')]"
+        ".filter((n) => n.scrollWidth > n.clientWidth).map((n) => n.textContent)"
+    )
+    assert cut == []
+    assert page.get_attribute("#card thead th[data-seat='0']", "title") in ("Ada (you)", "Ada (tu)")
     shot(page, tmp_path, f"table-{width}x{height}-{lang}")
     page.evaluate("window.scrollTo(0, 0)")
     for name in ["roll"] + [f"die-{i}" for i in range(5)]:

@@ -827,13 +827,16 @@ function renderCard(state, mine, lock = false) {
   const head = el("tr");
   head.append(el("th", { scope: "col" }, t("card.box")));
   state.seats.forEach((s, i) => {
-    let name = seatName(state, i);
-    if (isMine(i) && mySeats().length === 1 && !["You", "Tu", t("lobby.default_name")].includes(name)) {
-      name = t("seat.you_suffix", { name });
-    }
-    const th = el("th", { scope: "col", title: name, "data-seat": String(i) });
+    const name = seatName(state, i);
+    // "Ada (you)": the mark is its own span, which a narrow four-seat head hides visually
+    // (a screen reader still reads it) so that the name is not cut
+    const mark = isMine(i) && mySeats().length === 1 && !["You", "Tu", t("lobby.default_name")].includes(name)
+      ? t("seat.you_mark") : "";
+    const th = el("th", { scope: "col", title: mark ? `${name} ${mark}` : name, "data-seat": String(i) });
     if (s.kind !== "cpu") th.append(seatStatus(s));
-    th.append(el("span", { class: "nm" }, name));
+    const nm = el("span", { class: "nm" }, name);
+    if (mark) nm.append(el("span", { class: "you" }, ` ${mark}`));
+    th.append(nm);
     if (s.kind !== "cpu" && s.away) th.append(el("span", { class: "seat-away", "data-testid": `seat-away-${i}` }, t(`people.away.${s.away}`)));
     else if (s.kind === "human" && !s.connected && state.online && !isMine(i)) th.append(el("span", { class: "seat-away" }, t("people.offline")));
     if (amHost() && i > 0 && s.kind === "human" && !s.away && !s.connected && !isMine(i) && !state.over) th.append(hostButton("hand", i));
