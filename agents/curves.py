@@ -75,8 +75,12 @@ def collect(run_dir: str | Path) -> list[dict[str, float | int | str]]:
     for step, _, length in lengths:
         prev_step, prev_games = games_at[-1]
         games_at.append((step, prev_games + (step - prev_step) / max(length, 1.0)))
+    by_step = {
+        key: {step: value for step, _, value in scalars.get(TAGS[key], [])}
+        for key in ("ci95", "regret", "upper_bonus_rate", "yahtzee_rate")
+    }
     rows = []
-    for i, (step, wall, mean) in enumerate(scalars[TAGS["mean"]]):
+    for step, wall, mean in scalars[TAGS["mean"]]:
         row: dict[str, float | int | str] = {
             "run": run_dir.name,
             "seed": cfg["train"]["seed"],
@@ -86,8 +90,8 @@ def collect(run_dir: str | Path) -> list[dict[str, float | int | str]]:
             "mean": mean,
         }
         for key in ("ci95", "regret", "upper_bonus_rate", "yahtzee_rate"):
-            series = scalars.get(TAGS[key], [])
-            row[key] = series[i][2] if i < len(series) else math.nan
+            # by step, not by position: an evaluation may log no regret (no solver table)
+            row[key] = by_step[key].get(step, math.nan)
         rows.append(row)
     return rows
 
@@ -120,12 +124,71 @@ def collect_model_based(run_dir: Path) -> list[dict[str, float | int | str]]:
     return rows
 
 
+def continue_rows(
+    earlier: list[dict], later: list[dict], sessions: Sequence[dict] = ()
+) -> list[dict]:
+    """One run's rows from a sitting resumed from a checkpoint (``later``, as `collect` reads
+    that sitting's own logs: the earlier sittings' logs are not kept) joined onto its rows from
+    the earlier sittings (``earlier``, from the committed data). The later rows' wall time is
+    shifted by the earlier sittings' training time (``sessions``: the run's sessions.jsonl, the
+    sittings that ended before the later rows begin; without them, the last earlier row's wall
+    time), so that it counts training and not the hours between sittings; their games, which
+    `collect` counts from step 0, continue the last earlier row's. Earlier rows at or past the
+    first later step are dropped (the resumed run logs them again)."""
+    if not later:
+        return list(earlier)
+    first = min(int(r["steps"]) for r in later)
+    kept = sorted((r for r in earlier if int(r["steps"]) < first), key=lambda r: r["steps"])
+    if not kept:
+        return sorted(later, key=lambda r: r["steps"])
+    last = kept[-1]
+    before = [float(s["wall_seconds"]) for s in sessions if int(s["end_timesteps"]) < first]
+    wall0 = sum(before) if before else float(last["wall_seconds"])
+    later = sorted(later, key=lambda r: r["steps"])
+    points = [(0, 0.0)] + [(int(r["steps"]), float(r["games"])) for r in later]
+    games0 = float(last["games"]) - _interpolate(points, int(last["steps"]))
+    shifted = [
+        {
+            **r,
+            "wall_seconds": round(wall0 + float(r["wall_seconds"]), 1),
+            "games": round(float(r["games"]) + games0),
+        }
+        for r in later
+    ]
+    return kept + shifted
+
+
+def continue_runs(
+    rows: list[dict], run_dirs: Sequence[str | Path]
+) -> list[dict[str, float | int | str]]:
+    """The committed ``rows`` with each run folder's newest sitting joined on (`continue_rows`;
+    the folder's name is the run's name in ``rows``); the other runs' rows are kept as they
+    are."""
+    import json
+
+    out = list(rows)
+    for run_dir in map(Path, run_dirs):
+        sessions_file = run_dir / "sessions.jsonl"
+        sessions = (
+            [json.loads(line) for line in sessions_file.read_text().splitlines() if line.strip()]
+            if sessions_file.exists()
+            else []
+        )
+        mine = [r for r in out if r["run"] == run_dir.name]
+        out = [r for r in out if r["run"] != run_dir.name]
+        out += continue_rows(mine, collect(run_dir), sessions)
+    return out
+
+
 def _first_interval(scalars: dict[str, list[tuple[int, float, float]]]) -> float:
     fps = scalars.get("time/fps", [])
     if not fps:
         return 0.0
+    # SB3's fps counts from the sitting's first step: the first rollout's size is the step of
+    # the first log in a new run, and the gap between the first two logs in a resumed one
     step, _, value = fps[0]
-    return step / value if value > 0 else 0.0
+    size = fps[1][0] - step if len(fps) > 1 else step
+    return size / value if value > 0 else 0.0
 
 
 def _interpolate(points: Sequence[tuple[int, float]], step: int) -> float:

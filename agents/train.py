@@ -552,6 +552,22 @@ def check_extension(old: RunConfig, new: RunConfig) -> None:
             )
 
 
+def _say_if_no_regret(cfg: RunConfig) -> None:
+    """The evaluations grade with the solver only where its table is cached (building it costs
+    seconds and memory): say so at the start, where a long run would otherwise log no regret
+    and pick ``best/`` by the noisier mean without a word."""
+    from yahtzee_env.solver import exact as solver
+
+    if cfg.train.eval_interval and not solver.cache_path(cfg.env.rules).exists():
+        print(
+            f"note: no solver table for the rules {cfg.env.rules!r} is cached, so the "
+            "evaluations log no regret and best/ is picked by the mean; "
+            f"`yahtzee solve --rules {cfg.env.rules}` builds it (the run sees it at its next "
+            "evaluation)",
+            file=sys.stderr,
+        )
+
+
 def train(
     cfg: RunConfig,
     run_dir: str | Path,
@@ -630,6 +646,7 @@ def train(
     else:
         model = build_model(cfg, env, paths.tb)
     write_run_metadata(paths, cfg, argv if argv is not None else sys.argv)
+    _say_if_no_regret(cfg)
     stop = StopRequests(time_limit, session_start)
     if handle_signals:
         stop.install()

@@ -3,6 +3,9 @@
     # from run folders (TensorBoard logs) to the committed data:
     python experiments/learning_curves.py --runs runs/ppo-s0 runs/ppo-s1 runs/ppo-s2 \
         --csv docs/learning_curves.csv
+    # a run resumed in a later sitting (its earlier logs gone): join its new rows on
+    python experiments/learning_curves.py --runs runs/ppo-long-s1 --continue \
+        --csv docs/learning_curves_in_progress.csv
     # from the committed data to the table and plot of docs/learning.md:
     python experiments/learning_curves.py --csv docs/learning_curves.csv \
         --plot docs/learning_curves.png
@@ -28,6 +31,14 @@ def main() -> None:
         required=True,
         help="data file(s): one is written from --runs; else all are read, one after another",
     )
+    parser.add_argument(
+        "--continue",
+        dest="continue_runs",
+        action="store_true",
+        help="with --runs: the runs are resumed sittings of runs already in the --csv file; "
+        "their new rows are joined onto those (wall time and games continued), the file's "
+        "other rows are kept",
+    )
     parser.add_argument("--plot", help="write the plot here (PNG)")
     parser.add_argument(
         "--marks", default="1,2,5,10,20,30,40,60,80,100", help="env-step marks, in millions"
@@ -50,7 +61,11 @@ def main() -> None:
         if args.runs:
             if len(args.csv) != 1:
                 raise ValueError("--runs writes one --csv file")
-            curves.write_csv([row for run in args.runs for row in curves.collect(run)], args.csv[0])
+            if args.continue_runs:
+                rows = curves.continue_runs(curves.read_csv(args.csv[0]), args.runs)
+            else:
+                rows = [row for run in args.runs for row in curves.collect(run)]
+            curves.write_csv(rows, args.csv[0])
         rows = [row for path in args.csv for row in curves.read_csv(path)]
         marks = [int(float(m) * 1e6) for m in args.marks.split(",")]
     except (OSError, ValueError, KeyError) as err:

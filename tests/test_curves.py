@@ -58,3 +58,64 @@ def test_any_run_keeps_the_marks_one_seed_reached_and_says_so():
     assert summary[2]["mean"] == 249.0
     table = curves.markdown_table(summary, "ppo-long")
     assert "| ppo-long | 120 M |" in table and "| 1 | 249.0 ± 1.8 |" in table
+
+
+def write_run(run_dir, evals: dict[int, dict[str, float]], fps: list[tuple[int, float]]):
+    """A run folder as `yahtzee train` leaves it: its config and TensorBoard scalars (wall
+    times 1,000 s + step / 10,000)."""
+    tensorboard = pytest.importorskip("torch.utils.tensorboard")
+    (run_dir / "tb").mkdir(parents=True)
+    (run_dir / "config.yaml").write_text("train: {seed: 3}\n")
+    writer = tensorboard.SummaryWriter(str(run_dir / "tb"))
+    for step, value in fps:
+        writer.add_scalar("time/fps", value, step, walltime=1000 + step / 1e4)
+        writer.add_scalar("rollout/ep_len_mean", 37.0, step, walltime=1000 + step / 1e4)
+    for step, scalars in evals.items():
+        writer.add_scalar("rollout/ep_len_mean", 37.0, step, walltime=1000 + step / 1e4)
+        for key, value in scalars.items():
+            writer.add_scalar(curves.TAGS[key], value, step, walltime=1000 + step / 1e4)
+    writer.close()
+
+
+def test_an_evaluation_without_regret_does_not_shift_the_others(tmp_path):
+    # the second evaluation logged no regret (no solver table then): each row keeps its own
+    base = {"mean": 240.0, "ci95": 1.8, "upper_bonus_rate": 0.5, "yahtzee_rate": 0.3}
+    evals = {
+        1_000_000: base | {"regret": 9.0},
+        2_000_000: dict(base),
+        3_000_000: base | {"regret": 7.0},
+    }
+    write_run(tmp_path / "r-s3", evals, [(16_384, 16_384.0), (32_768, 10_000.0)])
+    rows = curves.collect(tmp_path / "r-s3")
+    assert [r["steps"] for r in rows] == list(evals)
+    assert rows[0]["regret"] == pytest.approx(9.0)
+    assert rows[1]["regret"] != rows[1]["regret"]  # nan
+    assert rows[2]["regret"] == pytest.approx(7.0)
+    # a new run: the first rollout (16,384 steps at 16,384 steps/s) took 1 s before its log
+    assert rows[0]["wall_seconds"] == pytest.approx(1_000_000 / 1e4 - 16_384 / 1e4 + 1, abs=0.2)
+
+
+def test_a_resumed_sitting_continues_the_committed_rows(tmp_path):
+    # the first sitting's rows are committed; it stopped at 2.5 M after 300 s of training
+    earlier = [row("ppo-long-s3", s, 240.0) | {"wall_seconds": s / 1e4 + 50} for s in (1e6, 2e6)]
+    earlier += [row("ppo-long-s3", 3_000_000, 241.0)]  # not in the resumed run's logs: replaced
+    run = tmp_path / "ppo-long-s3"
+    base = {"mean": 245.0, "ci95": 1.8, "regret": 6.0, "upper_bonus_rate": 0.5, "yahtzee_rate": 0.3}
+    # resumed at 2.5 M: its first rollout of 16,384 steps took 2 s (8,192 steps/s)
+    write_run(run, {3_000_000: base, 4_000_000: base}, [(2_516_384, 8_192.0), (2_532_768, 9e3)])
+    (run / "sessions.jsonl").write_text(
+        '{"wall_seconds": 300.0, "ppo_seconds": 299.0, "end_timesteps": 2500000}\n'
+    )
+    other = row("ppo-long", 1_000_000, 230.0)
+    rows = curves.continue_runs([other, *earlier], [run])
+    assert rows[0] == other
+    mine = [r for r in rows if r["run"] == "ppo-long-s3"]
+    assert [r["steps"] for r in mine] == [1_000_000, 2_000_000, 3_000_000, 4_000_000]
+    assert mine[2]["mean"] == 245.0
+    # wall time: the first sitting's 300 s, then the time from the second sitting's start
+    # (2 s before its first log, at 2,516,384) to the evaluation
+    started = 1000 + 2_516_384 / 1e4 - 2
+    assert mine[2]["wall_seconds"] == pytest.approx(300 + 1000 + 3e6 / 1e4 - started, abs=0.2)
+    assert mine[3]["wall_seconds"] - mine[2]["wall_seconds"] == pytest.approx(100, abs=0.2)
+    # games continue from the last committed row (37 steps a game)
+    assert mine[2]["games"] - mine[1]["games"] == pytest.approx(1e6 / 37, rel=1e-3)

@@ -607,3 +607,20 @@ def test_input_version_comes_from_the_config_never_the_width(tiny_run: Path) -> 
         numpy_policy(model, input_version=2)
     with pytest.raises(TypeError):
         numpy_policy(model)  # no default to fall back on
+
+
+def test_a_run_without_a_solver_table_says_its_evaluations_log_no_regret(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    from yahtzee_agents.train import _say_if_no_regret
+
+    cfg = load_config(TINY)
+    monkeypatch.setenv("YAHTZEE_CACHE_DIR", str(tmp_path))
+    _say_if_no_regret(cfg)
+    said = capsys.readouterr().err
+    assert "log no regret" in said and f"yahtzee solve --rules {cfg.env.rules}" in said
+    from yahtzee_env.solver.exact import cache_path
+
+    cache_path(cfg.env.rules).write_bytes(b"")  # cached: nothing to say
+    _say_if_no_regret(cfg)
+    assert capsys.readouterr().err == ""
