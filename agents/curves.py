@@ -166,7 +166,7 @@ def continue_runs(
     are."""
     import json
 
-    out = list(rows)
+    joined: dict[str, list[dict]] = {}
     for run_dir in map(Path, run_dirs):
         sessions_file = run_dir / "sessions.jsonl"
         sessions = (
@@ -174,9 +174,18 @@ def continue_runs(
             if sessions_file.exists()
             else []
         )
-        mine = [r for r in out if r["run"] == run_dir.name]
-        out = [r for r in out if r["run"] != run_dir.name]
-        out += continue_rows(mine, collect(run_dir), sessions)
+        mine = [r for r in rows if r["run"] == run_dir.name]
+        joined[run_dir.name] = continue_rows(mine, collect(run_dir), sessions)
+    out: list[dict] = []
+    for row in rows:  # each run where its rows were (a new run at the end)
+        run = str(row["run"])
+        if run not in joined:
+            out.append(row)
+        elif joined[run]:
+            out += joined.pop(run)
+            joined[run] = []
+    for run, series in joined.items():
+        out += series
     return out
 
 
