@@ -177,16 +177,15 @@ def continue_runs(
         mine = [r for r in rows if r["run"] == run_dir.name]
         joined[run_dir.name] = continue_rows(mine, collect(run_dir), sessions)
     out: list[dict] = []
-    for row in rows:  # each run where its rows were (a new run at the end)
+    placed: set[str] = set()
+    for row in rows:  # each run where its rows were, a new one at the end
         run = str(row["run"])
         if run not in joined:
             out.append(row)
-        elif joined[run]:
-            out += joined.pop(run)
-            joined[run] = []
-    for run, series in joined.items():
-        out += series
-    return out
+        elif run not in placed:
+            out += joined[run]
+            placed.add(run)
+    return out + [r for run, series in joined.items() if run not in placed for r in series]
 
 
 def _first_interval(scalars: dict[str, list[tuple[int, float, float]]]) -> float:

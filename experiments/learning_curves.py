@@ -57,6 +57,8 @@ def main() -> None:
     )
     parser.add_argument("--optimum", type=float, default=254.5877, help="official: 254.5877")
     args = parser.parse_args()
+    if args.continue_runs and not args.runs:
+        parser.error("--continue joins the --runs given onto the --csv file: give --runs")
     try:
         if args.runs:
             if len(args.csv) != 1:
