@@ -571,6 +571,8 @@ def online_pair(browser, server, timer=0, pace=0):
     host.wait_for_selector(f"{tid('table-code')}:not(:empty)")
     code = host.text_content(tid("table-code"))
     guest.goto(f"{server.url}/?pace={pace}&join={code}")
+    assert guest.input_value(tid("join-code")) == code  # from the start, before the lobby loads
+    guest.wait_for_selector(tid("seat-kind-1"))  # the lobby is shown, as a person would see it
     guest.fill(tid("name"), "Gina")
     guest.click(tid("join"))
     guest.wait_for_selector(f"{tid('table-code')}:has-text('{code}')")

@@ -1517,6 +1517,9 @@ document.addEventListener("DOMContentLoaded", () => {
       document.documentElement.style.setProperty("--tray-h", `${Math.ceil(entry.target.getBoundingClientRect().height)}px`);
     }).observe($("tray"));
   }
+  // a shared link's code is in the field from the start: a Join pressed before the lobby's
+  // words have loaded joins that table (it said "no code")
+  if (params.get("join")) $("join-code").value = params.get("join");
   $("seats").addEventListener("change", renderSeatKinds);
   $("name").addEventListener("input", () => { $("name").dataset.default = "false"; });
   const lobbyButtons = ["play", "create-online", "join"];
