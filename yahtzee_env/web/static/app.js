@@ -452,8 +452,6 @@ async function showLobby() {
   renderAccount();
   renderLobbyWords();
   renderMyTables();
-  const join = params.get("join");
-  if (join) $("join-code").value = join;
   loadMyTables();
 }
 
