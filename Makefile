@@ -20,11 +20,18 @@ $(VENV)/.core: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[plot]"
 	touch $@
 
-# torch is pinned to 2.13.0 (a CPU build) in the `train` extra; it is installed first on its
-# own so that no other requirement can pull a CUDA build.
-$(VENV)/.dev: pyproject.toml | $(BIN)/python
+# The extras take version ranges (a library's habit); the exact versions the benchmarks ran
+# with are constraints/benchmark.txt. torch 2.13.0 (a CPU build) is installed first, on its
+# own, so that no other requirement can pull a CUDA build.
+CONSTRAINTS = constraints/benchmark.txt
+$(VENV)/.dev: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[train,export,plot,ray,dev]"
+	$(BIN)/pip install --quiet -e ".[train,export,plot,ray,dev]" -c $(CONSTRAINTS)
+	touch $@
+
+# The docs site needs the `docs` extra only (mkdocstrings reads the code without importing it).
+$(VENV)/.docs: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[docs]"
 	touch $@
 
 setup: $(VENV)/.core
@@ -47,7 +54,7 @@ bench: $(VENV)/.dev
 test: $(VENV)/.dev
 	$(BIN)/python -m pytest -q
 
-docs: $(VENV)/.dev
+docs: $(VENV)/.docs
 	$(BIN)/mkdocs build --strict -d out/site
 
 lint: $(VENV)/.dev

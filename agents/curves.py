@@ -305,16 +305,39 @@ def evaluation_at(run_dir: str | Path, steps: int) -> dict[str, float | int] | N
 
 
 def first_reaching(
-    rows: list[dict], optimum: float, targets: Sequence[float]
+    rows: list[dict], optimum: float | dict[str, float], targets: Sequence[float]
 ) -> dict[str, dict[float, dict | None]]:
-    """Per run, its first evaluation whose expected score (``optimum`` - regret per game)
-    is at least each target (None: never reached)."""
+    """Per run, its first evaluation whose expected score (the optimum of the run's rules -
+    regret per game) is at least each target (None: never reached). ``optimum`` is one
+    number for every run, or run name -> the optimum of its rules (`run_optimum`)."""
     out: dict[str, dict[float, dict | None]] = {}
     for run, series in sorted(_by_run(rows).items()):
-        out[run] = {
-            t: next((r for r in series if optimum - r["regret"] >= t), None) for t in targets
-        }
+        best = optimum[run] if isinstance(optimum, dict) else optimum
+        out[run] = {t: next((r for r in series if best - r["regret"] >= t), None) for t in targets}
     return out
+
+
+def run_rules(run_dir: str | Path) -> str:
+    """The rules preset a run folder learned (``config.yaml``'s ``env.rules``, or a
+    model-based run's ``config.json`` ``rules``; official when the file says none)."""
+    import json
+
+    import yaml
+
+    run_dir = Path(run_dir)
+    if (run_dir / "config.json").exists() and not (run_dir / "config.yaml").exists():
+        return json.loads((run_dir / "config.json").read_text()).get("rules", "official")
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    return (cfg.get("env") or {}).get("rules", "official")
+
+
+def run_optimum(run_dir: str | Path) -> float:
+    """The expected score of optimal play under the run's rules (the solver's cached table;
+    solved here, a few seconds, where it is not cached): what its regret is counted against."""
+    from yahtzee_env.game.rules import RuleSet
+    from yahtzee_env.solver import exact
+
+    return float(exact.load_or_solve(RuleSet.from_spec(run_rules(run_dir))).expected_score)
 
 
 def recipe_of(run: str) -> str:

@@ -1,5 +1,6 @@
-"""A model-based reward-only baseline: a learned value of turn-start states, played by exact
-expectimax through the rules.
+"""A model-based baseline (not reward-only: it plans with the exact rules model): a learned
+value of turn-start states, played by exact expectimax through the rules. The method is
+fitted value iteration (see below).
 
 The agent knows the rules (the dice probabilities, the 252 rolls and 462 keeps, the scoring:
 `yahtzee_env.solver.exact`'s within-turn machinery) but not the values of the states a turn

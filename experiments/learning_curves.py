@@ -18,6 +18,7 @@ and the upper-bonus rate, with env-steps, games and wall time on the axes.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from yahtzee_agents import curves
 
@@ -52,10 +53,16 @@ def main() -> None:
     )
     parser.add_argument(
         "--reach",
-        help="expected scores, e.g. 250,253: when each run first reached them "
-        "(expected = --optimum - regret per game of its evaluation)",
+        help="expected scores, e.g. 250,253: when each run first reached them (expected = the "
+        "optimum of the run's rules - regret per game of its evaluation; the rules are read "
+        "from each --runs folder, and are --optimum's for rows read only from --csv)",
     )
-    parser.add_argument("--optimum", type=float, default=254.5877, help="official: 254.5877")
+    parser.add_argument(
+        "--optimum",
+        type=float,
+        default=254.5877,
+        help="the optimum for runs read only from --csv (default 254.5877, official rules)",
+    )
     args = parser.parse_args()
     if args.continue_runs and not args.runs:
         parser.error("--continue joins the --runs given onto the --csv file: give --runs")
@@ -81,7 +88,10 @@ def main() -> None:
         print()
     if args.reach:
         targets = [float(t) for t in args.reach.split(",")]
-        for run, hits in curves.first_reaching(rows, args.optimum, targets).items():
+        optimum = {str(row["run"]): args.optimum for row in rows}
+        for run_dir in args.runs or []:  # a run folder says its rules
+            optimum[Path(run_dir).name] = curves.run_optimum(run_dir)
+        for run, hits in curves.first_reaching(rows, optimum, targets).items():
             said = [
                 f"{t:g}: "
                 + (

@@ -1,5 +1,6 @@
-"""The model-based reward-only baseline (`yahtzee_agents.model_based`): learn the value of
-turn-start states from played games, play each turn by exact expectimax through the rules.
+"""The model-based baseline (`yahtzee_agents.model_based`; it uses the exact rules model, so it
+is not reward-only): fitted value iteration that learns the value of turn-start states from
+played games and plays each turn by exact expectimax through the rules.
 
     OPENBLAS_NUM_THREADS=1 python experiments/model_based.py --games 100000 --seed 0 \
         --run-dir runs/model-based-s0

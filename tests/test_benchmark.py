@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -171,4 +172,9 @@ def test_versions_and_citation() -> None:
     citation = (root / "CITATION.cff").read_text()
     assert "cff-version: 1.2.0" in citation
     assert f"version: {yahtzee_env.__version__}" in citation
-    assert "## [Unreleased]" in (root / "CHANGELOG.md").read_text()
+    changelog = (root / "CHANGELOG.md").read_text()
+    assert "## [Unreleased]" in changelog
+    assert re.search(
+        rf"^## \[{re.escape(yahtzee_env.__version__)}\] - \d{{4}}-\d\d-\d\d$", changelog, re.M
+    )
+    assert "date-released:" in citation and "repository-code:" in citation

@@ -119,3 +119,20 @@ def test_a_resumed_sitting_continues_the_committed_rows(tmp_path):
     assert mine[3]["wall_seconds"] - mine[2]["wall_seconds"] == pytest.approx(100, abs=0.2)
     # games continue from the last committed row (37 steps a game)
     assert mine[2]["games"] - mine[1]["games"] == pytest.approx(1e6 / 37, rel=1e-3)
+
+
+def test_reach_counts_each_run_against_the_optimum_of_its_own_rules(tmp_path):
+    """Issue 28: `--reach` used the official optimum for every run, so an upper-first run
+    (optimum about 245.9) "reached 246" with a regret of 8."""
+    rows = [
+        {"run": "official-s0", "steps": 1, "regret": 8.0},
+        {"run": "upper-first-s0", "steps": 1, "regret": 8.0},
+    ]
+    optimum = {"official-s0": 254.5877, "upper-first-s0": 245.0}
+    hits = curves.first_reaching(rows, optimum, [246.0])
+    assert hits["official-s0"][246.0] is not None
+    assert hits["upper-first-s0"][246.0] is None
+    run = tmp_path / "upper-first-s0"
+    run.mkdir()
+    (run / "config.yaml").write_text("name: upper-first-s0\nenv:\n  rules: upper-first\n")
+    assert curves.run_rules(run) == "upper-first"

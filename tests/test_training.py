@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -299,7 +300,7 @@ def test_onnx_metadata_round_trip(tiny_run: Path, tmp_path: Path) -> None:
     path = tmp_path / "tiny.onnx"
     meta = {p.key: p.value for p in onnx.load(str(path)).metadata_props}
     assert meta["holds"] == "canonical" and meta["rules"] == "official"
-    assert meta["observation_version"] == "1" and len(meta["weights_sha256"]) == 64
+    assert meta["observation_version"] == "1" and len(meta["arrays_sha256"]) == 64
     assert "level" in meta
     policy = load_onnx_policy(path, rules="official")
     obs, _ = _recorded_states(2_000)
@@ -560,8 +561,38 @@ def test_benchmark_each_model_kind(tiny_run: Path, tmp_path: Path) -> None:
     assert json.loads((tmp_path / "r.json").read_text())["mean"] == rows["run"]["mean"]
     bare = tmp_path / "bare.zip"
     bare.write_bytes((tiny_run / "best" / "model.zip").read_bytes())
-    out = _main("benchmark", str(bare), "--games", "4")
-    assert out.returncode == 2 and "network-input version are unknown" in out.stderr
+    # Issue 28: a zip with no run folder around it (as any script saves one) is taken; its
+    # input version comes from its observation space, its holds and rules are the env's
+    # defaults unless given, and what was assumed is printed and written into the row.
+    out = _main("benchmark", str(bare), "--games", "48", "--holds", "canonical", "--json",
+                str(tmp_path / "bare.json"))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "assumed: input_version 1 (observation space (72 floats)); holds canonical (given)" in (
+        out.stderr
+    )
+    bare_row = json.loads((tmp_path / "bare.json").read_text())
+    assert bare_row["mean"] == rows["run"]["mean"]  # the tiny run trains with canonical holds
+    assert bare_row["assumed"]["rules"] == {"value": "official", "from": "Yahtzee-v0's default"}
+    out = _main("benchmark", str(bare), "--games", "4", "--json", str(tmp_path / "all.json"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads((tmp_path / "all.json").read_text())["assumed"]["holds"]["value"] == "all"
+    for fmt in ("npz", "onnx"):
+        out = _main("export", str(bare), "--format", fmt, "--out", str(tmp_path / "bare-out"))
+        assert out.returncode == 0, out.stderr
+    manifest = json.loads((tmp_path / "bare-out" / "bare.json").read_text())
+    assert manifest["holds"] == "all" and manifest["assumed"]["input_version"]["value"] == 1
+    # any other observation shape is refused by name
+    odd = tmp_path / "odd.zip"
+    with zipfile.ZipFile(bare) as src, zipfile.ZipFile(odd, "w") as dst:
+        for info in src.infolist():
+            blob = src.read(info.filename)
+            if info.filename == "data":
+                data = json.loads(blob)
+                data["observation_space"]["_shape"] = [80]
+                blob = json.dumps(data).encode()
+            dst.writestr(info.filename, blob)
+    out = _main("benchmark", str(odd), "--games", "4")
+    assert out.returncode == 2 and "observation of 80 floats" in out.stderr, out.stderr
 
 
 def _has(module: str) -> bool:
@@ -624,3 +655,42 @@ def test_a_run_without_a_solver_table_says_its_evaluations_log_no_regret(
     cache_path(cfg.env.rules).write_bytes(b"")  # cached: nothing to say
     _say_if_no_regret(cfg)
     assert capsys.readouterr().err == ""
+
+
+class _Payload:
+    """Unpickled by a plain pickle reader, this would run a shell command."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_an_sb3_zip_never_runs_the_code_in_it(tiny_run: Path, tmp_path: Path) -> None:
+    """SB3's own loader unpickles `data`'s serialized entries (cloudpickle: any code). The
+    zip loader reads them with a pickle reader that builds nothing: a payload in
+    `policy_kwargs` is refused by name, and its command never runs."""
+    import base64
+    import pickle
+
+    from yahtzee_agents.sources import load_sb3_policy
+    from yahtzee_env.policies.models import ModelFormatError
+
+    marker = tmp_path / "ran"
+    hostile = tmp_path / "hostile.zip"
+    with (
+        zipfile.ZipFile(tiny_run / "best" / "model.zip") as src,
+        zipfile.ZipFile(hostile, "w") as dst,
+    ):
+        for info in src.infolist():
+            blob = src.read(info.filename)
+            if info.filename == "data":
+                data = json.loads(blob)
+                payload = base64.b64encode(pickle.dumps(_Payload(marker))).decode()
+                data["policy_kwargs"] = {":type:": "<class 'dict'>", ":serialized:": payload}
+                blob = json.dumps(data).encode()
+            dst.writestr(info.filename, blob)
+    with pytest.raises(ModelFormatError, match="policy_kwargs"):
+        load_sb3_policy(hostile)
+    assert not marker.exists()

@@ -31,7 +31,7 @@ from yahtzee_env.game.engine import (
 )
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, Box, RuleSet
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 ENV_IDS = ("Yahtzee-v0", "YahtzeeVs-v0")
 """The Gymnasium ids this package registers (the PettingZoo env is

@@ -30,7 +30,9 @@ agent's answers and words the result.
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -132,7 +134,12 @@ def check_actions(actions: np.ndarray, masks: np.ndarray, name: str) -> np.ndarr
 
 
 def _import_callable(spec: str) -> Any:
+    """``package.module:function``, imported as ``python -m`` would: the current folder is
+    searched first (a console script's ``sys.path`` starts at its own ``bin/`` instead)."""
     module_name, _, attr = spec.partition(":")
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as err:

@@ -30,7 +30,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "mask[N, 45] bool) and returning actions[N] (or naming an object with act_batch)",
     )
     parser.add_argument(
-        "--rules", default="official", choices=list(PRESETS), help="rules preset (default official)"
+        "--rules",
+        default=None,
+        choices=list(PRESETS),
+        help="rules preset (default official; for an SB3 zip saved without a run folder, also "
+        "the rules it was trained for)",
+    )
+    parser.add_argument(
+        "--holds",
+        choices=("all", "canonical"),
+        default=None,
+        help="an SB3 zip saved without a run folder: the holds mode it was trained with "
+        "(default all, Yahtzee-v0's default)",
     )
     parser.add_argument(
         "--games",
@@ -60,12 +71,19 @@ def run(args: argparse.Namespace) -> int:
     from yahtzee_env.fileio import atomic_write
     from yahtzee_env.policies.models import ModelFormatError
 
+    rules = args.rules or "official"
     try:
         check_output_file(args.json, "--json")
-        agent = load_agent(args.policy, args.rules, args.name)
+        source = _model_source(args)
+        agent = load_agent(source if source is not None else args.policy, rules, args.name)
+        assumed = getattr(source, "assumed", None) or {}
+        if assumed:
+            from yahtzee_agents.sources import describe_assumed
+
+            print(f"{args.policy}: {describe_assumed(assumed)}", file=sys.stderr)
         row = benchmark(
             agent,
-            rules=args.rules,
+            rules=rules,
             games=args.games,
             workers=args.workers,
             progress=progress_bar(agent.name, "games", not args.no_progress),
@@ -76,8 +94,25 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as err:
         print(f"yahtzee benchmark: error: {missing_extra_hint(err)}", file=sys.stderr)
         return 2
+    if assumed:
+        row["assumed"] = assumed
     print(format_benchmark(row))
     if args.json:
         atomic_write(args.json, json.dumps(row, indent=2) + "\n")
         print(f"wrote {args.json}")
     return 0
+
+
+def _model_source(args: argparse.Namespace):
+    """An SB3 zip's policy, loaded here so that ``--holds``/``--rules`` reach it (None for any
+    other POLICY, which `load_agent` resolves by name)."""
+    from yahtzee_env.policies.resolve import policy_label
+    from yahtzee_env.policies.sources import load_model_source
+
+    if not args.policy.endswith(".zip"):
+        if args.holds is not None:
+            raise ValueError("--holds is for an SB3 .zip saved without a run folder")
+        return None
+    policy = load_model_source(args.policy, args.rules, holds=args.holds)
+    policy.name = policy_label(args.name or policy.name, policy, args.rules or "official")
+    return policy

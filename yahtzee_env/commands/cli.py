@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "evaluate": "evaluate",
     "benchmark": "benchmark",
     "train": "train",
+    "configs": "configs",
     "export": "export",
     "play": "play",
     "tournament": "tournament",

@@ -6,15 +6,19 @@ import argparse
 import sys
 from pathlib import Path
 
-HELP = "export a trained run (runs/<name>) to .npz + manifest (numpy-only play) or ONNX"
+HELP = (
+    "export a shipped level, a trained run (runs/<name>) or an SB3 zip to .npz + manifest "
+    "(numpy-only play) or ONNX"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "run",
         type=Path,
-        help="run folder (runs/<name>), a model-based agent's VALUE.npz (experiments/"
-        "model_based.py; npz only), or a level's manifest NAME.json (with --format onnx)",
+        help="a shipped level's name (easy, medium, hard, ...), a run folder (runs/<name>), an "
+        "SB3 MaskablePPO .zip (a run's, or any script's on Yahtzee-v0), a model-based agent's "
+        "VALUE.npz (experiments/model_based.py; npz only), or a level's manifest NAME.json",
     )
     parser.add_argument("--format", choices=("npz", "onnx"), default="npz")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
@@ -26,6 +30,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "STEPS, the checkpoint saved at that many env-steps (checkpoints/ckpt_STEPS.zip)",
     )
     parser.add_argument("--name", default=None, help="file name stem (default: run name)")
+    parser.add_argument(
+        "--holds",
+        choices=("all", "canonical"),
+        default=None,
+        help="an SB3 zip saved without a run folder: its holds mode (default all, Yahtzee-v0's)",
+    )
+    parser.add_argument(
+        "--rules",
+        default=None,
+        help="an SB3 zip saved without a run folder: the rules preset it learned (default "
+        "official)",
+    )
     parser.add_argument(
         "--level",
         default=None,
@@ -51,8 +67,17 @@ def run(args: argparse.Namespace) -> int:
     )
     from yahtzee_env.game.rules import RuleSet
     from yahtzee_env.policies.checkpoints import check_sb3_zip
-    from yahtzee_env.policies.models import ModelFormatError
+    from yahtzee_env.policies.models import LEVELS, ModelFormatError
 
+    if not args.run.exists() and str(args.run) in LEVELS:
+        return _export_level(args)
+    if (args.holds or args.rules) and args.run.suffix != ".zip":
+        print(
+            "yahtzee export: error: --holds and --rules are for an SB3 .zip saved without a run "
+            "folder (a run's config and a manifest say them)",
+            file=sys.stderr,
+        )
+        return 2
     if args.run.suffix == ".npz":
         return _export_model_based(args)
     try:
@@ -69,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.run.suffix == ".json":
         return _export_manifest(args)
+    if args.run.suffix == ".zip":
+        return _export_zip(args)
     try:
         cfg = load_run_config(args.run)
         name = check_plain_name(args.name or cfg.name, "--name")
@@ -214,6 +241,97 @@ def _export_manifest(args: argparse.Namespace) -> int:
         name = check_plain_name(args.name or args.run.stem, "--name")
         check_output_dir(args.out, "--out")
         path = export_onnx(policy, args.out / f"{name}.onnx", rules=rules, level=args.level)
+    except (ValueError, ModelFormatError, OutputPathError, FileNotFoundError) as err:
+        print(f"yahtzee export: error: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0
+
+
+def _export_level(args: argparse.Namespace) -> int:
+    """A shipped level by name: ``--format npz`` copies its files byte for byte (renamed with
+    ``--name``); ``--format onnx`` exports its manifest (an mlp level), named as the level."""
+    import json
+
+    from yahtzee_env.commands import OutputPathError, check_output_dir, check_plain_name
+    from yahtzee_env.fileio import atomic_write
+    from yahtzee_env.policies.models import LEVELS_DIR, ModelFormatError, read_manifest
+
+    level = str(args.run)
+    manifest_path = LEVELS_DIR / f"{level}.json"
+    if args.model != "best":
+        print("yahtzee export: error: --model is for run folders, not a level", file=sys.stderr)
+        return 2
+    if args.format == "onnx":
+        args.run = manifest_path
+        args.level = args.level or level
+        try:
+            import onnx  # noqa: F401
+
+            import yahtzee_agents.export  # noqa: F401
+        except ImportError as err:
+            from yahtzee_env.commands import missing_extra_hint
+
+            print(f"yahtzee export: error: {missing_extra_hint(err, 'export')}", file=sys.stderr)
+            return 2
+        return _export_manifest(args)
+    try:
+        name = check_plain_name(args.name or level, "--name")
+        check_output_dir(args.out, "--out")
+        manifest = read_manifest(manifest_path)  # checks the manifest and names its weights
+        raw = json.loads(manifest_path.read_text(encoding="utf-8"))
+        raw["weights_file"] = f"{name}.npz"
+        atomic_write(args.out / f"{name}.npz", manifest.weights_path.read_bytes())
+        atomic_write(args.out / f"{name}.json", json.dumps(raw, indent=2) + "\n")
+    except (ModelFormatError, OutputPathError, OSError) as err:
+        print(f"yahtzee export: error: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out / f'{name}.json'}")
+    return 0
+
+
+def _export_zip(args: argparse.Namespace) -> int:
+    """An SB3 zip as a numpy model or ONNX: a run's zip with its run's facts, any other
+    script's with what `yahtzee_agents.sources.load_sb3_policy` assumed (printed, and written
+    into the manifest or the ONNX metadata's rules and holds)."""
+    from yahtzee_agents.export import export_onnx
+    from yahtzee_agents.sources import describe_assumed, load_sb3_policy
+    from yahtzee_env.commands import OutputPathError, check_output_dir, check_plain_name
+    from yahtzee_env.game.rules import PRESETS
+    from yahtzee_env.policies.models import ModelFormatError, save_policy
+
+    if args.model != "best":
+        print("yahtzee export: error: --model is for run folders, not a zip", file=sys.stderr)
+        return 2
+    try:
+        if args.rules is not None and args.rules not in PRESETS:
+            raise ValueError(
+                f"--rules: unknown preset {args.rules!r} (known: {', '.join(PRESETS)})"
+            )
+        name = check_plain_name(args.name or args.run.stem, "--name")
+        check_output_dir(args.out, "--out")
+        policy = load_sb3_policy(args.run, args.rules, holds=args.holds)
+        assumed = policy.assumed
+        if assumed:
+            print(f"{args.run}: {describe_assumed(assumed)}", file=sys.stderr)
+        rules = policy.trained_rules
+        if args.format == "onnx":
+            path = export_onnx(policy, args.out / f"{name}.onnx", rules=rules, level=args.level)
+        else:
+            digest = assumed.get("source_sha256")
+            if digest is None:
+                from yahtzee_agents.sources import _run_folder_of
+                from yahtzee_agents.train import load_run_config
+
+                digest = load_run_config(_run_folder_of(args.run)).digest()
+            extra = {"source": args.run.name, "assumed": assumed} if assumed else {}
+            if policy.timesteps is not None:
+                extra["timesteps"] = policy.timesteps
+            path = save_policy(
+                args.out, name, policy.weights, policy.activation, rules=rules,
+                config_sha256=digest, level=args.level, canonical_holds=policy.canonical_holds,
+                input_version=policy.input_version, extra=extra,
+            )  # fmt: skip
     except (ValueError, ModelFormatError, OutputPathError, FileNotFoundError) as err:
         print(f"yahtzee export: error: {err}", file=sys.stderr)
         return 2

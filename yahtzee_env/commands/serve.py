@@ -202,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     workers = f", {args.workers} workers" if args.workers > 1 else ""
     print(
-        f"Yahtzee at http://{args.host}:{args.port}/  (database {describe_target(db)}{workers}; "
+        f"Yatzy at http://{args.host}:{args.port}/  (database {describe_target(db)}{workers}; "
         "Ctrl-C stops)",
         flush=True,
     )

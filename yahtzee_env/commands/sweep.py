@@ -14,7 +14,10 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("sweep", type=Path, help="sweep file (configs/sweeps/*.yaml)")
+    parser.add_argument(
+        "sweep",
+        help="a sweep file's path, or a shipped one's name (sweeps/tiny: `yahtzee configs`)",
+    )
     parser.add_argument(
         "--out",
         type=Path,
@@ -49,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        sweep = load_sweep(args.sweep)
+        from yahtzee_agents.shipped import resolve_config
+
+        sweep = load_sweep(resolve_config(args.sweep))
         out = args.out or Path("sweeps") / sweep.file.name
         summary = run_sweep(sweep, out, address=args.address, resume=args.resume)
     except (ConfigError, FileExistsError, FileNotFoundError) as err:

@@ -10,7 +10,12 @@ HELP = "train a MaskablePPO agent from a YAML config into runs/<name> (or --resu
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", nargs="?", type=Path, help="YAML run config (configs/*.yaml)")
+    parser.add_argument(
+        "config",
+        nargs="?",
+        help="a shipped config's name (tiny, ppo, ppo-long, ...: `yahtzee configs` lists them) "
+        "or a YAML run config's path",
+    )
     parser.add_argument(
         "--resume",
         type=Path,
@@ -150,7 +155,9 @@ def run(args: argparse.Namespace) -> int:
             _check_run_files(RunPaths(run_dir), check_sb3_zip)
             check_output_dir(run_dir, "--resume")
         else:
-            cfg = load_config(args.config, args.set)
+            from yahtzee_agents.shipped import resolve_config
+
+            cfg = load_config(resolve_config(args.config), args.set)
             check_output_dir(args.runs_dir, "--runs-dir")
             run_dir = args.runs_dir / cfg.name
     except (ConfigError, FileNotFoundError, OutputPathError, ModelFormatError) as err:

@@ -11,9 +11,11 @@ levels). The heavy libraries are imported only here, only when called; a missing
 `MissingExtraError` (an `ImportError`) whose message is the install hint.
 
 An ONNX file written by ``yahtzee export --format onnx`` carries in its ``metadata_props``
-the holds mode, the rules, the observation version, the level and the sha256 of its
-weights (`onnx_metadata`); `load_onnx_policy` checks every one before it plays. SB3 loading
-lives in the training package (`yahtzee_agents.sources`), found through an entry point.
+the holds mode, the rules, the observation version, the level and ``arrays_sha256``, the
+sha256 of its weight arrays (`weights_digest`; a level manifest's ``weights_sha256`` is the
+digest of its ``.npz`` file instead) (`onnx_metadata`); `load_onnx_policy` checks every one
+before it plays. SB3 loading lives in the training package (`yahtzee_agents.sources`),
+found through an entry point.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ ONNX_KEYS = (
     "observation_version",
     "level",
     "activation",
-    "weights_sha256",
+    "arrays_sha256",
 )
 MAX_ONNX_BYTES = 256 << 20
 
@@ -86,7 +88,7 @@ def onnx_metadata(policy: MLPPolicy, *, rules: str, level: str | None) -> dict[s
         "observation_version": str(policy.input_version),
         "level": level or "",
         "activation": policy.activation,
-        "weights_sha256": weights_digest(policy.weights),
+        "arrays_sha256": weights_digest(policy.weights),
     }
 
 
@@ -151,7 +153,9 @@ def load_onnx_policy(path: str | os.PathLike, rules: RuleSet | str | None = None
         )
     missing = [k for k in ONNX_KEYS if k not in meta]
     if missing:
-        raise ModelFormatError(f"{path}: metadata lacks {', '.join(missing)}")
+        older = " (an export of yahtzee-rl 0.1: export it again)"
+        older = older if "weights_sha256" in meta else ""
+        raise ModelFormatError(f"{path}: metadata lacks {', '.join(missing)}{older}")
     versions = {str(v): v for v in INPUT_SIZES}
     if meta["observation_version"] not in versions:
         raise ModelFormatError(
@@ -181,9 +185,9 @@ def load_onnx_policy(path: str | os.PathLike, rules: RuleSet | str | None = None
         weights.append((inits[f"w{len(weights)}"], inits[f"b{len(weights)}"]))
     if not weights:
         raise ModelFormatError(f"{path}: no layer weights w0, b0, ... in the graph")
-    if weights_digest(weights) != meta["weights_sha256"]:
+    if weights_digest(weights) != meta["arrays_sha256"]:
         raise ModelFormatError(
-            f"{path}: weights do not match the metadata's sha256 (file altered or corrupt)"
+            f"{path}: weights do not match the metadata's arrays_sha256 (file altered or corrupt)"
         )
     inputs = INPUT_SIZES[input_version]
     if weights[0][0].shape[0] != inputs or weights[-1][0].shape[1] != NUM_ACTIONS:
@@ -210,9 +214,12 @@ loader (``sb3``): the core never imports the training package; it finds the load
 installed distribution declares (``[project.entry-points]`` in pyproject.toml)."""
 
 
-def load_sb3_policy(path: str | os.PathLike, rules: RuleSet | str | None = None) -> MLPPolicy:
+def load_sb3_policy(
+    path: str | os.PathLike, rules: RuleSet | str | None = None, *, holds: str | None = None
+) -> MLPPolicy:
     """The numpy policy of an SB3 MaskablePPO checkpoint (a ``.zip`` or a run folder), by the
-    loader `yahtzee_agents.sources.load_sb3_policy` registers. Needs the train extra."""
+    loader `yahtzee_agents.sources.load_sb3_policy` registers (a zip saved by any script is
+    taken too: what it assumed is in the policy's ``assumed``). Needs the train extra."""
     from importlib.metadata import entry_points
 
     found = entry_points(group=SB3_LOADERS, name="sb3")
@@ -221,7 +228,7 @@ def load_sb3_policy(path: str | os.PathLike, rules: RuleSet | str | None = None)
             "an SB3 checkpoint needs the training package (pip install 'yahtzee-rl[train]')"
         )
     try:
-        return next(iter(found)).load()(path, rules)
+        return next(iter(found)).load()(path, rules, holds=holds)
     except MissingExtraError:
         raise
     except ImportError as err:
@@ -236,7 +243,13 @@ def is_model_source(name: str) -> bool:
     return name.endswith((".onnx", ".zip")) or Path(name).is_dir()
 
 
-def load_model_source(name: str, rules: RuleSet | str | None = None) -> MLPPolicy:
+def load_model_source(
+    name: str, rules: RuleSet | str | None = None, *, holds: str | None = None
+) -> MLPPolicy:
+    """An ONNX file, an SB3 zip or a run folder; ``holds`` only for an SB3 zip without a run
+    folder (see `yahtzee_agents.sources.load_sb3_policy`)."""
     if name.endswith(".onnx"):
+        if holds is not None:
+            raise ValueError(f"{name}: an ONNX file records its holds mode; --holds is not for it")
         return load_onnx_policy(name, rules)
-    return load_sb3_policy(name, rules)
+    return load_sb3_policy(name, rules, holds=holds)
