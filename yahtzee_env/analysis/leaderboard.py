@@ -460,5 +460,28 @@ def format_benchmark(row: dict[str, Any]) -> str:
             f"({row['regret_per_decision']:.4f} per decision)",
             f"  upper bonus      {100 * row['upper_bonus_rate']:7.1f}%",
             f"  yahtzee          {100 * row['yahtzee_rate']:7.1f}%",
+            *_knew_lines(row),
         ]
     )
+
+
+def _knew_lines(row: dict[str, Any]) -> list[str]:
+    if "knew" not in row:
+        return []
+    lines = [f"  track            {row['track']}  (what it knew: {row['knew_from']})"]
+    lines += [f"    {field:<12}   {value}" for field, value in row["knew"].items()]
+    spread = row.get("seed_spread")
+    lines.append(f"  reproducible     {row['reproducible']}")
+    if spread:
+        lines.append(
+            "    expected score over protocol seeds "
+            f"{spread['seeds'][0]}-{spread['seeds'][-1]}: "
+            + ", ".join(f"{x:.2f}" for x in spread["expected_score"])
+        )
+    p = row["provenance"]
+    lines.append(
+        f"  provenance       commit {p['commit'][:12]}{' (modified)' if p['modified'] else ''}, "
+        f"dice {p['dice_sha256'][:12]}, solver {p['solver_sha256'][:12]}, numpy {p['numpy']} "
+        f"{p['bit_generator']}"
+    )
+    return lines

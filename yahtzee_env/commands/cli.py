@@ -18,6 +18,8 @@ COMMANDS: dict[str, str] = {
     "solve": "solve",
     "evaluate": "evaluate",
     "benchmark": "benchmark",
+    "verify": "verify",
+    "results": "results",
     "train": "train",
     "configs": "configs",
     "export": "export",

@@ -171,17 +171,17 @@ def knowledge_of_manifest(manifest: Any) -> dict[str, str]:
 
 
 def knowledge_of(policy: Any) -> dict[str, str]:
-    """What ``policy`` knew: its own ``knew`` (the built-in baselines, a wrapped agent),
-    else its manifest's (a level, a model file), else ``not stated`` throughout."""
+    """What ``policy`` knew: its manifest's (a level, a model file), else its own ``knew``
+    (the built-in baselines, any agent that says), else ``not stated`` throughout."""
     for obj in (policy, getattr(policy, "policy", None)):  # a checked wrapper's inner policy
         if obj is None:
             continue
+        manifest = getattr(obj, "manifest", None)  # a loaded model: its file says
+        if manifest is not None:
+            return knowledge_of_manifest(manifest)
         knew = getattr(obj, "knew", None)
         if knew is not None:
             return check_knowledge(knew, f"{getattr(obj, 'name', 'policy')}.knew")
-        manifest = getattr(obj, "manifest", None)
-        if manifest is not None:
-            return knowledge_of_manifest(manifest)
     return dict(UNKNOWN)
 
 
