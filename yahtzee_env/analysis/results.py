@@ -352,12 +352,12 @@ def leaderboard_table(rows: Iterable[dict[str, Any]], style: str = "readme") -> 
     chosen = [r for r in rows if r["kind"] in ("solitaire", "reported")]
     chosen = [r for r in chosen if r["kind"] == "reported" or (r["standard"] and r["seed"] == 0)]
     chosen.sort(key=_rank, reverse=True)
-    head = ["agent", "track", *FIELDS, "expected score ± CI", "mean ± 95% CI", "regret/game"]
+    header = ["agent", "track", *FIELDS, "expected score ± CI", "mean ± 95% CI", "regret/game"]
     align = ["---", "---", *["---"] * len(FIELDS), "--:", "--:", "--:"]
     if style == "docs":
-        head += ["upper bonus", "yahtzee", "reproduce"]
+        header += ["upper bonus", "yahtzee", "reproduce"]
         align += ["--:", "--:", "---"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
     for r in chosen:
         facts = [r["knew"][f] for f in FIELDS]
         if style == "readme":  # the short form; docs/benchmark.md has the details
