@@ -326,3 +326,48 @@ def test_cli_versus_protocol(tmp_path: Path) -> None:
     assert row["opponents"][0]["win_rate"] > 0.8 and not row["standard"]
     code, _, err = _yahtzee("benchmark", "heuristic", "--players", "2")
     assert code == 2 and "--vs" in err
+
+
+# ------------------------------------------------------------------------ reports
+RUNS = [ROOT / "docs" / "runs" / f"ppo1m-s{s}" for s in range(3)]
+
+
+def test_report_iqm_and_stratified_bootstrap() -> None:
+    from yahtzee_env.analysis.report import (
+        aggregate,
+        iqm,
+        load_scores,
+        performance_profile,
+        stratified_bootstrap_ci,
+    )
+
+    x = np.array([[1.0], [2.0], [3.0], [4.0], [100.0], [5.0], [6.0], [7.0]])
+    assert iqm(x) == pytest.approx(np.mean([3, 4, 5, 6]))  # 2 of 8 cut from each end
+    lo, hi = stratified_bootstrap_ci(x)
+    assert lo < iqm(x) < hi and stratified_bootstrap_ci(x) == (lo, hi)  # seeded
+    assert performance_profile([1, 2, 3, 4], [0, 2.5, 4]).tolist() == [1.0, 0.5, 0.0]
+    (group,) = aggregate(load_scores(RUNS, "mean"))
+    finals = [json.loads((r / "evals.jsonl").read_text().splitlines()[-1])["mean"] for r in RUNS]
+    assert group["label"] == "ppo1m" and group["runs"] == 3
+    assert group["iqm"] == pytest.approx(np.mean(finals))  # int(0.75) = 0 cut: the mean
+    assert min(finals) <= group["iqm_ci95"][0] < group["iqm_ci95"][1] <= max(finals)
+    rliable = pytest.importorskip("rliable.metrics")
+    wide = np.random.default_rng(3).normal(size=(10, 3))
+    assert iqm(wide) == pytest.approx(rliable.aggregate_iqm(wide))
+
+
+def test_report_cli_writes_markdown_latex_and_profile(tmp_path: Path) -> None:
+    code, out, err = _yahtzee(
+        "report", *map(str, RUNS), f"long={ROOT}/docs/ppo_long/ppo-long-s0/benchmark-final.json",
+        f"long={ROOT}/docs/ppo_long/ppo-long-s1/benchmark-final.json",
+        "--markdown", str(tmp_path / "t.md"), "--latex", str(tmp_path / "t.tex"),
+        "--plot", str(tmp_path / "p.png"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.startswith("| agent | runs | IQM [95% CI]")
+    assert "| ppo1m | 3 |" in out and "| long | 2 |" in out
+    tex = (tmp_path / "t.tex").read_text()
+    assert r"\toprule" in tex and "long & 2 &" in tex and "stratified-bootstrap" in tex
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, _, err = _yahtzee("report", str(tmp_path / "missing"))
+    assert code == 2 and "no such run folder" in err

@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "benchmark": "benchmark",
     "verify": "verify",
     "results": "results",
+    "report": "report",
     "train": "train",
     "configs": "configs",
     "export": "export",
