@@ -371,3 +371,54 @@ def test_report_cli_writes_markdown_latex_and_profile(tmp_path: Path) -> None:
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     code, _, err = _yahtzee("report", str(tmp_path / "missing"))
     assert code == 2 and "no such run folder" in err
+
+
+# ------------------------------------------------------------------------ datasets
+def test_dataset_loads_with_minari_and_replays_equal_to_the_env(tmp_path: Path) -> None:
+    minari = pytest.importorskip("minari")
+    import gymnasium as gym
+
+    from yahtzee_env.analysis.dataset import datasets_root
+    from yahtzee_env.solver.exact import load_or_solve
+    from yahtzee_env.solver.oracle import OptimalOracle
+
+    code, out, err = _yahtzee(
+        "dataset", "--policy", "optimal", "--games", "6", "--out", str(tmp_path), "--seed", "7"
+    )
+    assert code == 0, err
+    assert "yahtzee/optimal-v0" in out
+    oracle = OptimalOracle(load_or_solve("official"))
+    with datasets_root(tmp_path):
+        data = minari.load_dataset("yahtzee/optimal-v0")
+        assert data.total_episodes == 6
+        env = gym.make("Yahtzee-v0")
+        for episode in data.iterate_episodes():
+            obs, info = env.reset(seed=7 + int(episode.id))
+            np.testing.assert_array_equal(episode.observations[0], obs)
+            total = 0.0
+            for t, action in enumerate(episode.actions):
+                np.testing.assert_array_equal(episode.infos["action_mask"][t], info["action_mask"])
+                values = episode.infos["action_values"][t]
+                np.testing.assert_allclose(values, oracle.action_values(obs[None])[0])
+                assert values[action] == values.max()  # the optimal policy's own move
+                obs, reward, terminated, truncated, info = env.step(int(action))
+                np.testing.assert_array_equal(episode.observations[t + 1], obs)
+                assert episode.rewards[t] == reward and episode.terminations[t] == terminated
+                total += reward
+            assert terminated and total == info["total"] == episode.infos["total"][-1]
+    code, _, err = _yahtzee("dataset", "--policy", "optimal", "--games", "2", "--out", str(tmp_path))
+    assert code == 2 and "exists" in err  # never overwritten
+
+
+def test_a_level_dataset(tmp_path: Path) -> None:
+    minari = pytest.importorskip("minari")
+    from yahtzee_env.analysis.dataset import datasets_root, write_dataset
+
+    write_dataset("hard", 3, tmp_path)
+    with datasets_root(tmp_path):
+        data = minari.load_dataset("yahtzee/hard-v0")
+        episode = next(data.iterate_episodes())
+        assert "action_values" not in episode.infos
+        masks = episode.infos["action_mask"][:-1]
+        assert masks[np.arange(len(episode.actions)), episode.actions].all()  # legal moves
+        assert "model-free with aids" in data.storage.metadata["description"]

@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "verify": "verify",
     "results": "results",
     "report": "report",
+    "dataset": "dataset",
     "train": "train",
     "configs": "configs",
     "export": "export",
