@@ -422,3 +422,27 @@ def test_a_level_dataset(tmp_path: Path) -> None:
         masks = episode.infos["action_mask"][:-1]
         assert masks[np.arange(len(episode.actions)), episode.actions].all()  # legal moves
         assert "model-free with aids" in data.storage.metadata["description"]
+
+
+# ------------------------------------------------------------------------ model cards
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_committed_model_cards_are_generated_and_hub_shaped(level: str) -> None:
+    yaml = pytest.importorskip("yaml")
+    from yahtzee_env.analysis.cards import model_card
+
+    rows = load_rows(RESULTS)
+    text = model_card(level, rows)
+    assert (ROOT / "cards" / level / "README.md").read_text() == text
+    front, body = text.split("---\n", 2)[1:]
+    meta = yaml.safe_load(front)
+    assert meta["library_name"] == "yahtzee-rl" and meta["license"] == "mit"
+    row = json.loads((RESULTS / f"{level}.json").read_text())
+    (result,) = meta["model-index"][0]["results"]
+    assert result["metrics"][0]["value"] == (
+        f"{row['expected_score']:.2f} +/- {row['expected_ci95']:.2f}"
+    )
+    for section in ("## Method", "## What it knew", "## Benchmark", "## Intended use", "## Limits"):
+        assert section in body
+    assert f"Track: **{row['track']}**" in body
+    code, out, _ = _yahtzee("card", level, "--results", str(RESULTS))
+    assert code == 0 and out == text

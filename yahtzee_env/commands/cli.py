@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "results": "results",
     "report": "report",
     "dataset": "dataset",
+    "card": "card",
     "train": "train",
     "configs": "configs",
     "export": "export",
