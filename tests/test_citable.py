@@ -167,7 +167,9 @@ def test_a_row_carries_its_provenance_and_model() -> None:
     assert re.fullmatch(r"[0-9a-f]{40}|not a git checkout", p["commit"])
     assert p["package_version"] == yahtzee_env.__version__ == row["version"]
     assert p["numpy"] == np.__version__ and p["bit_generator"] == "PCG64" and p["platform"]
-    assert p["dice_sha256"] == dice_digest(32, 0) and re.fullmatch("[0-9a-f]{64}", p["solver_sha256"])
+    assert p["dice_sha256"] == dice_digest(32, 0) and re.fullmatch(
+        "[0-9a-f]{64}", p["solver_sha256"]
+    )
     manifest = json.loads((LEVELS_DIR / "hard.json").read_text())
     assert row["model"] == {"kind": "level", "name": "hard", "sha256": manifest["weights_sha256"]}
     assert sum(c["score_sum"] for c in row["chunks"]) == round(row["mean"] * 32)
@@ -285,7 +287,7 @@ def test_verify_fails_on_an_edited_number_and_refuses_other_models(tmp_path: Pat
     small["mean"] += 1.0
     verdict = verify_row(small, "greedy")
     assert not verdict.holds and "does not hold: chunk 0" in verdict.lines[-1]
-    with pytest.raises(RowError, match="model.name"):
+    with pytest.raises(RowError, match=r"model\.name"):
         verify_row(yahtzee_env.benchmark("greedy", games=20), "random")
 
 
@@ -401,12 +403,14 @@ def test_dataset_loads_with_minari_and_replays_equal_to_the_env(tmp_path: Path) 
                 values = episode.infos["action_values"][t]
                 np.testing.assert_allclose(values, oracle.action_values(obs[None])[0])
                 assert values[action] == values.max()  # the optimal policy's own move
-                obs, reward, terminated, truncated, info = env.step(int(action))
+                obs, reward, terminated, _, info = env.step(int(action))
                 np.testing.assert_array_equal(episode.observations[t + 1], obs)
                 assert episode.rewards[t] == reward and episode.terminations[t] == terminated
                 total += reward
             assert terminated and total == info["total"] == episode.infos["total"][-1]
-    code, _, err = _yahtzee("dataset", "--policy", "optimal", "--games", "2", "--out", str(tmp_path))
+    code, _, err = _yahtzee(
+        "dataset", "--policy", "optimal", "--games", "2", "--out", str(tmp_path)
+    )
     assert code == 2 and "exists" in err  # never overwritten
 
 

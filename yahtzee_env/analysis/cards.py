@@ -166,7 +166,7 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         "",
         f"- It learned the **{manifest.rules}** rules; under another preset it still plays "
         "(the mask keeps its moves legal) but as it learned, labelled "
-        f"\"trained for {manifest.rules} rules\".",
+        f'"trained for {manifest.rules} rules".',
         "- It maximises its own expected score; it does not look at opponents' cards, so it "
         "does not take the risks that win a table when behind.",
         "- Its numbers hold for the benchmark's protocol; other seeds give other sample "
@@ -178,7 +178,7 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         "from yahtzee_env.policies.models import load_opponent",
         "",
         f'policy = load_opponent("{level}")  # or a path to {level}.json beside {level}.npz',
-        "action = policy.act(obs, info[\"action_mask\"])",
+        'action = policy.act(obs, info["action_mask"])',
         "```",
         "",
         "Cite yahtzee-rl with its `CITATION.cff`.",

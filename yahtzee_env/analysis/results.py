@@ -253,9 +253,9 @@ def _check(value: Any, schema: dict[str, Any], where: str) -> None:
             raise RowError(f"{where}: longer than {schema['maxLength']} characters")
         if "pattern" in schema and not re.search(schema["pattern"], value):
             raise RowError(f"{where}: {_short(value)} does not match {schema['pattern']}")
-    if _TYPES["number"](value):
-        if value < schema.get("minimum", -math.inf) or value > schema.get("maximum", math.inf):
-            raise RowError(f"{where}: {value} is out of range")
+    low, high = schema.get("minimum", -math.inf), schema.get("maximum", math.inf)
+    if _TYPES["number"](value) and not low <= value <= high:
+        raise RowError(f"{where}: {value} is out of range")
     if isinstance(value, dict):
         for key in schema.get("required", ()):
             if key not in value:

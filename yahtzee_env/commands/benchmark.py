@@ -71,8 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="FIELD=VALUE;...",
         help="what the agent knew, for the row (a function cannot say): ';'-separated "
-        "observation=, reward=, actions=, model=, teacher= (e.g. \"observation=raw 72 floats;"
-        "reward=game score only;actions=all 32 holds;model=none;teacher=none\"); a field not "
+        'observation=, reward=, actions=, model=, teacher= (e.g. "observation=raw 72 floats;'
+        'reward=game score only;actions=all 32 holds;model=none;teacher=none"); a field not '
         "given is 'not stated'",
     )
     parser.add_argument(

@@ -23,9 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the agent that made it: a level, a baseline, {MODEL_FILES}, or "
         "package.module:function (as `yahtzee benchmark` takes)",
     )
-    parser.add_argument(
-        "--workers", type=int, default=1, help="worker processes (speed only)"
-    )
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (speed only)")
 
 
 def run(args: argparse.Namespace) -> int:
