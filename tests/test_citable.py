@@ -326,6 +326,10 @@ def test_cli_versus_protocol(tmp_path: Path) -> None:
     assert "vs greedy: win rate" in stdout
     row = check_row(json.loads(out.read_text()))
     assert row["opponents"][0]["win_rate"] > 0.8 and not row["standard"]
+    from yahtzee_env.analysis.protocol import versus_dice_digest
+
+    assert row["provenance"]["dice_sha256"] == versus_dice_digest(30, 2)
+    assert versus_dice_digest(30, 3) != versus_dice_digest(30, 2) != versus_dice_digest(31, 2)
     code, _, err = _yahtzee("benchmark", "heuristic", "--players", "2")
     assert code == 2 and "--vs" in err
 

@@ -44,7 +44,7 @@ def _rows_of(level: str, rows: Sequence[dict[str, Any]]) -> tuple[dict | None, d
 
 def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
     """The card of the shipped ``level`` (its manifest) with its rows from ``rows``."""
-    from yahtzee_env import __version__
+    from yahtzee_env.analysis.protocol import package_version
     from yahtzee_env.policies.models import LEVELS, LEVELS_DIR, read_manifest
 
     if level not in LEVELS:
@@ -93,7 +93,7 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         f"# {level} (yahtzee-rl level, version {manifest.version})",
         "",
         f"A CPU opponent of [yahtzee-rl](https://github.com/yahtzee-rl/yahtzee-rl) "
-        f"{__version__}: `{manifest.kind}` {layers}, {arch['activation']}; it plays with "
+        f"{package_version()}: `{manifest.kind}` {layers}, {arch['activation']}; it plays with "
         "numpy alone (`yahtzee_env.policies.models.load_opponent`).",
         "",
         "## Method",

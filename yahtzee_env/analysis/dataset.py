@@ -80,7 +80,9 @@ def write_dataset(
     them as the Minari dataset `dataset_id` under ``out``; returns the dataset's folder."""
     import minari
 
-    from yahtzee_env import __version__
+    from yahtzee_env.analysis.protocol import package_version
+
+    version = package_version()
     from yahtzee_env.game.rules import RuleSet
     from yahtzee_env.policies.knowledge import knowledge_of, track
     from yahtzee_env.policies.resolve import resolve_policy
@@ -119,12 +121,12 @@ def write_dataset(
             buffer=episodes,
             env=env.unwrapped.spec,
             eval_env=env.unwrapped.spec,
-            algorithm_name=f"{policy} (yahtzee-rl {__version__})",
+            algorithm_name=f"{policy} (yahtzee-rl {version})",
             author="yahtzee-rl",
             code_permalink="yahtzee dataset",
             description=description,
             data_format="arrow",
-            requirements=[f"yahtzee-rl=={__version__}"],
+            requirements=[f"yahtzee-rl=={version}"],
         )
         return Path(out) / name
 

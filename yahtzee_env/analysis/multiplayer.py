@@ -107,7 +107,7 @@ def benchmark_versus(
         model_identity,
         reproducibility,
     )
-    from yahtzee_env.analysis.protocol import code_version
+    from yahtzee_env.analysis.protocol import machine, versus_dice_digest
     from yahtzee_env.policies.knowledge import check_knowledge, knowledge_of, track
     from yahtzee_env.policies.resolve import resolve_policy
 
@@ -143,7 +143,6 @@ def benchmark_versus(
         )
         if progress:
             progress(i + 1, len(vs))
-    commit, modified = code_version()
     return {
         "row_format": ROW_FORMAT,
         "row_version": ROW_VERSION,
@@ -163,11 +162,10 @@ def benchmark_versus(
         "reproducible": reproducibility(agent, rules),
         "model": model_identity(source if source is not None else policy, agent),
         "provenance": {
-            "commit": commit,
-            "modified": modified,
-            "package_version": _package_version(),
-            "numpy": np.__version__,
-            "bit_generator": type(np.random.default_rng().bit_generator).__name__,
+            **machine(),
+            "dice_sha256": versus_dice_digest(
+                deals, players, VERSUS_PROTOCOL.seed, VERSUS_PROTOCOL.batch_size
+            ),
         },
     }
 

@@ -55,6 +55,39 @@ def dice_digest(games: int, seed: int = 0, chunk_size: int = 4096) -> str:
     return digest.hexdigest()
 
 
+def versus_dice_digest(deals: int, players: int, seed: int = 0, batch_size: int = 1024) -> str:
+    """sha256 (hex) of the multi-player protocol's dice: per chunk and seat of
+    `yahtzee_env.analysis.tournament.play_batched_games`, the first 39 draws of its stream."""
+    from gymnasium.utils import seeding
+
+    from yahtzee_env.analysis.tournament import seat_seeds
+    from yahtzee_env.envs.vector import roll_draws
+
+    header = {"deals": deals, "players": players, "seed": seed, "batch_size": batch_size}
+    digest = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
+    for _, n, env_seeds in seat_seeds(seed, deals, players, batch_size):
+        for env_seed in env_seeds:
+            rng, _ = seeding.np_random(env_seed)
+            for _ in range(MAX_ROLLS_PER_GAME):
+                digest.update(roll_draws(rng, n).astype("<u2").tobytes())
+    return digest.hexdigest()
+
+
+def machine() -> dict[str, Any]:
+    """The code and machine facts of a row: commit, modified, package version, numpy and its
+    bit generator, Python, platform."""
+    commit, modified = code_version()
+    return {
+        "commit": commit,
+        "modified": modified,
+        "package_version": package_version(),
+        "numpy": np.__version__,
+        "bit_generator": type(np.random.default_rng().bit_generator).__name__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
 def solver_digest(table: Any) -> str:
     """sha256 (hex) of a solver table's values as the cache stores them (little-endian
     float32, NaN where unreachable): the grading of two rows is the same if these are."""
@@ -84,26 +117,23 @@ def code_version() -> tuple[str, bool | None]:
 
 
 def package_version() -> str:
-    from yahtzee_env import __version__
+    """The installed yahtzee-rl's version (the package's metadata; "unknown" if none)."""
+    from importlib import metadata
 
-    return __version__
+    try:
+        return metadata.version("yahtzee-rl")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def provenance(table: Any, *, games: int, seed: int, chunk_size: int = 4096) -> dict[str, Any]:
     """The facts that make a row comparable with another: the commit (or ``"not a git
     checkout"``) and whether it was modified, the package version, the digests of the solver
     table and of the dice, numpy's version and bit generator, Python and the platform."""
-    commit, modified = code_version()
     return {
-        "commit": commit,
-        "modified": modified,
-        "package_version": package_version(),
+        **machine(),
         "solver_sha256": solver_digest(table),
         "dice_sha256": dice_digest(games, seed, chunk_size),
-        "numpy": np.__version__,
-        "bit_generator": type(np.random.default_rng().bit_generator).__name__,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
     }
 
 

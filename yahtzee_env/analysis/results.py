@@ -166,7 +166,10 @@ VERSUS = {
         "standard": {"type": "boolean"},
         "reproducible": {"enum": ["deterministic", "seeded by the protocol", "no"]},
         "model": _MODEL,
-        "provenance": {"type": "object"},
+        "provenance": {
+            **_PROVENANCE,
+            "required": [k for k in _PROVENANCE["required"] if k != "solver_sha256"],
+        },
         "opponents": {
             "type": "array",
             "minItems": 1,

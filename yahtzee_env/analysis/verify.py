@@ -176,7 +176,10 @@ def _verify_versus(row: dict[str, Any], model: str) -> Verdict:
         deals=row["deals"], rules=row["rules"], knew=row["knew"], source=model,
     )  # fmt: skip
     verdict = Verdict(True, "exactly", [note] if note else [])
-    exact = row["reproducible"] != "no" and new["reproducible"] != "no"
+    same_dice = new["provenance"]["dice_sha256"] == row["provenance"]["dice_sha256"]
+    if not same_dice:
+        verdict.lines.append("the dice differ from the row's (another numpy or bit generator)")
+    exact = row["reproducible"] != "no" and new["reproducible"] != "no" and same_dice
     for a, b in zip(row["opponents"], new["opponents"], strict=True):
         if exact and _close(a["win_rate"], b["win_rate"]) and _close(a["margin"], b["margin"]):
             continue
