@@ -96,6 +96,7 @@ def test_readme_figures_are_the_docs_figures() -> None:
     assert len(figures) > 30
     missing = sorted(f for f in figures if f not in docs)
     assert not missing, missing
+
     # Both leaderboards are written from results/ (tests/test_citable.py holds them equal
     # to what `yahtzee results --update` writes); here: cell by cell, the README's row of an
     # agent is the docs' row (the docs add the facts' details and more columns).
