@@ -109,12 +109,22 @@ def export_npz(
 def level_facts(cfg: Any, env_steps: int) -> dict[str, Any]:
     """How a model was made, for its manifest: ``method`` (``"reward-only"``: PPO on the
     game's reward alone; ``"distilled"``: imitating ``teacher`` first), and ``env_steps``
-    (PPO env-steps behind the weights; 0 for a distilled policy before PPO)."""
+    (PPO env-steps behind the weights; 0 for a distilled policy before PPO), and ``knew``: what
+    the model knew (`yahtzee_env.policies.knowledge`), from the config."""
+    from yahtzee_env.policies.knowledge import knowledge_of_training
+
     teacher = cfg.warm_start.teacher
     return {
         "method": "reward-only" if teacher == "none" else "distilled",
         "teacher": None if teacher == "none" else teacher,
         "env_steps": int(env_steps),
+        "knew": knowledge_of_training(
+            observation_version=cfg.env.observation_version,
+            shaping=cfg.env.shaping if cfg.env.shaping_weight else "none",
+            canonical_holds=cfg.env.canonical_holds,
+            teacher=teacher,
+            ppo_steps=int(env_steps),
+        ),
     }
 
 

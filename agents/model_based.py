@@ -218,6 +218,7 @@ def export_level(
     training games and env-steps, the config's sha256 and an evaluation by the other
     levels' protocol (``eval_games`` games from ``eval_seed``, solver-graded regret)."""
     from yahtzee_env.analysis.evaluation import evaluate_policy
+    from yahtzee_env.policies.knowledge import knowledge_of_turn_values
     from yahtzee_env.policies.models import load_opponent, save_turn_value
 
     cfg, last, weights = read_saved(path)
@@ -226,6 +227,7 @@ def export_level(
         "source": Path(path).as_posix(),
         "method": "model-based",
         "teacher": None,
+        "knew": knowledge_of_turn_values(),
         "games": int(last["games"]),
         "env_steps": int(last["env_steps"]),
     }

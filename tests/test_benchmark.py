@@ -24,7 +24,8 @@ from yahtzee_env.policies.baselines import HeuristicPolicy
 ROW_KEYS = {
     "agent", "mean", "ci95", "expected_score", "expected_ci95", "optimum", "regret_per_game",
     "regret_ci95", "regret_per_decision", "upper_bonus_rate", "yahtzee_rate", "games", "seed",
-    "rules", "protocol", "standard", "version", "evaluation",
+    "rules", "protocol", "standard", "version", "evaluation", "row_format", "row_version",
+    "kind", "knew", "knew_from", "track", "reproducible", "model", "provenance", "chunks",
 }  # fmt: skip
 
 

@@ -694,3 +694,27 @@ def test_an_sb3_zip_never_runs_the_code_in_it(tiny_run: Path, tmp_path: Path) ->
     with pytest.raises(ModelFormatError, match="policy_kwargs"):
         load_sb3_policy(hostile)
     assert not marker.exists()
+
+
+def test_track_logs_the_tensorboard_scalars_to_wandb_offline(tmp_path: Path) -> None:
+    """`yahtzee train --track` (issue 29.9, as CleanRL's --track): a Weights & Biases run in
+    offline mode under RUN_DIR/wandb/ holding every scalar the run's TensorBoard log has."""
+    pytest.importorskip("wandb")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    env = {**os.environ, "WANDB_SILENT": "true", "WANDB_MODE": "offline"}
+    env.pop("WANDB_API_KEY", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "yahtzee_env", "train", str(TINY), "--runs-dir", str(tmp_path),
+         "--no-progress", "--track", "--set", "train.total_timesteps=1024"],
+        capture_output=True, text=True, env=env, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    run = tmp_path / "tiny"
+    (log,) = run.glob("wandb/offline-run-*/run-*.wandb")
+    events = EventAccumulator(str(next((run / "tb").rglob("events.out.tfevents.*")).parent))
+    tags = events.Reload().Tags()["scalars"]
+    assert "eval/mean_score" in tags and "episode/score" in tags
+    data = log.read_bytes()
+    missing = [t for t in tags if t.encode() not in data]
+    assert not missing, missing

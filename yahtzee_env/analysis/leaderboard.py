@@ -25,11 +25,26 @@ an SB3 ``.zip`` or a run folder; see `yahtzee_env.resolve_policy`), a
 ``actions[N]``, or any object with ``act_batch(obs, masks)``. Evaluation is
 `yahtzee_env.evaluate_policy`; this module only fixes its arguments, checks the
 agent's answers and words the result.
+
+A row states what the agent knew (``knew``, `yahtzee_env.policies.knowledge`), what makes it
+comparable with other rows (``provenance``: commit, solver and dice digests, numpy and the
+platform; `yahtzee_env.analysis.protocol`), which model made it (``model``: its sha256), and
+its per-chunk sums (``chunks``), which `yahtzee verify` re-plays.
+
+Stochastic agents. A function may take a third argument ``rng`` (``fn(obs, mask, rng)``; an
+object: ``act_batch(obs, masks, rng)``): the protocol passes a numpy Generator seeded per
+chunk of games, so the agent's numbers are the same for any number of workers. An agent that
+draws from its own generator instead is found by a probe (the same 256 games played twice
+give different scores) and its row is marked ``"reproducible": "no"``, with its spread over
+the protocol's seeds 0-4.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import importlib
+import inspect
 import os
 import re
 import sys
@@ -43,6 +58,11 @@ from yahtzee_env.game.engine import NUM_ACTIONS
 from yahtzee_env.game.rules import RuleSet
 
 __all__ = ["PROTOCOL", "BenchmarkProtocol", "benchmark", "format_benchmark", "load_agent"]
+
+ROW_FORMAT = "yahtzee-rl-benchmark-row"
+ROW_VERSION = 1
+SPREAD_SEEDS = (0, 1, 2, 3, 4)  # the protocol seeds of a not-reproducible agent's spread
+PROBE_GAMES = 256  # games of the determinism probe (played twice)
 
 _CALLABLE_SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
@@ -59,6 +79,10 @@ class BenchmarkProtocol:
     mask: str = "default (every legal hold)"
     action: str = "the agent's own; trained models: argmax of the logits over legal actions"
     grading: str = "every decision against the exact solver's action values"
+    chunk_size: int = 4096
+    dice_sha256: str = "470a6b8b1cc3eb50d05b79e408d9d1f71927396d729ee53f30fc057bef67813f"
+    """`yahtzee_env.analysis.protocol.dice_digest` of the games above (numpy's PCG64):
+    ``yahtzee benchmark --check-protocol`` recomputes it on a machine."""
 
 
 PROTOCOL = BenchmarkProtocol()
@@ -68,46 +92,77 @@ class AgentError(ValueError):
     """A POLICY that cannot be loaded, or an agent whose answer is not a legal action."""
 
 
-class CallablePolicy:
-    """An agent given as ``fn(obs[N, 72], mask[N, 45]) -> actions[N]``, its answers checked:
-    one integer per row, each legal under its row's mask."""
+def _takes_rng(fn: Any) -> bool:
+    """Whether ``fn`` has a parameter named ``rng`` (the protocol's per-chunk generator)."""
+    try:
+        return "rng" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
 
-    stochastic = False
 
-    def __init__(self, fn: Callable[[np.ndarray, np.ndarray], Any], name: str) -> None:
+class _ProtocolRng:
+    """The per-chunk generator of an agent that takes ``rng``: `reseed` is called by the
+    evaluation harness with the chunk's own seed (`yahtzee_env.policies.baselines.reseeded`)."""
+
+    rng: np.random.Generator | None = None
+
+    def reseed(self, seed: int) -> None:
+        if self.takes_rng:
+            self.rng = np.random.default_rng(seed)
+        else:
+            self.policy.reseed(seed)
+
+    def _rng(self) -> np.random.Generator:
+        if self.rng is None:  # played outside the harness: a fixed stream, still reproducible
+            self.rng = np.random.default_rng(0)
+        return self.rng
+
+
+class CallablePolicy(_ProtocolRng):
+    """An agent given as ``fn(obs[N, 72], mask[N, 45]) -> actions[N]`` (or ``fn(obs, mask,
+    rng)``), its answers checked: one integer per row, each legal under its row's mask."""
+
+    def __init__(self, fn: Callable[..., Any], name: str) -> None:
         self.fn = fn
         self.name = name
+        self.takes_rng = _takes_rng(fn)
+        self.stochastic = self.takes_rng
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         obs = np.ascontiguousarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks, dtype=bool)
-        actions = np.asarray(self.fn(obs, masks))
+        if self.takes_rng:
+            actions = np.asarray(self.fn(obs, masks, rng=self._rng()))
+        else:
+            actions = np.asarray(self.fn(obs, masks))
         return check_actions(actions, masks, self.name)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
 
 
-class CheckedPolicy:
+class CheckedPolicy(_ProtocolRng):
     """An object with ``act_batch`` whose answers are checked like `CallablePolicy`'s. Its
-    ``stochastic``/``reseed`` (if any) are passed on, so a random agent gets a chunk's stream."""
+    ``stochastic``/``reseed`` (if any) are passed on, so a random agent gets a chunk's stream;
+    an ``act_batch(obs, masks, rng)`` gets the protocol's generator."""
 
     def __init__(self, policy: Any, name: str) -> None:
         self.policy = policy
         self.name = name
-        self.stochastic = bool(getattr(policy, "stochastic", False))
-
-    def reseed(self, seed: int) -> None:
-        self.policy.reseed(seed)
+        self.takes_rng = _takes_rng(policy.act_batch)
+        self.stochastic = self.takes_rng or bool(getattr(policy, "stochastic", False))
 
     def __copy__(self) -> CheckedPolicy:
-        import copy
-
-        return CheckedPolicy(copy.copy(self.policy), self.name)
+        twin = CheckedPolicy(copy.copy(self.policy), self.name)
+        twin.rng = self.rng
+        return twin
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         masks = np.asarray(action_masks, dtype=bool)
-        actions = np.asarray(self.policy.act_batch(observations, masks))
+        if self.takes_rng:
+            actions = np.asarray(self.policy.act_batch(observations, masks, rng=self._rng()))
+        else:
+            actions = np.asarray(self.policy.act_batch(observations, masks))
         return check_actions(actions, masks, self.name)
 
 
@@ -186,33 +241,105 @@ def benchmark(
     name: str | None = None,
     workers: int | None = 1,
     progress: Callable[[int, int], None] | None = None,
+    knew: dict[str, str] | None = None,
+    source: str | None = None,
 ) -> dict[str, Any]:
     """Grade ``policy`` by the benchmark protocol; returns the leaderboard row (JSON-ready):
     ``agent``, ``mean`` ± ``ci95``, ``expected_score`` ± ``expected_ci95`` (optimum - regret),
     ``optimum``, ``regret_per_game`` ± ``regret_ci95``, ``regret_per_decision``,
     ``upper_bonus_rate``, ``yahtzee_rate``, ``games``, ``seed``, ``rules``, ``protocol``,
-    ``standard``, ``version``; ``evaluation`` holds the full `evaluate_policy` result.
-    ``workers`` changes the speed only, never the numbers."""
-    from yahtzee_env.analysis.evaluation import evaluate_policy
+    ``standard``, ``version``; what the agent knew (``knew``, ``knew_from``, ``track``);
+    ``reproducible`` (``"deterministic"``, ``"seeded by the protocol"`` or ``"no"``, then with
+    ``seed_spread`` over `SPREAD_SEEDS`); ``model`` (what made the row, with its sha256);
+    ``provenance``; ``chunks`` (per-chunk sums, for `yahtzee verify`); ``evaluation`` holds the
+    full `evaluate_policy` result. ``workers`` changes the speed only, never the numbers.
+
+    ``knew`` states what the agent knew (the five facts of `yahtzee_env.policies.knowledge`)
+    where the agent cannot say (a function); ``source`` names the POLICY an already loaded
+    object came from (a model file), for the row's ``model``."""
+    from yahtzee_env.policies.knowledge import check_knowledge, knowledge_of, track
     from yahtzee_env.solver import exact as solver
 
     rules = RuleSet.from_spec(rules)
     agent = load_agent(policy, rules, name)
+    if knew is not None:
+        knew, knew_from = check_knowledge(knew), "stated by the submitter"
+    else:
+        knew = knowledge_of(agent)
+        knew_from = "the agent" if knew != knowledge_of(None) else "nobody"
     table = solver.load_or_solve(rules)  # solved once, before any worker loads it
-    result = evaluate_policy(
-        agent,
-        games,
-        PROTOCOL.seed,
-        rules,
-        regret="yes",
-        name=agent.name,
-        workers=workers,
-        progress=progress,
+    reproducible = reproducibility(agent, rules)
+    result, chunks = _graded(agent, rules, games, PROTOCOL.seed, table, workers, progress)
+    row = _row(agent.name, result, table, rules, games)
+    row.update(
+        knew=knew,
+        knew_from=knew_from,
+        track=track(knew),
+        reproducible=reproducible,
+        model=model_identity(source if source is not None else policy, agent),
+        provenance=protocol_facts(table, games),
+        chunks=chunks,
+        evaluation=result,
     )
+    if reproducible == "no":
+        spread = [row]
+        for seed in SPREAD_SEEDS[1:]:
+            other, _ = _graded(agent, rules, games, seed, table, workers, None)
+            spread.append(_row(agent.name, other, table, rules, games))
+        row["seed_spread"] = {
+            "seeds": list(SPREAD_SEEDS),
+            "expected_score": [r["expected_score"] for r in spread],
+            "mean": [r["mean"] for r in spread],
+        }
+    return row
+
+
+def _graded(
+    agent: Any,
+    rules: RuleSet,
+    games: int,
+    seed: int,
+    table: Any,
+    workers: int | None,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """`evaluate_policy`'s summary of the protocol's games from ``seed``, and the per-chunk
+    sums (games, score sum, regret sum) that `yahtzee verify` compares."""
+    import time
+
+    from yahtzee_env.analysis.evaluation import play_games, summarize
+    from yahtzee_env.analysis.protocol import chunk_sizes
+
+    t0 = time.perf_counter()
+    records = play_games(
+        agent, games, seed, rules, regret="yes", chunk_size=PROTOCOL.chunk_size,
+        workers=workers, progress=progress,
+    )  # fmt: skip
+    result = summarize(records, name=agent.name, seed=seed, rules=rules.name)
+    result["seconds"] = time.perf_counter() - t0
+    chunks, lo = [], 0
+    for n in chunk_sizes(games, PROTOCOL.chunk_size):
+        chunks.append(
+            {
+                "games": n,
+                "score_sum": int(records.scores[lo : lo + n].sum()),
+                "regret_sum": float(records.regret[lo : lo + n].sum()),
+            }
+        )
+        lo += n
+    return result, chunks
+
+
+def _row(
+    agent: str, result: dict[str, Any], table: Any, rules: RuleSet, games: int
+) -> dict[str, Any]:
     optimum = float(table.expected_score)
     regret = result["regret"]
     return {
-        "agent": agent.name,
+        "row_format": ROW_FORMAT,
+        "row_version": ROW_VERSION,
+        "kind": "solitaire",
+        "agent": agent,
         "mean": result["mean"],
         "ci95": result["ci95"],
         "expected_score": optimum - regret["mean"],
@@ -224,12 +351,84 @@ def benchmark(
         "upper_bonus_rate": result["upper_bonus_rate"],
         "yahtzee_rate": result["yahtzee_rate"],
         "games": result["games"],
-        "seed": PROTOCOL.seed,
+        "seed": result["seed"],
         "rules": rules.name,
         "protocol": PROTOCOL.name,
         "standard": games == PROTOCOL.games and rules == RuleSet.from_spec(PROTOCOL.rules),
         "version": _package_version(),
-        "evaluation": result,
+    }
+
+
+def protocol_facts(table: Any, games: int) -> dict[str, Any]:
+    """`yahtzee_env.analysis.protocol.provenance` of this protocol's games."""
+    from yahtzee_env.analysis.protocol import provenance
+
+    return provenance(table, games=games, seed=PROTOCOL.seed, chunk_size=PROTOCOL.chunk_size)
+
+
+def reproducibility(agent: Any, rules: RuleSet | str = "official") -> str:
+    """``"no"`` if the same `PROBE_GAMES` games played twice give ``agent`` different
+    scores (it draws from a generator of its own), else ``"seeded by the protocol"`` for an
+    agent that takes the protocol's generator (or is reseeded by it), else
+    ``"deterministic"``."""
+    from yahtzee_env.analysis.evaluation import play_chunk
+
+    rules = RuleSet.from_spec(rules)
+    first, second = (
+        play_chunk(agent, PROBE_GAMES, np.random.SeedSequence(2_029), rules) for _ in range(2)
+    )
+    if not np.array_equal(first.box_scores, second.box_scores):
+        return "no"
+    return "seeded by the protocol" if getattr(agent, "stochastic", False) else "deterministic"
+
+
+def _sha256_file(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def model_identity(policy: Any, agent: Any = None) -> dict[str, Any]:
+    """What made a row: ``kind`` (built-in, level, model file, function, python object),
+    ``name`` and ``sha256`` (a level's or manifest's weights digest, a model file's bytes, a
+    function's module source; None where there is nothing to hash)."""
+    from pathlib import Path
+
+    from yahtzee_env.policies.baselines import POLICIES
+    from yahtzee_env.policies.models import LEVELS
+
+    if not isinstance(policy, str):
+        name = getattr(agent, "name", None) or getattr(policy, "name", type(policy).__name__)
+        return {"kind": "python object", "name": name, "sha256": None}
+    spec = policy
+    if spec in POLICIES:
+        return {"kind": "built-in", "name": spec, "sha256": None}
+    if _CALLABLE_SPEC.fullmatch(spec):
+        module = importlib.import_module(spec.partition(":")[0])
+        try:
+            path = inspect.getsourcefile(module)
+        except TypeError:
+            path = None
+        return {
+            "kind": "function",
+            "name": spec,
+            "sha256": _sha256_file(path) if path else None,
+        }
+    inner = getattr(agent, "policy", agent)
+    manifest = getattr(inner, "manifest", None)
+    if manifest is not None:
+        return {
+            "kind": "level" if spec in LEVELS else "model file",
+            "name": spec if spec in LEVELS else Path(spec).name,
+            "sha256": manifest.weights_sha256,
+        }
+    path = Path(spec)
+    return {
+        "kind": "model file",
+        "name": path.name,
+        "sha256": _sha256_file(path) if path.is_file() else None,
     }
 
 
@@ -261,5 +460,28 @@ def format_benchmark(row: dict[str, Any]) -> str:
             f"({row['regret_per_decision']:.4f} per decision)",
             f"  upper bonus      {100 * row['upper_bonus_rate']:7.1f}%",
             f"  yahtzee          {100 * row['yahtzee_rate']:7.1f}%",
+            *_knew_lines(row),
         ]
     )
+
+
+def _knew_lines(row: dict[str, Any]) -> list[str]:
+    if "knew" not in row:
+        return []
+    lines = [f"  track            {row['track']}  (what it knew: {row['knew_from']})"]
+    lines += [f"    {field:<12}   {value}" for field, value in row["knew"].items()]
+    spread = row.get("seed_spread")
+    lines.append(f"  reproducible     {row['reproducible']}")
+    if spread:
+        lines.append(
+            "    expected score over protocol seeds "
+            f"{spread['seeds'][0]}-{spread['seeds'][-1]}: "
+            + ", ".join(f"{x:.2f}" for x in spread["expected_score"])
+        )
+    p = row["provenance"]
+    lines.append(
+        f"  provenance       commit {p['commit'][:12]}{' (modified)' if p['modified'] else ''}, "
+        f"dice {p['dice_sha256'][:12]}, solver {p['solver_sha256'][:12]}, numpy {p['numpy']} "
+        f"{p['bit_generator']}"
+    )
+    return lines

@@ -122,15 +122,12 @@ def play_batched_games(
         raise ValueError(f"games must be >= 1, got {games}")
     rules = RuleSet.from_spec(rules)
     seats = len(policies)
-    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     totals = np.zeros((games, seats), dtype=np.int64)
-    starts = range(0, games, batch_size)
-    for start, chunk_seq in zip(starts, seq.spawn(len(starts)), strict=True):
-        n = min(batch_size, games - start)
+    for start, n, env_seeds in seat_seeds(seed, games, seats, batch_size):
         envs, obs = [], []
-        for seat_seq in chunk_seq.spawn(seats):
+        for env_seed in env_seeds:
             env = YahtzeeVectorEnv(num_envs=n, rules=rules)
-            o, _ = env.reset(seed=int(seat_seq.generate_state(1)[0]))
+            o, _ = env.reset(seed=env_seed)
             envs.append(env)
             obs.append(o)
         done = np.zeros((n, seats), dtype=bool)
@@ -146,6 +143,20 @@ def play_batched_games(
                     out[ended, s] = info["final_info"]["total"][ended]
                     done[ended, s] = True
     return totals
+
+
+def seat_seeds(
+    seed: int | np.random.SeedSequence, games: int, seats: int, batch_size: int = DEFAULT_BATCH
+) -> list[tuple[int, int, list[int]]]:
+    """How `play_batched_games` seeds its dice: per chunk of ``batch_size`` games, (first
+    game, games, one env seed per seat). The multi-player protocol's dice digest reads it."""
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    starts = range(0, games, batch_size)
+    return [
+        (start, min(batch_size, games - start),
+         [int(s.generate_state(1)[0]) for s in chunk_seq.spawn(seats)])
+        for start, chunk_seq in zip(starts, seq.spawn(len(starts)), strict=True)
+    ]  # fmt: skip
 
 
 SeedOrRng = np.random.Generator | np.random.SeedSequence | int

@@ -85,6 +85,9 @@ EXTRA_OF_MODULE = {
     "onnxruntime": "export",
     "matplotlib": "plot",
     "pettingzoo": "multiplayer",
+    "minari": "dataset",
+    "pyarrow": "dataset",
+    "wandb": "track",
 }
 
 

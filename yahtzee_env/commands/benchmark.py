@@ -1,5 +1,7 @@
 """``yahtzee benchmark POLICY``: grade one agent by the fixed benchmark protocol
-(`yahtzee_env.analysis.leaderboard`) and print its leaderboard row."""
+(`yahtzee_env.analysis.leaderboard`) and print its leaderboard row; ``--players N --vs
+LEVEL[,LEVEL]`` plays the multi-player protocol (`yahtzee_env.analysis.multiplayer`);
+``--check-protocol`` says whether this machine plays the standard protocol's games."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "policy",
         metavar="POLICY",
+        nargs="?",
         help=f"a level ({', '.join(shipped_levels())}), a baseline (random, greedy, heuristic, "
         f"optimal), {MODEL_FILES}, or package.module:function taking (obs[N, 72] float32, "
         "mask[N, 45] bool) and returning actions[N] (or naming an object with act_batch)",
@@ -52,10 +55,50 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", type=Path, default=None, help="write the leaderboard row here")
     parser.add_argument("--name", default=None, help="the agent's name in the row")
     parser.add_argument(
+        "--description",
+        default=None,
+        help="a line for the leaderboard (method, config, env-steps, seed, paper); the row's "
+        "agent name otherwise",
+    )
+    parser.add_argument(
         "--workers",
         type=int_in_range(1, 256),
         default=min(2, os.cpu_count() or 1),
         help="worker processes (speed only: the numbers are the same for any count)",
+    )
+    parser.add_argument(
+        "--knew",
+        default=None,
+        metavar="FIELD=VALUE;...",
+        help="what the agent knew, for the row (a function cannot say): ';'-separated "
+        'observation=, reward=, actions=, model=, teacher= (e.g. "observation=raw 72 floats;'
+        'reward=game score only;actions=all 32 holds;model=none;teacher=none"); a field not '
+        "given is 'not stated'",
+    )
+    parser.add_argument(
+        "--players",
+        type=int_in_range(1, 4),
+        default=1,
+        help="1 (default): the solitaire protocol; 2-4: the multi-player protocol (with --vs)",
+    )
+    parser.add_argument(
+        "--vs",
+        default=None,
+        metavar="LEVEL[,LEVEL]",
+        help="the opponents of the multi-player protocol, each its own match-up against "
+        "players-1 copies (standard at 2 players: hard,optimal)",
+    )
+    parser.add_argument(
+        "--deals",
+        type=int_in_range(1, 1_000_000),
+        default=None,
+        help="deals of the multi-player protocol (default 2,000, the protocol's)",
+    )
+    parser.add_argument(
+        "--check-protocol",
+        action="store_true",
+        help="recompute the digest of the protocol's dice here and say whether this machine "
+        "plays the standard protocol's games (no POLICY needed)",
     )
     parser.add_argument("--no-progress", action="store_true")
 
@@ -71,9 +114,23 @@ def run(args: argparse.Namespace) -> int:
     from yahtzee_env.fileio import atomic_write
     from yahtzee_env.policies.models import ModelFormatError
 
+    if args.check_protocol:
+        from yahtzee_env.analysis.leaderboard import PROTOCOL
+        from yahtzee_env.analysis.protocol import check_protocol
+
+        same, report = check_protocol(PROTOCOL)
+        print(report)
+        if args.policy is None:
+            return 0 if same else 1
+    if args.policy is None:
+        print("yahtzee benchmark: error: give a POLICY (or --check-protocol)", file=sys.stderr)
+        return 2
+    if args.players > 1 or args.vs:
+        return _run_versus(args)
     rules = args.rules or "official"
     try:
         check_output_file(args.json, "--json")
+        knew = parse_knew(args.knew)
         source = _model_source(args)
         agent = load_agent(source if source is not None else args.policy, rules, args.name)
         assumed = getattr(source, "assumed", None) or {}
@@ -87,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
             games=args.games,
             workers=args.workers,
             progress=progress_bar(agent.name, "games", not args.no_progress),
+            knew=knew,
+            source=args.policy,
         )
     except (ValueError, ModelFormatError, OutputPathError) as err:  # AgentError included
         print(f"yahtzee benchmark: error: {err}", file=sys.stderr)
@@ -96,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if assumed:
         row["assumed"] = assumed
+    if args.description:
+        row["description"] = args.description[:300]
     print(format_benchmark(row))
     if args.json:
         atomic_write(args.json, json.dumps(row, indent=2) + "\n")
@@ -116,3 +177,58 @@ def _model_source(args: argparse.Namespace):
     policy = load_model_source(args.policy, args.rules, holds=args.holds)
     policy.name = policy_label(args.name or policy.name, policy, args.rules or "official")
     return policy
+
+
+def parse_knew(text: str | None) -> dict[str, str] | None:
+    """``--knew "observation=raw 72 floats;reward=game score only"`` as the five facts (the
+    fields not given are 'not stated'); ValueError naming a bad field."""
+    if text is None:
+        return None
+    from yahtzee_env.policies.knowledge import FIELDS, knowledge
+
+    facts: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(";")):
+        if not part:
+            continue
+        field, sep, value = part.partition("=")
+        field = field.strip()
+        if not sep or field not in FIELDS:
+            raise ValueError(f"--knew: {part[:40]!r} is not FIELD=VALUE with FIELD one of {FIELDS}")
+        facts[field] = value.strip()
+    return knowledge(**facts)
+
+
+def _run_versus(args: argparse.Namespace) -> int:
+    from yahtzee_env.analysis.multiplayer import VERSUS_PROTOCOL, benchmark_versus, format_versus
+    from yahtzee_env.commands import OutputPathError, check_output_file, missing_extra_hint
+    from yahtzee_env.fileio import atomic_write
+    from yahtzee_env.policies.models import ModelFormatError
+
+    try:
+        if args.players < 2:
+            raise ValueError("--vs needs --players 2, 3 or 4")
+        if not args.vs:
+            raise ValueError("--players needs --vs LEVEL[,LEVEL] (standard: hard,optimal)")
+        check_output_file(args.json, "--json")
+        row = benchmark_versus(
+            args.policy,
+            players=args.players,
+            vs=[v.strip() for v in args.vs.split(",") if v.strip()],
+            deals=args.deals or VERSUS_PROTOCOL.deals,
+            rules=args.rules or "official",
+            name=args.name,
+            knew=parse_knew(args.knew),
+        )
+        if args.description:
+            row["description"] = args.description[:300]
+    except (ValueError, ModelFormatError, OutputPathError) as err:
+        print(f"yahtzee benchmark: error: {err}", file=sys.stderr)
+        return 2
+    except ImportError as err:
+        print(f"yahtzee benchmark: error: {missing_extra_hint(err)}", file=sys.stderr)
+        return 2
+    print(format_versus(row))
+    if args.json:
+        atomic_write(args.json, json.dumps(row, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -45,6 +46,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="wall-time budget of this session (seconds, or 90m, 12h): at the first PPO "
         "rollout boundary past it the run writes an exact checkpoint and stops (exit 75); "
         "SIGTERM and SIGINT do the same (exit 143, 130). --resume continues it bit for bit",
+    )
+    parser.add_argument(
+        "--track",
+        action="store_true",
+        help="log the TensorBoard scalars to Weights & Biases too, as CleanRL does (needs the "
+        "track extra; offline by default: `wandb sync` uploads later)",
+    )
+    parser.add_argument(
+        "--track-mode",
+        choices=("offline", "online"),
+        default="offline",
+        help="W&B mode of --track (default offline: written under RUN_DIR/wandb/)",
+    )
+    parser.add_argument(
+        "--track-project", default="yahtzee-rl", help="W&B project of --track (yahtzee-rl)"
     )
     parser.add_argument(
         "--seeds",
@@ -165,15 +181,29 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.seeds is not None or args.address is not None:
         return _run_seeds(args, cfg)
+    tracking = contextlib.nullcontext()
+    if args.track:
+        try:
+            import wandb  # noqa: F401
+        except ImportError:
+            print(
+                "yahtzee train: error: --track needs wandb (pip install 'yahtzee-rl[track]')",
+                file=sys.stderr,
+            )
+            return 2
+        from yahtzee_agents.tracking import wandb_run
+
+        tracking = wandb_run(cfg, run_dir, project=args.track_project, mode=args.track_mode)
     try:
-        run_dir = train(
-            cfg,
-            run_dir,
-            resume=args.resume is not None,
-            progress=not args.no_progress,
-            argv=sys.argv,
-            time_limit=args.time_limit,
-        )
+        with tracking:
+            run_dir = train(
+                cfg,
+                run_dir,
+                resume=args.resume is not None,
+                progress=not args.no_progress,
+                argv=sys.argv,
+                time_limit=args.time_limit,
+            )
     except (FileExistsError, ConfigError) as err:
         print(f"yahtzee train: error: {err}", file=sys.stderr)
         return 2

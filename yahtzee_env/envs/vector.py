@@ -78,6 +78,13 @@ from yahtzee_env.game.rules import (
 )
 
 
+def roll_draws(rng: np.random.Generator, size: int) -> np.ndarray:
+    """uint16 ``[size]``: one uniform ``r`` in ``[0, 6**5)`` per game, the step's dice (one
+    draw per game per step, whatever the game does). The benchmark's dice digest
+    (`yahtzee_env.analysis.protocol.dice_digest`) hashes these draws, so it is this call."""
+    return rng.integers(0, ROLL_OUTCOMES, size=size, dtype=np.uint16)
+
+
 @lru_cache(maxsize=1)
 def outcome_table() -> np.ndarray:
     """uint8 ``[462 * 7776]``: entry ``keep * 7776 + r`` is ``bisect_right(KEEP_CDF[keep], r)``."""
@@ -501,7 +508,7 @@ class YahtzeeVectorEnv(VectorEnv):
     def _roll_dice(self, keep_offsets: np.ndarray, size: int | None = None) -> np.ndarray:
         """New rolls from ``keep * 7776`` per game (see the module docstring)."""
         size = self.num_envs if size is None else size
-        r = self.np_random.integers(0, ROLL_OUTCOMES, size=size, dtype=np.uint16)
+        r = roll_draws(self.np_random, size)
         return self._outcomes.take(keep_offsets + r).astype(np.intp)
 
     def _observe(self, changed: np.ndarray | None) -> None:

@@ -183,6 +183,14 @@ def decode(observations: np.ndarray, rules: RulesLike = None) -> DecodedObservat
 class RandomPolicy(BasePolicy):
     """Uniform over the legal actions (holds and boxes alike), from a seeded generator."""
 
+    knew: ClassVar[dict[str, str]] = {
+        "observation": "raw 72 floats (it reads only the mask)",
+        "reward": "none (nothing learned)",
+        "actions": "all 32 holds",
+        "model": "none",
+        "teacher": "none",
+    }
+
     def __init__(self, rules: RulesLike = None, seed: SeedLike = None) -> None:
         self.rules = RuleSet.from_spec(rules)
         self.rng = np.random.default_rng(seed)
@@ -212,6 +220,14 @@ class GreedyPolicy(BasePolicy):
     yahtzee, four of a kind, aces, full house, large straight, twos, ... and chance last.
     (A Yahtzee bonus is earned wherever the dice go, so it does not change the choice.)
     """
+
+    knew: ClassVar[dict[str, str]] = {
+        "observation": "raw 72 floats",
+        "reward": "none (hand-made: the most points now)",
+        "actions": "all 32 holds (it never holds)",
+        "model": "none",
+        "teacher": "none",
+    }
 
     def __init__(self, rules: RulesLike = None, seed: SeedLike = None) -> None:
         self.rules = RuleSet.from_spec(rules)
@@ -252,6 +268,14 @@ class HeuristicPolicy(BasePolicy):
     only if it beats filling a box now. All of it is table lookups and matrix products over
     the 252 rolls, so `act_batch` is vectorised over rows.
     """
+
+    knew: ClassVar[dict[str, str]] = {
+        "observation": "raw 72 floats",
+        "reward": "none (hand-made rules of thumb)",
+        "actions": "all 32 holds",
+        "model": "exact rules model (each hold's expectation over the rest of the turn)",
+        "teacher": "none",
+    }
 
     # Cheapest box to give up first; the cost grows by GIVE_UP_STEP along the list.
     GIVE_UP_ORDER = (
@@ -394,6 +418,14 @@ class OptimalPolicy(BasePolicy):
     given). Ties go to filling a box, then to the lowest hold (`yahtzee_env.solver.exact.best_of`),
     so a mask with only canonical holds gets the canonical one of the best keep.
     """
+
+    knew: ClassVar[dict[str, str]] = {
+        "observation": "raw state",
+        "reward": "none (solved exactly, nothing learned)",
+        "actions": "all 32 holds",
+        "model": "exact rules model (backward induction over every state)",
+        "teacher": "none",
+    }
 
     def __init__(self, rules: RulesLike = None, seed: SeedLike = None, table=None) -> None:
         self.rules = RuleSet.from_spec(rules)

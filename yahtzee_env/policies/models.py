@@ -236,6 +236,13 @@ def read_manifest(path: str | Path) -> Manifest:
         raise ModelFormatError(
             f"{path}: weights_file must be a bare file name: {weights_name[:100]!r}"
         )
+    if "knew" in data:  # what the model knew (issue 29): five facts from a fixed vocabulary
+        from yahtzee_env.policies.knowledge import KnowledgeError, check_knowledge
+
+        try:
+            check_knowledge(data["knew"], "knew")
+        except KnowledgeError as err:
+            raise ModelFormatError(f"{path}: manifest {err}") from None
     method = data.get("method")
     if method is not None and method not in METHODS:
         raise ModelFormatError(f"{path}: manifest 'method' must be one of {METHODS}: {method!r}")

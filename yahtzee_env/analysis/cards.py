@@ -1,0 +1,187 @@
+"""Model cards of the levels (``yahtzee card LEVEL``), in the Hugging Face Hub's layout: a
+README.md whose YAML front matter (``library_name``, ``tags``, ``model-index`` with the
+benchmark's numbers) the Hub reads, and a body with the method, what the model knew, the
+config and env-steps, its benchmark rows, the intended use and the limits.
+
+    from yahtzee_env.analysis.cards import model_card
+    text = model_card("hard", rows)     # rows: yahtzee_env.analysis.results.load_rows("results")
+
+Uploading is one ``huggingface_hub`` call (``HfApi().upload_folder(folder_path=DIR, ...)``
+with the card beside NAME.json and NAME.npz); nothing here talks to the Hub.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from yahtzee_env.policies.knowledge import FIELDS, knowledge_of_manifest, track
+
+METHODS = {
+    "reward-only": "PPO (sb3-contrib MaskablePPO) on the native vector env, no teacher",
+    "distilled": "imitation of a teacher (softmax of its action values), before or with PPO",
+    "model-based": "turn-start values learned from its own games, each turn played by "
+    "expectimax through the exact rules",
+}
+
+
+def _q(text: str) -> str:
+    """A YAML scalar: a JSON string is valid YAML."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _rows_of(level: str, rows: Sequence[dict[str, Any]]) -> tuple[dict | None, dict | None]:
+    solo = versus = None
+    for r in rows:
+        if r.get("model", {}).get("kind") == "level" and r["model"]["name"] == level:
+            if r["kind"] == "solitaire" and r["standard"]:
+                solo = r
+            elif r["kind"] == "versus":
+                versus = r
+    return solo, versus
+
+
+def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
+    """The card of the shipped ``level`` (its manifest) with its rows from ``rows``."""
+    from yahtzee_env.analysis.protocol import package_version
+    from yahtzee_env.policies.models import LEVELS, LEVELS_DIR, read_manifest
+
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}: one of {', '.join(LEVELS)}")
+    manifest = read_manifest(LEVELS_DIR / f"{level}.json")
+    raw = manifest.raw
+    knew = knowledge_of_manifest(manifest)
+    solo, versus = _rows_of(level, rows)
+    front = [
+        "---",
+        "library_name: yahtzee-rl",
+        "license: mit",
+        "pipeline_tag: reinforcement-learning",
+        "tags:",
+        *(f"  - {_q(t)}" for t in ("reinforcement-learning", "yahtzee", "gymnasium", "numpy")),
+    ]
+    if solo is not None:
+        expected = f"{solo['expected_score']:.2f} +/- {solo['expected_ci95']:.2f}"
+        mean = f"{solo['mean']:.2f} +/- {solo['ci95']:.2f}"
+        task = f"Yahtzee-v0, {solo['rules']} rules ({solo['protocol']})"
+        front += [
+            "model-index:",
+            f"  - name: {_q(level)}",
+            "    results:",
+            "      - task:",
+            "          type: reinforcement-learning",
+            "          name: reinforcement-learning",
+            "        dataset:",
+            f"          name: {_q(task)}",
+            "          type: Yahtzee-v0",
+            "        metrics:",
+            "          - type: expected_score",
+            f"            value: {_q(expected)}",
+            "            name: expected score (optimum - regret)",
+            "            verified: false",
+            "          - type: mean_reward",
+            f"            value: {_q(mean)}",
+            "            name: mean score (10,000 games)",
+            "            verified: false",
+        ]
+    front.append("---")
+    arch = raw["architecture"]
+    layers = " → ".join(str(x) for x in [arch["inputs"], *arch["hidden"], arch["outputs"]])
+    body = [
+        "",
+        f"# {level} (yahtzee-rl level, version {manifest.version})",
+        "",
+        f"A CPU opponent of [yahtzee-rl](https://github.com/yahtzee-rl/yahtzee-rl) "
+        f"{package_version()}: `{manifest.kind}` {layers}, {arch['activation']}; it plays with "
+        "numpy alone (`yahtzee_env.policies.models.load_opponent`).",
+        "",
+        "## Method",
+        "",
+        f"- method: {METHODS.get(manifest.method or '', 'not stated')} (the manifest's "
+        f"`method`: `{manifest.method}`; its track, from what it knew: {track(knew)})",
+        f"- teacher: {raw.get('teacher') or 'none'}",
+        f"- how it plays: {arch['output']}",
+        f"- source: `{raw.get('source', 'not stated')}`",
+        f"- env-steps behind the weights: {manifest.env_steps:,}"
+        + (f" ({raw['games']:,} games)" if "games" in raw else ""),
+        f"- training config sha256: `{manifest.config_sha256}`",
+        f"- weights: `{raw['weights_file']}`, sha256 `{manifest.weights_sha256}`",
+        "",
+        "## What it knew",
+        "",
+        f"Track: **{track(knew)}**.",
+        "",
+        "| fact | value |",
+        "|------|-------|",
+        *(f"| {f} | {knew[f]} |" for f in FIELDS),
+        "",
+        "## Benchmark",
+        "",
+    ]
+    if solo is not None:
+        p = solo["provenance"]
+        body += [
+            f"`yahtzee benchmark {level}` ({solo['protocol']}, {solo['games']:,} games, seed "
+            f"{solo['seed']}, {solo['rules']} rules; `yahtzee verify results/{level}.json "
+            f"{level}` replays it):",
+            "",
+            "| expected score ± CI | mean ± 95% CI | regret/game | upper bonus | yahtzee |",
+            "|--:|--:|--:|--:|--:|",
+            f"| {solo['expected_score']:.2f} ± {solo['expected_ci95']:.2f} | "
+            f"{solo['mean']:.2f} ± {solo['ci95']:.2f} | {solo['regret_per_game']:.2f} | "
+            f"{100 * solo['upper_bonus_rate']:.1f}% | {100 * solo['yahtzee_rate']:.1f}% |",
+            "",
+            f"Dice sha256 `{p['dice_sha256'][:16]}…`, solver table sha256 "
+            f"`{p['solver_sha256'][:16]}…`, numpy {p['numpy']} ({p['bit_generator']}), "
+            f"yahtzee-rl {p['package_version']}.",
+            "",
+        ]
+    else:
+        body += ["No benchmark row in results/ yet.", ""]
+    if versus is not None:
+        body += [
+            f"Two players (`yahtzee benchmark {level} --players 2 --vs "
+            f"{','.join(o['opponent'] for o in versus['opponents'])}`, {versus['deals']:,} "
+            "deals × 2 seat orders; a draw counts ½):",
+            "",
+            "| opponent | win rate ± 95% CI | mean margin ± 95% CI |",
+            "|---|--:|--:|",
+            *(
+                f"| {o['opponent']} | {100 * o['win_rate']:.1f}% ± {100 * o['win_ci95']:.1f} | "
+                f"{o['margin']:+.2f} ± {o['margin_ci95']:.2f} |"
+                for o in versus["opponents"]
+            ),
+            "",
+        ]
+    body += [
+        "## Intended use",
+        "",
+        "An opponent for people and agents (the terminal game, the browser game, "
+        "`YahtzeeVs-v0`, the PettingZoo env), a baseline for solitaire-score research, and a "
+        "rung of the levels' ladder. Compare it with other agents of the same track: its "
+        "facts above say what it was given.",
+        "",
+        "## Limits",
+        "",
+        f"- It learned the **{manifest.rules}** rules; under another preset it still plays "
+        "(the mask keeps its moves legal) but as it learned, labelled "
+        f'"trained for {manifest.rules} rules".',
+        "- It maximises its own expected score; it does not look at opponents' cards, so it "
+        "does not take the risks that win a table when behind.",
+        "- Its numbers hold for the benchmark's protocol; other seeds give other sample "
+        "means within the CIs, and the expected score is the sharper estimate.",
+        "",
+        "## Use",
+        "",
+        "```python",
+        "from yahtzee_env.policies.models import load_opponent",
+        "",
+        f'policy = load_opponent("{level}")  # or a path to {level}.json beside {level}.npz',
+        'action = policy.act(obs, info["action_mask"])',
+        "```",
+        "",
+        "Cite yahtzee-rl with its `CITATION.cff`.",
+        "",
+    ]
+    return "\n".join(front + body)

@@ -1,0 +1,200 @@
+"""``yahtzee verify ROW.json MODEL``: re-run a submitted row's protocol with its model and say
+whether the row holds.
+
+    from yahtzee_env.analysis.verify import verify_row
+    report = verify_row(row, "hard")       # a `Verdict`: .holds, .how, .lines
+
+A row holds **exactly** when its agent is reproducible (deterministic, or seeded by the
+protocol) and this machine has the row's dice and solver digests: then every chunk's score
+sum must be the same integer and its regret sum the same float (to 1e-9 relative), and so
+every number of the row. Otherwise it holds **within its CI** when the re-run's expected
+score and mean differ from the row's by less than the 95% CI of a difference of two
+independent estimates (sqrt(ci_row² + ci_rerun²)).
+
+Before anything is played, the row is checked against the schema (`yahtzee_env.analysis.results`),
+its protocol must be this package's, its numbers must agree with its own chunks, and MODEL
+must be the model that made it (its sha256, or its name for a built-in): each refusal is a
+`RowError` naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from yahtzee_env.analysis.results import RowError, check_row
+
+REL = 1e-9  # relative tolerance of a float sum replayed on the same dice
+
+
+@dataclass
+class Verdict:
+    holds: bool
+    how: str  # "exactly", "within its CI", "no"
+    lines: list[str] = field(default_factory=list)
+
+
+def _close(a: float, b: float, rel: float = REL) -> bool:
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
+
+
+def check_consistent(row: dict[str, Any]) -> None:
+    """`RowError` unless the row's games, mean and expected score are those of its chunks."""
+    chunks = row["chunks"]
+    games = sum(c["games"] for c in chunks)
+    if games != row["games"]:
+        raise RowError(f"games: {row['games']} but its chunks hold {games} games")
+    mean = sum(c["score_sum"] for c in chunks) / games
+    if not _close(mean, row["mean"]):
+        raise RowError(f"mean: {row['mean']!r} is not its chunks' mean score ({mean!r})")
+    regret = sum(c["regret_sum"] for c in chunks) / games
+    if not _close(regret, row["regret_per_game"], 1e-7):
+        raise RowError(
+            f"regret_per_game: {row['regret_per_game']!r} is not its chunks' ({regret!r})"
+        )
+    expected = row["optimum"] - regret
+    if not _close(expected, row["expected_score"], 1e-7):
+        raise RowError(
+            f"expected_score: {row['expected_score']!r} is not optimum - regret of its chunks "
+            f"({expected!r})"
+        )
+
+
+def check_model(row: dict[str, Any], model: str, agent: Any) -> str | None:
+    """`RowError` if ``model`` is not the model the row names; a note when the row names no
+    digest to compare (a Python object)."""
+    from yahtzee_env.analysis.leaderboard import model_identity
+
+    named = row["model"]
+    found = model_identity(model, agent)
+    if named["kind"] == "python object":
+        return (
+            f"the row's model is a Python object ({named['name']!r}): nothing to compare "
+            f"{model!r} with"
+        )
+    if named["sha256"] is None:
+        if found["kind"] != named["kind"] or found["name"] != named["name"]:
+            raise RowError(
+                f"model.name: the row was made by {named['kind']} {named['name']!r}, not "
+                f"{found['kind']} {found['name']!r}"
+            )
+        return None
+    if found["sha256"] != named["sha256"]:
+        raise RowError(
+            f"model.sha256: the row was made by {named['name']!r} with sha256 "
+            f"{named['sha256'][:16]}..., {model!r} has "
+            f"{(found['sha256'] or 'none')[:16]}..."
+        )
+    return None
+
+
+def verify_row(row: dict[str, Any], model: str, *, workers: int | None = 1) -> Verdict:
+    """Re-run ``row``'s protocol with ``model`` (a POLICY, as `yahtzee benchmark` takes) and
+    compare (see the module docstring). `RowError` for a row that cannot be verified."""
+    check_row(row)
+    if row["kind"] == "reported":
+        raise RowError("kind: a 'reported' row is a published number with no model to re-run")
+    if row["kind"] == "versus":
+        return _verify_versus(row, model)
+    from yahtzee_env.analysis.leaderboard import PROTOCOL, benchmark, load_agent
+
+    if row["protocol"] != PROTOCOL.name:
+        raise RowError(f"protocol: {row['protocol']!r} is not this package's {PROTOCOL.name!r}")
+    if row["seed"] != PROTOCOL.seed:
+        raise RowError(f"seed: the protocol's games start from seed {PROTOCOL.seed}")
+    check_consistent(row)
+    agent = load_agent(model, row["rules"], row["agent"])
+    note = check_model(row, model, agent)
+    new = benchmark(agent, rules=row["rules"], games=row["games"], workers=workers,
+                    knew=row["knew"], source=model)  # fmt: skip
+    verdict = Verdict(False, "no", [note] if note else [])
+    same_dice = new["provenance"]["dice_sha256"] == row["provenance"]["dice_sha256"]
+    same_solver = new["provenance"]["solver_sha256"] == row["provenance"]["solver_sha256"]
+    if new["reproducible"] != row["reproducible"]:
+        verdict.lines.append(
+            f"reproducible: the row says {row['reproducible']!r}, the re-run found "
+            f"{new['reproducible']!r}"
+        )
+    exact = row["reproducible"] != "no" and new["reproducible"] != "no"
+    if exact and same_dice and same_solver:
+        bad = [
+            i
+            for i, (a, b) in enumerate(zip(row["chunks"], new["chunks"], strict=True))
+            if a["score_sum"] != b["score_sum"] or not _close(a["regret_sum"], b["regret_sum"])
+        ]
+        if not bad:
+            verdict.holds, verdict.how = True, "exactly"
+            verdict.lines.append(
+                f"holds exactly: {row['games']:,} games replayed on the same dice "
+                f"(sha256 {row['provenance']['dice_sha256'][:12]}...), every chunk's score "
+                f"and regret the same; mean {new['mean']:.4f}, expected score "
+                f"{new['expected_score']:.4f}"
+            )
+            return verdict
+        i = bad[0]
+        verdict.lines.append(
+            f"does not hold: chunk {i} ({row['chunks'][i]['games']} games) scored "
+            f"{row['chunks'][i]['score_sum']} in the row and {new['chunks'][i]['score_sum']} "
+            f"re-run on the same dice ({len(bad)} chunk(s) differ); mean {row['mean']:.4f} "
+            f"in the row, {new['mean']:.4f} re-run"
+        )
+        return verdict
+    if not same_dice:
+        verdict.lines.append("the dice differ from the row's (another numpy or bit generator)")
+    if not same_solver:
+        verdict.lines.append("the solver table differs from the row's")
+    fails = []
+    for key, ci in (("expected_score", "expected_ci95"), ("mean", "ci95")):
+        allowed = math.hypot(row[ci], new[ci])
+        delta = new[key] - row[key]
+        if not abs(delta) <= allowed:
+            fails.append(f"{key} {row[key]:.3f} in the row, {new[key]:.3f} re-run "
+                         f"(difference {delta:+.3f}, allowed ±{allowed:.3f})")  # fmt: skip
+    if fails:
+        verdict.lines.append("does not hold: " + "; ".join(fails))
+        return verdict
+    verdict.holds, verdict.how = True, "within its CI"
+    verdict.lines.append(
+        f"holds within its CI: expected score {new['expected_score']:.3f} re-run against "
+        f"{row['expected_score']:.3f} ± {row['expected_ci95']:.3f}; mean {new['mean']:.2f} "
+        f"against {row['mean']:.2f} ± {row['ci95']:.2f}"
+    )
+    return verdict
+
+
+def _verify_versus(row: dict[str, Any], model: str) -> Verdict:
+    from yahtzee_env.analysis.leaderboard import load_agent
+    from yahtzee_env.analysis.multiplayer import VERSUS_PROTOCOL, benchmark_versus
+
+    if row["protocol"] != VERSUS_PROTOCOL.name:
+        raise RowError(f"protocol: {row['protocol']!r} is not {VERSUS_PROTOCOL.name!r}")
+    agent = load_agent(model, row["rules"], row["agent"])
+    note = check_model(row, model, agent)
+    new = benchmark_versus(
+        agent, players=row["players"], vs=[o["opponent"] for o in row["opponents"]],
+        deals=row["deals"], rules=row["rules"], knew=row["knew"], source=model,
+    )  # fmt: skip
+    verdict = Verdict(True, "exactly", [note] if note else [])
+    same_dice = new["provenance"]["dice_sha256"] == row["provenance"]["dice_sha256"]
+    if not same_dice:
+        verdict.lines.append("the dice differ from the row's (another numpy or bit generator)")
+    exact = row["reproducible"] != "no" and new["reproducible"] != "no" and same_dice
+    for a, b in zip(row["opponents"], new["opponents"], strict=True):
+        if exact and _close(a["win_rate"], b["win_rate"]) and _close(a["margin"], b["margin"]):
+            continue
+        allowed = math.hypot(a["win_ci95"], b["win_ci95"])
+        if exact or abs(a["win_rate"] - b["win_rate"]) > allowed:
+            verdict.holds, verdict.how = False, "no"
+            verdict.lines.append(
+                f"does not hold: win rate vs {a['opponent']} {a['win_rate']:.4f} in the row, "
+                f"{b['win_rate']:.4f} re-run"
+            )
+        elif verdict.how == "exactly":
+            verdict.how = "within its CI"
+    if verdict.holds:
+        verdict.lines.append(
+            f"holds {verdict.how}: win rates re-run "
+            + ", ".join(f"vs {b['opponent']} {100 * b['win_rate']:.2f}%" for b in new["opponents"])
+        )
+    return verdict

@@ -1,0 +1,213 @@
+"""What an agent knew: the five facts every leaderboard row, benchmark row and level manifest
+states, so that a reader can tell which rows are comparable (issue 29; Open RL Benchmark and
+rliable ask the same of a results table).
+
+    from yahtzee_env.policies.knowledge import knowledge_of, track
+
+    knew = knowledge_of(policy)        # {"observation": ..., "reward": ..., ...}
+    track(knew)                        # 'model-free with aids (features, shaping, canonical holds)'
+
+Each fact is a value from a small vocabulary (`VOCABULARY`), optionally followed by a detail in
+brackets: ``"shaped (potential-based upper-bonus shaping)"``. The five facts:
+
+* ``observation``: what the agent's network or rules read: the env's ``raw 72 floats``, the
+  ``raw state`` (the scorecard and dice in another encoding, nothing derived), or the floats
+  ``with hand-made features`` added;
+* ``reward``: what it learned from: the ``game score only``, a ``shaped`` reward (say which),
+  or ``none`` (hand-made or solved: nothing learned from a reward);
+* ``actions``: ``all 32 holds`` or only the ``canonical holds`` (one hold per kept multiset);
+* ``model``: access to the game's dynamics: ``none`` or the ``exact rules model`` (say how it
+  is used: expectimax, value iteration, a one-step look-up);
+* ``teacher``: ``none``, the ``solver`` (distillation) or the ``heuristic`` (imitation).
+
+A row that cannot say writes ``not stated``. The ``track`` of a row is derived from the five:
+an agent is ``reward-only`` only if it read the raw observation, learned from the game score
+alone over all 32 holds, with no model and no teacher.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+FIELDS = ("observation", "reward", "actions", "model", "teacher")
+NOT_STATED = "not stated"
+VOCABULARY: dict[str, tuple[str, ...]] = {
+    "observation": ("raw 72 floats", "raw state", "with hand-made features", NOT_STATED),
+    "reward": ("game score only", "shaped", "none", NOT_STATED),
+    "actions": ("all 32 holds", "canonical holds", NOT_STATED),
+    "model": ("none", "exact rules model", NOT_STATED),
+    "teacher": ("none", "solver", "heuristic", NOT_STATED),
+}
+MAX_DETAIL = 160  # characters of a fact's bracketed detail
+
+UNKNOWN: dict[str, str] = dict.fromkeys(FIELDS, NOT_STATED)
+"""What a row says about an agent it knows nothing of (a function, an object)."""
+
+
+class KnowledgeError(ValueError):
+    """A ``knew`` object that is not five facts from the vocabulary."""
+
+
+def head(value: str) -> str:
+    """A fact without its bracketed detail: ``"shaped (upper bonus)"`` -> ``"shaped"``."""
+    return value.split(" (", 1)[0]
+
+
+def check_knowledge(knew: Any, where: str = "knew") -> dict[str, str]:
+    """``knew`` as a plain dict of the five facts, or `KnowledgeError` naming the field
+    (``knew.reward: 'shapped' is not one of ...``)."""
+    if not isinstance(knew, Mapping):
+        raise KnowledgeError(f"{where}: must be an object with {', '.join(FIELDS)}")
+    missing = [f for f in FIELDS if f not in knew]
+    if missing:
+        raise KnowledgeError(f"{where}.{missing[0]}: missing (a row states {', '.join(FIELDS)})")
+    extra = sorted(set(knew) - set(FIELDS))
+    if extra:
+        raise KnowledgeError(f"{where}.{str(extra[0])[:40]}: unknown field")
+    out = {}
+    for field in FIELDS:
+        value = knew[field]
+        if not isinstance(value, str):
+            raise KnowledgeError(f"{where}.{field}: must be a string, got {type(value).__name__}")
+        allowed = VOCABULARY[field]
+        detail = value[len(head(value)) :]
+        if head(value) not in allowed or (detail and not _is_detail(detail)):
+            raise KnowledgeError(
+                f"{where}.{field}: {value[:60]!r} is not one of {', '.join(map(repr, allowed))} "
+                "(optionally followed by a detail in brackets)"
+            )
+        out[field] = value
+    return out
+
+
+def _is_detail(text: str) -> bool:
+    return text.startswith(" (") and text.endswith(")") and len(text) <= MAX_DETAIL + 3
+
+
+def knowledge(**facts: str) -> dict[str, str]:
+    """The five facts, checked; any not given is ``not stated``."""
+    return check_knowledge({**UNKNOWN, **facts})
+
+
+def knowledge_of_training(
+    *,
+    observation_version: int,
+    shaping: str = "none",
+    canonical_holds: bool,
+    teacher: str = "none",
+    ppo_steps: int = 1,
+) -> dict[str, str]:
+    """The facts of a network trained by this project's recipe (a run config's
+    ``env.observation_version``, ``env.shaping``, ``env.canonical_holds`` and
+    ``warm_start.teacher``; ``ppo_steps`` 0 for a distilled policy shipped before PPO)."""
+    from yahtzee_env.game.observation import INPUT_SIZES, OBS_SIZE
+
+    if observation_version == 1:
+        observation = "raw 72 floats"
+    else:
+        extra = INPUT_SIZES[observation_version] - OBS_SIZE
+        observation = (
+            f"with hand-made features ({extra} rules-only strategy features, input version "
+            f"{observation_version}: {INPUT_SIZES[observation_version]} floats)"
+        )
+    if teacher != "none" and ppo_steps == 0:
+        reward = "none (imitation only: the shipped weights are from before any PPO update)"
+    elif shaping == "upper-bonus":
+        reward = "shaped (potential-based upper-bonus shaping)"
+    elif shaping == "none":
+        reward = "game score only"
+    else:
+        reward = f"shaped ({shaping})"
+    teachers = {
+        "none": "none",
+        "optimal": "solver (distillation of the exact solver's action values)",
+        "heuristic": "heuristic (imitation of the built-in heuristic)",
+    }
+    return knowledge(
+        observation=observation,
+        reward=reward,
+        actions="canonical holds" if canonical_holds else "all 32 holds",
+        model="none",
+        teacher=teachers[teacher],
+    )
+
+
+def knowledge_of_turn_values() -> dict[str, str]:
+    """The facts of the model-based baseline (`yahtzee_agents.model_based`, the level master):
+    turn values learned from its own games' scores, each turn played by expectimax."""
+    return knowledge(
+        observation="raw state (its value network reads the turn-start scorecard: 80 floats)",
+        reward="game score only",
+        actions="canonical holds (expectimax over the 462 keeps)",
+        model="exact rules model (expectimax through each turn)",
+        teacher="none",
+    )
+
+
+def knowledge_of_manifest(manifest: Any) -> dict[str, str]:
+    """A level's facts: its manifest's ``knew``, else what its other fields say (observation
+    version, holds, teacher, method); the reward of an older manifest is ``not stated``."""
+    raw = getattr(manifest, "raw", {}) or {}
+    if "knew" in raw:
+        return check_knowledge(raw["knew"], f"{manifest.path.name}: knew")
+    teacher = raw.get("teacher")
+    facts = {
+        "actions": "canonical holds" if manifest.canonical_holds else "all 32 holds",
+        "teacher": {None: "none", "optimal": "solver", "heuristic": "heuristic"}.get(
+            teacher, NOT_STATED
+        ),
+    }
+    if manifest.method == "model-based":
+        return knowledge_of_turn_values()
+    else:
+        facts.update(
+            observation="raw 72 floats"
+            if manifest.input_version == 1
+            else "with hand-made features",
+            model="none",
+        )
+    return knowledge(**facts)
+
+
+def knowledge_of(policy: Any) -> dict[str, str]:
+    """What ``policy`` knew: its manifest's (a level, a model file), else its own ``knew``
+    (the built-in baselines, any agent that says), else ``not stated`` throughout."""
+    for obj in (policy, getattr(policy, "policy", None)):  # a checked wrapper's inner policy
+        if obj is None:
+            continue
+        manifest = getattr(obj, "manifest", None)  # a loaded model: its file says
+        if manifest is not None:
+            return knowledge_of_manifest(manifest)
+        knew = getattr(obj, "knew", None)
+        if knew is not None:
+            return check_knowledge(knew, f"{getattr(obj, 'name', 'policy')}.knew")
+    return dict(UNKNOWN)
+
+
+def track(knew: Mapping[str, str]) -> str:
+    """The row's track, derived from its five facts (never stated by hand): ``reward-only``
+    only when nothing but the raw observation, the game score and all 32 holds was used."""
+    h = {f: head(knew[f]) for f in FIELDS}
+    if h["teacher"] == "solver":
+        return "distilled (solver)"
+    if h["teacher"] == "heuristic":
+        return "imitation (heuristic)"
+    if h["model"] == "exact rules model":
+        if h["reward"] == "none":
+            return "no learning (exact rules model)"
+        return "model-based (exact rules model)"
+    if h["reward"] == "none":
+        return "no learning (hand-made)"
+    if NOT_STATED in h.values():
+        return "not stated"
+    aids = []
+    if h["observation"] == "with hand-made features":
+        aids.append("features")
+    if h["reward"] == "shaped":
+        aids.append("shaping")
+    if h["actions"] == "canonical holds":
+        aids.append("canonical holds")
+    if not aids:
+        return "reward-only"
+    return f"model-free with aids ({', '.join(aids)})"
