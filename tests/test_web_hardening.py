@@ -235,15 +235,15 @@ def test_a_slow_coach_holds_no_other_table(db):
     with TestClient(create_app(db)) as c:
         slow, slow_tokens, _ = new_table(c, coach=True)
         other, other_tokens, other_state = new_table(c)
-        rooms = c.app.state.rooms
-        original = rooms.coach
+        tables = c.app.state.tables
+        original = tables.coach
         release, hint_done = threading.Event(), threading.Event()
 
         def slow_coach(rules):  # the coach's first solve of a preset
             release.wait(timeout=10)
             return original(rules)
 
-        rooms.coach = slow_coach
+        tables.coach = slow_coach
         replies = {}
 
         def ask_hint():
@@ -268,12 +268,12 @@ def test_a_slow_coach_holds_no_other_table(db):
 
 def test_the_official_coach_is_prewarmed(db):
     with TestClient(create_app(db, prewarm=True)) as c:
-        rooms = c.app.state.rooms
+        tables = c.app.state.tables
         for _ in range(600):  # bounded: at most a minute for a first solve
-            if rooms.coach_ready("official"):
+            if tables.coach_ready("official"):
                 break
             time.sleep(0.1)
-        assert rooms.coach_ready("official")
+        assert tables.coach_ready("official")
 
 
 # ------------------------------------------------------------------ 5. no cross-site moves
@@ -491,7 +491,7 @@ def test_idle_tables_leave_memory_and_come_back(db):
         code, tokens, state = new_table(c)
         state = act(c, code, tokens["0"], {"type": "roll", "hold": [1]}, state).json()
         assert c.portal.call(c.app.state.sweep)["evicted"] == [code]
-        assert code not in c.app.state.rooms.rooms
+        assert code not in c.app.state.tables.loaded
         again = c.get(f"/api/tables/{code}").json()
         for key in ("dice", "rolls_left", "held", "seq", "cards"):
             assert again[key] == state[key], key
@@ -501,10 +501,10 @@ def test_idle_tables_leave_memory_and_come_back(db):
 
 
 def test_in_memory_tables_are_capped(db):
-    with TestClient(create_app(db, limits=Limits(rooms_in_memory=3))) as c:
+    with TestClient(create_app(db, limits=Limits(tables_in_memory=3))) as c:
         codes = [new_table(c)[0] for _ in range(5)]
         c.portal.call(c.app.state.sweep)
-        assert list(c.app.state.rooms.rooms) == codes[2:]  # the least recently used went
+        assert list(c.app.state.tables.loaded) == codes[2:]  # the least recently used went
 
 
 def test_tables_expire(db):

@@ -48,16 +48,16 @@ changes. Turn deadlines are stored with the table; a clock task plays the turns 
 ran out (at start-up too, for those that ran out while the server was down).
 
 The front door (headers, cross-site checks, per-address limits) is `guard`, the limits
-`limits`, the sockets `hub`, the game logic `rooms`, storage `storage`. Every piece of
+`limits`, the sockets `hub`, the game logic `tables`, storage `storage`. Every piece of
 work on a table (moves, CPU moves, coach, loading, database commits) runs in a worker
 thread, one at a time per table; the event loop only routes.
 
 Several processes on one PostgreSQL database (issue 20): a table's work also holds the
-table's row lock in the database (`Rooms.locked`), a copy in memory is used only at the
+table's row lock in the database (`Tables.locked`), a copy in memory is used only at the
 database's ``rev``, and a change committed by another process reaches this one as a
 notification (`Storage.listen`): the sockets this process holds for that table get the new
 state, as they do for its own changes. A copy one revision behind follows the change from
-the notification itself, on the event loop (`Rooms.follow`: a few engine steps, no thread
+the notification itself, on the event loop (`Tables.follow`: a few engine steps, no thread
 and no database read); any other case reads the database in a worker thread, one refresh
 per table at a time (the notifications heard meanwhile join the next one). After the
 listening connection comes back, every table with sockets here is re-read.
@@ -103,9 +103,9 @@ from yahtzee_env.web.hub import (
     Hub,
 )
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
-from yahtzee_env.web.rooms import Rooms, WebError, clean_code, clean_name, cpu_levels
 from yahtzee_env.web.stats import player_statistics
 from yahtzee_env.web.storage import SchemaError, Storage, describe_target, open_storage
+from yahtzee_env.web.tables import Tables, WebError, clean_code, clean_name, cpu_levels
 
 log = logging.getLogger("yahtzee.web")
 STATIC_DIR = Path(__file__).with_name("static")
@@ -213,9 +213,9 @@ def create_app(
     if burst is not None:
         limits.burst = burst
     storage = db_path if isinstance(db_path, Storage) else open_storage(db_path)
-    rooms = Rooms(storage, limits.tables_per_player, limits.tables_per_address)
+    tables = Tables(storage, limits.tables_per_player, limits.tables_per_address)
     if clock is not None:
-        rooms.clock = clock
+        tables.clock = clock
     accounts = Accounts(storage)
     hub = Hub()
     locks = TableLocks()
@@ -256,12 +256,12 @@ def create_app(
         no thread changes it while its lock is held), else loaded in a worker thread."""
         code = clean_code(code)
         async with locks.hold(code):
-            room = rooms.rooms.get(code)
-            if room is not None and not storage.multi_process:
-                rooms.keep(room)  # in use: not idle
-                return rooms.state(room, since)
+            table = tables.loaded.get(code)
+            if table is not None and not storage.multi_process:
+                tables.keep(table)  # in use: not idle
+                return tables.state(table, since)
             # shared database: `load` checks the copy's rev against it (one query)
-            return await run_in_threadpool(lambda: rooms.state(rooms.load(code), since))
+            return await run_in_threadpool(lambda: tables.state(tables.load(code), since))
 
     # ----------------------------------------------------------------- sessions, presence
     async def session_of(conn) -> Any:
@@ -313,8 +313,8 @@ def create_app(
     hub.on_presence = on_presence
 
     def mine(code: str, session) -> list[int]:
-        room = rooms.rooms.get(code)
-        return room.seats_of(pid(session)) if room is not None else []
+        table = tables.loaded.get(code)
+        return table.seats_of(pid(session)) if table is not None else []
 
     # ----------------------------------------------------------------- fan-out
     pushed: dict[str, int] = {}  # code -> the rev of the last state sent to its sockets here
@@ -385,17 +385,17 @@ def create_app(
 
     def follow(code: str, rev: int, news: str) -> bool:
         """Push table ``code``'s state after another process's change, followed from its
-        ``news`` (`Rooms.follow`); False if the copy here cannot follow it."""
-        room = rooms.rooms.get(code)
-        seq = len(room.log) if room is not None else 0
+        ``news`` (`Tables.follow`); False if the copy here cannot follow it."""
+        table = tables.loaded.get(code)
+        seq = len(table.log) if table is not None else 0
         try:
-            room = rooms.follow(code, rev, news)
-            if room is None:
+            table = tables.follow(code, rev, news)
+            if table is None:
                 return False
-            state = rooms.state(room)
+            state = tables.state(table)
         except Exception as err:  # a bug, not the database: the refresh task reads it
             log.warning("could not follow table %s: %s", code, err)
-            rooms.rooms.pop(code, None)
+            tables.loaded.pop(code, None)
             return False
         state["events"] = [e for e in state.get("events", []) if e["seq"] >= seq]
         publish(state)
@@ -410,9 +410,9 @@ def create_app(
                     continue
 
                 def work(code: str, target=target):
-                    room = rooms.rooms.get(code)
-                    seen = (room.idx, len(room.log)) if room is not None else None
-                    return seen, rooms.state(rooms.refresh(code, target))
+                    table = tables.loaded.get(code)
+                    seen = (table.idx, len(table.log)) if table is not None else None
+                    return seen, tables.state(tables.refresh(code, target))
 
                 try:
                     seen, state = await on_table(table, work)
@@ -428,7 +428,7 @@ def create_app(
             refreshing.discard(table)
 
     def notified(code: str, rev: int, origin: str, news: str | None) -> None:  # listener's thread
-        if origin != rooms.instance and loop is not None:
+        if origin != tables.instance and loop is not None:
             loop.call_soon_threadsafe(heard, code, rev, news)
 
     loop: asyncio.AbstractEventLoop | None = None
@@ -486,7 +486,7 @@ def create_app(
 
     async def create_player(request: Request) -> Response:
         body = await read_body(request)
-        return JSONResponse(await run_in_threadpool(rooms.create_player, body.get("name")))
+        return JSONResponse(await run_in_threadpool(tables.create_player, body.get("name")))
 
     async def stats(request: Request) -> Response:
         body = await read_body(request)
@@ -494,7 +494,7 @@ def create_app(
         spend(who(body, session, "player"))
 
         def work():
-            player = session if session is not None else rooms.player(body.get("player"))
+            player = session if session is not None else tables.player(body.get("player"))
             return {"name": player["name"], **player_statistics(storage.results_of(player["id"]))}
 
         return JSONResponse(await run_in_threadpool(work))
@@ -506,11 +506,11 @@ def create_app(
         address = client_address(request.scope)
 
         def work():
-            room, tokens = rooms.create(body, address, session)
+            table, tokens = tables.create(body, address, session)
             tokens = {str(k): v for k, v in tokens.items()}
-            state = present(rooms.state(room))
-            seats = mine(room.code, session)
-            return {"code": room.code, "tokens": tokens, "mine": seats, "state": state}
+            state = present(tables.state(table))
+            seats = mine(table.code, session)
+            return {"code": table.code, "tokens": tokens, "mine": seats, "state": state}
 
         return JSONResponse(await run_in_threadpool(work))
 
@@ -530,8 +530,8 @@ def create_app(
         spend(who(body, session, "player"))
 
         def work(code):
-            room, seat, token = rooms.join(code, body, session)
-            reply = {"seat": seat, "state": rooms.state(room), "mine": mine(code, session)}
+            table, seat, token = tables.join(code, body, session)
+            reply = {"seat": seat, "state": tables.state(table), "mine": mine(code, session)}
             if token is not None:
                 reply["token"] = token
             return reply
@@ -546,15 +546,15 @@ def create_app(
         spend(who(body, session))
 
         def work(code):
-            room = rooms.start(code, body.get("seat", 0), body.get("token"), pid(session))
-            return rooms.state(room)
+            table = tables.start(code, body.get("seat", 0), body.get("token"), pid(session))
+            return tables.state(table)
 
         state = await on_table(request.path_params["code"], work)
         return JSONResponse(publish(state))
 
     def act_work(msg: dict[str, Any], session=None) -> Callable[[str], dict[str, Any]]:
         def work(code):
-            room, first = rooms.act(
+            table, first = tables.act(
                 code,
                 msg.get("seat"),
                 msg.get("token"),
@@ -563,7 +563,7 @@ def create_app(
                 msg.get("game"),
                 pid(session),
             )
-            return rooms.state(room, first)
+            return tables.state(table, first)
 
         return work
 
@@ -576,7 +576,7 @@ def create_app(
 
     # ----------------------------------------------------------------- health
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"ok": True, "instance": rooms.instance})
+        return JSONResponse({"ok": True, "instance": tables.instance})
 
     async def readyz(request: Request) -> Response:
         try:
@@ -594,7 +594,7 @@ def create_app(
         spend(who(body, session))
         reply = await on_table(
             request.path_params["code"],
-            lambda code: rooms.hint(code, body.get("seat"), body.get("token"), pid(session)),
+            lambda code: tables.hint(code, body.get("seat"), body.get("token"), pid(session)),
         )
         return JSONResponse(reply)
 
@@ -610,14 +610,14 @@ def create_app(
 
             def work(code):
                 if what == "leave":
-                    room = rooms.leave(code, seat, token, player)
+                    table = tables.leave(code, seat, token, player)
                 elif what == "back":
-                    room = rooms.back(code, seat, token, player)
+                    table = tables.back(code, seat, token, player)
                 else:
-                    change = rooms.hand_to_cpu if what == "hand" else rooms.remove_seat
+                    change = tables.hand_to_cpu if what == "hand" else tables.remove_seat
                     target = body.get("target")
-                    room = change(code, target, seat, token, player, here)
-                return rooms.state(room)
+                    table = change(code, target, seat, token, player, here)
+                return tables.state(table)
 
             state = await on_table(request.path_params["code"], work)
             return JSONResponse(publish(state))
@@ -696,11 +696,11 @@ def create_app(
         session = await session_of(request)
         if session is None:
             return JSONResponse({"tables": []})
-        return JSONResponse({"tables": await run_in_threadpool(rooms.open_tables, session["id"])})
+        return JSONResponse({"tables": await run_in_threadpool(tables.open_tables, session["id"])})
 
     async def game_review(request: Request) -> Response:
         """The review of a finished game: checked and read under the table's lock, then
-        solved in a worker thread without it (`rooms.review_of` touches no live room)."""
+        solved in a worker thread without it (`tables.review_of` touches no live table)."""
         body = await read_body(request)
         session = await session_of(request)
         spend(who(body, session, "player"))
@@ -708,8 +708,8 @@ def create_app(
         code = gid.rpartition("-")[0] if isinstance(gid, str) else ""
         if not code:
             raise WebError(f"no game has the id {str(gid)[:30]!r}", 404, "no_game")
-        game = await on_table(code, lambda _code: rooms.review_request(gid, body, pid(session)))
-        return JSONResponse(await run_in_threadpool(rooms.review_of, game))
+        game = await on_table(code, lambda _code: tables.review_request(gid, body, pid(session)))
+        return JSONResponse(await run_in_threadpool(tables.review_of, game))
 
     # ----------------------------------------------------------------- WebSocket
     async def seat_of(code: str, msg: dict[str, Any], session=None) -> list[int]:
@@ -720,15 +720,15 @@ def create_app(
         spend(who(msg, session))
 
         def work(c):
-            room = rooms.load(c)
+            table = tables.load(c)
             if token is None and session is not None:
-                seats = room.seats_of(session["id"])
+                seats = table.seats_of(session["id"])
                 if not seats:
                     raise WebError("you have no seat at this table", 403, "not_your_seat")
             else:
-                seats = [room.seat_of_token(msg.get("seat"), token)]
-            back = rooms.reconnected(room, seats)
-            return seats, rooms.state(room) if back else None
+                seats = [table.seat_of_token(msg.get("seat"), token)]
+            back = tables.reconnected(table, seats)
+            return seats, tables.state(table) if back else None
 
         seats, state = await on_table(code, work)
         if state is not None:
@@ -867,7 +867,7 @@ def create_app(
                     spend(who(msg, session))
                     seat, token, player = msg.get("seat"), msg.get("token"), pid(session)
                     reply = await on_table(
-                        code, lambda c, s=seat, t=token, p=player: rooms.hint(c, s, t, p)
+                        code, lambda c, s=seat, t=token, p=player: tables.hint(c, s, t, p)
                     )
                     client.push({"type": "hint", "id": msg_id, **reply})
                 elif kind == "hello":
@@ -894,9 +894,9 @@ def create_app(
     # ----------------------------------------------------------------- housekeeping
     async def sweep() -> dict[str, list[str]]:
         """Evict idle tables from memory and delete expired ones (closing their sockets)."""
-        evicted = rooms.evict(limits.idle_evict_s, limits.rooms_in_memory, locks.busy)
+        evicted = tables.evict(limits.idle_evict_s, limits.tables_in_memory, locks.busy)
         expired = await run_in_threadpool(
-            rooms.expire, limits.expire_unstarted_s, limits.expire_idle_s, set(locks.locks)
+            tables.expire, limits.expire_unstarted_s, limits.expire_idle_s, set(locks.locks)
         )
         for code in expired:
             hub.close_table(code, CLOSE_GONE, "this table expired")
@@ -907,11 +907,11 @@ def create_app(
 
     async def tick() -> list[str]:
         """Play the turns (and votes) whose deadline has passed; return their tables."""
-        due = await run_in_threadpool(storage.due, rooms.clock())
+        due = await run_in_threadpool(storage.due, tables.clock())
         done = []
         for code in due:
             try:
-                state = await on_table(code, lambda c: rooms.state(rooms.time_out(c)))
+                state = await on_table(code, lambda c: tables.state(tables.time_out(c)))
             except WebError:
                 continue
             publish(state)
@@ -931,7 +931,7 @@ def create_app(
 
     async def warm_coach() -> None:
         await anyio.to_thread.run_sync(
-            rooms.coach, RuleSet.from_spec("official"), abandon_on_cancel=True
+            tables.coach, RuleSet.from_spec("official"), abandon_on_cancel=True
         )
 
     routes = [
@@ -995,7 +995,7 @@ def create_app(
 
         middleware.insert(0, Middleware(ProxyHeadersMiddleware, trusted_hosts=trust_proxy))
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
-    app.state.rooms = rooms
+    app.state.tables = tables
     app.state.storage = storage
     app.state.hub = hub
     app.state.slots = slots
