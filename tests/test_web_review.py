@@ -22,7 +22,7 @@ from yahtzee_env.game.rules import BOX_NAMES, PRESETS
 from yahtzee_env.game.words import BOX_LABELS
 from yahtzee_env.solver.coach import Coach
 from yahtzee_env.web.app import create_app, languages
-from yahtzee_env.web.tables import new_game
+from yahtzee_env.web.deal import new_game
 
 STATIC = Path(__file__).parents[1] / "yahtzee_env" / "web" / "static"
 I18N = STATIC / "i18n"

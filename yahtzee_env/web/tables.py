@@ -1,15 +1,16 @@
 """The game loop of the web tables: seats, turns, CPU moves, the coach, resume by replay.
 
-A `Table` is one table in memory: 2-4 seats (humans holding a seat token, or CPU levels), a sequence
-of games (one, or best-of-five matches), and the action log of each game. Every move goes
-through `engine.Game.step`; the page only sends intents (``roll`` with the held dice
-positions, ``score`` a box by name, ``next`` game) and shows the state it gets back.
+A `Table` is one table in memory: 2-4 seats (humans holding a seat token, or CPU levels),
+a sequence of games (one, or best-of-five matches), and the action log of each game. Every
+move goes through `engine.Game.step`; the page only sends intents (``roll`` with the held
+dice positions, ``score`` a box by name, ``next`` game) and shows the state it gets back.
 
 Determinism: game ``idx`` of a table rolls its dice from ``default_rng([seed, idx])``
-(first the roll for first player, then the game), so replaying the logged actions rebuilds
-the same game, dice included. CPU moves are logged like human ones. `Tables.act` applies a
-human intent and the CPU moves that follow it until a human must decide, then commits them
-all in one transaction before returning; only then does the server answer.
+(first the roll for first player, then the game: `deal.new_game`), so replaying the logged
+actions rebuilds the same game, dice included. CPU moves are logged like human ones.
+`Tables.act` applies a human intent and the CPU moves that follow it until a human must
+decide, then commits them all in one transaction before returning; only then does the
+server answer.
 
 One action per intent: every intent carries the ``seq`` (and ``game``) of the state it was
 made from, and one made from any other state is refused with 409 ``stale_seq``, so a double
@@ -55,12 +56,13 @@ from yahtzee_env.game.engine import (
     NUM_HOLDS,
     Game,
     hold_action,
-    roll_for_first_player,
     top_seats,
 )
 from yahtzee_env.game.match import match_is_decided, match_winners
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
 from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
+from yahtzee_env.web.deal import new_game
+from yahtzee_env.web.review import review_game
 from yahtzee_env.web.storage import Storage, token_hash
 
 log = logging.getLogger("yahtzee.web")
@@ -162,20 +164,6 @@ def trained_for(level: str, rules: RuleSet) -> str | None:
         return None
     # the manifest says it, without building the player (master computes a table at load)
     return trained_for_other_rules(level_manifest(level), rules)
-
-
-def new_game(
-    rules: RuleSet, seed: int, idx: int, seats: int, first: int | None = None
-) -> tuple[Game, int]:
-    """Game ``idx`` of a table with ``seed``, dealt, and its first seat: the roll of the dice
-    for first player is always made (so the dice stream is the same), but ``first``, when
-    given, overrides it (later games of a match pass the start to the next seat)."""
-    rng = np.random.default_rng([seed, idx])
-    rolled = roll_for_first_player(seats, rng)
-    first = rolled if first is None else first
-    game = Game(rules, num_players=seats)
-    game.reset(rng, first=first)
-    return game, first
 
 
 @dataclass
@@ -1441,8 +1429,6 @@ class Tables:
     def review_of(self, game: dict[str, Any]) -> dict[str, Any]:
         """The solver's review of the finished game `review_request` described (cached;
         CPU-bound: call it in a thread, off the event loop)."""
-        from yahtzee_env.web.review import review_game
-
         key = (game["code"], game["idx"])
         with self._reviews_lock:
             cached = self._reviews.get(key)
