@@ -238,3 +238,19 @@ def test_the_layout_reader_places_names_in_their_folders():
         "agents/config.py",
         "tests/test_examples.py",
     }
+
+
+WEB_FUNCTION_LINES = 120  # a function longer than this is several rooms in one (issue 30)
+
+
+def test_no_function_of_the_web_server_is_a_house_of_its_own():
+    """The server's handlers, the socket's loop and the game loop are named functions of a
+    readable size (``create_app`` once held 52 inner functions in 820 lines)."""
+    long = []
+    for path in sorted((PACKAGE / "web").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > WEB_FUNCTION_LINES:
+                    long.append(f"{path.name}:{node.name} ({lines} lines)")
+    assert not long, f"functions over {WEB_FUNCTION_LINES} lines: {long}"

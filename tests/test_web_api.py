@@ -17,6 +17,7 @@ from starlette.testclient import TestClient
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.app import create_app
+from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.storage import SCHEMA_VERSION, SQLiteStorage, open_storage
 from yahtzee_env.web.tables import CODE_ALPHABET, CODE_LENGTH
 
@@ -242,7 +243,7 @@ def test_websocket_pushes_moves_to_other_players(client):
 
 
 def test_websocket_rate_limit(db):
-    with TestClient(create_app(db, rate=5, burst=10)) as c:
+    with TestClient(create_app(db, limits=Limits(rate=5, burst=10))) as c:
         code, _tokens, _ = new_table(c, seats=("human", "easy"))
         with c.websocket_connect(f"/ws/{code}") as ws:
             ws.receive_json()
@@ -256,7 +257,7 @@ def test_websocket_rate_limit(db):
 
 
 def test_http_rate_limit(db):
-    with TestClient(create_app(db, rate=1, burst=5)) as c:
+    with TestClient(create_app(db, limits=Limits(rate=1, burst=5))) as c:
         codes = [c.post("/api/players", json={"name": "x"}).status_code for _ in range(12)]
         assert codes[:5] == [200] * 5 and 429 in codes
 

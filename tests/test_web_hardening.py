@@ -201,7 +201,7 @@ def test_socket_slots_refuse_watchers_but_never_a_seated_player(db):
                     with pytest.raises(WebSocketDisconnect) as refused:
                         forged.receive_json()
                     assert refused.value.code == 4429
-        assert c.app.state.slots.total == 0 and c.app.state.hub.count() == 0
+        assert c.app.state.service.slots.total == 0 and c.app.state.service.hub.count() == 0
 
 
 def test_socket_slots_per_address(db):
@@ -225,9 +225,9 @@ def test_closed_sockets_are_released(client):
             if i % 2:
                 ws.send_json({"type": "hello", "seat": 0, "token": tokens["0"]})
                 assert ws.receive_json()["type"] == "hello"
-    slots = client.app.state.slots
+    slots = client.app.state.service.slots
     assert (slots.total, slots.by_address, slots.by_table) == (0, {}, {})
-    assert client.app.state.hub.count() == 0
+    assert client.app.state.service.hub.count() == 0
 
 
 # ------------------------------------------------------------------ 4. work off the event loop
@@ -235,7 +235,7 @@ def test_a_slow_coach_holds_no_other_table(db):
     with TestClient(create_app(db)) as c:
         slow, slow_tokens, _ = new_table(c, coach=True)
         other, other_tokens, other_state = new_table(c)
-        tables = c.app.state.tables
+        tables = c.app.state.service.tables
         original = tables.coach
         release, hint_done = threading.Event(), threading.Event()
 
@@ -268,7 +268,7 @@ def test_a_slow_coach_holds_no_other_table(db):
 
 def test_the_official_coach_is_prewarmed(db):
     with TestClient(create_app(db, prewarm=True)) as c:
-        tables = c.app.state.tables
+        tables = c.app.state.service.tables
         for _ in range(600):  # bounded: at most a minute for a first solve
             if tables.coach_ready("official"):
                 break
@@ -381,7 +381,7 @@ def test_seat_tokens_die_with_their_table(db):
         con.execute("UPDATE tables SET updated = updated - 2 * 86400 WHERE code = ?", (code,))
         con.commit()
         con.close()
-        assert c.portal.call(c.app.state.sweep)["expired"] == [code]
+        assert c.portal.call(c.app.state.service.sweep)["expired"] == [code]
         reply = c.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
         assert reply.status_code == 404
         con = sqlite3.connect(db)
@@ -430,7 +430,7 @@ def test_the_page_has_no_inline_script_or_handler():
 
 # ------------------------------------------------------------------ 7. limits by client
 def test_gets_are_rate_limited_by_address(db):
-    with TestClient(create_app(db, rate=1, burst=5)) as c:
+    with TestClient(create_app(db, limits=Limits(rate=1, burst=5))) as c:
         codes = [c.get("/api/config").status_code for _ in range(12)]
         assert codes[:5] == [200] * 5 and 429 in codes
         assert c.get("/static/app.js").status_code == 429  # static files too
@@ -444,9 +444,13 @@ def test_forwarded_address_only_with_trust_proxy(db, tmp_path):
             ]
 
     addresses = ["1.1.1.1"] * 3 + ["2.2.2.2"]
-    trusted = statuses(create_app(db, rate=0.01, burst=3, trust_proxy="*"), addresses)
+    trusted = statuses(
+        create_app(db, limits=Limits(rate=0.01, burst=3), trust_proxy="*"), addresses
+    )
     assert trusted == [200, 200, 200, 200]  # a new address has its own bucket
-    ignored = statuses(create_app(tmp_path / "b.sqlite3", rate=0.01, burst=3), addresses)
+    ignored = statuses(
+        create_app(tmp_path / "b.sqlite3", limits=Limits(rate=0.01, burst=3)), addresses
+    )
     assert ignored == [200, 200, 200, 429]  # X-Forwarded-For is not trusted by default
 
 
@@ -490,8 +494,8 @@ def test_idle_tables_leave_memory_and_come_back(db):
     with TestClient(create_app(db, limits=Limits(idle_evict_s=0))) as c:
         code, tokens, state = new_table(c)
         state = act(c, code, tokens["0"], {"type": "roll", "hold": [1]}, state).json()
-        assert c.portal.call(c.app.state.sweep)["evicted"] == [code]
-        assert code not in c.app.state.tables.loaded
+        assert c.portal.call(c.app.state.service.sweep)["evicted"] == [code]
+        assert code not in c.app.state.service.tables.loaded
         again = c.get(f"/api/tables/{code}").json()
         for key in ("dice", "rolls_left", "held", "seq", "cards"):
             assert again[key] == state[key], key
@@ -503,8 +507,8 @@ def test_idle_tables_leave_memory_and_come_back(db):
 def test_in_memory_tables_are_capped(db):
     with TestClient(create_app(db, limits=Limits(tables_in_memory=3))) as c:
         codes = [new_table(c)[0] for _ in range(5)]
-        c.portal.call(c.app.state.sweep)
-        assert list(c.app.state.tables.loaded) == codes[2:]  # the least recently used went
+        c.portal.call(c.app.state.service.sweep)
+        assert list(c.app.state.service.tables.loaded) == codes[2:]  # the least recently used went
 
 
 def test_tables_expire(db):
@@ -520,7 +524,9 @@ def test_tables_expire(db):
         con.close()
         with c.websocket_connect(f"/ws/{idle}") as ws:
             ws.receive_json()
-            assert sorted(c.portal.call(c.app.state.sweep)["expired"]) == sorted([waiting, idle])
+            assert sorted(c.portal.call(c.app.state.service.sweep)["expired"]) == sorted(
+                [waiting, idle]
+            )
             with pytest.raises(WebSocketDisconnect) as gone:
                 ws.receive_json()
             assert gone.value.code == CLOSE_GONE
@@ -535,7 +541,7 @@ def test_a_never_started_table_lasts_a_day(db):
         con.execute("UPDATE tables SET updated = updated - 3600 WHERE code = ?", (code,))
         con.commit()
         con.close()
-        assert c.portal.call(c.app.state.sweep)["expired"] == []
+        assert c.portal.call(c.app.state.service.sweep)["expired"] == []
 
 
 # ------------------------------------------------------------------ 9. malformed input

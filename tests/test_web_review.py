@@ -101,7 +101,7 @@ def test_review_losses_equal_the_coachs_grading(client, db):
     # every seat, CPUs included, is graded: replay the log and grade each move independently
     coach = Coach("official")
     seats = len(r["seats"])
-    table = client.app.state.tables.load(code)
+    table = client.app.state.service.tables.load(code)
     game, _ = new_game(table.rules, table.seed, 0, seats, table.games[0]["first"])
     for turn in r["turns"]:  # turns in the order they were played
         for d in turn["decisions"]:
@@ -261,7 +261,7 @@ def test_narration_and_errors_carry_keys(client):
 
 
 def test_a_third_language_is_one_file(tmp_path, monkeypatch):
-    import yahtzee_env.web.app as web_app
+    import yahtzee_env.web.routes as web_app
 
     (tmp_path / "i18n").mkdir()
     for path in I18N.glob("*.json"):
