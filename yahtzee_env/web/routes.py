@@ -19,12 +19,22 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
-from yahtzee_env.game.rules import PRESETS
+from yahtzee_env.game.rules import BOX_NAMES, NUM_UPPER, PRESETS
 from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS
 from yahtzee_env.web.guard import client_address
 from yahtzee_env.web.service import MAX_BODY, Service, parse_json
 from yahtzee_env.web.storage import SchemaError, describe_target
-from yahtzee_env.web.tables import WebError, cpu_levels
+from yahtzee_env.web.tables import (
+    DEFAULT_FILL,
+    MAX_SEATS,
+    MIN_SEATS,
+    ONLINE_TURN_TIMER,
+    TURN_TIMER_RANGE,
+    TURN_TIMERS,
+    WebError,
+    cpu_levels,
+    main_levels,
+)
 
 STATIC_DIR = Path(__file__).with_name("static")
 MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
@@ -135,16 +145,21 @@ async def readyz(request: Request) -> Response:
 # ----------------------------------------------------------------- the lobby
 @endpoint
 async def config(request: Request, service: Service) -> Response:
-    levels = cpu_levels()
+    """What the lobby offers, read from where it is enforced (`tables`): the CPU levels,
+    the rules presets, the seat counts, the turn timer's range and suggestions, the boxes."""
     return JSONResponse(
         {
-            "levels": levels,
-            "main_levels": [lv for lv in ("easy", "medium", "hard") if lv in levels],
+            "levels": cpu_levels(),
+            "main_levels": main_levels(),
+            "fill": DEFAULT_FILL,
             "rules": list(PRESETS),
-            "max_seats": 4,
-            "min_seats": 2,
-            "turn_timers": [0, 30, 60, 120, 300],
-            "turn_timer_range": [10, 3600],
+            "max_seats": MAX_SEATS,
+            "min_seats": MIN_SEATS,
+            "turn_timers": list(TURN_TIMERS),
+            "turn_timer_range": list(TURN_TIMER_RANGE),
+            "turn_timer_online": ONLINE_TURN_TIMER,
+            "boxes": list(BOX_NAMES),  # the card's order (actions 32.. score them so)
+            "upper_boxes": NUM_UPPER,
             "languages": languages(),
         }
     )

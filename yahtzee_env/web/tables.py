@@ -73,7 +73,10 @@ MAX_NAME = 24
 MIN_SEATS, MAX_SEATS = 2, 4
 EVENTS_KEPT = 64
 TURN_TIMER_RANGE = (10, 3600)  # seconds a human has for a turn (0: no timer)
+TURN_TIMERS = (0, 30, 60, 120, 300)  # the lobby's suggestions (any in the range is taken)
 ONLINE_TURN_TIMER = 120  # an online table's default; a solo table has none
+MAIN_LEVELS = ("easy", "medium", "hard")  # the seed's levels: the lobby's first choices
+DEFAULT_FILL = "medium"  # the CPU level of the seats nobody took (the lobby's default too)
 AWAY_REASONS = ("timeout", "host", "left")  # why the computer plays a human's seat
 REVIEWS_KEPT = 256  # game reviews cached in memory
 MAX_NEWS = 7000  # characters of a change sent with its notification (PostgreSQL takes 8000)
@@ -117,6 +120,12 @@ def cpu_levels() -> list[str]:
 
     shipped = [lv for lv in LEVELS if (LEVELS_DIR / f"{lv}.json").exists()]
     return shipped + [p for p in POLICIES if p not in shipped]
+
+
+def main_levels() -> list[str]:
+    """The CPU levels the lobby offers first (the others under "more levels")."""
+    levels = cpu_levels()
+    return [lv for lv in MAIN_LEVELS if lv in levels]
 
 
 def new_code() -> str:
@@ -588,7 +597,7 @@ class Tables:
         rules_name = body.get("rules", "official")
         if not isinstance(rules_name, str) or rules_name not in PRESETS:
             raise WebError(f"unknown rules {str(rules_name)[:30]!r}; presets: {', '.join(PRESETS)}")
-        fill = body.get("fill", "medium")
+        fill = body.get("fill", DEFAULT_FILL)
         if not isinstance(fill, str) or fill not in levels:
             raise WebError(
                 f"unknown CPU level {str(fill)[:30]!r} for empty seats; choose one of {levels}"
