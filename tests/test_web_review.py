@@ -199,7 +199,7 @@ def test_catalogues_are_complete_and_placeholders_agree():
 
 
 def test_every_key_the_page_uses_is_in_the_catalogue():
-    js = (STATIC / "app.js").read_text(encoding="utf-8")
+    js = "\n".join(p.read_text(encoding="utf-8") for p in sorted((STATIC / "js").glob("*.js")))
     html = (STATIC / "index.html").read_text(encoding="utf-8")
     used = set(re.findall(r'data-i18n(?:-aria)?="([\w.\-]+)"', html))
     used |= set(re.findall(r'\bt\("([\w.\-]+)"', js))
