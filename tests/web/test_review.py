@@ -24,7 +24,7 @@ from yahtzee_env.solver.coach import Coach
 from yahtzee_env.web.app import create_app, languages
 from yahtzee_env.web.deal import new_game
 
-STATIC = Path(__file__).parents[1] / "yahtzee_env" / "web" / "static"
+STATIC = Path(__file__).parents[2] / "yahtzee_env" / "web" / "static"
 I18N = STATIC / "i18n"
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 

@@ -2,7 +2,7 @@
 one action per intent, sockets that never read, socket slots, work off the event loop,
 cross-site requests, security headers, limits by client, bounded resources, malformed
 input. The real-uvicorn cases (slowloris, raw WebSocket frames) are in
-``test_web_server.py``; the page's side in ``test_web_browser.py``."""
+``test_server.py``; the page's side in ``test_browser.py``."""
 
 from __future__ import annotations
 
