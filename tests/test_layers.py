@@ -50,6 +50,13 @@ def imports(path: Path, top_level_only: bool = False) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     nodes = tree.body if top_level_only else ast.walk(tree)
     found: set[str] = set()
+    loggers = {  # logging.getLogger("yahtzee_env.web") names a logger, not an import
+        id(arg)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) == "getLogger"
+        for arg in node.args
+    }
     for node in nodes:
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
@@ -63,6 +70,7 @@ def imports(path: Path, top_level_only: bool = False) -> set[str]:
             not top_level_only
             and isinstance(node, ast.Constant)
             and isinstance(node.value, str)
+            and id(node) not in loggers
             and MODULE_STRING.fullmatch(node.value)
             and _is_module(node.value.split(":")[0])
         ):
@@ -110,25 +118,39 @@ def test_the_engine_and_solver_import_no_gymnasium():
                 )
 
 
-def test_module_level_imports_have_no_cycle():
-    graph = {module_name(p): imports(p, top_level_only=True) for p in SOURCES}
+def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """The first cycle of ``graph`` (module -> the modules it imports), or None."""
     state: dict[str, int] = {}  # 1 = on the stack, 2 = done
 
-    def visit(node: str, stack: list[str]) -> None:
+    def visit(node: str, stack: list[str]) -> list[str] | None:
         state[node] = 1
         for nxt in sorted(graph.get(node, ())):
             if nxt not in graph:
                 continue
             if state.get(nxt) == 1:
-                cycle = [*stack[stack.index(nxt) :], nxt]
-                raise AssertionError("import cycle: " + " -> ".join(cycle))
+                return [*stack[stack.index(nxt) :], nxt]
             if state.get(nxt) is None:
-                visit(nxt, [*stack, nxt])
+                found = visit(nxt, [*stack, nxt])
+                if found:
+                    return found
         state[node] = 2
+        return None
 
     for node in sorted(graph):
         if node not in state:
-            visit(node, [node])
+            found = visit(node, [node])
+            if found:
+                return found
+    return None
+
+
+def test_imports_have_no_cycle():
+    """No cycle among the modules' imports, lazy ones (inside functions, or a module named
+    in a string) included: two modules held together by an import inside a function are a
+    cycle all the same."""
+    graph = {module_name(p): imports(p) for p in SOURCES}
+    cycle = import_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
 def test_a_lower_layer_importing_a_higher_one_is_caught(tmp_path):
@@ -138,4 +160,97 @@ def test_a_lower_layer_importing_a_higher_one_is_caught(tmp_path):
     assert "yahtzee_env.web.app" in imports(bad)
     bad.write_text('LAZY = {"serve": "yahtzee_env.commands.serve"}\n')
     assert "yahtzee_env.commands.serve" in imports(bad)
+    bad.write_text('import logging\nlog = logging.getLogger("yahtzee_env.web")\n')
+    assert imports(bad) == set()  # a logger's name is no import
     assert RANK[room_of("yahtzee_env.web.app")] > RANK[room_of("yahtzee_env.game.engine")]
+
+
+def test_a_cycle_held_by_an_import_inside_a_function_is_caught(tmp_path):
+    """The checker itself: two modules that import each other, one of them inside a
+    function only (as web/rooms.py and web/review.py once did), are a cycle."""
+    pkg = tmp_path / "yahtzee_env"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("from yahtzee_env.b import g\n")
+    (pkg / "b.py").write_text("def g():\n    from yahtzee_env.a import f\n")
+    graph = {f"yahtzee_env.{p.stem}": imports(p) for p in (pkg / "a.py", pkg / "b.py")}
+    assert import_cycle(graph) == ["yahtzee_env.a", "yahtzee_env.b", "yahtzee_env.a"]
+
+
+# ------------------------------------------------------------------ docs/layout.md
+ROOT = PACKAGE.parent
+LAYOUT = ROOT / "docs" / "layout.md"
+FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.(?:py|sh|js))\b")
+
+
+def documented_files(text: str) -> set[str]:
+    """The files the tree of docs/layout.md names, as paths from the repository's root: a
+    line at the left margin opens a top folder (``agents/``), one indented by two a folder
+    or file of ``yahtzee_env/`` (``  web/``, ``  fileio.py``); deeper lines go on with the
+    folder above. A name with a slash that starts with a top folder (``tests/x.py``) is read
+    from the root, any other from the line's folder."""
+    block = text.split("```")[1].split("\n", 1)[1]
+    named: set[str] = set()
+    folder = ""
+    for line in block.splitlines():
+        head = line.split(maxsplit=1)[0] if line.strip() else ""
+        if line[:1].strip():  # a top folder
+            folder = head if head.endswith("/") else ""
+        elif line[:2] == "  " and line[2:3].strip():  # inside yahtzee_env/
+            folder = "yahtzee_env/" + (head if head.endswith("/") else "")
+        for name in FILE_NAME.findall(line):
+            top = name.split("/")[0]
+            named.add(name if "/" in name and (ROOT / top).is_dir() else folder + name)
+    return named
+
+
+def modules_to_document() -> set[str]:
+    """What docs/layout.md must name: every module of the package (but the subpackages'
+    ``__init__.py``, which only hand names on), of ``agents/`` and of ``experiments/``, and
+    every script of the page."""
+    package = {p for p in PACKAGE.rglob("*.py") if p.name != "__init__.py" or p.parent == PACKAGE}
+    agents = {p for p in (ROOT / "agents").glob("*.py") if p.name != "__init__.py"}
+    experiments = {p for p in (ROOT / "experiments").iterdir() if p.suffix in (".py", ".sh")}
+    page = set((PACKAGE / "web" / "static").rglob("*.js"))
+    return {p.relative_to(ROOT).as_posix() for p in package | agents | experiments | page}
+
+
+def test_the_layout_page_names_every_module_and_no_other():
+    named = documented_files(LAYOUT.read_text(encoding="utf-8"))
+    missing = modules_to_document() - named
+    assert not missing, f"docs/layout.md does not name: {sorted(missing)}"
+    stale = sorted(p for p in named if not (ROOT / p).is_file())
+    assert not stale, f"docs/layout.md names files that do not exist: {stale}"
+
+
+def test_the_layout_reader_places_names_in_their_folders():
+    """The checker itself, on a small tree in the page's shape."""
+    text = (
+        "```\nyahtzee_env/\n  fileio.py   atomic writes\n  web/        app.py tables.py\n"
+        "              static/js/main.js\nagents/     train.py\n                 config.py\n"
+        "examples/   each run by tests/test_examples.py\n```\n"
+    )
+    assert documented_files(text) == {
+        "yahtzee_env/fileio.py",
+        "yahtzee_env/web/app.py",
+        "yahtzee_env/web/tables.py",
+        "yahtzee_env/web/static/js/main.js",
+        "agents/train.py",
+        "agents/config.py",
+        "tests/test_examples.py",
+    }
+
+
+WEB_FUNCTION_LINES = 120  # a function longer than this is several rooms in one (issue 30)
+
+
+def test_no_function_of_the_web_server_is_a_house_of_its_own():
+    """The server's handlers, the socket's loop and the game loop are named functions of a
+    readable size (``create_app`` once held 52 inner functions in 820 lines)."""
+    long = []
+    for path in sorted((PACKAGE / "web").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > WEB_FUNCTION_LINES:
+                    long.append(f"{path.name}:{node.name} ({lines} lines)")
+    assert not long, f"functions over {WEB_FUNCTION_LINES} lines: {long}"

@@ -1,6 +1,6 @@
 """The browser game: ``yahtzee serve`` (needs the ``web`` extra: starlette, uvicorn).
 
-Modules: `rooms` (the game loop: seats, turns, CPU moves, coach, replay), `storage`
+Modules: `tables` (the game loop: seats, turns, CPU moves, coach, replay), `storage`
 (SQLite, versioned schema), `stats` (my statistics), `app` (routes and WebSockets), `hub`
 (the open sockets: a bounded send queue each), `guard` (security headers, cross-site
 checks, per-address limits), `limits` (every limit, token buckets, socket slots), `server`

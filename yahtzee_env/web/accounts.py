@@ -21,7 +21,7 @@ import re
 import secrets
 from typing import Any
 
-from yahtzee_env.web.rooms import WebError
+from yahtzee_env.web.tables import WebError
 
 SESSION_COOKIE = "yz_session"
 SESSION_DAYS = 180
@@ -119,7 +119,7 @@ class Accounts:
         if session is not None:
             player_id = session["id"]  # the guest's games and tables come along
         else:
-            from yahtzee_env.web.rooms import clean_name
+            from yahtzee_env.web.tables import clean_name
 
             name = clean_name(body.get("name"), default=body.get("username").strip())
             player_id = self.storage.create_player(name, secrets.token_urlsafe(24))

@@ -35,7 +35,7 @@ class Limits:
     hello_timeout: float = 5.0  # s a socket refused an anonymous slot has to show a seat token
     tables_per_player: int = 20  # open (unfinished) tables a player may host
     tables_per_address: int = 50  # ... and an address
-    rooms_in_memory: int = 500  # loaded tables kept in memory (least recently used go first)
+    tables_in_memory: int = 500  # loaded tables kept in memory (least recently used go first)
     idle_evict_s: float = 600.0  # a table idle this long leaves memory (reloads on use)
     expire_unstarted_s: float = 86_400.0  # a table never started is deleted after a day
     expire_idle_s: float = 30 * 86_400.0  # any table idle this long is deleted

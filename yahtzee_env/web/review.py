@@ -1,7 +1,7 @@
 """The review of a finished game (``/games/<code>-<idx>``): every decision of every seat,
 graded by the exact solver.
 
-The game is rebuilt from the table's seed and its action log (`rooms.new_game`), the same
+The game is rebuilt from the table's seed and its action log (`deal.new_game`), the same
 way a restart resumes it, so a review works whether the coach was on or not, for CPU seats
 as for humans, and under any rules preset (`coach.Coach` solves or loads that preset's
 table). For each decision, before it is applied:
@@ -26,6 +26,7 @@ import numpy as np
 
 from yahtzee_env.game.engine import BOX_ACTION_OFFSET, NUM_ACTIONS
 from yahtzee_env.game.rules import BOX_NAMES, RuleSet
+from yahtzee_env.web.deal import new_game
 
 WORST = 3  # costliest decisions listed per seat
 TIE_ORDER = [*range(BOX_ACTION_OFFSET, NUM_ACTIONS), *range(BOX_ACTION_OFFSET)]
@@ -49,8 +50,6 @@ def review_game(
     """The review of game ``idx`` of a table: ``seats`` as the page shows them, ``actions``
     the logged ``(seat, action, regret)`` rows of that game, ``coach`` a `Coach` of
     ``rules``."""
-    from yahtzee_env.web.rooms import new_game
-
     n = len(seats)
     game, _ = new_game(rules, seed, idx, n, first)
     turns: list[dict[str, Any]] = []

@@ -230,7 +230,7 @@ class TableLock:
 
     def __init__(self, code: str, rev: int | None) -> None:
         self.code, self.rev, self.wrote = code, rev, False
-        self.news: str | None = None  # what changed, sent with the notification (`Rooms`)
+        self.news: str | None = None  # what changed, sent with the notification (`Tables`)
         self.unpublished: Exception | None = None  # why the notification failed, if it did
 
 

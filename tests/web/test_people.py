@@ -287,6 +287,42 @@ def test_leave_and_take_the_seat_back(client):
     assert state["seats"][1]["away"] is None
 
 
+def reply_to(ws, msg_id):
+    """The socket's reply to its message ``msg_id`` (states and presence skipped)."""
+    while True:
+        msg = ws.receive_json()
+        if msg.get("id") == msg_id:
+            return msg
+
+
+def test_the_seat_actions_come_in_by_either_door(client):
+    """One handler per intent: a seat action sent over the table's socket does what its
+    route does, and is refused as its route refuses it (the same code)."""
+    code, tokens = online_table(client, started=False)
+    host_says = {"seat": 0, "token": tokens[0]}
+    with client.websocket_connect(f"/ws/{code}") as host:
+        host.receive_json()
+        refused = post(client, code, "leave", **host_says)
+        host.send_json({"type": "leave", "id": 1, **host_says})
+        reply = reply_to(host, 1)
+        assert reply["type"] == "error" and reply["status"] == refused.status_code == 409
+        assert reply["code"] == refused.json()["code"] == "host_leaves"
+        host.send_json({"type": "start", "id": 2, **host_says})
+        reply = reply_to(host, 2)
+        assert reply["type"] == "ack" and reply["state"]["started"]
+        host.send_json({"type": "hand", "id": 3, "target": 1, **host_says})
+        assert reply_to(host, 3)["state"]["seats"][1]["away"] == "host"
+    assert state_of(client, code)["seats"][1]["away"] == "host"
+    guest_says = {"seat": 1, "token": tokens[1]}
+    with client.websocket_connect(f"/ws/{code}") as guest:
+        guest.receive_json()
+        guest.send_json({"type": "leave", "id": 4, **guest_says})
+        assert reply_to(guest, 4)["state"]["seats"][1]["away"] == "left"
+        guest.send_json({"type": "back", "id": 5, **guest_says})
+        assert reply_to(guest, 5)["state"]["seats"][1]["away"] is None
+    assert state_of(client, code)["seats"][1]["away"] is None
+
+
 # ------------------------------------------------------------------ play again
 def finish_game(client, code, tokens):
     state = state_of(client, code)

@@ -22,9 +22,9 @@ from yahtzee_env.game.rules import BOX_NAMES, PRESETS
 from yahtzee_env.game.words import BOX_LABELS
 from yahtzee_env.solver.coach import Coach
 from yahtzee_env.web.app import create_app, languages
-from yahtzee_env.web.rooms import new_game
+from yahtzee_env.web.deal import new_game
 
-STATIC = Path(__file__).parents[1] / "yahtzee_env" / "web" / "static"
+STATIC = Path(__file__).parents[2] / "yahtzee_env" / "web" / "static"
 I18N = STATIC / "i18n"
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -101,8 +101,8 @@ def test_review_losses_equal_the_coachs_grading(client, db):
     # every seat, CPUs included, is graded: replay the log and grade each move independently
     coach = Coach("official")
     seats = len(r["seats"])
-    room = client.app.state.rooms.load(code)
-    game, _ = new_game(room.rules, room.seed, 0, seats, room.games[0]["first"])
+    table = client.app.state.service.tables.load(code)
+    game, _ = new_game(table.rules, table.seed, 0, seats, table.games[0]["first"])
     for turn in r["turns"]:  # turns in the order they were played
         for d in turn["decisions"]:
             assert game.current == turn["seat"] and list(game.dice) == d["dice"]
@@ -199,7 +199,7 @@ def test_catalogues_are_complete_and_placeholders_agree():
 
 
 def test_every_key_the_page_uses_is_in_the_catalogue():
-    js = (STATIC / "app.js").read_text(encoding="utf-8")
+    js = "\n".join(p.read_text(encoding="utf-8") for p in sorted((STATIC / "js").glob("*.js")))
     html = (STATIC / "index.html").read_text(encoding="utf-8")
     used = set(re.findall(r'data-i18n(?:-aria)?="([\w.\-]+)"', html))
     used |= set(re.findall(r'\bt\("([\w.\-]+)"', js))
@@ -210,9 +210,9 @@ def test_every_key_the_page_uses_is_in_the_catalogue():
     for key in plural:
         assert f"{key}.one" in base and f"{key}.other" in base, key
     # what the server sends as keys: narration, results, error codes
-    rooms = (STATIC.parent / "rooms.py").read_text(encoding="utf-8")
+    tables = (STATIC.parent / "tables.py").read_text(encoding="utf-8")
     sources = [p.read_text(encoding="utf-8") for p in sorted(STATIC.parent.glob("*.py"))]
-    keys = set(re.findall(r'"((?:narr|result|match)\.[\w.]+)"', rooms))
+    keys = set(re.findall(r'"((?:narr|result|match)\.[\w.]+)"', tables))
     assert {"narr.keep", "narr.score", "result.win", "match.won"} <= keys
     for key in keys:
         assert key in base or f"{key}.one" in base, key
@@ -261,7 +261,7 @@ def test_narration_and_errors_carry_keys(client):
 
 
 def test_a_third_language_is_one_file(tmp_path, monkeypatch):
-    import yahtzee_env.web.app as web_app
+    import yahtzee_env.web.routes as web_app
 
     (tmp_path / "i18n").mkdir()
     for path in I18N.glob("*.json"):

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
     not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)),
     reason=f"no chromium at {CHROMIUM} (apt-get install chromium)",
 )
-AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
+AXE = Path(__file__).parents[1] / "vendor" / "axe-core" / "axe.min.js"
 TIMEOUT_MS = 20_000
 VIEWPORTS = [  # width, height, touch
     (375, 667, False),

@@ -1,7 +1,7 @@
 """Several server processes on one PostgreSQL database (issue 20): a real PostgreSQL server
 (the ``postgres_server`` fixture), real ``yahtzee serve`` processes on loopback.
 
-- two `Rooms` on one database: each rebuilds a table the other moved on, under the row lock;
+- two `Tables` on one database: each rebuilds a table the other moved on, under the row lock;
 - two instances: a host on A and a guest on B see each other's moves over their sockets;
 - the same intent sent to both instances at once is applied once;
 - ``kill -9`` of instance A mid-game: the host continues on B at the last acknowledged move;
@@ -32,8 +32,8 @@ from websockets.sync.client import connect
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.local_server import LocalServer, free_port
-from yahtzee_env.web.rooms import Rooms, WebError
 from yahtzee_env.web.storage import SCHEMA_VERSION, open_storage
+from yahtzee_env.web.tables import Tables, WebError
 
 WAIT_S = 10  # the longest any reply or pushed state is awaited (never a timing assertion)
 
@@ -104,21 +104,21 @@ def score_best(state: dict) -> dict:
 
 
 # ------------------------------------------------------------------ in one process
-def test_two_rooms_on_one_database_rebuild_what_the_other_moved(pg_url):
-    """Two `Rooms` (as two processes would hold them) on one database: each move is applied
+def test_two_tables_on_one_database_rebuild_what_the_other_moved(pg_url):
+    """Two `Tables` (as two processes would hold them) on one database: each move is applied
     on top of the other's, never on a stale copy, and a stale seq is refused."""
     sa, sb = open_storage(pg_url), open_storage(pg_url)
     try:
-        a, b = Rooms(sa), Rooms(sb)
-        room, tokens = a.create({"seats": ["human", "easy"], "name": "Ann", "coach": True})
-        code, token = room.code, tokens[0]
+        a, b = Tables(sa), Tables(sb)
+        table, tokens = a.create({"seats": ["human", "easy"], "name": "Ann", "coach": True})
+        code, token = table.code, tokens[0]
         copy_b = b.load(code)  # B holds a copy at the same revision
-        assert copy_b.rev == room.rev
-        room, _ = a.act(code, 0, token, {"type": "roll", "hold": [0]}, seq=len(room.log))
-        assert room.game.rolls_left == 1
-        seq = len(room.log)
+        assert copy_b.rev == table.rev
+        table, _ = a.act(code, 0, token, {"type": "roll", "hold": [0]}, seq=len(table.log))
+        assert table.game.rolls_left == 1
+        seq = len(table.log)
         # B's copy is behind: under the lock it rebuilds it first, then applies the score
-        assert b.rooms[code].game.rolls_left == 2
+        assert b.loaded[code].game.rolls_left == 2
         room_b, _ = b.act(code, 0, token, {"type": "score", "box": "chance"}, seq=seq)
         assert b.state(room_b)["cards"][0]["scores"]["chance"] is not None  # filled, on B
         # A's copy is now behind; an intent made from its old state is refused as stale
@@ -135,7 +135,7 @@ def test_two_rooms_on_one_database_rebuild_what_the_other_moved(pg_url):
             b.act(code, 0, token, {"type": "score", "box": next(iter(state["options"]))},
                   seq=state["seq"])  # fmt: skip
         caught_up = a.state(a.load(code))
-        rebuilt = Rooms(sa).state(Rooms(sa).load(code))
+        rebuilt = Tables(sa).state(Tables(sa).load(code))
         assert caught_up == rebuilt and caught_up["seq"] > seq
     finally:
         sa.close()
@@ -154,16 +154,16 @@ def wait_for(predicate, what: str):
 
 
 def test_a_copy_follows_a_change_from_its_notification(pg_url):
-    """The notification of a change carries what changed (`Rooms._news`): a copy one revision
+    """The notification of a change carries what changed (`Tables._news`): a copy one revision
     behind follows it without reading the database, to the state a rebuild from the log
-    gives; a copy further behind cannot, and reads the database instead (`Rooms.refresh`)."""
+    gives; a copy further behind cannot, and reads the database instead (`Tables.refresh`)."""
     sa, sb = open_storage(pg_url), open_storage(pg_url)
     heard: list[tuple] = []
     stop = sb.listen(lambda *note: heard.append(note))
     try:
-        a, b = Rooms(sa), Rooms(sb)
-        room, tokens = a.create({"seats": ["human", "easy", "easy"], "name": "Ann"})
-        code, token = room.code, tokens[0]
+        a, b = Tables(sa), Tables(sb)
+        table, tokens = a.create({"seats": ["human", "easy", "easy"], "name": "Ann"})
+        code, token = table.code, tokens[0]
         b.load(code)
         time.sleep(0.5)  # the listener's LISTEN is in place (a missed note only fails the wait)
 
@@ -171,8 +171,8 @@ def test_a_copy_follows_a_change_from_its_notification(pg_url):
             action = (
                 {"type": "roll", "hold": [0]} if state["rolls_left"] == 2 else score_best(state)
             )
-            room, _ = a.act(code, 0, token, action, seq=state["seq"])
-            return a.state(room)
+            table, _ = a.act(code, 0, token, action, seq=state["seq"])
+            return a.state(table)
 
         state = a.state(a.load(code))
         for _ in range(4):  # rolls, and scores followed by the CPU seats' whole turns
@@ -182,7 +182,7 @@ def test_a_copy_follows_a_change_from_its_notification(pg_url):
             assert (code_, origin) == (code, a.instance) and news is not None
             followed = b.follow(code, rev, news)
             assert followed is not None and followed.rev == rev
-            assert b.state(followed) == Rooms(sb).state(Rooms(sb).load(code)) == state
+            assert b.state(followed) == Tables(sb).state(Tables(sb).load(code)) == state
         assert len(state["events"]) > 4  # CPU turns were among the followed actions
         state = move(move(state))  # two changes: B's copy is two revisions behind
         note = wait_for(lambda r=state["rev"]: [n for n in heard if n[1] == r], "the note")
@@ -199,21 +199,21 @@ def test_cpu_moves_a_dead_instance_left_are_played_by_another(pg_url):
     lease to wait for): the next instance to read it plays them, under the row lock, once."""
     sa, sb = open_storage(pg_url), open_storage(pg_url)
     try:
-        a, b = Rooms(sa), Rooms(sb)
+        a, b = Tables(sa), Tables(sb)
         for _ in range(20):  # a table where a CPU seat rolls to go first
-            room, _tokens = a.create({"seats": ["human", "friend"], "online": True})
-            room.seats[1].kind = "easy"  # as `start` fills a free seat
-            first = room.begin_game(0)
+            table, _tokens = a.create({"seats": ["human", "friend"], "online": True})
+            table.seats[1].kind = "easy"  # as `start` fills a free seat
+            first = table.begin_game(0)
             if first == 1:
                 break
         assert first == 1
         # instance A commits the start, then dies before the CPU moves (their own commit)
-        sa.start_table(room.code, [s.row() for s in room.seats], first)
-        assert sa.load_table(room.code)["actions"] == {}
-        seen = [b.load(room.code), Rooms(sb).load(room.code)]  # B, then a third instance
+        sa.start_table(table.code, [s.row() for s in table.seats], first)
+        assert sa.load_table(table.code)["actions"] == {}
+        seen = [b.load(table.code), Tables(sb).load(table.code)]  # B, then a third instance
         for r in seen:
             assert r.game.current == 0 and len(r.log) > 0  # the CPU's turn has been played
-        assert len(sb.load_table(room.code)["actions"][0]) == len(seen[0].log)  # once
+        assert len(sb.load_table(table.code)["actions"][0]) == len(seen[0].log)  # once
         assert seen[1].log == seen[0].log
     finally:
         sa.close()
@@ -542,10 +542,10 @@ def test_a_move_heard_while_a_socket_opens_reaches_it(pg_url, tmp_path, monkeypa
         started = ok(f"{a.url}/api/tables/{code}/start", {"seat": 0, "token": token})
         assert joined["seat"] == 1 and started["current"] == 0
         moved = {}
-        original = Rooms.load
+        original = Tables.load
 
         def held_load(self, key):
-            room = original(self, key)  # the state as it is now...
+            table = original(self, key)  # the state as it is now...
             if not moved and key == code and threading.current_thread() is not thread:
                 moved["state"] = ok(  # ...then A commits a move, which B hears at once
                     f"{a.url}/api/tables/{code}/act",
@@ -557,12 +557,12 @@ def test_a_move_heard_while_a_socket_opens_reaches_it(pg_url, tmp_path, monkeypa
                     },
                 )
                 time.sleep(1.0)  # B's listener hears it while no socket of B has the table
-            return room
+            return table
 
-        monkeypatch.setattr(Rooms, "load", held_load)
+        monkeypatch.setattr(Tables, "load", held_load)
         with connect(f"ws://127.0.0.1:{port}/ws/{code}") as ws:
             first = receive_state(ws, lambda s: True)
-            assert moved, "B's socket did not read the table through Rooms.load"
+            assert moved, "B's socket did not read the table through Tables.load"
             assert first["seq"] < moved["state"]["seq"]  # it did read the older state
             caught_up = receive_state(ws, lambda s: s["seq"] >= moved["state"]["seq"])
             assert caught_up["rolls_left"] == moved["state"]["rolls_left"]

@@ -2,7 +2,7 @@
 one action per intent, sockets that never read, socket slots, work off the event loop,
 cross-site requests, security headers, limits by client, bounded resources, malformed
 input. The real-uvicorn cases (slowloris, raw WebSocket frames) are in
-``test_web_server.py``; the page's side in ``test_web_browser.py``."""
+``test_server.py``; the page's side in ``test_browser.py``."""
 
 from __future__ import annotations
 
@@ -201,7 +201,7 @@ def test_socket_slots_refuse_watchers_but_never_a_seated_player(db):
                     with pytest.raises(WebSocketDisconnect) as refused:
                         forged.receive_json()
                     assert refused.value.code == 4429
-        assert c.app.state.slots.total == 0 and c.app.state.hub.count() == 0
+        assert c.app.state.service.slots.total == 0 and c.app.state.service.hub.count() == 0
 
 
 def test_socket_slots_per_address(db):
@@ -225,9 +225,9 @@ def test_closed_sockets_are_released(client):
             if i % 2:
                 ws.send_json({"type": "hello", "seat": 0, "token": tokens["0"]})
                 assert ws.receive_json()["type"] == "hello"
-    slots = client.app.state.slots
+    slots = client.app.state.service.slots
     assert (slots.total, slots.by_address, slots.by_table) == (0, {}, {})
-    assert client.app.state.hub.count() == 0
+    assert client.app.state.service.hub.count() == 0
 
 
 # ------------------------------------------------------------------ 4. work off the event loop
@@ -235,15 +235,15 @@ def test_a_slow_coach_holds_no_other_table(db):
     with TestClient(create_app(db)) as c:
         slow, slow_tokens, _ = new_table(c, coach=True)
         other, other_tokens, other_state = new_table(c)
-        rooms = c.app.state.rooms
-        original = rooms.coach
+        tables = c.app.state.service.tables
+        original = tables.coach
         release, hint_done = threading.Event(), threading.Event()
 
         def slow_coach(rules):  # the coach's first solve of a preset
             release.wait(timeout=10)
             return original(rules)
 
-        rooms.coach = slow_coach
+        tables.coach = slow_coach
         replies = {}
 
         def ask_hint():
@@ -268,12 +268,12 @@ def test_a_slow_coach_holds_no_other_table(db):
 
 def test_the_official_coach_is_prewarmed(db):
     with TestClient(create_app(db, prewarm=True)) as c:
-        rooms = c.app.state.rooms
+        tables = c.app.state.service.tables
         for _ in range(600):  # bounded: at most a minute for a first solve
-            if rooms.coach_ready("official"):
+            if tables.coach_ready("official"):
                 break
             time.sleep(0.1)
-        assert rooms.coach_ready("official")
+        assert tables.coach_ready("official")
 
 
 # ------------------------------------------------------------------ 5. no cross-site moves
@@ -381,7 +381,7 @@ def test_seat_tokens_die_with_their_table(db):
         con.execute("UPDATE tables SET updated = updated - 2 * 86400 WHERE code = ?", (code,))
         con.commit()
         con.close()
-        assert c.portal.call(c.app.state.sweep)["expired"] == [code]
+        assert c.portal.call(c.app.state.service.sweep)["expired"] == [code]
         reply = c.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
         assert reply.status_code == 404
         con = sqlite3.connect(db)
@@ -390,7 +390,7 @@ def test_seat_tokens_die_with_their_table(db):
 
 
 def test_the_page_never_puts_a_token_in_a_url():
-    script = (STATIC_DIR / "app.js").read_text()
+    script = "\n".join(p.read_text() for p in sorted((STATIC_DIR / "js").glob("*.js")))
     assert not re.search(r"[?&]token=", script)
     (socket_url,) = re.findall(r"new WebSocket\(([^)]*)\)", script)
     assert "?" not in socket_url and "token" not in socket_url
@@ -402,7 +402,7 @@ def test_security_headers_on_every_response(client):
     for path in [
         "/",
         f"/t/{code}",
-        "/static/app.js",
+        "/static/js/main.js",
         "/static/style.css",
         "/api/config",
         f"/api/tables/{code}",
@@ -419,6 +419,22 @@ def test_security_headers_on_every_response(client):
             assert reply.headers["cache-control"] == "no-store", path
 
 
+def test_the_page_is_native_modules_that_are_all_there(client):
+    """The page is ES modules loaded from the page's own origin (no build step, no inline
+    script): every module one imports is served, as JavaScript."""
+    html = (STATIC_DIR / "index.html").read_text()
+    assert re.findall(r"<script[^>]*>", html) == ['<script type="module" src="/static/js/main.js">']
+    modules = sorted((STATIC_DIR / "js").glob("*.js"))
+    imported = {"main.js"}
+    for path in modules:
+        imported |= set(re.findall(r'from "\./([\w-]+\.js)"', path.read_text()))
+    assert imported == {p.name for p in modules}  # none missing, none unused
+    for name in sorted(imported):
+        reply = client.get(f"/static/js/{name}")
+        assert reply.status_code == 200, name
+        assert "javascript" in reply.headers["content-type"], name
+
+
 def test_the_page_has_no_inline_script_or_handler():
     html = (STATIC_DIR / "index.html").read_text()
     assert not re.search(r"\son[a-z]+\s*=", html, re.I)
@@ -430,10 +446,10 @@ def test_the_page_has_no_inline_script_or_handler():
 
 # ------------------------------------------------------------------ 7. limits by client
 def test_gets_are_rate_limited_by_address(db):
-    with TestClient(create_app(db, rate=1, burst=5)) as c:
+    with TestClient(create_app(db, limits=Limits(rate=1, burst=5))) as c:
         codes = [c.get("/api/config").status_code for _ in range(12)]
         assert codes[:5] == [200] * 5 and 429 in codes
-        assert c.get("/static/app.js").status_code == 429  # static files too
+        assert c.get("/static/js/main.js").status_code == 429  # static files too
 
 
 def test_forwarded_address_only_with_trust_proxy(db, tmp_path):
@@ -444,9 +460,13 @@ def test_forwarded_address_only_with_trust_proxy(db, tmp_path):
             ]
 
     addresses = ["1.1.1.1"] * 3 + ["2.2.2.2"]
-    trusted = statuses(create_app(db, rate=0.01, burst=3, trust_proxy="*"), addresses)
+    trusted = statuses(
+        create_app(db, limits=Limits(rate=0.01, burst=3), trust_proxy="*"), addresses
+    )
     assert trusted == [200, 200, 200, 200]  # a new address has its own bucket
-    ignored = statuses(create_app(tmp_path / "b.sqlite3", rate=0.01, burst=3), addresses)
+    ignored = statuses(
+        create_app(tmp_path / "b.sqlite3", limits=Limits(rate=0.01, burst=3)), addresses
+    )
     assert ignored == [200, 200, 200, 429]  # X-Forwarded-For is not trusted by default
 
 
@@ -490,8 +510,8 @@ def test_idle_tables_leave_memory_and_come_back(db):
     with TestClient(create_app(db, limits=Limits(idle_evict_s=0))) as c:
         code, tokens, state = new_table(c)
         state = act(c, code, tokens["0"], {"type": "roll", "hold": [1]}, state).json()
-        assert c.portal.call(c.app.state.sweep)["evicted"] == [code]
-        assert code not in c.app.state.rooms.rooms
+        assert c.portal.call(c.app.state.service.sweep)["evicted"] == [code]
+        assert code not in c.app.state.service.tables.loaded
         again = c.get(f"/api/tables/{code}").json()
         for key in ("dice", "rolls_left", "held", "seq", "cards"):
             assert again[key] == state[key], key
@@ -501,10 +521,10 @@ def test_idle_tables_leave_memory_and_come_back(db):
 
 
 def test_in_memory_tables_are_capped(db):
-    with TestClient(create_app(db, limits=Limits(rooms_in_memory=3))) as c:
+    with TestClient(create_app(db, limits=Limits(tables_in_memory=3))) as c:
         codes = [new_table(c)[0] for _ in range(5)]
-        c.portal.call(c.app.state.sweep)
-        assert list(c.app.state.rooms.rooms) == codes[2:]  # the least recently used went
+        c.portal.call(c.app.state.service.sweep)
+        assert list(c.app.state.service.tables.loaded) == codes[2:]  # the least recently used went
 
 
 def test_tables_expire(db):
@@ -520,7 +540,9 @@ def test_tables_expire(db):
         con.close()
         with c.websocket_connect(f"/ws/{idle}") as ws:
             ws.receive_json()
-            assert sorted(c.portal.call(c.app.state.sweep)["expired"]) == sorted([waiting, idle])
+            assert sorted(c.portal.call(c.app.state.service.sweep)["expired"]) == sorted(
+                [waiting, idle]
+            )
             with pytest.raises(WebSocketDisconnect) as gone:
                 ws.receive_json()
             assert gone.value.code == CLOSE_GONE
@@ -535,7 +557,7 @@ def test_a_never_started_table_lasts_a_day(db):
         con.execute("UPDATE tables SET updated = updated - 3600 WHERE code = ?", (code,))
         con.commit()
         con.close()
-        assert c.portal.call(c.app.state.sweep)["expired"] == []
+        assert c.portal.call(c.app.state.service.sweep)["expired"] == []
 
 
 # ------------------------------------------------------------------ 9. malformed input

@@ -1,33 +1,34 @@
 """The game loop of the web tables: seats, turns, CPU moves, the coach, resume by replay.
 
-A `Room` is one table: 2-4 seats (humans holding a seat token, or CPU levels), a sequence
-of games (one, or best-of-five matches), and the action log of each game. Every move goes
-through `engine.Game.step`; the page only sends intents (``roll`` with the held dice
-positions, ``score`` a box by name, ``next`` game) and shows the state it gets back.
+A `Table` is one table in memory: 2-4 seats (humans holding a seat token, or CPU levels),
+a sequence of games (one, or best-of-five matches), and the action log of each game. Every
+move goes through `engine.Game.step`; the page only sends intents (``roll`` with the held
+dice positions, ``score`` a box by name, ``next`` game) and shows the state it gets back.
 
 Determinism: game ``idx`` of a table rolls its dice from ``default_rng([seed, idx])``
-(first the roll for first player, then the game), so replaying the logged actions rebuilds
-the same game, dice included. CPU moves are logged like human ones. `Rooms.act` applies a
-human intent and the CPU moves that follow it until a human must decide, then commits them
-all in one transaction before returning; only then does the server answer.
+(first the roll for first player, then the game: `deal.new_game`), so replaying the logged
+actions rebuilds the same game, dice included. CPU moves are logged like human ones.
+`Tables.act` applies a human intent and the CPU moves that follow it until a human must
+decide, then commits them all in one transaction before returning; only then does the
+server answer.
 
 One action per intent: every intent carries the ``seq`` (and ``game``) of the state it was
 made from, and one made from any other state is refused with 409 ``stale_seq``, so a double
 click or a retried request changes nothing.
 
-`Rooms` does no locking of its own: the server runs its methods in worker threads, at most
+`Tables` does no locking of its own: the server runs its methods in worker threads, at most
 one at a time per table (`yahtzee_env.web.app` holds a lock per table code), so an update
 is atomic, a turn waiting on an absent human holds nothing, and no request waits on another
-table's work. `Rooms.rooms` keeps the loaded tables (least recently used first); `evict`
+table's work. `Tables.loaded` keeps the loaded tables (least recently used first); `evict`
 drops idle ones from memory (they reload from the database on use).
 
 Several server processes on one database (PostgreSQL): every change of a table runs inside
-`Storage.lock_table`, one transaction holding the table's row lock. Under the lock the room
+`Storage.lock_table`, one transaction holding the table's row lock. Under the lock the table
 compares its ``rev`` with the database's and rebuilds itself from the log if another process
 has moved the table on; then it validates the intent (a stale ``seq`` is refused as above),
 applies it with the CPU moves that follow, writes, and commits. Only after the commit does it
 publish ``(code, rev)`` to the other processes, with what changed when that is only the
-current game's new actions and the clock (`Rooms._news`; the others' copies `follow` it).
+current game's new actions and the clock (`Tables._news`; the others' copies `follow` it).
 Nothing is owned between two transactions (no lease, no timer), so a process that dies leaves
 nothing to take over: the next process to touch the table rebuilds it at its last committed
 action.
@@ -55,12 +56,13 @@ from yahtzee_env.game.engine import (
     NUM_HOLDS,
     Game,
     hold_action,
-    roll_for_first_player,
     top_seats,
 )
 from yahtzee_env.game.match import match_is_decided, match_winners
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
 from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
+from yahtzee_env.web.deal import new_game
+from yahtzee_env.web.review import review_game
 from yahtzee_env.web.storage import Storage, token_hash
 
 log = logging.getLogger("yahtzee.web")
@@ -71,7 +73,10 @@ MAX_NAME = 24
 MIN_SEATS, MAX_SEATS = 2, 4
 EVENTS_KEPT = 64
 TURN_TIMER_RANGE = (10, 3600)  # seconds a human has for a turn (0: no timer)
+TURN_TIMERS = (0, 30, 60, 120, 300)  # the lobby's suggestions (any in the range is taken)
 ONLINE_TURN_TIMER = 120  # an online table's default; a solo table has none
+MAIN_LEVELS = ("easy", "medium", "hard")  # the seed's levels: the lobby's first choices
+DEFAULT_FILL = "medium"  # the CPU level of the seats nobody took (the lobby's default too)
 AWAY_REASONS = ("timeout", "host", "left")  # why the computer plays a human's seat
 REVIEWS_KEPT = 256  # game reviews cached in memory
 MAX_NEWS = 7000  # characters of a change sent with its notification (PostgreSQL takes 8000)
@@ -115,6 +120,12 @@ def cpu_levels() -> list[str]:
 
     shipped = [lv for lv in LEVELS if (LEVELS_DIR / f"{lv}.json").exists()]
     return shipped + [p for p in POLICIES if p not in shipped]
+
+
+def main_levels() -> list[str]:
+    """The CPU levels the lobby offers first (the others under "more levels")."""
+    levels = cpu_levels()
+    return [lv for lv in MAIN_LEVELS if lv in levels]
 
 
 def new_code() -> str:
@@ -164,20 +175,6 @@ def trained_for(level: str, rules: RuleSet) -> str | None:
     return trained_for_other_rules(level_manifest(level), rules)
 
 
-def new_game(
-    rules: RuleSet, seed: int, idx: int, seats: int, first: int | None = None
-) -> tuple[Game, int]:
-    """Game ``idx`` of a table with ``seed``, dealt, and its first seat: the roll of the dice
-    for first player is always made (so the dice stream is the same), but ``first``, when
-    given, overrides it (later games of a match pass the start to the next seat)."""
-    rng = np.random.default_rng([seed, idx])
-    rolled = roll_for_first_player(seats, rng)
-    first = rolled if first is None else first
-    game = Game(rules, num_players=seats)
-    game.reset(rng, first=first)
-    return game, first
-
-
 @dataclass
 class Seat:
     seat: int
@@ -219,8 +216,8 @@ class Seat:
 
 
 @dataclass
-class Room:
-    """One table in memory, rebuilt from the database by `Rooms.load`."""
+class Table:
+    """One table in memory, rebuilt from the database by `Tables.load`."""
 
     code: str
     rules: RuleSet
@@ -499,7 +496,7 @@ def unique_names(seats: list[Seat], keep: list[int] = ()) -> None:
         taken.add(name.casefold())
 
 
-class Rooms:
+class Tables:
     """Every table of a server: created, loaded on first use, acted on."""
 
     def __init__(
@@ -513,7 +510,7 @@ class Rooms:
         self.instance = instance or secrets.token_hex(6)  # names this process in notifications
         self.clock = time.time  # wall clock of the turn deadlines (tests move it)
         self.tables_per_player, self.tables_per_address = tables_per_player, tables_per_address
-        self.rooms: OrderedDict[str, Room] = OrderedDict()
+        self.loaded: OrderedDict[str, Table] = OrderedDict()
         self._coaches: dict[str, Any] = {}
         self._coach_locks = {name: threading.Lock() for name in PRESETS}  # one solve each
         self._reviews: dict[tuple[str, int], dict[str, Any]] = {}  # solved in threads
@@ -573,7 +570,7 @@ class Rooms:
 
     def create(
         self, body: dict[str, Any], address: str | None = None, session=None
-    ) -> tuple[Room, dict[int, str]]:
+    ) -> tuple[Table, dict[int, str]]:
         """A new table from the lobby's choices; returns it and the host's seat tokens
         (none with a ``session``: its player's seats are bound to it on the server).
         ``address``: the client's (its hash is stored, for the per-address cap)."""
@@ -600,7 +597,7 @@ class Rooms:
         rules_name = body.get("rules", "official")
         if not isinstance(rules_name, str) or rules_name not in PRESETS:
             raise WebError(f"unknown rules {str(rules_name)[:30]!r}; presets: {', '.join(PRESETS)}")
-        fill = body.get("fill", "medium")
+        fill = body.get("fill", DEFAULT_FILL)
         if not isinstance(fill, str) or fill not in levels:
             raise WebError(
                 f"unknown CPU level {str(fill)[:30]!r} for empty seats; choose one of {levels}"
@@ -645,7 +642,7 @@ class Rooms:
                 name = kind if counts[kind] == 1 else f"{kind} #{counts[kind]}"
                 seats.append(Seat(i, kind, name))
         unique_names(seats)
-        room = Room(
+        table = Table(
             code,
             RuleSet.from_spec(rules_name),
             secrets.randbits(62),
@@ -658,31 +655,31 @@ class Rooms:
             public=flags["public"],
         )
         if not online:
-            room.started = True
-            first = room.begin_game(0, first=0)  # you roll first
-            room.games.append({"idx": 0, "match_no": 0, "first": first})
+            table.started = True
+            first = table.begin_game(0, first=0)  # you roll first
+            table.games.append({"idx": 0, "match_no": 0, "first": first})
         row = {
             "code": code,
             "rules": rules_name,
-            "seed": room.seed,
+            "seed": table.seed,
             "online": online,
-            "match": room.match,
-            "coach": room.coach,
-            "public": room.public,
+            "match": table.match,
+            "coach": table.coach,
+            "public": table.public,
             "fill_level": fill,
-            "started": room.started,
-            "first": room.games[0]["first"] if room.games else 0,
+            "started": table.started,
+            "first": table.games[0]["first"] if table.games else 0,
             "host_player": player["id"] if player else None,
             "host_addr": addr_hash,
             "turn_timer": timer,
         }
         self.storage.create_table(row, [s.row() for s in seats])
-        self.keep(room)
-        with self.locked(code) as room:
-            if room.started:
-                self.run_cpus(room)
-            self._clock(room)
-        return room, tokens
+        self.keep(table)
+        with self.locked(code) as table:
+            if table.started:
+                self.run_cpus(table)
+            self._clock(table)
+        return table, tokens
 
     def check_caps(self, player_id: int | None, addr_hash: str | None) -> None:
         """Refuse a new table to a host with too many unfinished ones."""
@@ -701,22 +698,22 @@ class Rooms:
                     "too_many_tables",
                 )
 
-    def keep(self, room: Room) -> None:
-        room.used = time.monotonic()
-        self.rooms[room.code] = room
-        self.rooms.move_to_end(room.code)
+    def keep(self, table: Table) -> None:
+        table.used = time.monotonic()
+        self.loaded[table.code] = table
+        self.loaded.move_to_end(table.code)
 
     def evict(self, idle_s: float, keep: int, busy=lambda code: False) -> list[str]:
         """Drop from memory the tables idle for ``idle_s`` seconds, and the least recently
         used beyond ``keep``, but none that ``busy(code)``; return their codes."""
         now = time.monotonic()
-        over = len(self.rooms) - keep
+        over = len(self.loaded) - keep
         gone = []
-        for code, room in list(self.rooms.items()):  # least recently used first
+        for code, table in list(self.loaded.items()):  # least recently used first
             if busy(code):
                 continue
-            if over > 0 or now - room.used > idle_s:
-                del self.rooms[code]
+            if over > 0 or now - table.used > idle_s:
+                del self.loaded[code]
                 gone.append(code)
                 over -= 1
         return gone
@@ -726,50 +723,50 @@ class Rooms:
         but those in ``keep`` (in use now); their seat tokens die with them. Their codes."""
         codes = self.storage.expire(unstarted_s, idle_s, keep)
         for code in codes:
-            self.rooms.pop(code, None)
+            self.loaded.pop(code, None)
         return codes
 
-    def load(self, code: Any) -> Room:
+    def load(self, code: Any) -> Table:
         """The table, as committed: the copy in memory if the database has not moved it on
         (one query where several processes share the database), else rebuilt from the log."""
         code = clean_code(code)
-        room = self.rooms.get(code)
-        if room is not None and self.storage.multi_process:
+        table = self.loaded.get(code)
+        if table is not None and self.storage.multi_process:
             rev = self.storage.table_rev(code)
             if rev is None:
-                self.rooms.pop(code, None)
+                self.loaded.pop(code, None)
                 raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
-            if rev != room.rev:
-                room = self._catch_up(room)
-        if room is not None:
-            self.keep(room)
-            return room
-        room = self._build(code)
-        game = room.game
-        if room.started and not game.over and room.seats[game.current].is_cpu:
-            with self.locked(code) as room:  # a crash between a start and its CPU moves
-                self.run_cpus(room)
-        return room
+            if rev != table.rev:
+                table = self._catch_up(table)
+        if table is not None:
+            self.keep(table)
+            return table
+        table = self._build(code)
+        game = table.game
+        if table.started and not game.over and table.seats[game.current].is_cpu:
+            with self.locked(code) as table:  # a crash between a start and its CPU moves
+                self.run_cpus(table)
+        return table
 
-    def refresh(self, code: str, rev: int | None = None) -> Room:
+    def refresh(self, code: str, rev: int | None = None) -> Table:
         """Table ``code`` at revision ``rev`` or newer, as a notification from another process
         announced it (None: at whatever the database holds, when notifications may have been
         lost). A copy in memory already there costs nothing; one behind catches up at once
         (one round trip: no query first for the database's ``rev``, which is known to be
         ahead)."""
-        room = self.rooms.get(code)
-        if room is None:
+        table = self.loaded.get(code)
+        if table is None:
             return self.load(code)
-        if rev is None or room.rev < rev:
-            room = self._catch_up(room)
-        self.keep(room)
-        return room
+        if rev is None or table.rev < rev:
+            table = self._catch_up(table)
+        self.keep(table)
+        return table
 
-    def _build(self, code: str) -> Room:
+    def _build(self, code: str) -> Table:
         """Rebuild table ``code`` from the database (its rows, then its log replayed)."""
         row = self.storage.load_table(code)
         if row is None:
-            self.rooms.pop(code, None)
+            self.loaded.pop(code, None)
             raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
         seats = [
             Seat(
@@ -783,7 +780,7 @@ class Rooms:
             )
             for s in row["seats"]
         ]
-        room = Room(
+        table = Table(
             code,
             RuleSet.from_spec(row["rules"]),
             row["seed"],
@@ -800,51 +797,51 @@ class Rooms:
             votes=set(json.loads(row["votes"])) if row.get("votes") else set(),
         )
         for g in row["games"]:
-            room.begin_game(g["idx"], g["first"])
-            room.games.append({k: g[k] for k in ("idx", "match_no", "first")})
+            table.begin_game(g["idx"], g["first"])
+            table.games.append({k: g[k] for k in ("idx", "match_no", "first")})
             for seat, action, regret in row["actions"].get(g["idx"], []):
                 decision = None
-                if regret is not None and room.coach:
-                    decision = self.coach(room.rules).grade(room.game, seat, action)
-                room.apply(seat, action, regret, decision)
-            if room.game.over:
-                room.finished.append(room.game.totals())
-        room.armed = room.decision()  # the stored deadline is the current decision's
-        room.saved_clock = (room.deadline, row.get("votes") or "")
-        self.keep(room)
-        return room
+                if regret is not None and table.coach:
+                    decision = self.coach(table.rules).grade(table.game, seat, action)
+                table.apply(seat, action, regret, decision)
+            if table.game.over:
+                table.finished.append(table.game.totals())
+        table.armed = table.decision()  # the stored deadline is the current decision's
+        table.saved_clock = (table.deadline, row.get("votes") or "")
+        self.keep(table)
+        return table
 
-    def _catch_up(self, room: Room) -> Room:
-        """``room`` brought to the database's state: the new actions of its current game
+    def _catch_up(self, table: Table) -> Table:
+        """``table`` brought to the database's state: the new actions of its current game
         applied, if nothing else changed (another process's move: the common case), else
         rebuilt from the whole log."""
-        new = self.storage.table_changes(room.code, room.idx, len(room.log))
+        new = self.storage.table_changes(table.code, table.idx, len(table.log))
         if new is None:
-            return self._build(room.code)  # gone: raises 404
+            return self._build(table.code)  # gone: raises 404
         same = (
-            bool(new["started"]) == room.started
-            and int(new["games"]) == len(room.games)
-            and room.game is not None
+            bool(new["started"]) == table.started
+            and int(new["games"]) == len(table.games)
+            and table.game is not None
             and [tuple(s.values()) for s in new["seats"]]
-            == [tuple(s.row().values()) for s in room.seats]
+            == [tuple(s.row().values()) for s in table.seats]
         )
         if not same:
-            return self._build(room.code)
+            return self._build(table.code)
         try:
             for seat, action, regret in new["actions"]:
                 decision = None
-                if regret is not None and room.coach:
-                    decision = self.coach(room.rules).grade(room.game, seat, action)
-                room.apply(seat, action, regret, decision)
+                if regret is not None and table.coach:
+                    decision = self.coach(table.rules).grade(table.game, seat, action)
+                table.apply(seat, action, regret, decision)
         except Exception:
-            return self._build(room.code)  # a copy that cannot follow the log: start over
-        if new["actions"] and room.game.over:
-            room.finished.append(room.game.totals())
-        room.deadline, votes = new["deadline"], new["votes"] or ""  # the clock, as stored
-        room.votes = set(json.loads(votes)) if votes else set()
-        room.saved_clock, room.armed = (room.deadline, votes), room.decision()
-        room.rev = int(new["rev"])
-        return room
+            return self._build(table.code)  # a copy that cannot follow the log: start over
+        if new["actions"] and table.game.over:
+            table.finished.append(table.game.totals())
+        table.deadline, votes = new["deadline"], new["votes"] or ""  # the clock, as stored
+        table.votes = set(json.loads(votes)) if votes else set()
+        table.saved_clock, table.armed = (table.deadline, votes), table.decision()
+        table.rev = int(new["rev"])
+        return table
 
     @contextlib.contextmanager
     def locked(self, code: Any):
@@ -855,59 +852,59 @@ class Rooms:
         try:
             with self.storage.lock_table(code, origin=self.instance) as lock:
                 if lock.rev is None:
-                    self.rooms.pop(code, None)
+                    self.loaded.pop(code, None)
                     raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
-                room = self.rooms.get(code)
-                if room is None:
-                    room = self._build(code)
-                elif room.rev != lock.rev:
-                    room = self._catch_up(room)
-                shape, seq = self._shape(room), len(room.log)
-                yield room
+                table = self.loaded.get(code)
+                if table is None:
+                    table = self._build(code)
+                elif table.rev != lock.rev:
+                    table = self._catch_up(table)
+                shape, seq = self._shape(table), len(table.log)
+                yield table
                 if lock.wrote:
-                    lock.news = self._news(room, shape, seq)
+                    lock.news = self._news(table, shape, seq)
         except WebError:
             raise  # refused before any change: the copy in memory is still the database's
         except BaseException:
-            self.rooms.pop(code, None)  # memory may be ahead of the database: rebuild
+            self.loaded.pop(code, None)  # memory may be ahead of the database: rebuild
             raise
-        room.rev = lock.rev
+        table.rev = lock.rev
         if lock.unpublished is not None:  # committed: the others see it at their next read
             log.warning(
                 "could not notify the other servers of table %s: %s", code, lock.unpublished
             )
 
     @staticmethod
-    def _shape(room: Room) -> tuple:
+    def _shape(table: Table) -> tuple:
         """What of a table a change can alter besides its current game's log and clock."""
-        return room.started, len(room.games), [s.row() for s in room.seats]
+        return table.started, len(table.games), [s.row() for s in table.seats]
 
-    def _news(self, room: Room, shape: tuple, seq: int) -> str | None:
-        """A change of ``room`` (that had ``shape`` and ``seq`` actions in its current game)
+    def _news(self, table: Table, shape: tuple, seq: int) -> str | None:
+        """A change of ``table`` (that had ``shape`` and ``seq`` actions in its current game)
         as the other processes' copies can follow it without reading the database: the
         actions it appended and the clock, as JSON. None when anything else changed (a seat,
         a new game) or it is too long for a notification: they read the database then."""
-        if self._shape(room) != shape or len(room.log) < seq or room.saved_clock is None:
+        if self._shape(table) != shape or len(table.log) < seq or table.saved_clock is None:
             return None
-        deadline, votes = room.saved_clock
-        news = {"idx": room.idx, "seq": seq, "actions": room.log[seq:]}
+        deadline, votes = table.saved_clock
+        news = {"idx": table.idx, "seq": seq, "actions": table.log[seq:]}
         news.update(deadline=deadline, votes=votes)
         text = json.dumps(news, separators=(",", ":"))
         return text if len(text) < MAX_NEWS else None
 
-    def follow(self, code: str, rev: int, news: str) -> Room | None:
+    def follow(self, code: str, rev: int, news: str) -> Table | None:
         """Table ``code`` after another process's change to ``rev``, followed from its
         `_news` by the copy in memory if that copy is at ``rev - 1``: no database read, and
         cheap (the engine steps a few actions), so it may run on the event loop while no
         thread works on the table. None if the copy cannot follow (absent, at another rev, a
         coach's table, news of another game): `refresh` reads the database then."""
-        room = self.rooms.get(code)
-        if room is None or room.rev != rev - 1 or room.coach or room.game is None:
+        table = self.loaded.get(code)
+        if table is None or table.rev != rev - 1 or table.coach or table.game is None:
             return None
         try:
             new = json.loads(news)
             actions = [(int(seat), int(action), None) for seat, action, _ in new["actions"]]
-            if new["idx"] != room.idx or new["seq"] != len(room.log):
+            if new["idx"] != table.idx or new["seq"] != len(table.log):
                 return None
             votes = new["votes"]
             clock = (new["deadline"], votes, set(json.loads(votes)) if votes else set())
@@ -915,32 +912,32 @@ class Rooms:
             return None
         try:
             for seat, action, regret in actions:
-                room.apply(seat, action, regret)
+                table.apply(seat, action, regret)
         except Exception:
-            self.rooms.pop(code, None)  # a copy that cannot follow: rebuilt at its next use
+            self.loaded.pop(code, None)  # a copy that cannot follow: rebuilt at its next use
             return None
-        if actions and room.game.over:
-            room.finished.append(room.game.totals())
-        room.deadline, room.votes = clock[0], clock[2]
-        room.saved_clock, room.armed = clock[:2], room.decision()
-        room.rev = rev
-        self.keep(room)
-        return room
+        if actions and table.game.over:
+            table.finished.append(table.game.totals())
+        table.deadline, table.votes = clock[0], clock[2]
+        table.saved_clock, table.armed = clock[:2], table.decision()
+        table.rev = rev
+        self.keep(table)
+        return table
 
-    def join(self, code: Any, body: dict[str, Any], session=None) -> tuple[Room, int, str | None]:
-        """Take the first free seat; returns the room, the seat and its token (None with
+    def join(self, code: Any, body: dict[str, Any], session=None) -> tuple[Table, int, str | None]:
+        """Take the first free seat; returns the table, the seat and its token (None with
         a ``session``: the seat is bound to the session's player)."""
         player = self.who(body, session)
         name = clean_name(body.get("name"), default=player["name"] if player else "Friend")
-        with self.locked(code) as room:
-            return self._join(room, player, name, session)
+        with self.locked(code) as table:
+            return self._join(table, player, name, session)
 
-    def _join(self, room: Room, player, name: str, session=None) -> tuple[Room, int, str | None]:
-        if room.started:
+    def _join(self, table: Table, player, name: str, session=None) -> tuple[Table, int, str | None]:
+        if table.started:
             raise WebError("this table has already started: no seat is free", 409, "started")
-        if player and any(s.player_id == player["id"] for s in room.seats):
+        if player and any(s.player_id == player["id"] for s in table.seats):
             raise WebError("you already have a seat at this table", 409, "already_seated")
-        free = [s for s in room.seats if s.kind == "friend"]
+        free = [s for s in table.seats if s.kind == "friend"]
         if not free:
             raise WebError("every seat at this table is taken", 409, "full")
         seat = free[0]
@@ -950,46 +947,46 @@ class Rooms:
         if session is None:
             token = secrets.token_urlsafe(18)
             seat.token_hash = token_hash(token)
-        unique_names(room.seats, keep=[s.seat for s in room.seats if s is not seat])
-        self.storage.update_seat(room.code, seat.row())
-        return room, seat.seat, token
+        unique_names(table.seats, keep=[s.seat for s in table.seats if s is not seat])
+        self.storage.update_seat(table.code, seat.row())
+        return table, seat.seat, token
 
-    def start(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Room:
-        with self.locked(code) as room:
-            return self._start(room, seat, token, player_id)
+    def start(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Table:
+        with self.locked(code) as table:
+            return self._start(table, seat, token, player_id)
 
-    def _start(self, room: Room, seat: Any, token: Any, player_id: int | None = None) -> Room:
-        room.seat_of_token(seat, token, player_id)
+    def _start(self, table: Table, seat: Any, token: Any, player_id: int | None = None) -> Table:
+        table.seat_of_token(seat, token, player_id)
         if seat != 0:
             raise WebError("only the host (seat 1) can start the table", 403, "host_only")
-        if room.started:
+        if table.started:
             raise WebError("the table has already started", 409, "started")
         counts: dict[str, int] = {}
-        for s in room.seats:
+        for s in table.seats:
             if s.is_cpu:
                 counts[s.kind] = counts.get(s.kind, 0) + 1
-        for s in room.seats:
+        for s in table.seats:
             if s.kind == "friend":
-                counts[room.fill_level] = counts.get(room.fill_level, 0) + 1
-                n = counts[room.fill_level]
-                s.kind = room.fill_level
-                s.name = room.fill_level if n == 1 else f"{room.fill_level} #{n}"
-        unique_names(room.seats, keep=[s.seat for s in room.seats if not s.is_cpu])
-        room.started = True
-        first = room.begin_game(0, first=0)  # the host rolls first
-        room.games.append({"idx": 0, "match_no": 0, "first": first})
-        self.storage.start_table(room.code, [s.row() for s in room.seats], first)
-        self.run_cpus(room)
-        self._clock(room)
-        return room
+                counts[table.fill_level] = counts.get(table.fill_level, 0) + 1
+                n = counts[table.fill_level]
+                s.kind = table.fill_level
+                s.name = table.fill_level if n == 1 else f"{table.fill_level} #{n}"
+        unique_names(table.seats, keep=[s.seat for s in table.seats if not s.is_cpu])
+        table.started = True
+        first = table.begin_game(0, first=0)  # the host rolls first
+        table.games.append({"idx": 0, "match_no": 0, "first": first})
+        self.storage.start_table(table.code, [s.row() for s in table.seats], first)
+        self.run_cpus(table)
+        self._clock(table)
+        return table
 
     # --------------------------------------------------------------- moves
-    def intent_action(self, room: Room, intent: Any) -> int | str:
+    def intent_action(self, table: Table, intent: Any) -> int | str:
         """The engine action of a page intent (or ``"next"``); WebError if malformed."""
         if not isinstance(intent, dict):
             raise WebError("action must be an object like {'type': 'roll', 'hold': [0, 2]}")
         kind = intent.get("type")
-        game = room.game
+        game = table.game
         if kind == "next":
             return "next"
         if game is None or game.over:
@@ -1029,28 +1026,28 @@ class Rooms:
         seq: Any,
         game_idx: Any = None,
         player_id: int | None = None,
-    ) -> tuple[Room, int]:
+    ) -> tuple[Table, int]:
         """Apply one human intent made from the state ``(game, seq)`` and the CPU moves after
-        it; commit; return the room and the seq of the first new event (for the page's
+        it; commit; return the table and the seq of the first new event (for the page's
         animation). An intent made from another state is refused (409 ``stale_seq``). All of
         it under the table's lock (`locked`), so the same intent sent to two processes at once
         is applied once. ``next`` is a vote at an online table: the next game starts once
         every human (but the away ones) has confirmed. Acting takes an away seat back."""
-        with self.locked(code) as room:
-            return self._act(room, seat, token, intent, seq, game_idx, player_id)
+        with self.locked(code) as table:
+            return self._act(table, seat, token, intent, seq, game_idx, player_id)
 
     def _act(
         self,
-        room: Room,
+        table: Table,
         seat: Any,
         token: Any,
         intent: Any,
         seq: Any,
         game_idx: Any,
         player_id: int | None = None,
-    ) -> tuple[Room, int]:
-        room.seat_of_token(seat, token, player_id)
-        if not room.started:
+    ) -> tuple[Table, int]:
+        table.seat_of_token(seat, token, player_id)
+        if not table.started:
             raise WebError("the table has not started yet: the host starts it", 409, "not_started")
         for name, value in (("seq", seq), ("game", game_idx)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
@@ -1061,200 +1058,202 @@ class Rooms:
                 400,
                 "seq_required",
             )
-        if seq != len(room.log) or (game_idx is not None and game_idx != room.idx):
+        if seq != len(table.log) or (game_idx is not None and game_idx != table.idx):
             raise WebError("the table has moved on: reload its state", 409, "stale_seq")
-        action = self.intent_action(room, intent)
-        self._back(room, [seat])
+        action = self.intent_action(table, intent)
+        self._back(table, [seat])
         if action == "next":
-            if not room.game.over:
+            if not table.game.over:
                 raise WebError("the game is still on: finish it first", 409, "still_on")
-            room.votes.add(room.seats[seat].voter())
-            if not room.online or room.all_confirmed():
-                self.next_game(room)
-            self._clock(room, force=True)
-            return room, 0
-        game = room.game
+            table.votes.add(table.seats[seat].voter())
+            if not table.online or table.all_confirmed():
+                self.next_game(table)
+            self._clock(table, force=True)
+            return table, 0
+        game = table.game
         if game.current != seat:
-            mover = room.seats[game.current].name
+            mover = table.seats[game.current].name
             raise WebError(
                 f"it is not your turn: {mover} (seat {game.current + 1}) is to move",
                 409,
                 "not_your_turn",
                 seat=game.current,
             )
-        first = len(room.log)
+        first = len(table.log)
         regret = decision = None
-        if room.coach:
-            decision = self.coach(room.rules).grade(game, seat, action)
+        if table.coach:
+            decision = self.coach(table.rules).grade(game, seat, action)
             regret = decision.regret
-        room.apply(seat, action, regret, decision)  # on an exception `locked` drops the copy
-        self._cpu_moves(room)
-        self._commit(room, first)
-        self._clock(room)
-        return room, first
+        table.apply(seat, action, regret, decision)  # on an exception `locked` drops the copy
+        self._cpu_moves(table)
+        self._commit(table, first)
+        self._clock(table)
+        return table, first
 
-    def next_game(self, room: Room) -> None:
+    def next_game(self, table: Table) -> None:
         """Start the next game: of the same best-of-five while it is undecided (the start
         passes to the next seat, as in the terminal game), else a new game or match."""
-        if not room.game.over:
+        if not table.game.over:
             raise WebError("the game is still on: finish it first", 409, "still_on")
-        idx = len(room.games)
-        last = room.games[-1]
+        idx = len(table.games)
+        last = table.games[-1]
         first = 0  # a new game or match: you (the host) roll first
-        if room.match and not match_is_decided(room.match_games()):
+        if table.match and not match_is_decided(table.match_games()):
             match_no = last["match_no"]
-            first = (last["first"] + 1) % len(room.seats)
+            first = (last["first"] + 1) % len(table.seats)
         else:
             match_no = last["match_no"] + 1
-        room.votes = set()
-        first = room.begin_game(idx, first)
-        room.games.append({"idx": idx, "match_no": match_no, "first": first})
-        self.storage.start_game(room.code, idx, match_no, first)
-        self.run_cpus(room)
+        table.votes = set()
+        first = table.begin_game(idx, first)
+        table.games.append({"idx": idx, "match_no": match_no, "first": first})
+        self.storage.start_game(table.code, idx, match_no, first)
+        self.run_cpus(table)
 
-    def run_cpus(self, room: Room) -> None:
+    def run_cpus(self, table: Table) -> None:
         """Play the CPU seats until a human must move, and commit."""
-        first = len(room.log)
-        self._cpu_moves(room)
-        if len(room.log) > first:
-            self._commit(room, first)
+        first = len(table.log)
+        self._cpu_moves(table)
+        if len(table.log) > first:
+            self._commit(table, first)
 
-    def _cpu_moves(self, room: Room, timed_out: int | None = None) -> None:
+    def _cpu_moves(self, table: Table, timed_out: int | None = None) -> None:
         """Play the CPU seats, and the away humans' seats (with the table's fill level)
         while someone is still at the table, until a present human must decide.
         ``timed_out``: a seat whose turn ran out: the computer finishes that turn anyway."""
-        game = room.game
-        here = any(s.kind == "human" and s.away is None for s in room.seats)
+        game = table.game
+        here = any(s.kind == "human" and s.away is None for s in table.seats)
         turn = game.turns_taken if timed_out is not None else None
         while not game.over:
-            seat = room.seats[game.current]
+            seat = table.seats[game.current]
             finishing = seat.seat == timed_out and game.turns_taken == turn
             if not (seat.is_cpu or (seat.computer_moves and (here or finishing))):
                 break
-            policy = self.policy(seat.kind if seat.is_cpu else room.fill_level, room.rules)
-            cpu_move(game, seat.seat, policy, seat.name, lambda a, s=seat.seat: room.apply(s, a))
+            policy = self.policy(seat.kind if seat.is_cpu else table.fill_level, table.rules)
+            cpu_move(game, seat.seat, policy, seat.name, lambda a, s=seat.seat: table.apply(s, a))
 
     # --------------------------------------------------------------- people
-    def _clock(self, room: Room, force: bool = False) -> None:
+    def _clock(self, table: Table, force: bool = False) -> None:
         """(Re)arm the turn clock for the decision the table waits on now (a new turn or
         a new vote gets ``turn_timer`` seconds; the same one keeps its deadline) and
         store it with the votes, when they changed."""
-        key = room.decision()
-        if key is None or not room.turn_timer:
-            room.deadline = None
-        elif key != room.armed:  # a new decision (the same one keeps its deadline, or none)
-            room.deadline = self.clock() + room.turn_timer
-        room.armed = key
-        saved = (room.deadline, json.dumps(sorted(room.votes, key=str)) if room.votes else "")
-        if force or saved != room.saved_clock:
-            self.storage.set_clock(room.code, *saved)
-            room.saved_clock = saved
+        key = table.decision()
+        if key is None or not table.turn_timer:
+            table.deadline = None
+        elif key != table.armed:  # a new decision (the same one keeps its deadline, or none)
+            table.deadline = self.clock() + table.turn_timer
+        table.armed = key
+        saved = (table.deadline, json.dumps(sorted(table.votes, key=str)) if table.votes else "")
+        if force or saved != table.saved_clock:
+            self.storage.set_clock(table.code, *saved)
+            table.saved_clock = saved
 
-    def _time_out(self, room: Room) -> bool:  # under the table's lock
+    def _time_out(self, table: Table) -> bool:  # under the table's lock
         """If the table's deadline has passed: the computer plays the waited-on turn (and
         the seat is away), or, at a finished game, the next starts for those who
         confirmed (the others are away; with no confirmation at all nothing starts)."""
-        if room.deadline is None or self.clock() < room.deadline:
+        if table.deadline is None or self.clock() < table.deadline:
             return False
-        game = room.game
+        game = table.game
         if True:
             if game.over:
                 late = [
                     s
-                    for s in room.seats
-                    if s.kind == "human" and s.away is None and s.voter() not in room.votes
+                    for s in table.seats
+                    if s.kind == "human" and s.away is None and s.voter() not in table.votes
                 ]
-                if room.votes:
+                if table.votes:
                     for s in late:
                         s.away = "timeout"
-                    self.storage.update_seats(room.code, [s.row() for s in late])
-                    self.next_game(room)
+                    self.storage.update_seats(table.code, [s.row() for s in late])
+                    self.next_game(table)
                 else:  # nobody confirmed: no game starts; the table waits, without a clock
-                    room.deadline = None
+                    table.deadline = None
             else:
-                seat = room.seats[game.current]
+                seat = table.seats[game.current]
                 seat.away = "timeout"
-                self.storage.update_seat(room.code, seat.row())
-                first = len(room.log)
-                self._cpu_moves(room, timed_out=seat.seat)
-                self._commit(room, first)
-            self._clock(room)
+                self.storage.update_seat(table.code, seat.row())
+                first = len(table.log)
+                self._cpu_moves(table, timed_out=seat.seat)
+                self._commit(table, first)
+            self._clock(table)
         return True
 
-    def time_out(self, code: str) -> Room:
+    def time_out(self, code: str) -> Table:
         """Play the table's timed-out decision, if its deadline has passed (the server's
         clock task calls this for the tables `Storage.due` lists)."""
-        with self.locked(code) as room:
-            self._time_out(room)
-        return room
+        with self.locked(code) as table:
+            self._time_out(table)
+        return table
 
-    def _back(self, room: Room, seats: list[int], reasons=AWAY_REASONS) -> bool:
+    def _back(self, table: Table, seats: list[int], reasons=AWAY_REASONS) -> bool:
         """Take ``seats`` back from the computer (those away for one of ``reasons``)."""
-        back = [room.seats[i] for i in seats if room.seats[i].away in reasons]
+        back = [table.seats[i] for i in seats if table.seats[i].away in reasons]
         for s in back:
             s.away = None
         if back:
-            self.storage.update_seats(room.code, [s.row() for s in back])
-            self.run_cpus(room)
-            self._clock(room)
+            self.storage.update_seats(table.code, [s.row() for s in back])
+            self.run_cpus(table)
+            self._clock(table)
         return bool(back)
 
-    def _caller_seats(self, room: Room, seat: Any, token: Any, player_id: int | None) -> list[int]:
+    def _caller_seats(
+        self, table: Table, seat: Any, token: Any, player_id: int | None
+    ) -> list[int]:
         if token is None and seat is None and player_id is not None:
-            seats = room.seats_of(player_id)
+            seats = table.seats_of(player_id)
             if not seats:
                 raise WebError("you have no seat at this table", 403, "not_your_seat")
             return seats
-        return [room.seat_of_token(seat, token, player_id)]
+        return [table.seat_of_token(seat, token, player_id)]
 
-    def back(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Room:
+    def back(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Table:
         """The caller takes their seat(s) back from the computer."""
-        with self.locked(code) as room:
-            self._back(room, self._caller_seats(room, seat, token, player_id))
-        return room
+        with self.locked(code) as table:
+            self._back(table, self._caller_seats(table, seat, token, player_id))
+        return table
 
-    def reconnected(self, room: Room, seats: list[int]) -> bool:
+    def reconnected(self, table: Table, seats: list[int]) -> bool:
         """A seated socket opened: seats the computer took for a timeout or the host come
         back (a seat its player left is taken back only by asking: `back`)."""
-        return self._back(room, seats, ("timeout", "host"))
+        return self._back(table, seats, ("timeout", "host"))
 
-    def leave(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Room:
+    def leave(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Table:
         """The caller leaves: before the start their seat is free again (the host's seat
         cannot be left); after it, the computer plays it (they may take it back)."""
-        with self.locked(code) as room:
-            seats = self._caller_seats(room, seat, token, player_id)
-            if not room.started:
+        with self.locked(code) as table:
+            seats = self._caller_seats(table, seat, token, player_id)
+            if not table.started:
                 if 0 in seats:
                     raise WebError(
                         "the host cannot leave a table before it starts", 409, "host_leaves"
                     )
                 for i in seats:
-                    room.seats[i] = Seat(i, "friend", f"(seat {i + 1} free)")
-                self.storage.update_seats(room.code, [room.seats[i].row() for i in seats])
-                return room
-            left = [room.seats[i] for i in seats if room.seats[i].kind == "human"]
+                    table.seats[i] = Seat(i, "friend", f"(seat {i + 1} free)")
+                self.storage.update_seats(table.code, [table.seats[i].row() for i in seats])
+                return table
+            left = [table.seats[i] for i in seats if table.seats[i].kind == "human"]
             for s in left:
                 s.away = "left"
-            self.storage.update_seats(room.code, [s.row() for s in left])
-            if room.game.over and room.online and room.all_confirmed():
-                self.next_game(room)  # the others had all confirmed: they need not wait
-            self.run_cpus(room)
-            self._clock(room)
-            return room
+            self.storage.update_seats(table.code, [s.row() for s in left])
+            if table.game.over and table.online and table.all_confirmed():
+                self.next_game(table)  # the others had all confirmed: they need not wait
+            self.run_cpus(table)
+            self._clock(table)
+            return table
 
-    def _host(self, room: Room, seat: Any, token: Any, player_id: int | None) -> None:
+    def _host(self, table: Table, seat: Any, token: Any, player_id: int | None) -> None:
         if token is None and seat is None:
             seat = 0
-        room.seat_of_token(seat, token, player_id)
+        table.seat_of_token(seat, token, player_id)
         if seat != 0:
             raise WebError("only the host (seat 1) can do that", 403, "not_host")
 
-    def _target(self, room: Room, target: Any) -> Seat:
+    def _target(self, table: Table, target: Any) -> Seat:
         if isinstance(target, bool) or not isinstance(target, int):
             raise WebError("target must be a seat number")
-        if not 0 < target < len(room.seats):
-            raise WebError(f"no seat {target} to hand over (1..{len(room.seats) - 1})")
-        return room.seats[target]
+        if not 0 < target < len(table.seats):
+            raise WebError(f"no seat {target} to hand over (1..{len(table.seats) - 1})")
+        return table.seats[target]
 
     def hand_to_cpu(
         self,
@@ -1264,20 +1263,20 @@ class Rooms:
         token: Any = None,
         player_id: int | None = None,
         present: frozenset = frozenset(),
-    ) -> Room:
+    ) -> Table:
         """The host gives seat ``target`` to the computer: before the start a free or
         absent seat becomes a CPU of the fill level; during a game an absent player's seat
         is played by the computer until they come back. ``present``: seats with an open
         socket (a connected player's seat cannot be taken from them)."""
-        with self.locked(code) as room:
-            self._host(room, seat, token, player_id)
-            s = self._target(room, target)
+        with self.locked(code) as table:
+            self._host(table, seat, token, player_id)
+            s = self._target(table, target)
             if s.is_cpu:
                 raise WebError("the computer already plays that seat", 409, "already_cpu")
             if (
                 s.kind == "human"
                 and s.owner_id is not None
-                and s.owner_id == room.seats[0].owner_id
+                and s.owner_id == table.seats[0].owner_id
             ):
                 pass  # the host's own second seat (one screen): theirs to give
             elif s.seat in present:
@@ -1286,21 +1285,21 @@ class Rooms:
                     409,
                     "player_present",
                 )
-            if not room.started:
-                counts = sum(o.kind == room.fill_level for o in room.seats)
-                room.seats[s.seat] = Seat(s.seat, room.fill_level, room.fill_level)
+            if not table.started:
+                counts = sum(o.kind == table.fill_level for o in table.seats)
+                table.seats[s.seat] = Seat(s.seat, table.fill_level, table.fill_level)
                 if counts:
-                    room.seats[s.seat].name = f"{room.fill_level} #{counts + 1}"
-                self.storage.update_seat(room.code, room.seats[s.seat].row())
-                return room
+                    table.seats[s.seat].name = f"{table.fill_level} #{counts + 1}"
+                self.storage.update_seat(table.code, table.seats[s.seat].row())
+                return table
             if s.away is None:
                 s.away = "host"
-                self.storage.update_seat(room.code, s.row())
-            if room.game.over and room.online and room.all_confirmed():
-                self.next_game(room)
-            self.run_cpus(room)
-            self._clock(room)
-            return room
+                self.storage.update_seat(table.code, s.row())
+            if table.game.over and table.online and table.all_confirmed():
+                self.next_game(table)
+            self.run_cpus(table)
+            self._clock(table)
+            return table
 
     def remove_seat(
         self,
@@ -1310,39 +1309,39 @@ class Rooms:
         token: Any = None,
         player_id: int | None = None,
         present: frozenset = frozenset(),
-    ) -> Room:
+    ) -> Table:
         """Before the start, the host removes seat ``target``: a free seat, or one whose
         player is not here (the seats after it move up); two seats at least remain."""
-        with self.locked(code) as room:
-            self._host(room, seat, token, player_id)
-            s = self._target(room, target)
-            if room.started:
+        with self.locked(code) as table:
+            self._host(table, seat, token, player_id)
+            s = self._target(table, target)
+            if table.started:
                 raise WebError("the game has started: hand the seat to the computer instead", 409)
             if s.seat in present:
                 raise WebError("that player is here", 409, "player_present")
-            if len(room.seats) <= MIN_SEATS:
+            if len(table.seats) <= MIN_SEATS:
                 raise WebError(f"a table keeps {MIN_SEATS} seats at least", 409, "min_seats")
-            del room.seats[s.seat]
-            for i, other in enumerate(room.seats):
+            del table.seats[s.seat]
+            for i, other in enumerate(table.seats):
                 other.seat = i
                 if other.kind == "friend":
                     other.name = f"(seat {i + 1} free)"
-            self.storage.update_seats(room.code, [o.row() for o in room.seats], replace=True)
-            return room
+            self.storage.update_seats(table.code, [o.row() for o in table.seats], replace=True)
+            return table
 
     def open_tables(self, player_id: int) -> list[dict[str, Any]]:
         """The player's unfinished tables, for the lobby's "Your open tables"."""
         return self.storage.tables_of(player_id)
 
-    def _commit(self, room: Room, first: int) -> None:
+    def _commit(self, table: Table, first: int) -> None:
         results = []
-        game = room.game
+        game = table.game
         if game.over:
             totals = game.totals()
-            room.finished.append(totals)
+            table.finished.append(totals)
             top = top_seats(totals)
-            cpus = sorted({s.kind for s in room.seats if s.is_cpu})
-            for s in room.seats:
+            cpus = sorted({s.kind for s in table.seats if s.is_cpu})
+            for s in table.seats:
                 if s.player_id is None:
                     continue
                 card = game.players[s.seat]
@@ -1356,33 +1355,33 @@ class Rooms:
                         "yahtzees": card.yahtzees,
                         "upper_bonus": int(card.upper_bonus > 0),
                         "opponents": "+".join(cpus) if cpus else "humans",
-                        "online": room.online,
+                        "online": table.online,
                     }
                 )
         self.storage.append_actions(
-            room.code, room.idx, first, room.log[first:], results, over=game.over
+            table.code, table.idx, first, table.log[first:], results, over=game.over
         )
 
     def hint(
         self, code: Any, seat: Any, token: Any, player_id: int | None = None
     ) -> dict[str, Any]:
-        room = self.load(code)
-        room.seat_of_token(seat, token, player_id)
-        if not room.coach:
+        table = self.load(code)
+        table.seat_of_token(seat, token, player_id)
+        if not table.coach:
             raise WebError(
                 "the coach is off at this table (turn it on in the lobby)", 409, "coach_off"
             )
-        game = room.game
+        game = table.game
         if game is None or game.over or game.current != seat:
             raise WebError("a hint is for your own turn", 409, "hint_own_turn")
-        options = self.coach(room.rules).hint(game, seat)
+        options = self.coach(table.rules).hint(game, seat)
         return {"seat": seat, "dice": list(game.dice), "options": [o.to_dict() for o in options]}
 
-    def state(self, room: Room, since: int = 0) -> dict[str, Any]:
-        out = room.state(since, self.review if room.coach else None)
-        out["rev"] = room.rev  # the database's revision (servers sharing it compare these)
-        if room.deadline is not None:
-            out["time_left"] = round(max(0.0, room.deadline - self.clock()), 1)
+    def state(self, table: Table, since: int = 0) -> dict[str, Any]:
+        out = table.state(since, self.review if table.coach else None)
+        out["rev"] = table.rev  # the database's revision (servers sharing it compare these)
+        if table.deadline is not None:
+            out["time_left"] = round(max(0.0, table.deadline - self.clock()), 1)
         return out
 
     # --------------------------------------------------------------- game reviews
@@ -1393,54 +1392,52 @@ class Rooms:
         is public, or the session's ``player_id`` has a seat there, or ``body`` holds a seat
         token of it (``tokens: {seat: token}``) or the player token of a player seated there.
         Returns what `review_of` needs (read here, under the table's lock, so that the
-        solver's work touches no live room); WebError 404 for no such finished game, 403 for
+        solver's work touches no live table); WebError 404 for no such finished game, 403 for
         no access."""
         text = str(game_id) if isinstance(game_id, str) else ""
         code, _, idx_text = text.rpartition("-")
         if not code or not idx_text.isdigit():
             raise WebError(f"no game has the id {text[:30]!r}", 404, "no_game")
-        room = self.load(code)
+        table = self.load(code)
         idx = int(idx_text)
-        if idx >= len(room.finished):
+        if idx >= len(table.finished):
             raise WebError(f"no finished game has the id {text[:30]!r}", 404, "no_game")
         seated = player_id is not None and any(
-            player_id in (s.player_id, s.owner_id) for s in room.seats
+            player_id in (s.player_id, s.owner_id) for s in table.seats
         )
-        if not (room.public or seated or self._may_review(room, body)):
+        if not (table.public or seated or self._may_review(table, body)):
             raise WebError("only the players of this table can open its reviews", 403, "private")
-        row = self.storage.load_table(room.code)
+        row = self.storage.load_table(table.code)
         return {
-            "code": room.code,
+            "code": table.code,
             "idx": idx,
-            "rules": room.rules,
-            "seed": room.seed,
-            "first": room.games[idx]["first"],
-            "coach": room.coach,
-            "seats": room.state()["seats"],
+            "rules": table.rules,
+            "seed": table.seed,
+            "first": table.games[idx]["first"],
+            "coach": table.coach,
+            "seats": table.state()["seats"],
             "actions": row["actions"].get(idx, []),
         }
 
-    def _may_review(self, room: Room, body: dict[str, Any]) -> bool:
+    def _may_review(self, table: Table, body: dict[str, Any]) -> bool:
         tokens = body.get("tokens")
         if isinstance(tokens, dict):
             for seat, token in tokens.items():
                 try:
-                    room.seat_of_token(int(seat), token)
+                    table.seat_of_token(int(seat), token)
                     return True
                 except (WebError, ValueError):
                     continue
         player = body.get("player")
         if isinstance(player, str) and player:
             row = self.storage.player_by_token(player)
-            if row is not None and any(s.player_id == row["id"] for s in room.seats):
+            if row is not None and any(s.player_id == row["id"] for s in table.seats):
                 return True
         return False
 
     def review_of(self, game: dict[str, Any]) -> dict[str, Any]:
         """The solver's review of the finished game `review_request` described (cached;
         CPU-bound: call it in a thread, off the event loop)."""
-        from yahtzee_env.web.review import review_game
-
         key = (game["code"], game["idx"])
         with self._reviews_lock:
             cached = self._reviews.get(key)
@@ -1463,4 +1460,4 @@ class Rooms:
         return cached
 
 
-__all__ = ["Room", "Rooms", "Seat", "WebError", "clean_code", "clean_name", "cpu_levels"]
+__all__ = ["Seat", "Table", "Tables", "WebError", "clean_code", "clean_name", "cpu_levels"]

@@ -17,8 +17,9 @@ from starlette.testclient import TestClient
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.app import create_app
-from yahtzee_env.web.rooms import CODE_ALPHABET, CODE_LENGTH
+from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.storage import SCHEMA_VERSION, SQLiteStorage, open_storage
+from yahtzee_env.web.tables import CODE_ALPHABET, CODE_LENGTH
 
 
 @pytest.fixture
@@ -242,7 +243,7 @@ def test_websocket_pushes_moves_to_other_players(client):
 
 
 def test_websocket_rate_limit(db):
-    with TestClient(create_app(db, rate=5, burst=10)) as c:
+    with TestClient(create_app(db, limits=Limits(rate=5, burst=10))) as c:
         code, _tokens, _ = new_table(c, seats=("human", "easy"))
         with c.websocket_connect(f"/ws/{code}") as ws:
             ws.receive_json()
@@ -256,7 +257,7 @@ def test_websocket_rate_limit(db):
 
 
 def test_http_rate_limit(db):
-    with TestClient(create_app(db, rate=1, burst=5)) as c:
+    with TestClient(create_app(db, limits=Limits(rate=1, burst=5))) as c:
         codes = [c.post("/api/players", json={"name": "x"}).status_code for _ in range(12)]
         assert codes[:5] == [200] * 5 and 429 in codes
 
@@ -378,3 +379,29 @@ def test_hint_needs_the_coach(client):
     code, tokens, _ = new_table(client, seats=("human", "easy"))
     reply = client.post(f"/api/tables/{code}/hint", json={"seat": 0, "token": tokens["0"]})
     assert reply.status_code == 409 and "coach is off" in reply.json()["error"]
+
+
+def test_the_config_says_what_the_server_enforces(client):
+    """The lobby's figures (`/api/config`) are those the table creation holds to: the
+    seat counts and turn timers at their bounds, the levels as seat kinds, the fill level
+    nobody chose (the page writes none of them itself)."""
+    config = client.get("/api/config").json()
+    low, high = config["min_seats"], config["max_seats"]
+
+    def create(**body):
+        return client.post("/api/tables", json={"seats": ["human", "easy"], **body})
+
+    for n, ok in ((low - 1, False), (low, True), (high, True), (high + 1, False)):
+        reply = create(seats=["human"] + ["easy"] * (n - 1))
+        assert (reply.status_code == 200) == ok, (n, reply.text)
+    first, last = config["turn_timer_range"]
+    timers = [(t, True) for t in config["turn_timers"]] + [(first - 1, False), (last + 1, False)]
+    for timer, ok in [*timers, (first, True), (last, True)]:
+        reply = create(seats=["human", "friend"], online=True, turn_timer=timer)
+        assert (reply.status_code == 200) == ok, (timer, reply.text)
+    online = create(seats=["human", "friend"], online=True).json()["state"]
+    assert online["turn_timer"] == config["turn_timer_online"]
+    assert set(config["main_levels"]) <= set(config["levels"])
+    for level in config["levels"]:
+        assert create(seats=["human", level]).status_code == 200, level
+    assert create().json()["state"]["fill"] == config["fill"] in config["levels"]

@@ -151,7 +151,7 @@ def test_signing_in_brings_a_guests_games_along(app):
 def test_a_wrong_password_and_an_unknown_user_answer_alike(client, app):
     client.post("/api/account/signup", json={"username": "ada", "password": PASSWORD})
     client.post("/api/account/signout", json={})
-    real = app.state.accounts.hasher
+    real = app.state.service.accounts.hasher
     verified = []
 
     class CountingHasher:  # argon2's PasswordHasher has __slots__: wrap it
@@ -162,7 +162,7 @@ def test_a_wrong_password_and_an_unknown_user_answer_alike(client, app):
         def __getattr__(self, name):
             return getattr(real, name)
 
-    app.state.accounts.hasher = CountingHasher()
+    app.state.service.accounts.hasher = CountingHasher()
     wrong = client.post("/api/account/signin", json={"username": "ada", "password": "x" * 12})
     unknown = client.post("/api/account/signin", json={"username": "bob", "password": "x" * 12})
     assert wrong.status_code == unknown.status_code == 401
@@ -181,7 +181,7 @@ def test_sign_ins_are_rate_limited(db):
             json={"username": "ada", "password": PASSWORD},
             headers={"x-forwarded-for": "10.0.0.1"},
         )
-        burst = app.state.limits.login_burst
+        burst = app.state.service.limits.login_burst
         codes = [
             c.post(
                 "/api/account/signin",
@@ -289,7 +289,7 @@ def test_the_session_cannot_be_used_cross_site(client):
 
 def test_old_sessions_expire(client, app):
     guest(client)
-    storage = app.state.storage
+    storage = app.state.service.storage
     assert storage.expire_sessions(86_400) == 0
     assert storage.expire_sessions(86_400, now=time.time() + 200 * 86_400) == 1
     assert client.get("/api/session").json()["player"] is None

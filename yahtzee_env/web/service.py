@@ -1,0 +1,427 @@
+"""The server object of one ``yahtzee serve`` process: what it holds, and one handler per
+intent, whichever door (an HTTP route in `routes`, a socket message in `sockets`) the intent
+comes in by.
+
+A `Service` holds the tables (`tables.Tables`, the game loop), the storage, the accounts,
+the open sockets (`hub.Hub`) and their fan-out (`fanout.Fanout`), a lock per table
+(`locks.TableLocks`), the limits and their token buckets, and the log of refusals. Its
+handlers check who asks and spend their budget, run the work on a table in a worker thread
+under the table's lock, and publish the new state to the table's sockets: the event loop
+only routes. Its housekeeping (`sweep`, `tick`) runs in the background tasks of `run`.
+
+Each intent takes the request's JSON body (or the socket's message) as ``body`` and the
+session's player row (the page's cookie; None for an API client, which sends tokens) as
+``session``; a refused intent raises `WebError`, which each door answers its own way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from starlette.concurrency import run_in_threadpool
+
+from yahtzee_env.game.rules import RuleSet
+from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
+from yahtzee_env.web.fanout import Fanout
+from yahtzee_env.web.guard import RefusalLog
+from yahtzee_env.web.hub import CLOSE_GONE, Client, Hub
+from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
+from yahtzee_env.web.locks import TableLocks
+from yahtzee_env.web.stats import player_statistics
+from yahtzee_env.web.storage import Storage
+from yahtzee_env.web.tables import Tables, WebError, clean_code, clean_name
+
+MAX_BODY = 4096  # bytes: every legitimate request (or socket message) is far smaller
+
+
+def parse_json(raw: bytes | str) -> dict[str, Any]:
+    """A request body or socket message: a JSON object of at most `MAX_BODY` bytes."""
+    if len(raw) > MAX_BODY:
+        raise WebError(f"payload too large: {len(raw)} bytes (at most {MAX_BODY})", 413)
+    try:
+        data = json.loads(raw or b"{}")
+    except (ValueError, UnicodeDecodeError) as err:
+        raise WebError(f"malformed JSON: {str(err)[:80]}") from None
+    except RecursionError:
+        raise WebError("malformed JSON: nested too deeply") from None
+    if not isinstance(data, dict):
+        raise WebError("the JSON body must be an object")
+    return data
+
+
+def pid(session) -> int | None:
+    """The session's player id (None without a session)."""
+    return session["id"] if session is not None else None
+
+
+def who(body: dict[str, Any], session, key: str = "token") -> Any:
+    """The key of the per-token limit: the body's token, else the session."""
+    return body.get(key) or (f"session:{session['id']}" if session is not None else None)
+
+
+class Service:
+    """Everything one server process holds, and the intents' handlers.
+
+    ``clock``: the wall clock of the turn deadlines (tests move it). ``origins``: the other
+    origins whose pages may make moves; ``hosts``: the ``Host`` names answered (None: any)."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        limits: Limits | None = None,
+        *,
+        origins: frozenset[str] = frozenset(),
+        hosts: frozenset[str] | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.storage = storage
+        self.limits = limits = limits or Limits()
+        self.tables = Tables(storage, limits.tables_per_player, limits.tables_per_address)
+        if clock is not None:
+            self.tables.clock = clock
+        self.accounts = Accounts(storage)
+        self.hub = Hub()
+        self.locks = TableLocks()
+        self.fanout = Fanout(self.hub, self.tables, self.locks)
+        self.slots = SocketSlots(limits)
+        self.per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
+        self.per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
+        per_minute = limits.lookups_per_minute / 60
+        self.lookups = RateLimiter(per_minute, limits.lookup_burst, limits.max_keys)
+        per_minute = limits.logins_per_minute / 60
+        self.logins = RateLimiter(per_minute, limits.login_burst, limits.max_keys)
+        self.refusals = RefusalLog()
+        self.origins, self.hosts = origins, hosts
+
+    # ----------------------------------------------------------------- limits
+    def spend(self, token: Any) -> None:
+        """One token of the bucket of a player or seat token (if the request has one)."""
+        if isinstance(token, str) and token and not self.per_token.allow(("token", token)):
+            raise WebError("too many requests for this player: slow down", 429)
+
+    def check_lookups(self, address: str) -> None:
+        """Refuse an address that has spent its budget of unknown table codes."""
+        if self.lookups.exhausted(address):
+            raise WebError(
+                "too many unknown table codes from your address: wait a minute",
+                429,
+                "lookup_budget",
+            )
+
+    def refused(self, address: str, what: str, err: WebError) -> None:
+        """A refused request or message: logged (rate-bounded), and an unknown table code
+        spends a token of the address's lookup budget."""
+        if err.code == "unknown_table":
+            self.lookups.allow(address)
+        self.refusals.refused(err.status, what, address, str(err))
+
+    def login_budget(self, address: str, username: Any) -> None:
+        """Sign-ins spend a token of the address's and the user name's buckets, sign-ups
+        (``username`` None) of the address's (429 ``login_budget`` when one is empty)."""
+        keys = [("login-addr", address)]
+        if isinstance(username, str):
+            keys.append(("login-user", username.strip().casefold()[:64]))
+        if not all([self.logins.allow(k) for k in keys]):
+            raise WebError("too many sign-in attempts: wait a minute", 429, "login_budget")
+
+    # ----------------------------------------------------------------- reading
+    async def session_of(self, conn) -> Any:
+        """The player row of the request's (or socket's) session cookie, or None."""
+        token = conn.cookies.get(SESSION_COOKIE)
+        if not token:
+            return None
+        return await run_in_threadpool(self.accounts.session_player, token)
+
+    async def table_state(self, code: Any, since: int = 0) -> dict[str, Any]:
+        """The table's state: read on the event loop if the table is in memory (cheap, and
+        no thread changes it while its lock is held), else loaded in a worker thread."""
+        code, tables = clean_code(code), self.tables
+        async with self.locks.hold(code):
+            table = tables.loaded.get(code)
+            if table is not None and not self.storage.multi_process:
+                tables.keep(table)  # in use: not idle
+                return tables.state(table, since)
+            # shared database: `load` checks the copy's rev against it (one query)
+            return await run_in_threadpool(lambda: tables.state(tables.load(code), since))
+
+    def mine(self, code: str, session) -> list[int]:
+        """The session's seats at table ``code`` (in memory)."""
+        table = self.tables.loaded.get(code)
+        return table.seats_of(pid(session)) if table is not None else []
+
+    async def view(self, code: Any, since: int, session) -> dict[str, Any]:
+        """The table's state as its page sees it: presence, and the session's seats."""
+        state = self.fanout.present(await self.table_state(code, since))
+        if session is not None:
+            state["mine"] = self.mine(state["code"], session)
+        return state
+
+    async def statistics(self, body: dict[str, Any], session) -> dict[str, Any]:
+        self.spend(who(body, session, "player"))
+
+        def work():
+            player = session if session is not None else self.tables.player(body.get("player"))
+            results = self.storage.results_of(player["id"])
+            return {"name": player["name"], **player_statistics(results)}
+
+        return await run_in_threadpool(work)
+
+    async def my_tables(self, session) -> dict[str, Any]:
+        if session is None:
+            return {"tables": []}
+        return {"tables": await run_in_threadpool(self.tables.open_tables, session["id"])}
+
+    async def review(self, gid: Any, body: dict[str, Any], session) -> dict[str, Any]:
+        """The review of a finished game: checked and read under the table's lock, then
+        solved in a worker thread without it (`Tables.review_of` touches no live table)."""
+        self.spend(who(body, session, "player"))
+        code = gid.rpartition("-")[0] if isinstance(gid, str) else ""
+        if not code:
+            raise WebError(f"no game has the id {str(gid)[:30]!r}", 404, "no_game")
+        player = pid(session)
+        game = await self.locks.run(code, lambda _: self.tables.review_request(gid, body, player))
+        return await run_in_threadpool(self.tables.review_of, game)
+
+    # ----------------------------------------------------------------- tables: the intents
+    async def create_player(self, body: dict[str, Any]) -> dict[str, Any]:
+        return await run_in_threadpool(self.tables.create_player, body.get("name"))
+
+    async def create_table(self, body: dict[str, Any], session, address: str) -> dict[str, Any]:
+        self.spend(who(body, session, "player"))
+
+        def work():
+            table, tokens = self.tables.create(body, address, session)
+            state = self.fanout.present(self.tables.state(table))
+            seats = self.mine(table.code, session)
+            tokens = {str(k): v for k, v in tokens.items()}
+            return {"code": table.code, "tokens": tokens, "mine": seats, "state": state}
+
+        return await run_in_threadpool(work)
+
+    async def join(self, code: Any, body: dict[str, Any], session) -> dict[str, Any]:
+        self.spend(who(body, session, "player"))
+
+        def work(c: str):
+            table, seat, token = self.tables.join(c, body, session)
+            reply = {"seat": seat, "state": self.tables.state(table), "mine": self.mine(c, session)}
+            if token is not None:
+                reply["token"] = token
+            return reply
+
+        reply = await self.locks.run(code, work)
+        self.fanout.publish(reply["state"])
+        return reply
+
+    async def hello(self, code: str, body: dict[str, Any], session) -> list[int]:
+        """The seats a socket's ``hello`` proves: its token's seat, or (without a token)
+        the socket's session's seats; WebError if it proves none. Seats the computer took
+        while their player was away (a timeout, the host) come back."""
+        token = body.get("token")
+        self.spend(who(body, session))
+
+        def work(c: str):
+            table = self.tables.load(c)
+            if token is None and session is not None:
+                seats = table.seats_of(session["id"])
+                if not seats:
+                    raise WebError("you have no seat at this table", 403, "not_your_seat")
+            else:
+                seats = [table.seat_of_token(body.get("seat"), token)]
+            back = self.tables.reconnected(table, seats)
+            return seats, self.tables.state(table) if back else None
+
+        seats, state = await self.locks.run(code, work)
+        if state is not None:
+            self.fanout.publish(state)
+        return seats
+
+    async def change(
+        self, code: Any, body: dict[str, Any], session, work, skip: Client | None = None
+    ) -> dict[str, Any]:
+        """A seated player's change of table ``code``: ``work(code, seat, token, player)``
+        returns the table (or the table and the first new event); its new state is
+        published to the table's sockets (but ``skip``, the socket that asked) and returned."""
+        self.spend(who(body, session))
+        seat, token, player = body.get("seat"), body.get("token"), pid(session)
+
+        def run(c: str) -> dict[str, Any]:
+            done = work(c, seat, token, player)
+            table, first = done if isinstance(done, tuple) else (done, 0)
+            return self.tables.state(table, first)
+
+        return self.fanout.publish(await self.locks.run(code, run), skip)
+
+    async def start(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The host starts the table (its seat defaults to 0)."""
+        body = {**body, "seat": body.get("seat", 0)}
+        return await self.change(code, body, session, self.tables.start, skip)
+
+    async def act(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """A move (``action``), made from the state ``(game, seq)``."""
+        intent, seq, game = body.get("action"), body.get("seq"), body.get("game")
+
+        def work(c, seat, token, player):
+            return self.tables.act(c, seat, token, intent, seq, game, player)
+
+        return await self.change(code, body, session, work, skip)
+
+    async def hint(self, code: Any, body: dict[str, Any], session) -> dict[str, Any]:
+        """The coach's options for the asker's turn (changes nothing)."""
+        self.spend(who(body, session))
+        seat, token, player = body.get("seat"), body.get("token"), pid(session)
+        return await self.locks.run(code, lambda c: self.tables.hint(c, seat, token, player))
+
+    async def leave(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The asker leaves: the seat is free again (before the start) or the computer's."""
+        return await self.change(code, body, session, self.tables.leave, skip)
+
+    async def back(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The asker takes their seat back from the computer."""
+        return await self.change(code, body, session, self.tables.back, skip)
+
+    async def hand(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The host hands an absent seat (``target``) to the computer."""
+        here = self.hub.connected(clean_code(code))  # read on the event loop
+
+        def work(c, seat, token, player):
+            return self.tables.hand_to_cpu(c, body.get("target"), seat, token, player, here)
+
+        return await self.change(code, body, session, work, skip)
+
+    async def remove(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The host removes seat ``target`` before the start."""
+        here = self.hub.connected(clean_code(code))  # read on the event loop
+
+        def work(c, seat, token, player):
+            return self.tables.remove_seat(c, body.get("target"), seat, token, player, here)
+
+        return await self.change(code, body, session, work, skip)
+
+    # ----------------------------------------------------------------- sessions, accounts
+    async def profile(self, session) -> dict[str, Any]:
+        """The session's profile: ``{player, account}`` (None and None without one)."""
+        if session is None:
+            return {"player": None, "account": None}
+        account = await run_in_threadpool(self.accounts.account_name, session["id"])
+        return {"player": {"id": session["id"], "name": session["name"]}, "account": account}
+
+    async def name_session(self, body: dict[str, Any], session) -> tuple[dict, str | None]:
+        """A guest session with a name, or the session's new name: the profile, and the new
+        session's token (None when the session was there)."""
+        self.spend(who(body, session))
+        name = clean_name(body.get("name"))
+        storage, accounts = self.storage, self.accounts
+
+        def work():
+            if session is not None:
+                storage.rename_player(session["id"], name)
+                return session["id"], None, accounts.account_name(session["id"])
+            player_id = storage.create_player(name, secrets.token_urlsafe(24))
+            return player_id, accounts.new_session(player_id), None
+
+        player_id, token, account = await run_in_threadpool(work)
+        return {"player": {"id": player_id, "name": name}, "account": account}, token
+
+    async def sign_in(
+        self, body: dict[str, Any], session, address: str, old: str | None, new: bool = False
+    ) -> tuple[dict, str]:
+        """Sign in (``new``: sign up, the session's profile becoming an account): the
+        profile and the new session's token. The old session ``old`` ends (a new session
+        id at every sign-in: no session fixation)."""
+        self.login_budget(address, None if new else body.get("username"))
+        work = self.accounts.sign_up if new else self.accounts.sign_in
+        storage = self.storage
+
+        def run():
+            player_id, username = work(body, session)
+            if old:
+                storage.delete_sessions(token=old)
+            token = self.accounts.new_session(player_id)
+            return player_id, username, token, storage.player_by_id(player_id)["name"]
+
+        player_id, username, token, name = await run_in_threadpool(run)
+        return {"player": {"id": player_id, "name": name}, "account": username}, token
+
+    async def sign_out(self, body: dict[str, Any], session, token: str | None) -> dict:
+        """End this session (``everywhere``: every session of the profile)."""
+        everywhere = body.get("everywhere", False)
+        if not isinstance(everywhere, bool):
+            raise WebError("everywhere must be true or false")
+        if session is not None:
+            if everywhere:
+                await run_in_threadpool(self.storage.delete_sessions, player_id=session["id"])
+            else:
+                await run_in_threadpool(self.storage.delete_sessions, token=token)
+        return {"player": None, "account": None}
+
+    # ----------------------------------------------------------------- housekeeping
+    async def sweep(self) -> dict[str, list[str]]:
+        """Evict idle tables from memory and delete expired ones (closing their sockets)."""
+        lim = self.limits
+        evicted = self.tables.evict(lim.idle_evict_s, lim.tables_in_memory, self.locks.busy)
+        expired = await run_in_threadpool(
+            self.tables.expire, lim.expire_unstarted_s, lim.expire_idle_s, set(self.locks.locks)
+        )
+        for code in expired:
+            self.hub.close_table(code, CLOSE_GONE, "this table expired")
+        await run_in_threadpool(self.storage.expire_sessions, SESSION_DAYS * 86_400)
+        self.fanout.forget_idle()
+        return {"evicted": evicted, "expired": expired}
+
+    async def tick(self) -> list[str]:
+        """Play the turns (and votes) whose deadline has passed; return their tables."""
+        tables = self.tables
+        due = await run_in_threadpool(self.storage.due, tables.clock())
+        done = []
+        for code in due:
+            try:
+                state = await self.locks.run(code, lambda c: tables.state(tables.time_out(c)))
+            except WebError:
+                continue
+            self.fanout.publish(state)
+            done.append(code)
+        return done
+
+    async def ticker(self) -> None:
+        while True:  # at start-up first: deadlines that passed while the server was down
+            with contextlib.suppress(Exception):
+                await self.tick()
+            await anyio.sleep(self.limits.clock_every_s)
+
+    async def sweeper(self) -> None:
+        while True:
+            await anyio.sleep(self.limits.sweep_every_s)
+            await self.sweep()
+
+    async def warm_coach(self) -> None:
+        """Load (or solve) the official rules' coach table."""
+        await anyio.to_thread.run_sync(
+            self.tables.coach, RuleSet.from_spec("official"), abandon_on_cancel=True
+        )
+
+    @contextlib.asynccontextmanager
+    async def run(self, prewarm: bool = False):
+        """The server's life (the app's lifespan): it hears the other processes' changes,
+        plays the timed-out turns and sweeps in background tasks; at the end it stops them
+        and closes the storage."""
+        stop = self.fanout.listen(self.storage)
+        try:
+            async with anyio.create_task_group() as tg:
+                if prewarm:
+                    tg.start_soon(self.warm_coach)
+                tg.start_soon(self.sweeper)
+                tg.start_soon(self.ticker)
+                yield self
+                tg.cancel_scope.cancel()
+        finally:
+            if stop is not None:
+                await run_in_threadpool(stop)
+            self.storage.close()
+
+
+__all__ = ["MAX_BODY", "Service", "parse_json", "pid", "who"]

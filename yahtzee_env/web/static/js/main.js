@@ -1,0 +1,67 @@
+// The page of `yahtzee serve`. It only shows the server's state and sends intents; the
+// server (yahtzee_env/web) checks every move with the engine and computes every score.
+// Native ES modules, one concern each, no build step: page.js (helpers, the server's
+// facts), words.js (the catalogues), settings.js, net.js (requests, the session, live
+// updates), lobby.js, table.js, statistics.js, review.js, charts.js; this one routes.
+import { $, config, go, onRoute, store } from "./page.js";
+import { api, unfollow } from "./net.js";
+import { I18N, fetchJSON, pickLanguage, setLanguage } from "./words.js";
+import { applySettings, setup as setupSettings } from "./settings.js";
+import * as lobby from "./lobby.js";
+import * as table from "./table.js";
+import * as statistics from "./statistics.js";
+import * as review from "./review.js";
+
+const VIEWS = { lobby, table, stats: statistics, review };
+
+function currentView() {
+  return Object.keys(VIEWS).find((id) => !$(id).hidden);
+}
+
+function route() {
+  const path = location.pathname;
+  for (const id of Object.keys(VIEWS)) $(id).hidden = true;
+  unfollow();
+  const match = path.match(/^\/t\/([A-Za-z0-9]+)$/);
+  const game = path.match(/^\/games\/([A-Za-z0-9]+-\d+)$/);
+  if (match) { $("table").hidden = false; table.showTable(match[1]); }
+  else if (game) { $("review").hidden = false; review.showReview(game[1]); }
+  else if (path === "/stats") { $("stats").hidden = false; statistics.showStats(); }
+  else { $("lobby").hidden = false; lobby.showLobby(); }
+}
+
+// Switching language redraws the view from the state the page already has: no reload.
+async function switchLanguage(lang) {
+  store.set("yz.lang", lang);
+  await setLanguage(lang);
+  const view = VIEWS[currentView()];
+  if (view) view.redraw();
+}
+
+async function start() {
+  try { Object.assign(config, await api("/api/config")); } catch { /* the server answers later */ }
+  I18N.languages = config.languages && config.languages.length ? config.languages : [{ code: "en", name: "English" }];
+  try { I18N.base = await fetchJSON("/static/i18n/en.json"); } catch { I18N.base = {}; }
+  const codes = I18N.languages.map((l) => l.code);
+  try { await setLanguage(pickLanguage(codes)); } catch { await setLanguage("en"); }
+  applySettings();
+  route();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  table.setup();
+  for (const form of document.querySelectorAll("form")) form.addEventListener("submit", (e) => e.preventDefault());
+  lobby.setup();
+  $("lang").addEventListener("change", (e) => switchLanguage(e.target.value));
+  setupSettings();
+  for (const a of document.querySelectorAll(".top a")) {
+    a.addEventListener("click", (e) => { e.preventDefault(); go(a.getAttribute("href")); });
+  }
+  document.addEventListener("keydown", (e) => {
+    if ($("table").hidden || e.target.matches("input, select, textarea, summary") || e.ctrlKey || e.metaKey || e.altKey) return;
+    table.onKey(e);
+  });
+  window.addEventListener("popstate", route);
+  onRoute(route);
+  start();
+});

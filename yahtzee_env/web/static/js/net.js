@@ -1,0 +1,145 @@
+// The network, in one place: every request (`api`: a timeout, retries, the server's error
+// codes), the session, and a table's live updates (`follow`: a socket, reconnected with
+// backoff, or polling when the server refuses it), with the banner that says which.
+import { $, sleep } from "./page.js";
+import { t } from "./words.js";
+
+// What the page does whenever the server answers (the table clears a network error).
+let answered = () => {};
+export function onAnswer(fn) { answered = fn; }
+
+export class ApiError extends Error {
+  constructor(message, code = "generic", params = {}, status = 0) {
+    super(message); this.code = code; this.params = params; this.status = status;
+  }
+}
+
+// Every request of the page goes through `api`: a timeout, retries of requests that are
+// safe to repeat (reads, and moves: the server refuses a move made from a state it has left,
+// code "stale_seq"), and errors that carry the server's machine `code` (and its `params`).
+const FETCH_TIMEOUT_MS = 10000;
+export async function api(path, body, { retries = 2, timeout = FETCH_TIMEOUT_MS } = {}) {
+  const opts = body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  };
+  for (let attempt = 0; ; attempt++) {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeout);
+    let response, data;
+    try {
+      response = await fetch(path, { ...opts, signal: abort.signal });
+      try { data = await response.json(); } catch { data = { error: `server error ${response.status}` }; }
+    } catch {
+      clearTimeout(timer);
+      if (attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
+      setConnection("reconnecting");
+      throw new ApiError("no answer from the server", "network", {}, 0);
+    }
+    clearTimeout(timer);
+    if (response.status === 503 && attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
+    answered();  // the server answers again
+    if (!response.ok) {
+      throw new ApiError(data.error || `server error ${response.status}`, data.code || "generic", data.params || {}, response.status);
+    }
+    return data;
+  }
+}
+
+// The banner over the page while live updates are down: "reconnecting" while the socket
+// is (a retry is on its way), "polling" when the server refused it (the page asks for the
+// table's state every few seconds instead).
+export function setConnection(state, reason = "") {
+  const banner = $("connection");
+  if (!banner) return;
+  banner.dataset.state = state;
+  banner.hidden = state === "online";
+  const words = { reconnecting: () => t("conn.reconnecting"),
+    polling: () => t(reason ? "conn.polling_why" : "conn.polling", { reason, s: POLL_MS / 1000 }) };
+  banner.dataset.reason = reason;
+  banner.textContent = words[state] ? words[state]() : "";
+}
+
+// The second press of a double click or double tap (the browser counts them in
+// `event.detail`) is not a second intent, even when the first already has its answer.
+export function pressOnce(work) {
+  return (event) => { if (!(event && event.detail > 1)) work(); };
+}
+
+// Buttons that start a request stay disabled until it has its answer (no double submits).
+export async function whileBusy(ids, work) {
+  const buttons = ids.map((id) => $(id)).filter((b) => b && !b.disabled);
+  if (buttons.length < ids.length) return;
+  buttons.forEach((b) => { b.disabled = true; });
+  try { await work(); } finally { buttons.forEach((b) => { b.disabled = false; }); }
+}
+
+// The session: a guest profile or an account, behind an HttpOnly cookie. The first visit
+// asks for a name (no "You" by default).
+export const ME = { player: null, account: null, loaded: false };
+export async function loadSession() {
+  try { Object.assign(ME, await api("/api/session"), { loaded: true }); } catch { /* offline */ }
+  return ME;
+}
+
+// ------------------------------------------------------------------ live updates
+// A socket per table; a seated page says which seat it is ("hello"), so that it gets in
+// even when the watchers' slots are full. Close codes from the server
+// (yahtzee_env/web/hub.py): 4404/4410 no such table, 4429 refused for lack of slots,
+// 4409 replaced by a newer page of the same seat, 4403 refused origin.
+const SOCKET_REFUSED = new Set([4403, 4409, 4429]);
+const SOCKET_FINAL = new Set([4404, 4410]);
+const POLL_MS = 3000;
+const live = { code: null, on: null, socket: null, retry: 0, poll: null };
+
+// Follow table `code`: `on.state(state)`, `on.presence(connected)`, `on.hello(seats)`,
+// `on.error(err)` hear what the server pushes; `on.seated()` says whether to say hello.
+export function follow(code, on) {
+  live.code = code;
+  live.on = on;
+  connect();
+}
+
+// Stop following (the page shows another view): the socket closes, the polling stops.
+export function unfollow() {
+  if (live.socket) { const s = live.socket; live.socket = null; s.close(); }
+  if (live.poll) { clearInterval(live.poll); live.poll = null; }
+  setConnection("online");
+}
+
+function connect() {
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  const socket = new WebSocket(`${proto}://${location.host}/ws/${live.code}`);
+  live.socket = socket;
+  socket.onmessage = (msg) => {
+    const data = JSON.parse(msg.data);
+    if (data.type === "state") live.on.state(data.state);
+    else if (data.type === "presence") live.on.presence(data.connected);
+    else if (data.type === "hello") live.on.hello(data.seats || [data.seat]);
+    else if (data.type === "error" && data.status === 404) live.on.error(new ApiError(data.error, data.code, data.params));
+  };
+  socket.onopen = () => {
+    live.retry = 0;
+    if (live.on.seated()) socket.send(JSON.stringify({ type: "hello" }));  // the cookie says who
+    setConnection("online");
+  };
+  socket.onclose = (event) => {
+    if (live.socket !== socket) return;
+    if (SOCKET_FINAL.has(event.code)) { setConnection("online"); return; }
+    if (SOCKET_REFUSED.has(event.code)) { startPolling(event.reason); return; }
+    // retry with backoff (0.5 s doubling to 4 s), jittered: when a server dies, its pages
+    // do not all reach the next one (through the load balancer) at the same instant
+    setConnection("reconnecting");
+    live.retry = Math.min(live.retry + 1, 4);
+    const delay = 250 * 2 ** live.retry * (0.5 + Math.random() / 2);
+    setTimeout(() => { if (live.socket === socket) connect(); }, delay);
+  };
+}
+
+function startPolling(reason) {
+  live.socket = null;
+  setConnection("polling", reason || "");
+  if (live.poll) return;
+  live.poll = setInterval(async () => {
+    try { live.on.state(await api(`/api/tables/${live.code}`, undefined, { retries: 0 })); } catch { /* next time */ }
+  }, POLL_MS);
+}

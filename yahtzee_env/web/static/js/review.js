@@ -1,0 +1,150 @@
+// The review of a finished game (``/games/CODE-IDX``): each seat's expected total turn by
+// turn, its costliest decisions, a replay round by round, every decision graded.
+import { $, el } from "./page.js";
+import { api } from "./net.js";
+import { describeMove, diceText, errorText, num, ruleName, seatName, t } from "./words.js";
+import { SEAT_COLOR, lineChart } from "./charts.js";
+
+const R = { data: null, round: 1 };
+
+function reviewSeatName(review, seat) {
+  return seatName({ seats: review.seats }, seat);
+}
+
+function renderReview(r) {
+  const body = $("review-body");
+  const [code] = r.id.split("-");
+  const parts = [el("p", {}, t("review.intro", { code, n: r.game + 1, rules: ruleName(r.rules) }))];
+  const summary = el("ul", { class: "review-seats", "data-testid": "review-summary" });
+  r.seats.forEach((_, seat) => {
+    const li = el("li");
+    li.append(el("span", { class: `swatch sw-${seat}`, "aria-hidden": "true" }),
+      document.createTextNode(t("review.final", { name: reviewSeatName(r, seat), total: r.totals[seat], loss: num(r.total_loss[seat]) })));
+    summary.append(li);
+  });
+  parts.push(summary, el("h2", {}, t("review.timeline")));
+  parts.push(lineChart({
+    series: r.seats.map((_, seat) => ({ points: r.timeline[seat], color: SEAT_COLOR[seat % 4], label: reviewSeatName(r, seat) })),
+    xLabel: t("review.axis_turn"), yLabel: t("review.axis_expected"), xFrom: 0, id: "review-chart",
+    aria: t("review.timeline_label"),
+  }));
+  parts.push(el("h2", {}, t("review.costliest")));
+  r.seats.forEach((_, seat) => {
+    parts.push(el("h3", {}, t("review.costliest_of", { name: reviewSeatName(r, seat) })));
+    const costly = r.costliest[seat] || [];
+    if (!costly.length) { parts.push(el("p", {}, t("review.no_mistakes"))); return; }
+    const list = el("ol", { class: "costly", "data-testid": `costliest-${seat}` });
+    for (const d of costly) {
+      list.append(el("li", {}, t("review.costly_line", { round: d.round, roll: 3 - d.rolls_left, dice: diceText(d.dice),
+        move: describeMove(d.dice, d.action), best: describeMove(d.dice, d.best_action), loss: num(d.loss) })));
+    }
+    parts.push(list);
+  });
+  parts.push(el("h2", {}, t("review.replay")), replayer(r));
+  parts.push(el("h2", {}, t("review.turns")));
+  r.seats.forEach((_, seat) => {
+    const details = el("details", { class: "seat-turns", "data-testid": `turns-${seat}` });
+    if (seat === 0) details.open = true;
+    details.append(el("summary", {}, t("review.seat_turns", { name: reviewSeatName(r, seat) })));
+    const wrap = el("div", { class: "scroll-x", tabindex: "0", role: "region",
+      "aria-label": t("review.seat_turns", { name: reviewSeatName(r, seat) }) });
+    const table = el("table", { class: "turns" });
+    const head = el("tr");
+    for (const h of ["turn", "roll", "dice", "choice", "best", "loss"]) head.append(el("th", { scope: "col" }, t(`review.col_${h}`)));
+    table.append(head);
+    for (const turn of r.turns.filter((x) => x.seat === seat)) {
+      turn.decisions.forEach((d, k) => {
+        const tr = el("tr", { "data-testid": "review-decision" });
+        if (k === 0) tr.classList.add("turn-start");
+        if (d.loss > 0.005) tr.classList.add("lost");
+        tr.append(el("td", { class: "num" }, k === 0 ? turn.round : ""));
+        tr.append(el("td", { class: "num" }, 3 - d.rolls_left));
+        const dice = el("td");
+        d.dice.forEach((v, i) => {
+          const kept = d.action < 32 && (d.action >> i & 1);
+          dice.append(el("span", kept ? { class: "kept-die" } : {}, v), document.createTextNode(i < 4 ? " " : ""));
+        });
+        tr.append(dice);
+        let choice = describeMove(d.dice, d.action);
+        if (d.action >= 32 && turn.box) choice = t("review.points", { box: choice, points: turn.points + (turn.bonus ? ` (+${turn.bonus})` : "") });
+        tr.append(el("td", {}, choice));
+        tr.append(el("td", {}, d.action === d.best_action || d.loss <= 1e-6 ? t("review.best_same") : describeMove(d.dice, d.best_action)));
+        tr.append(el("td", { class: "num" }, d.loss > 0.005 ? `−${num(d.loss)}` : "0"));
+        table.append(tr);
+      });
+    }
+    wrap.append(table);
+    details.append(wrap);
+    parts.push(details);
+  });
+  const back = el("a", { href: "/", class: "button-link" }, t("review.back"));
+  parts.push(el("p", {}, ""));
+  parts[parts.length - 1].append(back);
+  body.replaceChildren(...parts);
+}
+
+// Small dice (not buttons) for the review; the kept ones ringed.
+function miniDice(dice, action) {
+  const kept = action < 32 ? dice.filter((_, i) => action >> i & 1) : [];
+  const label = kept.length ? t("review.dice_label", { dice: diceText(dice), kept: diceText(kept) })
+    : t("review.dice_label_none", { dice: diceText(dice) });
+  const row = el("span", { class: "mini-dice", role: "img", "aria-label": label });
+  dice.forEach((v, i) => {
+    const die = el("span", { class: "die mini", "data-face": v, "data-value": v });
+    if (action < 32 && (action >> i & 1)) die.classList.add("kept");
+    for (let p = 0; p < 9; p++) die.append(el("span", { class: "pip", "aria-hidden": "true" }));
+    row.append(die);
+  });
+  return row;
+}
+
+// Turn by turn: every seat's rolls, holds and box in one turn, stepped with Previous / Next.
+function replayer(r) {
+  const box = el("div", { class: "replay", "data-testid": "replay" });
+  const prev = el("button", { type: "button", "data-testid": "review-prev" }, t("review.prev"));
+  const next = el("button", { type: "button", "data-testid": "review-next" }, t("review.next"));
+  const label = el("strong", { "data-testid": "review-round", "aria-live": "polite" });
+  const nav = el("div", { class: "replay-nav" });
+  nav.append(prev, label, next);
+  const body = el("div", { class: "replay-body" });
+  box.append(nav, body);
+  const show = (n) => {
+    R.round = Math.min(13, Math.max(1, n));
+    label.textContent = t("review.round", { n: R.round });
+    prev.disabled = R.round === 1; next.disabled = R.round === 13;
+    const seats = r.turns.filter((x) => x.round === R.round).map((turn) => {
+      const card = el("div", { class: "replay-seat" });
+      card.append(el("h3", {}, reviewSeatName(r, turn.seat)));
+      const list = el("ol");
+      for (const d of turn.decisions) {
+        const li = el("li");
+        li.append(miniDice(d.dice, d.action));
+        let move = describeMove(d.dice, d.action);
+        if (d.action >= 32) move = t("review.points", { box: move, points: turn.points + (turn.bonus ? ` (+${turn.bonus})` : "") });
+        li.append(el("span", {}, move));
+        if (d.loss > 0.005) li.append(el("span", { class: "lost" }, t("review.lost_vs", { best: describeMove(d.dice, d.best_action), loss: num(d.loss) })));
+        list.append(li);
+      }
+      card.append(list, el("p", {}, t("review.after", { expected: num(turn.decisions[turn.decisions.length - 1].expected, 1) })));
+      return card;
+    });
+    body.replaceChildren(...seats);
+  };
+  prev.addEventListener("click", () => { show(R.round - 1); (prev.disabled ? next : prev).focus(); });
+  next.addEventListener("click", () => { show(R.round + 1); (next.disabled ? prev : next).focus(); });
+  show(R.round || 1);
+  return box;
+}
+
+export async function showReview(id) {
+  const body = $("review-body");
+  R.data = null; R.round = 1;
+  body.replaceChildren(el("p", {}, t("review.loading")));
+  try {
+    R.data = await api(`/api/games/${encodeURIComponent(id)}`, {});  // the session's seats
+    renderReview(R.data);
+  } catch (err) { body.replaceChildren(el("p", { class: "error", "data-testid": "review-error" }, errorText(err))); }
+}
+
+// Redraw in the page's language (after a switch).
+export function redraw() { if (R.data) renderReview(R.data); }

@@ -1,0 +1,86 @@
+// My statistics (``/stats``): games, wins, scores by opponents and mode, the history.
+import { $, el } from "./page.js";
+import { ME, api, loadSession } from "./net.js";
+import { errorText, levelName, num, t } from "./words.js";
+import { OUTCOME_COLOR, lineChart } from "./charts.js";
+
+const S = { data: null };
+function pct(x) { return x === null || x === undefined ? "–" : `${num(100 * x, 1)}%`; }
+
+function statsRow(label, s) {
+  const tr = el("tr");
+  tr.append(el("th", { scope: "row" }, label));
+  for (const v of [s.games, s.wins, s.draws, s.losses, pct(s.win_rate), s.mean_score ?? "–", s.best_score ?? "–", s.yahtzees, pct(s.upper_bonus_rate)]) {
+    tr.append(el("td", {}, v));
+  }
+  return tr;
+}
+
+function statsTable(caption, rows, testid) {
+  const wrap = el("div", { class: "scroll-x", tabindex: "0", role: "region", "aria-label": caption });
+  const table = el("table", { class: "stats", "data-testid": testid });
+  table.append(el("caption", {}, caption));
+  const head = el("tr");
+  head.append(el("th", { scope: "col" }, t("stats.opponents")));
+  for (const h of ["games", "wins", "draws", "losses", "win_rate", "mean", "best", "yahtzees", "upper_bonus"]) head.append(el("th", { scope: "col" }, t(`stats.${h}`)));
+  table.append(head, ...rows);
+  wrap.append(table);
+  return wrap;
+}
+
+const opponentsName = (key) => (key === "humans" ? t("stats.humans") : key.split("+").map(levelName).join(" + "));
+
+function renderStats(s) {
+  const body = $("stats-body");
+  const o = s.overall;
+  const grid = el("div", { class: "stat-grid" });
+  for (const [id, label, value] of [["games", "games", o.games], ["wins", "wins", o.wins], ["draws", "draws", o.draws],
+    ["win-rate", "win_rate", pct(o.win_rate)], ["mean-score", "mean", o.mean_score ?? "–"], ["best-score", "best", o.best_score ?? "–"],
+    ["yahtzees", "yahtzees", o.yahtzees], ["upper-bonus", "upper_bonus", pct(o.upper_bonus_rate)]]) {
+    const card = el("div", { class: "stat", "data-testid": `stat-${id}` });
+    card.append(el("b", {}, value), document.createTextNode(t(`stats.${label}`)));
+    grid.append(card);
+  }
+  const parts = [el("p", {}, t("stats.player", { name: s.name })), grid,
+    statsTable(t("stats.by_opponents"), Object.entries(s.by_opponents).map(([k, v]) => statsRow(opponentsName(k), v)), "by-opponents"),
+    statsTable(t("stats.by_mode"), [statsRow(t("stats.solo"), s.by_mode.solo), statsRow(t("stats.online"), s.by_mode.online)], "by-mode"),
+    el("h2", {}, t("stats.history"))];
+  if (s.history.length) {
+    parts.push(lineChart({
+      series: [{ points: s.history.map((g) => g.score), color: "#5d6670" }],
+      dots: (i) => OUTCOME_COLOR[s.history[i].outcome], id: "chart",
+      xLabel: t("stats.axis_game"), yLabel: t("stats.axis_score"),
+      aria: `${t("stats.chart_label", { n: s.history.length })}: ${s.history.map((g) => g.score).join(", ")}`,
+    }));
+    const legend = el("ul", { class: "legend" });
+    for (const k of ["win", "draw", "loss"]) {
+      const li = el("li");
+      li.append(el("span", { class: `swatch sw-${k}`, "aria-hidden": "true" }), document.createTextNode(t(`stats.${k}`)));
+      legend.append(li);
+    }
+    parts.push(legend, el("h2", {}, t("stats.recent")));
+    const list = el("ul", { class: "recent" });
+    for (const g of s.history.slice(-10).reverse()) {
+      const li = el("li");
+      li.append(el("span", {}, t("stats.recent_line", { score: g.score, outcome: t(`stats.${g.outcome}`), opponents: opponentsName(g.opponents) })));
+      if (g.game_id) li.append(el("a", { href: `/games/${g.game_id}`, class: "button-link", "data-testid": "review-link" }, t("lobby.review")));
+      list.append(li);
+    }
+    parts.push(list);
+  } else parts.push(el("p", {}, t("stats.no_history")));
+  body.replaceChildren(...parts);
+}
+
+export async function showStats() {
+  const body = $("stats-body");
+  S.data = null;
+  await loadSession();
+  if (!ME.player) { body.replaceChildren(el("p", {}, t("stats.none"))); return; }
+  try {
+    S.data = await api("/api/stats", {});
+    renderStats(S.data);
+  } catch (err) { body.replaceChildren(el("p", { class: "error" }, errorText(err))); }
+}
+
+// Redraw in the page's language (after a switch).
+export function redraw() { if (S.data) renderStats(S.data); }

@@ -1,0 +1,736 @@
+// The table: its state as the server sends it, drawn (the card, the dice, the people, the
+// coach, the result), the others' moves animated, and this player's intents (one at a
+// time, stamped with the state they were made from).
+import { $, config, el, go, sleep } from "./page.js";
+import { ApiError, api, follow, loadSession, onAnswer, pressOnce, whileBusy } from "./net.js";
+import { pace, reducedMotion, sound } from "./settings.js";
+import {
+  boxName, describeMove, diceText, errorText, joinNames, num, ruleName, seatName, t, tn,
+} from "./words.js";
+
+const T = {
+  code: null, state: null, version: [-1, -1], held: new Set(), selected: null,
+  queue: Promise.resolve(), animating: false, hint: null,
+  slots: [0, 1, 2, 3, 4], lastStatus: null, focusAfter: null,
+  busy: false, netError: false, hintPending: false,
+  mine: [], ended: null, voted: false, deadlineAt: null, ticker: null,
+};
+const dieNode = (i) => document.querySelector(`[data-testid="die-${i}"]`);
+const mySeats = () => T.mine;
+const isMine = (seat) => T.mine.includes(seat);
+const amHost = () => isMine(0);
+const myTurn = () => T.state && T.state.started && !T.state.over && isMine(T.state.current) && !T.animating && !T.busy;
+const newer = (a, b) => a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]);
+
+// The status line is kept as a function, so that a language switch can redraw it.
+function setStatus(text) { $("status").textContent = text; }
+function say(fn) { T.lastStatus = fn; setStatus(fn()); }
+function setError(err) { $("error").textContent = err ? errorText(err, T.state) : ""; }
+function showFailure(err) {  // a network failure clears itself once the server answers again
+  T.netError = err.code === "network";
+  setError(err);
+}
+
+function narrate(event) {
+  const m = event.msg;
+  if (!m || !T.state) return event.text || "";
+  const name = seatName(T.state, event.seat);
+  if (m.key === "narr.keep") return tn("narr.keep", m.n, { name, kept: diceText(m.kept), dice: diceText(m.dice) });
+  if (m.key === "narr.reroll_all") return t(m.key, { name, dice: diceText(m.dice) });
+  if (m.key === "narr.keep_all") return t(m.key, { name });
+  if (m.key === "narr.score" || m.key === "narr.score_bonus") {
+    return t(m.key, { name, points: m.points, box: boxName(m.box), extra: m.extra });
+  }
+  return event.text || "";
+}
+
+// Screen places of the dice. The server keeps dice sorted; the page keeps each held die in
+// its place while the others roll: slots[k] is the die (server position) shown in place k.
+function nextSlots(slots, before, keptPositions, after) {
+  const keptFaces = keptPositions.map((p) => before[p]);
+  const free = [0, 1, 2, 3, 4];
+  const held = [];
+  for (const face of keptFaces) {  // where the kept dice are after the roll (as the server's positions_of)
+    const spot = free.find((i) => after[i] === face && !held.includes(i));
+    held.push(spot);
+  }
+  const out = new Array(5).fill(null);
+  const used = new Set();
+  slots.forEach((pos, k) => {
+    const idx = keptPositions.indexOf(pos);
+    if (idx >= 0) { out[k] = held[idx]; used.add(held[idx]); }
+  });
+  const rest = [0, 1, 2, 3, 4].filter((p) => !used.has(p));
+  for (let k = 0; k < 5; k++) if (out[k] === null) out[k] = rest.shift();
+  return out;
+}
+
+function placeDice(slots) {
+  const tray = $("dice");
+  const order = [...tray.children].map((n) => Number(n.dataset.testid.slice(4)));
+  if (order.join() === slots.join()) return;
+  const focused = document.activeElement;
+  for (const pos of slots) tray.append(dieNode(pos));
+  if (focused && tray.contains(focused)) focused.focus();
+}
+
+function showDice(dice, held, kept) {
+  placeDice(T.slots);
+  T.slots.forEach((pos, k) => {
+    const die = dieNode(pos);
+    const value = dice && dice.length ? String(dice[pos]) : "";
+    die.dataset.value = value;
+    die.dataset.face = value;
+    die.dataset.held = String(held.has(pos));
+    die.dataset.tag = t("die.tag");
+    die.classList.toggle("kept", Boolean(kept && kept.includes(pos)));
+    const state = held.has(pos) || (kept && kept.includes(pos)) ? t("die.held") : t("die.free");
+    die.setAttribute("aria-label", value ? t("die.label", { n: k + 1, face: t(`face.${value}`), state }) : t("die.unrolled", { n: k + 1 }));
+    die.setAttribute("aria-pressed", String(held.has(pos)));
+  });
+}
+
+// Tumble, then settle: the dice that roll spin and flicker through faces, then show their
+// value. Without motion (the setting or the device's), they just change.
+async function tumble(positions, ms) {
+  if (reducedMotion() || !positions.length) return;
+  sound.play("roll");
+  const nodes = positions.map(dieNode);
+  for (const die of nodes) { die.classList.remove("rolling"); void die.offsetWidth; die.classList.add("rolling"); }
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    for (const die of nodes) die.dataset.face = String(1 + Math.floor(Math.random() * 6));
+    await sleep(70);
+  }
+  for (const die of nodes) die.dataset.face = die.dataset.value;
+}
+
+// The header and the highlighted column follow the seat that is moving (a CPU's too, while
+// its turn is animated).
+function showMover(seat, state) {
+  const turn = $("turn");
+  turn.dataset.seat = seat === null ? "" : String(seat);
+  if (seat === null) turn.textContent = t("turn.over");
+  else {
+    const s = state.seats[seat];
+    let name = seatName(state, seat);
+    if (s.kind !== "cpu" && s.away) name = t("people.cpu_for", { name });
+    else if (s.kind === "human" && state.online && !s.connected && !isMine(seat)) name = t("people.offline_mover", { name });
+    turn.replaceChildren(el("span", { class: "who", title: seatName(state, seat) }, t("turn.to_move", { name })));
+  }
+  document.querySelectorAll("#card thead th[data-seat]").forEach((th) => {
+    th.classList.toggle("mover", th.dataset.seat === String(seat));
+  });
+}
+
+// One animated move of someone else (a CPU or another player).
+async function animate(event) {
+  showMover(event.seat, T.state);
+  const p = pace();
+  if (event.type === "roll") {
+    showDice(event.dice_before, new Set(), event.kept);
+    say(() => t("narr.rolling", { name: seatName(T.state, event.seat) }));
+    await sleep(p * 0.6);
+    T.slots = nextSlots(T.slots, event.dice_before, event.kept, event.dice);
+    const kept = [];
+    const keptFaces = event.kept.map((i) => event.dice_before[i]);
+    for (const face of keptFaces) kept.push([0, 1, 2, 3, 4].find((i) => event.dice[i] === face && !kept.includes(i)));
+    showDice(event.dice, new Set(), kept);
+    const rolled = [0, 1, 2, 3, 4].filter((i) => !kept.includes(i));
+    await tumble(rolled, Math.min(600, p));
+    say(() => narrate(event));
+    await sleep(p);
+  } else {
+    showDice(event.dice_before, new Set(), []);
+    const cell = document.querySelector(`[data-testid="box-${event.seat}-${event.box}"]`);
+    say(() => narrate(event));
+    if (cell) { cell.textContent = event.points; cell.classList.add("scored-now"); }
+    sound.play(event.box === "yahtzee" && event.points > 0 ? "yatzy" : "score");
+    await sleep(p * 1.2);
+    T.slots = [0, 1, 2, 3, 4];
+  }
+}
+
+function receive(state) {
+  T.queue = T.queue.then(() => apply(state)).catch((err) => setError(err));
+  return T.queue;
+}
+
+async function apply(state) {
+  if (state.code !== T.code || !newer(state.version, T.version)) return;
+  const previous = T.state;
+  const sameGame = previous && previous.game === state.game;
+  const fresh = (state.events || []).filter((e) => !sameGame || e.seq >= previous.seq);
+  const others = fresh.filter((e) => !isMine(e.seat));
+  if (previous && others.length && pace() > 0) {
+    T.animating = true;
+    // our own move shows at once (the box filled, the total updated), the others' after
+    const cards = previous.cards && sameGame ? previous.cards.map((c, i) => (isMine(i) ? state.cards[i] : c)) : previous.cards;
+    T.state = { ...previous, seats: state.seats, cards };
+    render(T.state, { lock: true });
+    for (const event of fresh) {
+      if (isMine(event.seat)) {
+        say(() => narrate(event));
+        if (event.type === "roll") T.slots = nextSlots(T.slots, event.dice_before, event.kept, event.dice);
+        else {
+          T.slots = [0, 1, 2, 3, 4];
+          const cell = document.querySelector(`[data-testid="box-${event.seat}-${event.box}"]`);
+          if (cell) { cell.textContent = event.points; cell.classList.add("scored-now"); }
+        }
+        continue;
+      }
+      await animate(event);
+    }
+    T.animating = false;
+  } else if (previous && sameGame) {
+    for (const event of fresh) {
+      if (event.type === "roll") T.slots = nextSlots(T.slots, event.dice_before, event.kept, event.dice);
+      else T.slots = [0, 1, 2, 3, 4];
+      if (event.type === "score" && isMine(event.seat)) sound.play(event.box === "yahtzee" && event.points > 0 ? "yatzy" : "score");
+    }
+  } else {
+    T.slots = [0, 1, 2, 3, 4];
+  }
+  T.version = state.version;
+  const newTurn = !previous || previous.current !== state.current || previous.game !== state.game ||
+    previous.seq !== state.seq;
+  if (newTurn) { T.held = new Set(state.held || []); T.selected = null; T.hint = null; }
+  T.state = state;
+  render(state);
+  $("table").dataset.version = state.version.join(":");  // for test scripts: a new state
+  const last = fresh[fresh.length - 1];
+  if (last && state.started && !state.over && isMine(state.current)) {
+    say(() => t("status.then", { last: narrate(last), next: describeTurn(T.state) }));
+  } else if (last) say(() => narrate(last));
+  else if (!previous) say(() => describeTurn(T.state));
+  moveFocus(state, previous);
+}
+
+// Focus goes to the next sensible control after every action.
+function moveFocus(state, previous) {
+  if (T.busy) return;  // the socket's copy of the state came first: wait for the answer
+  const want = T.focusAfter;
+  T.focusAfter = null;
+  if (!state.started) return;
+  if (state.over) {
+    const again = document.querySelector('[data-testid="play-again"]');
+    if (again && (want || !previous || !previous.over)) again.focus();
+    return;
+  }
+  if (!isMine(state.current)) return;
+  const justArrived = !previous || !isMine(previous.current) || previous.current !== state.current || previous.game !== state.game;
+  if (want === "roll" || justArrived || want === "turn") {
+    if (state.rolls_left > 0) $("roll").focus();
+    else {
+      const first = document.querySelector(`button[data-testid^="box-${state.current}-"]`);
+      if (first) first.focus();
+    }
+  }
+}
+
+function describeTurn(state) {
+  if (!state.started) return t("turn.waiting_long");
+  if (state.over) return resultText(state);
+  const name = seatName(state, state.current);
+  const roll = 3 - state.rolls_left;
+  if (isMine(state.current)) return mySeats().length > 1 ? t("turn.named", { name, roll }) : t("turn.yours", { roll });
+  return t("turn.other", { name });
+}
+
+function resultText(state) {
+  const r = state.result;
+  if (!r) return "";
+  const names = r.winners.map((s) => seatName(state, s));
+  if (r.draw) return t("result.draw", { names: joinNames(names), points: r.totals[r.winners[0]] });
+  if (mySeats().length === 1 && isMine(r.winners[0])) return t("result.you_win", { points: r.totals[r.winners[0]] });
+  return t("result.win", { name: names[0], points: r.totals[r.winners[0]] });
+}
+
+// Redrawing replaces the card's buttons: the focus stays on the control with the same test
+// id (a box, a die, Play again) when there is one.
+function render(state, options = {}) {
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.testid : null;
+  draw(state, options);
+  const active = document.activeElement;
+  if (focused && (!active || active === document.body || !active.isConnected)) {
+    const again = document.querySelector(`[data-testid="${focused}"]`);
+    if (again && !again.disabled && again.offsetParent !== null) again.focus();
+  }
+}
+
+function draw(state, { lock = false } = {}) {
+  $("table-code").textContent = state.code;
+  const link = `${location.origin}/?join=${state.code}`;  // friends open it to take a seat
+  $("table-link").replaceChildren(...(state.online ? [el("a", { href: link, "data-testid": "table-link" }, link)] : []));
+  $("waiting").hidden = state.started;
+  $("board").hidden = !state.started;
+  if (!state.started) { renderWaiting(state); return; }
+  $("waiting-seats").replaceChildren();  // its seat-status hooks now live in the card
+  const playing = !state.over;
+  const mine = playing && isMine(state.current) && !lock;
+  const live = mine && !T.busy;  // no second intent while one is in flight
+  $("leave").hidden = !mySeats().length;
+  renderAway(state);
+  renderTimer(state);
+  if (!T.animating) showDice(playing ? state.dice : [], mine ? T.held : new Set(state.held || []), null);
+  for (let i = 0; i < 5; i++) dieNode(i).disabled = !(live && state.rolls_left > 0);
+  const roll = $("roll");
+  roll.disabled = !(live && state.rolls_left > 0 && T.held.size < 5);
+  roll.textContent = playing ? tn("roll.left", state.rolls_left) : t("roll.button");
+  $("score").disabled = !(live && T.selected);
+  $("hint-button").hidden = !state.coach;
+  $("hint-button").disabled = !live || T.hintPending;
+  $("tray").hidden = !playing;
+  renderCard(state, mine, lock);
+  if (!T.animating) showMover(playing ? state.current : null, state);
+  const notes = state.seats.filter((s) => s.kind === "cpu" && s.trained_for)
+    .map((s) => t("seat.trained_for", { name: seatName(state, s.seat), rules: ruleName(s.trained_for) }));
+  $("seat-notes").replaceChildren(...notes.map((n) => el("p", {}, n)));
+  renderCoach(state);
+  renderResult(state);
+}
+
+function renderWaiting(state) {
+  const list = $("waiting-seats");
+  list.replaceChildren(...state.seats.map((s) => {
+    const li = el("li");
+    if (s.kind !== "cpu") li.append(seatStatus(s));
+    const key = s.kind === "friend" ? "table.waiting_seat_free" : s.kind === "cpu" ? "table.waiting_seat_cpu" : "table.waiting_seat_joined";
+    li.append(el("span", { class: "nm", title: seatName(state, s.seat) }, t(key, { n: s.seat + 1, name: seatName(state, s.seat) })));
+    if (amHost() && s.seat > 0 && s.kind !== "cpu" && !s.connected && !isMine(s.seat)) {
+      li.append(" ", hostButton("hand", s.seat), " ", hostButton("remove", s.seat));
+    }
+    return li;
+  }));
+  $("leave").hidden = !mySeats().length || amHost();
+  $("away-banner").hidden = true;
+  $("timer").hidden = true;
+  $("start").hidden = !isMine(0);
+  const free = state.seats.some((s) => s.kind === "friend" && !s.taken);
+  $("join-here").hidden = !(free && !mySeats().length);
+  $("turn").textContent = t("turn.waiting");
+  $("turn").dataset.seat = "";
+}
+
+// "The computer is playing for you", and the button that takes the seat back.
+function renderAway(state) {
+  const away = mySeats().map((i) => state.seats[i]).find((s) => s && s.away);
+  $("away-banner").hidden = !away;
+  if (away) $("away-text").textContent = t(`people.me_away.${away.away}`);
+}
+
+// The turn timer's countdown (the server holds the deadline; this only shows it).
+function renderTimer(state) {
+  const node = $("timer");
+  T.deadlineAt = state.time_left !== undefined && state.time_left !== null ? performance.now() + 1000 * state.time_left : null;
+  const tick = () => {
+    if (T.deadlineAt === null) { node.hidden = true; return; }
+    node.hidden = false;
+    node.textContent = t("people.time_left", { s: Math.max(0, Math.ceil((T.deadlineAt - performance.now()) / 1000)) });
+  };
+  tick();
+  if (!T.ticker) T.ticker = setInterval(() => { if (!$("table").hidden) tick(); }, 500);
+}
+
+// A seat's live presence: data-connected says whether its player has the table open.
+function seatStatus(s) {
+  const connected = s.kind === "cpu" || Boolean(s.connected);
+  const words = t(connected ? "people.connected" : "people.offline");
+  return el("span", { class: "seat-status", "data-testid": `seat-status-${s.seat}`,
+    "data-connected": String(connected), role: "img", "aria-label": words, title: words });
+}
+
+// The host's controls for an absent seat: the computer plays it; before the start, remove it.
+function hostButton(what, seat) {
+  const id = what === "hand" ? `hand-to-cpu-${seat}` : `remove-seat-${seat}`;
+  const button = el("button", { type: "button", "data-testid": id }, t(what === "hand" ? "people.hand" : "people.remove"));
+  button.addEventListener("click", pressOnce(() => seatAction(what, { target: seat })));
+  return button;
+}
+
+// A seat action (leave, back, hand, remove) of this page's player.
+async function seatAction(what, body = {}) {
+  setError(null);
+  try {
+    const state = await api(`/api/tables/${T.code}/${what}`, body, { retries: 0 });
+    await receive(state);
+    return state;
+  } catch (err) {
+    if (err.status === 409) await resync();
+    showFailure(err);
+    return null;
+  }
+}
+
+// Presence changed (a socket opened or closed): redraw who is connected.
+function showPresence(connected) {
+  if (!T.state) return;
+  for (const s of T.state.seats) s.connected = s.kind === "cpu" || connected.includes(s.seat);
+  if (!T.animating) render(T.state);
+  else for (const s of T.state.seats) {
+    const dot = document.querySelector(`[data-testid="seat-status-${s.seat}"]`);
+    if (dot) dot.dataset.connected = String(s.connected);
+  }
+}
+
+function renderCard(state, mine, lock = false) {
+  const table = $("card");
+  table.className = `card seats-${state.seats.length}`;
+  const head = el("tr");
+  head.append(el("th", { scope: "col" }, t("card.box")));
+  state.seats.forEach((s, i) => {
+    const name = seatName(state, i);
+    // "Ada (you)": the mark is its own span, which a narrow four-seat head hides visually
+    // (a screen reader still reads it) so that the name is not cut
+    const mark = isMine(i) && mySeats().length === 1 && !["You", "Tu", t("lobby.default_name")].includes(name)
+      ? t("seat.you_mark") : "";
+    const th = el("th", { scope: "col", title: mark ? `${name} ${mark}` : name, "data-seat": String(i) });
+    if (s.kind !== "cpu") th.append(seatStatus(s));
+    const nm = el("span", { class: "nm" }, name);
+    if (mark) nm.append(el("span", { class: "you" }, ` ${mark}`));
+    th.append(nm);
+    if (s.kind !== "cpu" && s.away) th.append(el("span", { class: "seat-away", "data-testid": `seat-away-${i}` }, t(`people.away.${s.away}`)));
+    else if (s.kind === "human" && !s.connected && state.online && !isMine(i)) th.append(el("span", { class: "seat-away" }, t("people.offline")));
+    if (amHost() && i > 0 && s.kind === "human" && !s.away && !s.connected && !isMine(i) && !state.over) th.append(hostButton("hand", i));
+    if (!state.over && state.current === i) th.classList.add("mover");
+    head.append(th);
+  });
+  table.tHead.replaceChildren(head);
+  const rows = [];
+  config.boxes.forEach((box, b) => {
+    const tr = el("tr");
+    tr.append(el("th", { scope: "row" }, boxName(box)));
+    state.seats.forEach((_, seat) => {
+      const score = state.cards[seat].scores[box];
+      const open = score === null;
+      const mover = !state.over && seat === state.current && !lock;  // no stale potentials while animating
+      const potential = mover && open && box in state.options ? state.options[box] : null;
+      const attrs = {
+        "data-testid": `box-${seat}-${box}`, "data-open": String(open),
+        "data-points": open ? (potential === null ? "" : String(potential)) : String(score),
+      };
+      const td = el("td");
+      if (mine && mover && potential !== null) {
+        const key = T.selected === box ? "card.option_selected" : "card.option";
+        const button = el("button", { ...attrs, type: "button", class: "box",
+          "aria-label": t(key, { box: boxName(box), points: potential }) }, potential);
+        if (T.selected === box) button.classList.add("selected");
+        button.disabled = T.busy;
+        button.addEventListener("click", () => chooseBox(box));
+        td.append(button);
+      } else {
+        Object.entries(attrs).forEach(([k, v]) => td.setAttribute(k, v));
+        td.textContent = open ? (potential === null ? "" : potential) : score;
+        if (open && potential !== null) td.classList.add("potential");
+      }
+      tr.append(td);
+    });
+    rows.push(tr);
+    if (b === config.upper_boxes - 1) {  // the end of the upper section
+      rows.push(sumRow(state, t("card.upper_total"), (c) => `${c.upper_total}`, "upper"));
+      rows.push(sumRow(state, t("card.upper_bonus"), (c) => c.upper_bonus, "bonus"));
+    }
+  });
+  rows.push(sumRow(state, t("card.yahtzee_bonus"), (c) => c.yahtzee_bonus, "ybonus"));
+  const total = sumRow(state, t("card.total"), (c) => c.total, "total");
+  total.classList.add("total");
+  rows.push(total);
+  table.tBodies[0].replaceChildren(...rows);
+}
+
+function sumRow(state, label, value, id) {
+  const tr = el("tr", { class: "sum" });
+  tr.append(el("th", { scope: "row" }, label));
+  state.cards.forEach((c, seat) => tr.append(el("td", { "data-testid": `${id}-${seat}` }, value(c))));
+  return tr;
+}
+
+function decisionText(d) {
+  const roll = 3 - d.rolls_left;
+  const move = describeMove(d.dice, d.action);
+  if (d.regret <= 1e-6) return t("coach.decision_best", { dice: diceText(d.dice), roll, move });
+  return t("coach.decision", { dice: diceText(d.dice), roll, move, loss: num(d.regret), best: describeMove(d.dice, d.best_action) });
+}
+
+function renderCoach(state) {
+  const box = $("regret");
+  box.replaceChildren();
+  if (!state.coach) { $("hint").replaceChildren(); return; }
+  const seats = mySeats().filter((s) => String(s) in (state.regret || {}));
+  for (const seat of seats) {
+    const mine = (state.events || []).filter((e) => e.seat === seat && e.regret !== undefined);
+    const last = mine[mine.length - 1];
+    const regret = num(state.regret[seat]);
+    let text = mySeats().length > 1 ? t("coach.regret_named", { name: seatName(state, seat), regret }) : t("coach.regret", { regret });
+    if (last) text += last.regret > 0.005 ? t("coach.last_lost", { loss: num(last.regret) }) : t("coach.last_best");
+    box.append(el("p", { "data-testid": `regret-${seat}` }, text));
+  }
+  if (T.hint && myTurn()) renderHint(T.hint); else $("hint").replaceChildren();
+}
+
+function renderHint(hint) {
+  const node = $("hint");
+  node.replaceChildren(el("strong", {}, t("coach.label")));
+  const list = el("ol");
+  for (const o of hint.options) {
+    list.append(el("li", {}, t("coach.option", { move: describeMove(hint.dice, o.action), total: num(o.expected_total, 1) })));
+  }
+  node.append(list);
+}
+
+// The result in words, for the player of this page: "You won", "You lost to Hard by 34"...
+function resultWords(state) {
+  const { totals, winners, draw } = state.result;
+  const names = (seats) => joinNames(seats.map((i) => seatName(state, i)));
+  if (mySeats().length !== 1) return draw ? t("end.draw_plain") : t("end.wins", { name: names(winners) });
+  const me = mySeats()[0];
+  if (winners.includes(me)) {
+    if (!draw) return t("end.you_won");
+    const others = winners.filter((i) => i !== me);
+    return others.length ? t("end.you_drew", { names: names(others) }) : t("end.draw_plain");
+  }
+  return t("end.you_lost", { name: names(winners), n: totals[winners[0]] - totals[me] });
+}
+
+// The end of a game: an overlay, which stays for this player until they leave it (Play
+// again, Back to the lobby), even if the others start the next game meanwhile.
+function renderResult(state) {
+  const box = $("result");
+  if (state.over) {
+    if (!T.ended || T.ended.game !== state.game) T.voted = false;
+    T.ended = state;
+  } else if (T.ended && (T.voted || T.ended.code !== state.code)) { T.ended = null; T.voted = false; }
+  const ended = T.ended;
+  const opening = box.hidden && Boolean(ended);
+  box.hidden = !ended;
+  $("result-backdrop").hidden = !ended;
+  if (!ended) { box.replaceChildren(); return; }
+  const live = T.state && T.state.code === ended.code ? T.state : ended;
+  state = ended;
+  const parts = [el("h2", { id: "result-title", "data-testid": "result-words" }, resultWords(state))];
+  const ranking = el("ol", { class: "ranking", "data-testid": "ranking" });
+  for (const r of state.result.ranking) {
+    const li = el("li", { class: isMine(r.seat) ? "me" : "" });
+    li.append(el("span", { class: "nm", title: seatName(state, r.seat) }, t("end.place", { place: r.place, name: seatName(state, r.seat) })),
+      el("strong", { "data-testid": `rank-total-${r.seat}` }, r.total));
+    ranking.append(li);
+  }
+  parts.push(ranking);
+  const match = state.match_state;
+  let again = t("end.play_again");
+  if (match) {
+    let text;
+    if (match.decided && match.msg) {
+      const names = match.msg.seats.map((s) => seatName(state, s));
+      text = tn("match.won", names.length, { names: joinNames(names), wins: match.msg.wins });
+    } else {
+      const wins = match.wins ? state.seats.map((s, i) => `${seatName(state, i)} ${match.wins[i]}`).join(", ") : "";
+      text = t("match.progress", { wins });
+    }
+    parts.push(el("p", { "data-testid": "match" }, text));
+    if (!match.decided) again = t("end.next_game");
+  }
+  if (state.review) {
+    for (const seat of mySeats()) {
+      const review = state.review[seat];
+      if (!review) continue;
+      const div = el("div", { "data-testid": `review-${seat}` });
+      div.append(el("p", {}, t("coach.summary", { regret: num(review.total_regret), n: review.decisions })));
+      if (review.costliest.length) {
+        const list = el("ol");
+        review.costliest.forEach((d) => list.append(el("li", {}, decisionText(d))));
+        div.append(el("p", {}, t("coach.costliest")), list);
+      }
+      parts.push(div);
+    }
+  }
+  const votedAlready = live.over && (live.votes || []).some(isMine);
+  if (live.over && live.online && live.votes && live.votes.length) {
+    const waiting = (live.voters || []).filter((i) => !live.votes.includes(i) && !isMine(i));
+    const text = waiting.length ? t("end.waiting", { names: joinNames(waiting.map((i) => seatName(live, i))) }) : "";
+    if (votedAlready || text) parts.push(el("p", { class: "votes", "data-testid": "votes" }, votedAlready ? `${t("end.voted")} ${text}` : text));
+  }
+  const buttons = el("div", { class: "buttons" });
+  if (mySeats().length) {
+    const button = el("button", { type: "button", class: "primary", "data-testid": "play-again" }, again);
+    button.disabled = T.busy || votedAlready;
+    button.addEventListener("click", pressOnce(playAgain));
+    buttons.append(button);
+  }
+  if (state.result.game_id) {
+    buttons.append(el("a", { href: `/games/${state.result.game_id}`, class: "button-link", "data-testid": "review-link" }, t("end.review")));
+  }
+  const lobby = el("button", { type: "button", "data-testid": "back-to-lobby" }, t("end.lobby"));
+  lobby.addEventListener("click", () => { T.ended = null; go("/"); });
+  buttons.append(lobby);
+  parts.push(buttons);
+  box.replaceChildren(...parts);
+  if (opening) (box.querySelector("[data-testid=play-again]") || lobby).focus();
+}
+
+async function playAgain() {
+  T.voted = true;
+  if (T.state && !T.state.over) { T.ended = null; render(T.state); return; }  // it started meanwhile
+  await act({ type: "next" });
+}
+
+// ------------------------------------------------------------------ intents
+// One intent at a time, stamped with the state it was made from: a repeat (double click,
+// a retry after a lost answer) is refused by the server as "stale_seq" and changes nothing.
+async function act(action) {
+  if (T.busy || !T.state) return;
+  const seat = action.type === "next" ? mySeats()[0] : T.state.current;
+  const { seq, game } = T.state;
+  T.busy = true;
+  render(T.state);
+  setError(null);
+  try {
+    const state = await api(`/api/tables/${T.code}/act`, { seat, seq, game, action });
+    T.busy = false;
+    await receive(state);
+  } catch (err) {
+    T.busy = false;
+    if (err.code === "stale_seq") await resync(); else showFailure(err);
+  } finally {
+    T.busy = false;
+    if (T.state) {
+      render(T.state, { lock: T.animating });
+      // the socket's copy came first (moveFocus waited for the answer): the focus moves now
+      if (T.focusAfter && !T.animating) moveFocus(T.state, T.state);
+    }
+  }
+}
+
+async function resync() {
+  try { await receive(await api(`/api/tables/${T.code}`)); } catch (err) { showFailure(err); }
+}
+
+function slotOf(pos) { return T.slots.indexOf(pos); }
+
+function toggleDie(i) {
+  if (!myTurn() || T.state.rolls_left === 0) return;
+  if (T.held.has(i)) T.held.delete(i); else T.held.add(i);
+  render(T.state);
+  dieNode(i).focus();
+  const held = [...T.held].sort((a, b) => slotOf(a) - slotOf(b)).map((p) => T.state.dice[p]);
+  say(() => (held.length ? t("status.holding", { dice: diceText(held) }) : t("status.holding_none")));
+}
+
+async function rollNow() {
+  if (!myTurn() || T.state.rolls_left === 0) return;
+  if (T.held.size === 5) { setError(new ApiError("all held", "all_held")); return; }
+  // the places (not the dice: the server renumbers them) that roll
+  const places = [0, 1, 2, 3, 4].filter((k) => !T.held.has(T.slots[k]));
+  const before = T.version.join(":");
+  T.focusAfter = "roll";
+  await act({ type: "roll", hold: [...T.held].sort() });
+  if (T.version.join(":") !== before) await tumble(places.map((k) => T.slots[k]), 450);
+}
+
+function chooseBox(box) {
+  if (!myTurn()) return;
+  if (T.selected === box) { scoreNow(); return; }
+  T.selected = box;
+  render(T.state);
+  const button = document.querySelector(`button[data-testid="box-${T.state.current}-${box}"]`);
+  if (button) button.focus();
+  say(() => t("status.selected", { box: boxName(box), points: T.state.options[box] }));
+}
+
+function scoreNow() {
+  if (!myTurn() || !T.selected) return;
+  const box = T.selected;
+  T.selected = null;
+  T.focusAfter = "turn";
+  act({ type: "score", box });
+}
+
+async function askHint() {
+  if (!myTurn() || T.hintPending) return;
+  const node = $("hint");
+  T.hintPending = true;
+  node.dataset.state = "computing";  // the coach may first have to load its table
+  node.replaceChildren(el("p", { class: "thinking", "data-testid": "hint-progress" }, t("coach.thinking")));
+  $("hint-button").disabled = true;
+  try {
+    const seat = T.state.current;
+    T.hint = await api(`/api/tables/${T.code}/hint`, { seat }, { timeout: 60000 });
+    node.dataset.state = "ready";
+    renderHint(T.hint);
+  } catch (err) {
+    node.dataset.state = "";
+    node.replaceChildren();
+    showFailure(err);
+  } finally {
+    T.hintPending = false;
+    if (T.state) render(T.state, { lock: T.animating });
+  }
+}
+
+export async function showTable(code) {
+  T.code = code.toUpperCase();
+  T.state = null; T.version = [-1, -1]; T.slots = [0, 1, 2, 3, 4];
+  T.mine = []; T.ended = null; T.voted = false;
+  try {
+    await loadSession();
+    const state = await api(`/api/tables/${T.code}`);
+    T.mine = state.mine || [];
+    await receive(state);
+    follow(T.code, {
+      state: (pushed) => {
+        receive(pushed);
+        if (T.netError) { T.netError = false; setError(null); }  // back in sync
+      },
+      presence: (connected) => { T.queue = T.queue.then(() => showPresence(connected)); },
+      hello: (seats) => { T.mine = seats; },
+      error: (err) => setError(err),
+      seated: () => mySeats().length > 0,
+    });
+  } catch (err) {
+    showFailure(err);
+    $("board").hidden = false;
+    $("tray").hidden = false;
+    $("table-code").textContent = T.code;
+  }
+}
+
+// Redraw in the page's language (after a switch).
+export function redraw() {
+  if (!T.state) return;
+  render(T.state, { lock: T.animating });
+  setStatus(T.lastStatus ? T.lastStatus() : "");
+  if (T.hint && myTurn()) renderHint(T.hint);
+}
+
+export function setup() {
+  onAnswer(() => { if (T.netError) { T.netError = false; setError(null); } });  // the server answers again
+  for (let i = 0; i < 5; i++) {
+    const die = dieNode(i);
+    for (let p = 0; p < 9; p++) die.append(el("span", { class: "pip", "aria-hidden": "true" }));
+    die.addEventListener("click", () => toggleDie(i));
+  }
+  if (window.ResizeObserver) {  // the tray's height, for the CSS scroll padding around it
+    new ResizeObserver(([entry]) => {
+      document.documentElement.style.setProperty("--tray-h", `${Math.ceil(entry.target.getBoundingClientRect().height)}px`);
+    }).observe($("tray"));
+  }
+  $("roll").addEventListener("click", pressOnce(rollNow));
+  $("score").addEventListener("click", pressOnce(scoreNow));
+  $("hint-button").addEventListener("click", pressOnce(askHint));
+  $("join-here").addEventListener("click", () => go(`/?join=${T.code}`));
+  $("leave").addEventListener("click", pressOnce(async () => { if (await seatAction("leave")) { T.ended = null; go("/"); } }));
+  $("take-back").addEventListener("click", pressOnce(() => seatAction("back")));
+  $("start").addEventListener("click", () => whileBusy(["start"], async () => {
+    try { await receive(await api(`/api/tables/${T.code}/start`, { seat: 0 })); }
+    catch (err) { if (err.status === 409) await resync(); else showFailure(err); }
+  }));
+}
+
+// The keys of the table (1-5 a die, R roll, S score, H hint, Enter the chosen box).
+export function onKey(e) {
+  if (/^[1-5]$/.test(e.key)) toggleDie(T.slots[Number(e.key) - 1]);
+  else if (e.key === "r" || e.key === "R") rollNow();
+  else if (e.key === "s" || e.key === "S") scoreNow();
+  else if (e.key === "h" || e.key === "H") askHint();
+  else if (e.key === "Enter" && T.selected && !e.target.matches("button, a")) scoreNow();
+}
