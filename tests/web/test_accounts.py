@@ -22,26 +22,6 @@ from yahtzee_env.web.app import create_app
 PASSWORD = "correct horse battery"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request, tmp_path):
-    """Each test on both backends (issue 20): a SQLite file, and a fresh database on a real
-    PostgreSQL server (the ``pg_url`` fixture)."""
-    if request.param == "postgresql":
-        return request.getfixturevalue("pg_url")
-    return tmp_path / "web.sqlite3"
-
-
-@pytest.fixture
-def app(db):
-    return create_app(db)
-
-
-@pytest.fixture
-def client(app):
-    with TestClient(app) as c:
-        yield c
-
-
 def guest(client, name="Ada"):
     reply = client.post("/api/session", json={"name": name})
     assert reply.status_code == 200, reply.text

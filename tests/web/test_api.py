@@ -22,56 +22,6 @@ from yahtzee_env.web.storage import SCHEMA_VERSION, SQLiteStorage, open_storage
 from yahtzee_env.web.tables import CODE_ALPHABET, CODE_LENGTH
 
 
-@pytest.fixture
-def sqlite_db(tmp_path):
-    return tmp_path / "web.sqlite3"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request, tmp_path):
-    """A database of each backend: a SQLite file, or a new PostgreSQL database's URL."""
-    if request.param == "sqlite":
-        return tmp_path / "web.sqlite3"
-    return request.getfixturevalue("pg_url")
-
-
-@pytest.fixture
-def client(db):
-    with TestClient(create_app(db)) as c:
-        yield c
-
-
-def new_table(client, seats=("human", "hard", "easy"), **extra):
-    reply = client.post("/api/tables", json={"seats": list(seats), **extra})
-    assert reply.status_code == 200, reply.text
-    body = reply.json()
-    return body["code"], body["tokens"], body["state"]
-
-
-def act(client, code, seat, token, action, seq=None, game=None):
-    """POST an intent, stamped with ``seq``/``game`` (by default those of the table now)."""
-    if seq is None:
-        now = client.get(f"/api/tables/{code}").json()
-        seq, game = now.get("seq", 0), now.get("game")
-    body = {"seat": seat, "token": token, "action": action, "seq": seq, "game": game}
-    return client.post(f"/api/tables/{code}/act", json=body)
-
-
-def play_out(client, code, token, seat=0, state=None):
-    """Play seat ``seat`` to the end: one re-roll keeping die 0, then the best-paying box."""
-    state = state or client.get(f"/api/tables/{code}").json()
-    while not state["over"]:
-        assert state["current"] == seat
-        if state["rolls_left"] == 2:
-            reply = act(client, code, seat, token, {"type": "roll", "hold": [0]})
-        else:
-            box = max(state["options"], key=state["options"].get)
-            reply = act(client, code, seat, token, {"type": "score", "box": box})
-        assert reply.status_code == 200, reply.text
-        state = reply.json()
-    return state
-
-
 def replay_totals(db, code):
     """The engine's totals for a stored table: replay the logged actions from the seed."""
     storage = open_storage(db, migrate=False)
@@ -88,8 +38,8 @@ def replay_totals(db, code):
 
 
 # ------------------------------------------------------------------ playing
-def test_solo_game_against_two_cpus_matches_the_engine(client, db):
-    code, tokens, state = new_table(client)
+def test_solo_game_against_two_cpus_matches_the_engine(client, db, new_table, play_out):
+    code, tokens, state = new_table(client, seats=("human", "hard", "easy"))
     assert len(code) == CODE_LENGTH and set(code) <= set(CODE_ALPHABET)
     assert state["started"] and state["current"] == 0  # the CPUs before seat 0 have moved
     assert all(e["seat"] != 0 for e in state["events"])
@@ -99,7 +49,7 @@ def test_solo_game_against_two_cpus_matches_the_engine(client, db):
     assert all(None not in c["scores"].values() for c in final["cards"])
 
 
-def test_cpu_moves_are_narrated(client):
+def test_cpu_moves_are_narrated(client, new_table, act):
     code, tokens, state = new_table(client, seats=("human", "hard"))
     state = act(client, code, 0, tokens["0"], {"type": "score", "box": "chance"}).json()
     texts = [e["text"] for e in state["events"] if e["seat"] == 1]
@@ -112,7 +62,7 @@ def test_cpu_moves_are_narrated(client):
             assert f"keeps {' '.join(map(str, kept))}, re-rolls {5 - len(kept)} di" in e["text"]
 
 
-def test_held_dice_stay_held_after_a_roll(client):
+def test_held_dice_stay_held_after_a_roll(client, new_table, act):
     code, tokens, state = new_table(client, seats=("human", "easy"))
     dice = state["dice"]
     state = act(client, code, 0, tokens["0"], {"type": "roll", "hold": [3, 4]}).json()
@@ -121,16 +71,16 @@ def test_held_dice_stay_held_after_a_roll(client):
     assert state["rolls_left"] == 1
 
 
-def test_potential_points_come_from_the_engine(client):
+def test_potential_points_come_from_the_engine(client, new_table):
     _code, _tokens, state = new_table(client, seats=("human", "easy"))
     dice = state["dice"]
     assert state["options"]["chance"] == sum(dice)
     assert state["options"]["aces"] == dice.count(1)
 
 
-def test_resume_after_restart_has_the_same_dice(db):
+def test_resume_after_restart_has_the_same_dice(db, new_table, act, play_out):
     with TestClient(create_app(db)) as c:
-        code, tokens, state = new_table(c)
+        code, tokens, state = new_table(c, seats=("human", "hard", "easy"))
         state = act(c, code, 0, tokens["0"], {"type": "roll", "hold": [0, 1]}).json()
         state = act(c, code, 0, tokens["0"], {"type": "score", "box": "chance"}).json()
     with TestClient(create_app(db)) as c:  # a new server process over the same file
@@ -141,7 +91,7 @@ def test_resume_after_restart_has_the_same_dice(db):
     assert final["result"]["totals"] == replay_totals(db, code)
 
 
-def test_best_of_five_and_play_again(db):
+def test_best_of_five_and_play_again(db, new_table, act, play_out):
     with TestClient(create_app(db)) as c:
         code, tokens, state = new_table(c, seats=("human", "greedy"), match=True)
         state = play_out(c, code, tokens["0"], state=state)
@@ -157,7 +107,7 @@ def test_best_of_five_and_play_again(db):
             assert again[key] == nxt[key], key
 
 
-def test_statistics_split_by_opponents_and_mode(client):
+def test_statistics_split_by_opponents_and_mode(client, new_table, play_out):
     player = client.post("/api/players", json={"name": "Ada"}).json()
     code, tokens, state = new_table(client, seats=("human", "easy"), player=player["token"])
     final = play_out(client, code, tokens["0"], state=state)
@@ -170,8 +120,8 @@ def test_statistics_split_by_opponents_and_mode(client):
     assert [h["score"] for h in stats["history"]] == [final["result"]["totals"][0]]
 
 
-def test_schema_is_versioned_and_wal(sqlite_db):
-    db = sqlite_db
+@pytest.mark.backends("sqlite")
+def test_schema_is_versioned_and_wal(db):
     SQLiteStorage(db).close()
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
@@ -186,7 +136,7 @@ def test_schema_is_versioned_and_wal(sqlite_db):
 
 
 # ------------------------------------------------------------------ online tables
-def test_online_table_join_start_and_turns(client):
+def test_online_table_join_start_and_turns(client, new_table, act):
     code, tokens, state = new_table(client, seats=("human", "friend", "friend"), online=True)
     assert not state["started"]
     join = client.post(f"/api/tables/{code}/join", json={"name": "Bea"})
@@ -216,7 +166,7 @@ def test_online_table_join_start_and_turns(client):
     )
 
 
-def test_websocket_pushes_moves_to_other_players(client):
+def test_websocket_pushes_moves_to_other_players(client, new_table):
     code, tokens, _state = new_table(client, seats=("human", "friend"), online=True)
     friend = client.post(f"/api/tables/{code}/join", json={"name": "Bea"}).json()
     client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
@@ -242,7 +192,7 @@ def test_websocket_pushes_moves_to_other_players(client):
         assert pushed["state"]["cards"][mover]["scores"]["chance"] == sum(start["dice"])
 
 
-def test_websocket_rate_limit(db):
+def test_websocket_rate_limit(db, new_table):
     with TestClient(create_app(db, limits=Limits(rate=5, burst=10))) as c:
         code, _tokens, _ = new_table(c, seats=("human", "easy"))
         with c.websocket_connect(f"/ws/{code}") as ws:
@@ -309,14 +259,14 @@ def test_unknown_table(client):
         ({"type": "next"}, 409, "still on"),
     ],
 )
-def test_illegal_actions_change_nothing(client, db, action, status, words):
+def test_illegal_actions_change_nothing(client, db, action, status, words, new_table, act):
     code, tokens, state = new_table(client, seats=("human", "easy"))
     reply = act(client, code, 0, tokens["0"], action)
     assert reply.status_code == status and words in reply.json()["error"]
     assert client.get(f"/api/tables/{code}").json()["version"] == state["version"]
 
 
-def test_filled_box_and_spent_rolls_are_refused(client):
+def test_filled_box_and_spent_rolls_are_refused(client, new_table, act):
     code, tokens, _state = new_table(client, seats=("human", "easy"))
     token = tokens["0"]
     act(client, code, 0, token, {"type": "roll", "hold": []})
@@ -328,7 +278,7 @@ def test_filled_box_and_spent_rolls_are_refused(client):
     assert reply.status_code == 409 and "already filled" in reply.json()["error"]
 
 
-def test_stale_and_forged_seat_tokens(client):
+def test_stale_and_forged_seat_tokens(client, new_table, act):
     code, tokens, _ = new_table(client, seats=("human", "easy"))
     other, _, _ = new_table(client, seats=("human", "easy"))
     for seat, token, status in [
@@ -345,13 +295,13 @@ def test_stale_and_forged_seat_tokens(client):
     assert reply.status_code == 403
 
 
-def test_names_are_plain_text(client):
+def test_names_are_plain_text(client, new_table):
     _code, _tokens, state = new_table(client, seats=("human", "easy"), name='Bo & "Al"')
     assert state["seats"][0]["name"] == 'Bo & "Al"'
 
 
 # ------------------------------------------------------------------ coach
-def test_coach_hint_and_regret(client):
+def test_coach_hint_and_regret(client, new_table, act, play_out):
     code, tokens, state = new_table(client, seats=("human", "easy"), coach=True)
     hint = client.post(f"/api/tables/{code}/hint", json={"seat": 0, "token": tokens["0"]}).json()
     options = hint["options"]
@@ -375,7 +325,7 @@ def test_coach_hint_and_regret(client):
     assert len(costs) == 3 and costs == sorted(costs, reverse=True)
 
 
-def test_hint_needs_the_coach(client):
+def test_hint_needs_the_coach(client, new_table):
     code, tokens, _ = new_table(client, seats=("human", "easy"))
     reply = client.post(f"/api/tables/{code}/hint", json={"seat": 0, "token": tokens["0"]})
     assert reply.status_code == 409 and "coach is off" in reply.json()["error"]

@@ -25,58 +25,12 @@ import pytest
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
-sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
+pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
-from yahtzee_env.game.engine import Game, roll_for_first_player  # noqa: E402
-from yahtzee_env.web.local_server import LocalServer, free_port  # noqa: E402
+from yahtzee_env.game.engine import Game, roll_for_first_player
+from yahtzee_env.web.local_server import LocalServer, free_port
 
-CHROMIUM = os.environ.get("YAHTZEE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-pytestmark = pytest.mark.skipif(
-    not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)),
-    reason=f"no chromium at {CHROMIUM} (apt-get install chromium)",
-)
-TIMEOUT_MS = 20_000
-
-
-@pytest.fixture
-def server(tmp_path):
-    srv = LocalServer(tmp_path / "web.sqlite3")
-    srv.start()
-    yield srv
-    srv.kill()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 900, "height": 1100})
-    pg = context.new_page()
-    pg.set_default_timeout(TIMEOUT_MS)
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    # the strict CSP (issue 17): nothing on the page may need an inline script or handler
-    pg.on(
-        "console",
-        lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None,
-    )
-    yield pg
-    context.close()
-    assert not errors, errors
+TIMEOUT_MS = 20_000  # what a page waits for at most (the fixtures' pages too)
 
 
 def tid(name: str) -> str:

@@ -26,52 +26,42 @@ from yahtzee_env.web.app import STATIC_DIR, create_app
 from yahtzee_env.web.guard import RefusalLog
 from yahtzee_env.web.hub import CLOSE_BINARY, CLOSE_GONE, CLOSE_SLOW, Client, Hub
 from yahtzee_env.web.limits import Limits
+from yahtzee_env.web.storage import open_storage
+
+# The front door and the server's bounds are the same on either storage: SQLite only, but
+# the tests whose answer the storage gives (what is logged, held, capped) run on both.
+pytestmark = pytest.mark.backends("sqlite")
+BOTH = pytest.mark.backends("sqlite", "postgresql")
 
 
 @pytest.fixture
-def db(tmp_path):
-    return tmp_path / "web.sqlite3"
+def online_table(new_table):
+    """``online_table(client)``: an online table with the host and a friend seated, started."""
 
+    def make(client):
+        code, tokens, _ = new_table(client, seats=("human", "friend"), online=True)
+        friend = client.post(f"/api/tables/{code}/join", json={"name": "Bea"}).json()
+        state = client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
+        return code, {0: tokens["0"], 1: friend["token"]}, state.json()
 
-@pytest.fixture
-def client(db):
-    with TestClient(create_app(db)) as c:
-        yield c
-
-
-def new_table(client, seats=("human", "easy"), **extra):
-    reply = client.post("/api/tables", json={"seats": list(seats), **extra})
-    assert reply.status_code == 200, reply.text
-    body = reply.json()
-    return body["code"], body["tokens"], body["state"]
-
-
-def online_table(client):
-    """An online table with the host and a friend seated, started."""
-    code, tokens, _ = new_table(client, seats=("human", "friend"), online=True)
-    friend = client.post(f"/api/tables/{code}/join", json={"name": "Bea"}).json()
-    state = client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
-    return code, {0: tokens["0"], 1: friend["token"]}, state.json()
-
-
-def act(client, code, token, action, state, seat=0):
-    body = {"seat": seat, "token": token, "seq": state["seq"], "game": state["game"]}
-    return client.post(f"/api/tables/{code}/act", json={**body, "action": action})
+    return make
 
 
 def logged_actions(db, code) -> int:
-    con = sqlite3.connect(db)
-    (n,) = con.execute("SELECT COUNT(*) FROM actions WHERE code = ?", (code,)).fetchone()
-    con.close()
-    return n
+    storage = open_storage(db, migrate=False)
+    try:
+        return sum(len(game) for game in storage.load_table(code)["actions"].values())
+    finally:
+        storage.close()
 
 
 # ------------------------------------------------------------------ 1. one action per intent
-def test_a_repeated_roll_spends_one_roll(client, db):
+@BOTH
+def test_a_repeated_roll_spends_one_roll(client, db, new_table, act):
     code, tokens, state = new_table(client)
     roll = {"type": "roll", "hold": [0]}
-    first = act(client, code, tokens["0"], roll, state)
-    again = act(client, code, tokens["0"], roll, state)  # the same intent, sent twice
+    first = act(client, code, 0, tokens["0"], roll, state=state)
+    again = act(client, code, 0, tokens["0"], roll, state=state)  # the same intent, sent twice
     assert first.status_code == 200 and first.json()["rolls_left"] == 1
     assert again.status_code == 409
     assert again.json() == {
@@ -83,7 +73,7 @@ def test_a_repeated_roll_spends_one_roll(client, db):
     assert logged_actions(db, code) == len(now["events"])
 
 
-def test_an_intent_needs_its_seq(client):
+def test_an_intent_needs_its_seq(client, new_table):
     code, tokens, state = new_table(client)
     body = {"seat": 0, "token": tokens["0"], "action": {"type": "roll", "hold": []}}
     reply = client.post(f"/api/tables/{code}/act", json=body)
@@ -93,19 +83,20 @@ def test_an_intent_needs_its_seq(client):
     assert client.get(f"/api/tables/{code}").json()["version"] == state["version"]
 
 
-def test_a_repeated_next_starts_one_game(client):
+@BOTH
+def test_a_repeated_next_starts_one_game(client, new_table, act):
     code, tokens, state = new_table(client, seats=("human", "greedy"))
     while not state["over"]:
         box = max(state["options"], key=state["options"].get)
-        state = act(client, code, tokens["0"], {"type": "score", "box": box}, state).json()
-    nxt = act(client, code, tokens["0"], {"type": "next"}, state)
-    twice = act(client, code, tokens["0"], {"type": "next"}, state)
+        state = act(client, code, 0, tokens["0"], {"type": "score", "box": box}, state=state).json()
+    nxt = act(client, code, 0, tokens["0"], {"type": "next"}, state=state)
+    twice = act(client, code, 0, tokens["0"], {"type": "next"}, state=state)
     assert nxt.status_code == 200 and nxt.json()["game"] == 1
     assert twice.status_code == 409 and twice.json()["code"] == "stale_seq"
     assert client.get(f"/api/tables/{code}").json()["game"] == 1
 
 
-def test_a_stale_websocket_intent_is_refused(client):
+def test_a_stale_websocket_intent_is_refused(client, online_table):
     code, tokens, state = online_table(client)
     mover = state["current"]
     with client.websocket_connect(f"/ws/{code}") as ws:
@@ -119,7 +110,8 @@ def test_a_stale_websocket_intent_is_refused(client):
         assert reply["type"] == "error" and reply["id"] == 2 and reply["code"] == "stale_seq"
 
 
-def test_a_double_join_takes_one_seat(client):
+@BOTH
+def test_a_double_join_takes_one_seat(client, new_table):
     code, _tokens, _ = new_table(client, seats=("human", "friend", "friend"), online=True)
     player = client.post("/api/players", json={"name": "Bea"}).json()["token"]
     first = client.post(f"/api/tables/{code}/join", json={"player": player})
@@ -182,7 +174,7 @@ def test_a_socket_that_never_reads_is_closed_and_blocks_nobody():
 
 
 # ------------------------------------------------------------------ 3. socket slots
-def test_socket_slots_refuse_watchers_but_never_a_seated_player(db):
+def test_socket_slots_refuse_watchers_but_never_a_seated_player(db, online_table):
     limits = Limits(sockets_per_table=2, hello_timeout=0.5)
     with TestClient(create_app(db, limits=limits)) as c:
         code, tokens, state = online_table(c)
@@ -204,7 +196,7 @@ def test_socket_slots_refuse_watchers_but_never_a_seated_player(db):
         assert c.app.state.service.slots.total == 0 and c.app.state.service.hub.count() == 0
 
 
-def test_socket_slots_per_address(db):
+def test_socket_slots_per_address(db, new_table):
     limits = Limits(sockets_per_address=1, hello_timeout=0.2)
     with TestClient(create_app(db, limits=limits)) as c:
         code, _tokens, _ = new_table(c)
@@ -217,7 +209,7 @@ def test_socket_slots_per_address(db):
             assert refused.value.code == 4429 and "your address" in refused.value.reason
 
 
-def test_closed_sockets_are_released(client):
+def test_closed_sockets_are_released(client, new_table):
     code, tokens, _ = new_table(client)
     for i in range(30):
         with client.websocket_connect(f"/ws/{code}") as ws:
@@ -231,7 +223,7 @@ def test_closed_sockets_are_released(client):
 
 
 # ------------------------------------------------------------------ 4. work off the event loop
-def test_a_slow_coach_holds_no_other_table(db):
+def test_a_slow_coach_holds_no_other_table(db, new_table, act):
     with TestClient(create_app(db)) as c:
         slow, slow_tokens, _ = new_table(c, coach=True)
         other, other_tokens, other_state = new_table(c)
@@ -255,7 +247,9 @@ def test_a_slow_coach_holds_no_other_table(db):
         asker.start()
         try:
             time.sleep(0.2)  # the hint request is in its worker thread now
-            reply = act(c, other, other_tokens["0"], {"type": "roll", "hold": []}, other_state)
+            reply = act(
+                c, other, 0, other_tokens["0"], {"type": "roll", "hold": []}, state=other_state
+            )
             seen = c.get(f"/api/tables/{other}").json()
             done_before = hint_done.is_set()
         finally:
@@ -290,7 +284,7 @@ def test_state_changes_must_be_json(client, db, content_type):
     con.close()
 
 
-def test_other_origins_are_refused(db):
+def test_other_origins_are_refused(db, new_table):
     with TestClient(create_app(db, allowed_origins=["https://game.example"])) as c:
         body = {"seats": ["human", "easy"]}
         for origin, status in [
@@ -315,7 +309,7 @@ def test_other_origins_are_refused(db):
             assert ws.receive_json()["type"] == "state"
 
 
-def test_other_host_names_are_refused(db):
+def test_other_host_names_are_refused(db, new_table):
     """DNS rebinding: a page of evil.example whose name resolves to this loopback server is
     its own origin there; only the allowed Host names are answered (400, sockets 4403)."""
     hosts = ["localhost", "127.0.0.1", "::1", "*.game.example"]
@@ -374,7 +368,7 @@ def test_serve_allows_the_loopback_names_by_default():
     ]
 
 
-def test_seat_tokens_die_with_their_table(db):
+def test_seat_tokens_die_with_their_table(db, new_table):
     with TestClient(create_app(db)) as c:
         code, tokens, _ = new_table(c, seats=("human", "friend"), online=True)
         con = sqlite3.connect(db)
@@ -397,7 +391,7 @@ def test_the_page_never_puts_a_token_in_a_url():
 
 
 # ------------------------------------------------------------------ 6. security headers
-def test_security_headers_on_every_response(client):
+def test_security_headers_on_every_response(client, new_table):
     code, _tokens, _ = new_table(client)
     for path in [
         "/",
@@ -470,19 +464,19 @@ def test_forwarded_address_only_with_trust_proxy(db, tmp_path):
     assert ignored == [200, 200, 200, 429]  # X-Forwarded-For is not trusted by default
 
 
-def test_moves_are_rate_limited_by_token(db):
+def test_moves_are_rate_limited_by_token(db, new_table, act):
     limits = Limits(token_rate=0.01, token_burst=3)
     with TestClient(create_app(db, limits=limits)) as c:
         code, tokens, state = new_table(c)
         codes = []
         for _ in range(5):
-            reply = act(c, code, tokens["0"], {"type": "roll", "hold": []}, state)
+            reply = act(c, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state)
             codes.append(reply.status_code)
             state = reply.json() if reply.status_code == 200 else state
         assert codes[:3] == [200, 200, 409] and codes[3:] == [429, 429]
 
 
-def test_failed_code_lookups_have_a_small_budget(client):
+def test_failed_code_lookups_have_a_small_budget(client, new_table):
     code, _tokens, _ = new_table(client)
     misses = [
         client.get(f"/api/tables/{'A' * 7}{ch}").status_code for ch in "BCDEFGHJKMNPQRSTUVWXY"
@@ -495,6 +489,7 @@ def test_failed_code_lookups_have_a_small_budget(client):
 
 
 # ------------------------------------------------------------------ 8. bounded resources
+@BOTH
 def test_open_tables_are_capped_per_player_and_address(db):
     with TestClient(create_app(db, limits=Limits(tables_per_player=2, tables_per_address=3))) as c:
         player = c.post("/api/players", json={"name": "Ada"}).json()["token"]
@@ -506,28 +501,33 @@ def test_open_tables_are_capped_per_player_and_address(db):
         assert [r.status_code for r in anonymous] == [200, 429]  # the address hosts 3 now
 
 
-def test_idle_tables_leave_memory_and_come_back(db):
+@BOTH
+def test_idle_tables_leave_memory_and_come_back(db, new_table, act):
     with TestClient(create_app(db, limits=Limits(idle_evict_s=0))) as c:
         code, tokens, state = new_table(c)
-        state = act(c, code, tokens["0"], {"type": "roll", "hold": [1]}, state).json()
+        state = act(c, code, 0, tokens["0"], {"type": "roll", "hold": [1]}, state=state).json()
         assert c.portal.call(c.app.state.service.sweep)["evicted"] == [code]
         assert code not in c.app.state.service.tables.loaded
         again = c.get(f"/api/tables/{code}").json()
         for key in ("dice", "rolls_left", "held", "seq", "cards"):
             assert again[key] == state[key], key
         assert (
-            act(c, code, tokens["0"], {"type": "score", "box": "chance"}, again).status_code == 200
+            act(
+                c, code, 0, tokens["0"], {"type": "score", "box": "chance"}, state=again
+            ).status_code
+            == 200
         )
 
 
-def test_in_memory_tables_are_capped(db):
+@BOTH
+def test_in_memory_tables_are_capped(db, new_table):
     with TestClient(create_app(db, limits=Limits(tables_in_memory=3))) as c:
         codes = [new_table(c)[0] for _ in range(5)]
         c.portal.call(c.app.state.service.sweep)
         assert list(c.app.state.service.tables.loaded) == codes[2:]  # the least recently used went
 
 
-def test_tables_expire(db):
+def test_tables_expire(db, new_table):
     with TestClient(create_app(db, limits=Limits(expire_idle_s=3600))) as c:
         waiting, _, _ = new_table(c, seats=("human", "friend"), online=True)
         idle, _, _ = new_table(c)
@@ -550,7 +550,7 @@ def test_tables_expire(db):
         assert c.get(f"/api/tables/{recent}").status_code == 200
 
 
-def test_a_never_started_table_lasts_a_day(db):
+def test_a_never_started_table_lasts_a_day(db, new_table):
     with TestClient(create_app(db)) as c:
         code, _, _ = new_table(c, seats=("human", "friend"), online=True)
         con = sqlite3.connect(db)
@@ -565,7 +565,7 @@ JUNK = [None, True, -1, 10**30, 1.5, "x" * 300, [], [[[]]], {}, {"a": {"b": [1]}
 
 
 @pytest.mark.parametrize("junk", JUNK, ids=repr)
-def test_wrong_types_get_a_4xx(client, caplog, junk):
+def test_wrong_types_get_a_4xx(client, caplog, junk, new_table):
     code, tokens, _ = new_table(client, seats=("human", "friend"), online=True)
     token = tokens["0"]
     posts = [
@@ -594,7 +594,7 @@ def test_wrong_types_get_a_4xx(client, caplog, junk):
 
 
 @pytest.mark.parametrize("since", ["9" * 5000, "-1", "1e3", "0x10", "", " 1", "1.0", "99999999999"])
-def test_bad_since_is_a_400(client, since):
+def test_bad_since_is_a_400(client, since, new_table):
     code, _tokens, _ = new_table(client)
     reply = client.get(f"/api/tables/{code}", params={"since": since})
     assert reply.status_code == 400 and "since" in reply.json()["error"]
@@ -627,7 +627,7 @@ def test_bad_json_is_a_400(client, caplog, body):
     assert not [r for r in caplog.records if r.exc_info]
 
 
-def test_bad_websocket_messages(client):
+def test_bad_websocket_messages(client, new_table):
     code, tokens, _ = new_table(client)
     with client.websocket_connect(f"/ws/{code}") as ws:
         ws.receive_json()

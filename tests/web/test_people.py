@@ -19,51 +19,26 @@ from yahtzee_env.web.app import create_app
 POLL_S = 5.0  # generous bound for what the clock task does every 0.5 s
 
 
-class Clock:
-    """A wall clock the test moves forward."""
-
-    def __init__(self, start: float | None = None) -> None:
-        self.now = time.time() if start is None else start
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request, tmp_path):
-    """Each test on both backends (issue 20): a SQLite file, and a fresh database on a real
-    PostgreSQL server (the ``pg_url`` fixture)."""
-    if request.param == "postgresql":
-        return request.getfixturevalue("pg_url")
-    return tmp_path / "web.sqlite3"
-
-
-@pytest.fixture
-def clock():
-    return Clock()
-
-
-@pytest.fixture
-def client(db, clock):
-    with TestClient(create_app(db, clock=clock)) as c:
-        yield c
+# every test's app runs on a wall clock the test moves (`clock`): no deadline passes by itself
+pytestmark = pytest.mark.usefixtures("clock")
 
 
 def state_of(client, code):
     return client.get(f"/api/tables/{code}").json()
 
 
-def act(client, code, seat, token, action):
-    now = state_of(client, code)
-    body = {"seat": seat, "token": token, "action": action, "seq": now["seq"], "game": now["game"]}
-    return client.post(f"/api/tables/{code}/act", json=body)
+@pytest.fixture
+def score_best(act):
+    """``score_best(client, code, seat, token)``: the seat scores its best-paying box."""
 
+    def score(client, code, seat, token):
+        options = state_of(client, code)["options"]
+        box = max(options, key=options.get)
+        reply = act(client, code, seat, token, {"type": "score", "box": box})
+        assert reply.status_code == 200, reply.text
+        return reply.json()
 
-def score_best(client, code, seat, token):
-    options = state_of(client, code)["options"]
-    reply = act(client, code, seat, token, {"type": "score", "box": max(options, key=options.get)})
-    assert reply.status_code == 200, reply.text
-    return reply.json()
+    return score
 
 
 def online_table(client, seats=("human", "friend", "easy"), started=True, **extra):
@@ -128,7 +103,7 @@ def test_you_roll_first_solo_and_the_host_online(client):
     assert state["first"] == 0 and state["current"] == 0 and state["events"] == []
 
 
-def test_later_games_of_a_match_pass_the_start(client):
+def test_later_games_of_a_match_pass_the_start(client, act, score_best):
     reply = client.post("/api/tables", json={"seats": ["human", "easy"], "match": True})
     code, token = reply.json()["code"], reply.json()["tokens"]["0"]
     state = reply.json()["state"]
@@ -160,7 +135,7 @@ def test_solo_tables_have_no_timer_by_default(client):
     assert state["turn_timer"] > 0 and state["deadline"] is not None
 
 
-def test_a_timed_out_turn_is_played_by_the_computer(client, clock):
+def test_a_timed_out_turn_is_played_by_the_computer(client, clock, score_best):
     code, tokens = online_table(client, turn_timer=10)
     state = state_of(client, code)
     assert state["current"] == 0 and state["deadline"] == pytest.approx(clock.now + 10)
@@ -183,9 +158,8 @@ def test_a_timed_out_turn_is_played_by_the_computer(client, clock):
     assert state["current"] == 0 and filled(state, 0) == 2
 
 
-def test_the_timer_survives_a_restart(db):
+def test_the_timer_survives_a_restart(db, clock):
     """The deadline passes while the server is down: the turn is played at start-up."""
-    clock = Clock()
     with TestClient(create_app(db, clock=clock)) as c:
         code, _tokens = online_table(c, turn_timer=30)
         before = state_of(c, code)
@@ -199,8 +173,7 @@ def test_the_timer_survives_a_restart(db):
         assert state["deadline"] == pytest.approx(clock.now + 30)
 
 
-def test_an_unexpired_deadline_survives_a_restart(db):
-    clock = Clock()
+def test_an_unexpired_deadline_survives_a_restart(db, clock):
     with TestClient(create_app(db, clock=clock)) as c:
         code, _ = online_table(c, turn_timer=30)
         deadline = state_of(c, code)["deadline"]
@@ -228,7 +201,7 @@ def test_nobody_at_the_table_pauses_it(client, clock):
 
 
 # ------------------------------------------------------------------ the host's controls
-def test_the_host_hands_an_absent_seat_to_the_computer(client):
+def test_the_host_hands_an_absent_seat_to_the_computer(client, score_best):
     code, tokens = online_table(client)
     state = score_best(client, code, 0, tokens[0])
     assert state["current"] == 1
@@ -266,7 +239,7 @@ def test_the_host_removes_a_seat_before_the_start(client):
     assert post(client, code, "remove", target=1, seat=0, token=token).status_code == 409
 
 
-def test_leave_and_take_the_seat_back(client):
+def test_leave_and_take_the_seat_back(client, score_best):
     code, tokens = online_table(client, started=False)
     state = post(client, code, "leave", seat=1, token=tokens[1]).json()
     assert state["seats"][1]["kind"] == "friend" and not state["seats"][1]["taken"]
@@ -324,14 +297,20 @@ def test_the_seat_actions_come_in_by_either_door(client):
 
 
 # ------------------------------------------------------------------ play again
-def finish_game(client, code, tokens):
-    state = state_of(client, code)
-    while not state["over"]:
-        state = score_best(client, code, state["current"], tokens[state["current"]])
-    return state
+@pytest.fixture
+def finish_game(score_best):
+    """``finish_game(client, code, tokens)``: every seat scores its best box to the end."""
+
+    def finish(client, code, tokens):
+        state = state_of(client, code)
+        while not state["over"]:
+            state = score_best(client, code, state["current"], tokens[state["current"]])
+        return state
+
+    return finish
 
 
-def test_play_again_needs_every_vote(client):
+def test_play_again_needs_every_vote(client, act, finish_game):
     code, tokens = online_table(client, seats=("human", "friend"))
     state = finish_game(client, code, tokens)
     assert state["votes"] == [] and state["voters"] == [0, 1]
@@ -344,7 +323,7 @@ def test_play_again_needs_every_vote(client):
     assert not state["over"] and state["game"] == 1 and state["first"] == 0
 
 
-def test_the_vote_times_out_for_those_who_did_not_confirm(client, clock):
+def test_the_vote_times_out_for_those_who_did_not_confirm(client, clock, act, finish_game):
     code, tokens = online_table(client, seats=("human", "friend"), turn_timer=10)
     finish_game(client, code, tokens)
     act(client, code, 1, tokens[1], {"type": "next"})
@@ -356,7 +335,7 @@ def test_the_vote_times_out_for_those_who_did_not_confirm(client, clock):
     assert state["current"] == 1  # the computer played the host's first turn
 
 
-def test_with_no_vote_at_all_no_game_starts(client, clock):
+def test_with_no_vote_at_all_no_game_starts(client, clock, finish_game):
     code, tokens = online_table(client, seats=("human", "friend"), turn_timer=10)
     finish_game(client, code, tokens)
     clock.now += 11

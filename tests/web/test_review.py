@@ -8,7 +8,6 @@ import ast
 import json
 import re
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -16,56 +15,18 @@ import pytest
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("httpx", reason="TestClient needs httpx")
 
-from starlette.testclient import TestClient
 
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS
 from yahtzee_env.game.words import BOX_LABELS
 from yahtzee_env.solver.coach import Coach
-from yahtzee_env.web.app import create_app, languages
+from yahtzee_env.web.app import languages
 from yahtzee_env.web.deal import new_game
+from yahtzee_env.web.storage import open_storage
 
 STATIC = Path(__file__).parents[2] / "yahtzee_env" / "web" / "static"
 I18N = STATIC / "i18n"
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
-
-
-@pytest.fixture
-def db(tmp_path):
-    return tmp_path / "web.sqlite3"
-
-
-@pytest.fixture
-def client(db):
-    with TestClient(create_app(db)) as c:
-        yield c
-
-
-def new_table(client, seats=("human", "greedy"), **extra):
-    reply = client.post("/api/tables", json={"seats": list(seats), **extra})
-    assert reply.status_code == 200, reply.text
-    body = reply.json()
-    return body["code"], body["tokens"], body["state"]
-
-
-def act(client, code, seat, token, action):
-    """POST an intent stamped with the table's seq and game now."""
-    now = client.get(f"/api/tables/{code}").json()
-    body = {"seat": seat, "token": token, "action": action}
-    body.update(seq=now.get("seq", 0), game=now.get("game"))
-    return client.post(f"/api/tables/{code}/act", json=body)
-
-
-def play_out(client, code, token, state, seat=0):
-    """Seat ``seat`` keeps die 0 once, then scores the box that pays most, to the end."""
-    while not state["over"]:
-        if state["rolls_left"] == 2:
-            reply = act(client, code, seat, token, {"type": "roll", "hold": [0]})
-        else:
-            box = max(state["options"], key=state["options"].get)
-            reply = act(client, code, seat, token, {"type": "score", "box": box})
-        assert reply.status_code == 200, reply.text
-        state = reply.json()
-    return state
+SQLITE = pytest.mark.backends("sqlite")  # no storage in the answer: one backend is enough
 
 
 def review(client, gid, **body):
@@ -73,9 +34,9 @@ def review(client, gid, **body):
 
 
 # ------------------------------------------------------------------ the review
-def test_review_losses_equal_the_coachs_grading(client, db):
+def test_review_losses_equal_the_coachs_grading(client, db, new_table, play_out):
     code, tokens, state = new_table(client, seats=("human", "hard", "greedy"), coach=True)
-    final = play_out(client, code, tokens["0"], state)
+    final = play_out(client, code, tokens["0"], state=state)
     gid = final["result"]["game_id"]
     assert gid == f"{code}-0"
     reply = review(client, gid, tokens=tokens)
@@ -83,15 +44,9 @@ def test_review_losses_equal_the_coachs_grading(client, db):
     r = reply.json()
     assert r["totals"] == final["result"]["totals"]
     # seat 0's losses are the regrets the coach logged while the game was played
-    con = sqlite3.connect(db)
-    logged = [
-        row[0]
-        for row in con.execute(
-            "SELECT regret FROM actions WHERE code = ? AND idx = 0 AND seat = 0 ORDER BY seq",
-            (code,),
-        )
-    ]
-    con.close()
+    storage = open_storage(db, migrate=False)
+    logged = [regret for seat, _, regret in storage.load_table(code)["actions"][0] if seat == 0]
+    storage.close()
     mine = [d["loss"] for t in r["turns"] if t["seat"] == 0 for d in t["decisions"]]
     assert len(mine) == len(logged) and None not in logged
     assert mine == pytest.approx(logged, abs=1e-3)
@@ -120,11 +75,11 @@ def test_review_losses_equal_the_coachs_grading(client, db):
     assert any(r["total_loss"][str(s)] > 0 for s in range(1, seats))  # CPUs graded too
 
 
-def test_review_without_the_coach_and_access_rules(client):
+def test_review_without_the_coach_and_access_rules(client, new_table, play_out):
     player = client.post("/api/players", json={"name": "Ada"}).json()
-    code, tokens, state = new_table(client, player=player["token"])
+    code, tokens, state = new_table(client, seats=("human", "greedy"), player=player["token"])
     assert review(client, f"{code}-0", tokens=tokens).status_code == 404  # not finished yet
-    final = play_out(client, code, tokens["0"], state)
+    final = play_out(client, code, tokens["0"], state=state)
     gid = final["result"]["game_id"]
     assert not final["coach"]
     assert review(client, gid, tokens=tokens).status_code == 200  # the seat token
@@ -133,7 +88,7 @@ def test_review_without_the_coach_and_access_rules(client):
     for body in ({}, {"player": stranger["token"]}, {"tokens": {"0": "forged"}}):
         reply = review(client, gid, **body)
         assert reply.status_code == 403 and reply.json()["code"] == "private", body
-    _other, other_tokens, _ = new_table(client)
+    _other, other_tokens, _ = new_table(client, seats=("human", "greedy"))
     assert review(client, gid, tokens=other_tokens).status_code == 403  # another table's seat
     for bad in ("ABCDEFGH-0", f"{code}-7", "nonsense", f"{code}-x"):
         assert review(client, bad, tokens=tokens).status_code == 404, bad
@@ -143,10 +98,10 @@ def test_review_without_the_coach_and_access_rules(client):
     assert stats["by_opponents"]["greedy"]["win_rate"] in (0.0, 1.0)
 
 
-def test_public_table_reviews_open_to_anyone(client):
-    code, tokens, state = new_table(client, public=True)
+def test_public_table_reviews_open_to_anyone(client, new_table, play_out):
+    code, tokens, state = new_table(client, seats=("human", "greedy"), public=True)
     assert state["public"]
-    final = play_out(client, code, tokens["0"], state)
+    final = play_out(client, code, tokens["0"], state=state)
     assert review(client, final["result"]["game_id"]).status_code == 200
     for bad in (1, "yes"):
         reply = client.post("/api/tables", json={"seats": ["human", "easy"], "public": bad})
@@ -155,9 +110,10 @@ def test_public_table_reviews_open_to_anyone(client):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("rules", list(PRESETS))
-def test_review_under_every_preset(client, rules):
+@SQLITE
+def test_review_under_every_preset(client, rules, new_table, play_out):
     code, tokens, state = new_table(client, seats=("human", "greedy", "hard"), rules=rules)
-    final = play_out(client, code, tokens["0"], state)
+    final = play_out(client, code, tokens["0"], state=state)
     r = review(client, final["result"]["game_id"], tokens=tokens).json()
     assert r["rules"] == rules and r["totals"] == final["result"]["totals"]
     for seat in range(3):
@@ -230,6 +186,7 @@ def test_every_key_the_page_uses_is_in_the_catalogue():
         assert f"err.{code}" in base, code
 
 
+@SQLITE
 def test_languages_come_from_the_files(client):
     langs = client.get("/api/config").json()["languages"]
     assert {"code": "it", "name": "Italiano"} in langs
@@ -238,7 +195,8 @@ def test_languages_come_from_the_files(client):
     assert client.get("/static/i18n/it.json").json()["box.full_house"] == "Full"
 
 
-def test_narration_and_errors_carry_keys(client):
+@SQLITE
+def test_narration_and_errors_carry_keys(client, new_table, act):
     code, tokens, state = new_table(client, seats=("human", "hard"))
     state = act(client, code, 0, tokens["0"], {"type": "score", "box": "chance"}).json()
     cpu = [e for e in state["events"] if e["seat"] == 1]

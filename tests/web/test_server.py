@@ -26,6 +26,8 @@ WAIT = 15.0  # s: the most any socket read waits
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    """This module's server (in place of conftest's): one for the module, with a short
+    header timeout and the loopback as a trusted proxy."""
     args = ["--header-timeout", "1", "--trust-proxy"]  # X-Forwarded-For from 127.0.0.1 counts
     srv = LocalServer(tmp_path_factory.mktemp("srv") / "web.sqlite3", args)
     srv.start()
@@ -41,7 +43,7 @@ def post(url: str, body: dict, timeout: float = WAIT) -> dict:
         return json.loads(r.read())
 
 
-def new_table(server, seats=("human", "easy"), **extra) -> tuple[str, str, dict]:
+def create_table(server, seats=("human", "easy"), **extra) -> tuple[str, str, dict]:
     reply = post(f"{server.url}/api/tables", {"seats": list(seats), **extra})
     return reply["code"], reply["tokens"]["0"], reply["state"]
 
@@ -163,7 +165,7 @@ def test_a_rebound_host_name_is_refused(server):
     ids=["binary", "invalid-utf8", "oversize"],
 )
 def test_hostile_frames_get_a_close_code_and_no_traceback(server, opcode, payload, close):
-    code, _token, _ = new_table(server)
+    code, _token, _ = create_table(server)
     ws = RawSocket(server, code)
     try:
         _opcode, first = ws.frame()
@@ -216,7 +218,7 @@ def test_sockets_that_never_read_hold_up_no_move(server):
     moves are still answered (each within the client's timeout: a request handler that
     awaited their sockets would hang there), and the server drops the three: closed with
     4008, then cut off (reset) if they still do not read."""
-    code, token, state = new_table(server, seats=("human", "easy"), match=True)
+    code, token, state = create_table(server, seats=("human", "easy"), match=True)
     state = play(server, code, token, state, 24)  # a long event list: a big state
     stuck = [RawSocket(server, code, rcvbuf=4096, address=f"10.0.0.{i}") for i in (1, 2, 3)]
     try:

@@ -21,12 +21,10 @@ from yahtzee_env.web.storage import (
 )
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def storage(request, tmp_path):
-    target = (
-        tmp_path / "web.sqlite3" if request.param == "sqlite" else request.getfixturevalue("pg_url")
-    )
-    s = open_storage(target)
+@pytest.fixture
+def storage(db):
+    """The storage of ``db``: each test on both backends."""
+    s = open_storage(db)
     yield s
     s.close()
 

@@ -18,18 +18,10 @@ import pytest
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
-sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
+pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
-from yahtzee_env.web.local_server import LocalServer  # noqa: E402
 
-CHROMIUM = os.environ.get("YAHTZEE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
-pytestmark = pytest.mark.skipif(
-    not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)),
-    reason=f"no chromium at {CHROMIUM} (apt-get install chromium)",
-)
 AXE = Path(__file__).parents[1] / "vendor" / "axe-core" / "axe.min.js"
-TIMEOUT_MS = 20_000
 VIEWPORTS = [  # width, height, touch
     (375, 667, False),
     (390, 844, True),
@@ -37,44 +29,6 @@ VIEWPORTS = [  # width, height, touch
     (1280, 800, False),
 ]
 SHOTS = os.environ.get("YAHTZEE_SCREENSHOTS")
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = LocalServer(tmp_path_factory.mktemp("web") / "web.sqlite3")
-    srv.start()
-    yield srv
-    srv.kill()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def open_page(browser):
-    """``open_page(width, height, touch=False, locale="en-US")``: a page in a fresh context
-    (no page errors allowed)."""
-    contexts, errors = [], []
-
-    def make(width=900, height=1000, touch=False, locale="en-US", **extra):
-        ctx = browser.new_context(
-            viewport={"width": width, "height": height}, has_touch=touch, locale=locale, **extra
-        )
-        contexts.append(ctx)
-        pg = ctx.new_page()
-        pg.set_default_timeout(TIMEOUT_MS)
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        return pg
-
-    yield make
-    for ctx in contexts:
-        ctx.close()
-    assert not errors, errors
 
 
 def tid(name: str) -> str:
@@ -169,16 +123,16 @@ def axe_violations(page) -> list[str]:
 
 # ------------------------------------------------------------------ screen sizes
 @pytest.mark.parametrize(("width", "height", "touch"), VIEWPORTS)
-def test_table_fits_the_screen(open_page, server, tmp_path, width, height, touch):
+def test_table_fits_the_screen(open_page, shared_server, tmp_path, width, height, touch):
     locale = "it-IT" if width in (375, 768) else "en-US"
     page = open_page(width, height, touch, locale)
-    page.goto(f"{server.url}/?pace=0")
+    page.goto(f"{shared_server.url}/?pace=0")
     page.wait_for_selector(tid("seat-kind-1"))
     assert overflow(page) <= 0
     assert page.evaluate(SMALL_TARGETS) == []
     lang = locale[:2]
     shot(page, tmp_path, f"lobby-{width}x{height}-{lang}")
-    start_table(page, server.url, kinds=("easy", "medium", "hard"))
+    start_table(page, shared_server.url, kinds=("easy", "medium", "hard"))
     assert overflow(page) <= 0
     page.click(tid("die-1"))
     # the card scrolled to its last row: the row is visible (not under the tray), and so
@@ -224,9 +178,9 @@ def test_table_fits_the_screen(open_page, server, tmp_path, width, height, touch
 
 
 @pytest.mark.parametrize("width", [360, 414, 600, 1024])
-def test_no_horizontal_scrolling(open_page, server, width):
+def test_no_horizontal_scrolling(open_page, shared_server, width):
     page = open_page(width, 740, True, "it-IT")
-    start_table(page, server.url, kinds=("easy", "medium", "hard"))
+    start_table(page, shared_server.url, kinds=("easy", "medium", "hard"))
     assert overflow(page) <= 0
     page.click(tid("stats-link"))
     page.wait_for_selector(f"{tid('stats')} > *")
@@ -234,16 +188,16 @@ def test_no_horizontal_scrolling(open_page, server, width):
 
 
 # ------------------------------------------------------------------ languages
-def test_italian_browser_gets_italian(open_page, server):
+def test_italian_browser_gets_italian(open_page, shared_server):
     page = open_page(390, 844, True, "it-IT")
-    page.goto(f"{server.url}/?pace=0")
+    page.goto(f"{shared_server.url}/?pace=0")
     page.wait_for_selector(tid("seat-kind-1"))
     assert page.get_attribute("html", "lang") == "it"
     assert page.text_content("#lobby-title") == "Nuovo tavoliere"
     assert page.text_content(tid("play")) == "Gioca"
     assert page.input_value(tid("lang")) == "it"
     assert "Computer: facile" in page.inner_text(tid("seat-kind-1"))
-    start_table(page, server.url, kinds=("easy",))
+    start_table(page, shared_server.url, kinds=("easy",))
     assert page.text_content(tid("roll")).startswith("Tira")
     assert page.text_content(tid("score")) == "Segna"
     card = page.inner_text("#card")
@@ -253,22 +207,22 @@ def test_italian_browser_gets_italian(open_page, server):
     assert page.title().startswith("Yatzy")
 
 
-def test_english_browser_gets_english(open_page, server):
+def test_english_browser_gets_english(open_page, shared_server):
     page = open_page(390, 844, True, "en-US")
-    page.goto(f"{server.url}/?pace=0")
+    page.goto(f"{shared_server.url}/?pace=0")
     page.wait_for_selector(tid("seat-kind-1"))
     assert page.get_attribute("html", "lang") == "en"
     assert page.text_content("#lobby-title") == "New table"
-    start_table(page, server.url, kinds=("easy",))
+    start_table(page, shared_server.url, kinds=("easy",))
     assert page.text_content(tid("roll")).startswith("Roll")
     assert page.text_content(tid("score")) == "Score"
     assert "Sm. straight" in page.inner_text("#card")
     assert "Yahtzee" not in page.inner_text("body")
 
 
-def test_switching_language_keeps_the_game(open_page, server):
+def test_switching_language_keeps_the_game(open_page, shared_server):
     page = open_page(1280, 800, False, "en-US")
-    start_table(page, server.url, kinds=("hard",), query="pace=150")
+    start_table(page, shared_server.url, kinds=("hard",), query="pace=150")
     page.click(tid("die-2"))
     page.evaluate("window.__sameDocument = 42")
     before = version(page)
@@ -294,15 +248,15 @@ def test_switching_language_keeps_the_game(open_page, server):
     page.reload()  # remembered
     page.wait_for_selector('button[data-testid^="box-0-"]')
     assert page.text_content(tid("score")) == "Segna"
-    page.goto(f"{server.url}/?lang=en")
+    page.goto(f"{shared_server.url}/?lang=en")
     page.wait_for_selector(tid("seat-kind-1"))
     assert page.text_content(tid("play")) == "Play"
 
 
 # ------------------------------------------------------------------ dice, settings, focus
-def test_dice_are_drawn_labelled_and_keep_their_places(open_page, server):
+def test_dice_are_drawn_labelled_and_keep_their_places(open_page, shared_server):
     page = open_page(390, 844, True, "en-US")
-    start_table(page, server.url, kinds=("easy",))
+    start_table(page, shared_server.url, kinds=("easy",))
     third = "#dice > .die:nth-child(3)"
     assert page.locator(f"{third} .pip").count() == 9
     face = page.get_attribute(third, "data-value")
@@ -330,9 +284,9 @@ def test_dice_are_drawn_labelled_and_keep_their_places(open_page, server):
     )
 
 
-def test_settings_are_remembered(open_page, server):
+def test_settings_are_remembered(open_page, shared_server):
     page = open_page(390, 844, True, "en-US", color_scheme="dark")
-    page.goto(f"{server.url}/")
+    page.goto(f"{shared_server.url}/")
     page.wait_for_selector(tid("seat-kind-1"))
     # dark mode follows the device unless set
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(18, 23, 20)"
@@ -359,21 +313,21 @@ def test_settings_are_remembered(open_page, server):
     )
 
 
-def test_reduced_motion_from_the_device(open_page, server):
+def test_reduced_motion_from_the_device(open_page, shared_server):
     page = open_page(390, 844, True, "en-US", reduced_motion="reduce")
-    start_table(page, server.url)
+    start_table(page, shared_server.url)
     page.evaluate("document.querySelector('[data-testid=die-0]').classList.add('rolling')")
     name = "getComputedStyle(document.querySelector('[data-testid=die-0]')).animationName"
     assert page.evaluate(name) == "none"
     full = open_page(390, 844, True, "en-US")
-    start_table(full, server.url)
+    start_table(full, shared_server.url)
     full.evaluate("document.querySelector('[data-testid=die-0]').classList.add('rolling')")
     assert full.evaluate(name) == "tumble"
 
 
-def test_focus_follows_the_game(open_page, server):
+def test_focus_follows_the_game(open_page, shared_server):
     page = open_page(1280, 800, False, "en-US")
-    start_table(page, server.url, kinds=("hard",))
+    start_table(page, shared_server.url, kinds=("hard",))
     active = "document.activeElement.dataset.testid || document.activeElement.tagName"
     assert page.evaluate(active) == "roll"
     old = version(page)
@@ -395,11 +349,11 @@ def test_focus_follows_the_game(open_page, server):
     assert page.get_attribute(tid("status"), "aria-live") == "polite"
 
 
-def test_focus_stays_when_the_socket_is_faster_than_the_answer(open_page, server):
+def test_focus_stays_when_the_socket_is_faster_than_the_answer(open_page, shared_server):
     """The order CI met on 2026-12-01: the socket's copy of a roll comes before the answer to
     the intent. Roll stays disabled until the answer, then has the focus, and Enter rolls."""
     page = open_page(1280, 800, False, "en-US")
-    start_table(page, server.url, kinds=("hard",))
+    start_table(page, shared_server.url, kinds=("hard",))
     active = "document.activeElement.dataset.testid || document.activeElement.tagName"
     answered = []
 
@@ -427,12 +381,12 @@ def test_focus_stays_when_the_socket_is_faster_than_the_answer(open_page, server
 
 
 # ------------------------------------------------------------------ a game: axe, review, stats
-def test_axe_review_and_statistics(open_page, server, tmp_path):
+def test_axe_review_and_statistics(open_page, shared_server, tmp_path):
     page = open_page(390, 844, True, "it-IT")
-    page.goto(f"{server.url}/?pace=0")
+    page.goto(f"{shared_server.url}/?pace=0")
     page.wait_for_selector(tid("seat-kind-1"))
     assert axe_violations(page) == [], "lobby"
-    start_table(page, server.url, kinds=("greedy",))
+    start_table(page, shared_server.url, kinds=("greedy",))
     page.click(tid("die-0"))
     assert axe_violations(page) == [], "table"
     for _ in range(13):
@@ -468,18 +422,18 @@ def test_axe_review_and_statistics(open_page, server, tmp_path):
     assert "win rate" in page.inner_text(tid("by-opponents"))
     # a stranger (another browser, no seat, not public) cannot open the review
     stranger = open_page(1280, 800, False, "en-US")
-    stranger.goto(f"{server.url}{href}")
+    stranger.goto(f"{shared_server.url}{href}")
     stranger.wait_for_selector(tid("review-error"))
     assert "Only the players" in stranger.text_content(tid("review-error"))
     # dark mode passes too
     dark = open_page(1280, 800, False, "en-US", color_scheme="dark")
-    start_table(dark, server.url, kinds=("easy", "hard"))
+    start_table(dark, shared_server.url, kinds=("easy", "hard"))
     assert axe_violations(dark) == [], "table, dark"
 
 
-def test_desktop_review_screenshot(open_page, server, tmp_path):
+def test_desktop_review_screenshot(open_page, shared_server, tmp_path):
     page = open_page(1280, 800, False, "en-US")
-    start_table(page, server.url, kinds=("hard", "greedy"))
+    start_table(page, shared_server.url, kinds=("hard", "greedy"))
     for _ in range(13):
         score_best(page)
     page.wait_for_selector(f"{tid('result')}:not([hidden])")
@@ -493,9 +447,9 @@ def test_desktop_review_screenshot(open_page, server, tmp_path):
     shot(page, tmp_path, "review-1280x800-en")
 
 
-def test_open_tables_and_resume(open_page, server):
+def test_open_tables_and_resume(open_page, shared_server):
     page = open_page(390, 844, True, "en-US")
-    code = start_table(page, server.url, kinds=("easy", "hard"))
+    code = start_table(page, shared_server.url, kinds=("easy", "hard"))
     score_best(page)
     page.click("header a[href='/']")
     page.wait_for_selector(f"{tid('resume-latest')}:not([hidden])")

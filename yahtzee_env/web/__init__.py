@@ -1,12 +1,18 @@
 """The browser game: ``yahtzee serve`` (needs the ``web`` extra: starlette, uvicorn).
 
-Modules: `tables` (the game loop: seats, turns, CPU moves, coach, replay), `storage`
-(SQLite, versioned schema), `stats` (my statistics), `app` (routes and WebSockets), `hub`
-(the open sockets: a bounded send queue each), `guard` (security headers, cross-site
-checks, per-address limits), `limits` (every limit, token buckets, socket slots), `server`
-(uvicorn as ``yahtzee serve`` runs it: timeouts against slow clients), `local_server`
-(``yahtzee serve`` as a loopback child process, for tests and benchmarks), and ``static/``
-(the page: plain HTML/CSS/JS, no build step).
+Modules, from the door in: `app` (``create_app``: builds the server object, lists the
+routes), `service` (the server object: tables, storage, accounts, sockets, locks, limits,
+and one handler per intent), `routes` (the HTTP routes), `sockets` (a table's WebSocket),
+`fanout` (states to the sockets, other processes' changes too), `guard` (security headers,
+cross-site checks, per-address limits), `limits` (every limit, token buckets, socket
+slots), `hub` (the open sockets: a bounded send queue each), `locks` (one lock per table),
+`tables` (the game loop: seats, turns, CPU moves, coach, replay), `deal` (a table's games
+from its seed), `review` (a finished game graded by the solver), `accounts` (sessions,
+sign-up, sign-in), `stats` (my statistics), `storage` (SQLite or PostgreSQL, versioned
+schema), `server` (uvicorn as ``yahtzee serve`` runs it: timeouts against slow clients),
+`local_server` and `local_postgres` (``yahtzee serve`` and a PostgreSQL cluster as loopback
+child processes, for tests and benchmarks), and ``static/`` (the page: plain HTML/CSS and
+native ES modules, no build step).
 """
 
 INSTALL_HINT = "the web game needs the 'web' extra: pip install 'yahtzee-rl[web]'"

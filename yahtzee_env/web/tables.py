@@ -17,7 +17,7 @@ made from, and one made from any other state is refused with 409 ``stale_seq``, 
 click or a retried request changes nothing.
 
 `Tables` does no locking of its own: the server runs its methods in worker threads, at most
-one at a time per table (`yahtzee_env.web.app` holds a lock per table code), so an update
+one at a time per table (`locks.TableLocks`, which the server object holds), so an update
 is atomic, a turn waiting on an absent human holds nothing, and no request waits on another
 table's work. `Tables.loaded` keeps the loaded tables (least recently used first); `evict`
 drops idle ones from memory (they reload from the database on use).
