@@ -153,9 +153,11 @@ def reports(storage: Storage, code: str | None = None) -> list[dict[str, Any]]:
 
 
 def block(storage: Storage, player_id: int, blocked_id: int) -> None:
-    if not is_blocked(storage, player_id, [blocked_id]):
-        sql = "INSERT INTO blocks (player_id, blocked_id, created) VALUES (?, ?, ?)"
-        storage._tx([(sql, (player_id, blocked_id, time.time()))])
+    sql = (
+        "INSERT INTO blocks (player_id, blocked_id, created) VALUES (?, ?, ?) "
+        "ON CONFLICT (player_id, blocked_id) DO NOTHING"
+    )
+    storage._tx([(sql, (player_id, blocked_id, time.time()))])
 
 
 def unblock(storage: Storage, player_id: int, blocked_id: int) -> None:
