@@ -31,7 +31,7 @@ function renderCodes() {
   box.hidden = !C.codes;
   if (!C.codes) { box.replaceChildren(); return; }
   const list = el("ol", { class: "codes" });
-  for (const code of C.codes) list.append(el("li", {}, el("code", {}, code)));
+  for (const code of C.codes) { const li = el("li"); li.append(el("code", {}, code)); list.append(li); }
   const done = el("button", { type: "button", "data-testid": "recovery-codes-done" }, t("care.codes_done"));
   done.addEventListener("click", () => showCodes(null));
   box.replaceChildren(el("p", {}, t("care.codes_once")), list, done);

@@ -138,8 +138,9 @@ export function showTable(code, onState) {
 // Every state the table draws: the panel shows at online tables, for a seated player.
 export function onState(state, mine) {
   const first = C.state === null;
-  C.state = state; C.mine = mine;
-  const show = state.online && mine.length > 0;
+  C.state = state;
+  C.mine = mine.filter((i) => state.seats[i] && state.seats[i].kind === "human");  // not if removed
+  const show = state.online && C.mine.length > 0;
   if (!show) { if ($("people-panel")) $("people-panel").hidden = true; return; }
   panel().hidden = false;
   words();

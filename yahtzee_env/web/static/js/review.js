@@ -74,7 +74,9 @@ function renderReview(r) {
         tr.append(el("td", { "data-testid": `review-best-${d.n}`, "data-same": String(same) },
           same ? t("review.best_same") : t("review.move_expected", { move: describeMove(d.dice, d.best_action), expected: num(d.best_expected, 1) })));
         tr.append(el("td", { class: "num" }, d.loss > 0.005 ? `−${num(d.loss)}` : "0"));
-        tr.append(el("td", {}, el("span", { class: `grade grade-${d.label}`, "data-testid": `review-label-${d.n}`, "data-label": d.label }, t(`review.label.${d.label}`))));
+        const grade = el("td");
+        grade.append(el("span", { class: `grade grade-${d.label}`, "data-testid": `review-label-${d.n}`, "data-label": d.label }, t(`review.label.${d.label}`)));
+        tr.append(grade);
         table.append(tr);
       });
     }
