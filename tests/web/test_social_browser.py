@@ -126,6 +126,9 @@ def test_chat_from_a_is_seen_by_b_with_markup_inert(browser, server, tmp_path):
         b.fill(tid("chat-input"), "x" * 201)
         b.click(tid("chat-send"))
         b.wait_for_selector(f"{tid('chat-error')}:has-text('200')")
+        api_score(a, server, code, 0)  # a move, for the move log beside the card
+        a.wait_for_selector(f"{tid('move-log')} li")
+        a.locator("#people-panel").scroll_into_view_if_needed()
         shot(a, tmp_path, "chat-1280x900-it")
         # A mutes B: B's lines leave A's log (this device's choice), and come back
         a.click(tid("mute-1"))

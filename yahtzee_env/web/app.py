@@ -23,6 +23,11 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     POST /api/account/signin {username, password}
     POST /api/account/signout {everywhere}
     GET  /api/me/tables                   the session's open tables
+    POST /api/account/password | recovery-codes | recover | delete,
+    GET  /api/account/export, POST /api/tables/CODE/chat | report | block | kick,
+    GET  /api/tables/CODE/chat?after=N, GET /api/tables/CODE/moves
+                                          account care and the table's people (issue 32):
+                                          `social_routes` lists their bodies
 
 The page identifies itself by its session cookie (``yz_session``: ``HttpOnly``,
 ``SameSite=Strict``, ``Secure`` over HTTPS): with it, ``seat`` alone says which seat (one

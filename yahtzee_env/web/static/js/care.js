@@ -77,7 +77,8 @@ export function setup(refresh) {
       field("recover-password", "care.new_password", "password", "new-password")], "recover", "care.recover"));
   const codes = el("div", { id: "recovery-codes", class: "recovery-codes", "data-testid": "recovery-codes", role: "status", hidden: "" });
   const status = el("p", { id: "care-status", class: "status-line", role: "status", "data-testid": "care-status" });
-  $("account-error").after(codes, status);
+  $("signed-in").firstElementChild.after(codes);  // at the top of the account, once
+  $("account-error").after(status);
   for (const f of ["password-form", "codes-form", "delete-form", "recover-form"]) $(f).addEventListener("submit", (e) => e.preventDefault());
   $("password-change-submit").addEventListener("click", () => whileBusy(["password-change-submit"], () => run("password",
     { current: $("password-change-current").value, password: $("password-change-new").value },

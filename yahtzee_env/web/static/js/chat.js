@@ -29,7 +29,7 @@ function panel() {
   if (side) return side;
   side = el("section", { id: "people-panel", class: "chat-panel", "aria-labelledby": "chat-title" });
   side.append(el("h2", { id: "chat-title" }));
-  side.append(el("ol", { id: "chat-log", class: "chat-log", "data-testid": "chat-log", "aria-live": "polite" }));
+  side.append(el("ol", { id: "chat-log", class: "chat-log", "data-testid": "chat-log", "aria-live": "polite", tabindex: "0", "aria-labelledby": "chat-title" }));
   const emotes = el("div", { class: "emotes", id: "emotes", role: "group" });
   for (const name of EMOTES) {
     const b = el("button", { type: "button", "data-testid": `emote-${name}`, "data-emote": name });
@@ -140,7 +140,8 @@ export function onState(state, mine) {
   const first = C.state === null;
   C.state = state;
   C.mine = mine.filter((i) => state.seats[i] && state.seats[i].kind === "human");  // not if removed
-  const show = state.online && C.mine.length > 0;
+  const people = state.seats.some((s) => s.kind === "human" && !C.mine.includes(s.seat));
+  const show = state.online && C.mine.length > 0 && people;  // nobody to talk to at a CPU table
   if (!show) { if ($("people-panel")) $("people-panel").hidden = true; return; }
   panel().hidden = false;
   words();

@@ -13,7 +13,7 @@ function box() {
   if (node) return node;
   node = el("details", { id: "move-log-box", class: "move-log-box", open: "" });
   node.append(el("summary", { id: "move-log-title" }));
-  node.append(el("ol", { id: "move-log", class: "move-log", "data-testid": "move-log", reversed: "" }));
+  node.append(el("ol", { id: "move-log", class: "move-log", "data-testid": "move-log", reversed: "", tabindex: "0", "aria-labelledby": "move-log-title" }));
   const sheet = document.querySelector("#board .sheet");
   sheet.append(node);
   return node;

@@ -76,7 +76,8 @@ export function renderYourMove(states, go) {
   if (!list) {
     const title = el("h2", { id: "your-move-title" });
     list = el("ul", { id: "your-move", class: "my-tables", "data-testid": "your-move", "aria-labelledby": "your-move-title" });
-    $("my-tables").before(title, list);
+    const heading = document.querySelector('[data-i18n="lobby.open_tables"]') || $("my-tables");
+    heading.before(title, list);
   }
   $("your-move-title").textContent = t("lobby.your_move_title");
   const due = Object.values(states).filter((s) => s && s.started && !s.over && (s.mine || []).includes(s.current));

@@ -86,7 +86,7 @@ function renderReview(r) {
   });
   if (r.chat && r.chat.length) {  // the game's chat, as plain text
     parts.push(el("h2", {}, t("review.chat")));
-    const log = el("ol", { class: "chat-log", "data-testid": "review-chat" });
+    const log = el("ol", { class: "chat-log", "data-testid": "review-chat", tabindex: "0", "aria-label": t("review.chat") });
     for (const m of r.chat) log.append(chatLine(m));
     parts.push(log);
   }
