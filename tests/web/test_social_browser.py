@@ -21,14 +21,22 @@ NEW_PASSWORD = "staple gun orbit lamp"
 # stand-ins for a person looking elsewhere and for the operating system's notices).
 HIDDEN_TAB = """
 window.__vis = 'visible';
-Object.defineProperty(Document.prototype, 'visibilityState', { get() { return window.__vis; }, configurable: true });
-Object.defineProperty(Document.prototype, 'hidden', { get() { return window.__vis === 'hidden'; }, configurable: true });
+for (const [key, get] of [['visibilityState', () => window.__vis],
+                          ['hidden', () => window.__vis === 'hidden']]) {
+  Object.defineProperty(Document.prototype, key, { get, configurable: true });
+}
 window.__notices = [];
 window.__asked = 0;
 class FakeNotification {
-  constructor(title, options) { window.__notices.push({ title, body: options && options.body }); }
+  constructor(title, options) {
+    window.__notices.push({ title, body: options && options.body });
+  }
   addEventListener() {}
-  static requestPermission() { window.__asked += 1; FakeNotification.permission = 'granted'; return Promise.resolve('granted'); }
+  static requestPermission() {
+    window.__asked += 1;
+    FakeNotification.permission = 'granted';
+    return Promise.resolve('granted');
+  }
 }
 FakeNotification.permission = 'default';
 window.Notification = FakeNotification;
@@ -36,8 +44,13 @@ window.Notification = FakeNotification;
 NO_SHARE = """
 Object.defineProperty(Navigator.prototype, 'share', { value: undefined, configurable: true });
 window.__copied = null;
-Object.defineProperty(Navigator.prototype, 'clipboard', { get() { return { writeText: async (t) => { window.__copied = t; } }; }, configurable: true });
+const clipboard = { writeText: async (text) => { window.__copied = text; } };
+Object.defineProperty(Navigator.prototype, 'clipboard', {
+  get: () => clipboard, configurable: true });
 """
+SET_VISIBILITY = (
+    "state => { window.__vis = state; document.dispatchEvent(new Event('visibilitychange')); }"
+)
 
 
 def tid(name: str) -> str:
@@ -138,6 +151,9 @@ def test_chat_from_a_is_seen_by_b_with_markup_inert(browser, server, tmp_path):
         assert a.get_attribute(tid("mute-1"), "aria-pressed") == "true"
         a.click(tid("mute-1"))
         a.wait_for_selector(f"{tid('chat-log')} li:has-text('Bella partita!')")
+        # B reports A: stored with the last messages, and B is told so
+        b.click(tid("report-0"))
+        b.wait_for_selector(f"{tid('chat-error')}:has-text('You reported Host')")
         # the host removes B: the computer takes the seat, and B can no longer chat
         a.click(tid("kick-1"))
         b.wait_for_function(
@@ -170,17 +186,13 @@ def test_a_your_move_notice_fires_while_the_tab_is_hidden(browser, server):
             "() => document.querySelector('[data-testid=turn]').dataset.seat === '1'"
         )
         assert a.evaluate("() => window.__notices.length") == 0
-        a.evaluate(
-            "() => { window.__vis = 'hidden'; document.dispatchEvent(new Event('visibilitychange')); }"
-        )
+        a.evaluate(SET_VISIBILITY, "hidden")
         api_score(b, server, code, 1)  # Gina moves: the host's turn, in a hidden tab
         a.wait_for_function("() => window.__notices.length === 1")
         notice = a.evaluate("() => window.__notices[0]")
         assert notice["title"] == "Yatzy: your move" and code in notice["body"]
         assert a.title().startswith("● Your move")
-        a.evaluate(
-            "() => { window.__vis = 'visible'; document.dispatchEvent(new Event('visibilitychange')); }"
-        )
+        a.evaluate(SET_VISIBILITY, "visible")
         a.wait_for_function("t => document.title === t", arg=title)
         # a visible tab is not told (the page itself shows the turn)
         api_score(a, server, code, 0)
@@ -278,9 +290,13 @@ def test_the_move_log_share_and_your_move(browser, server, tmp_path):
         page.wait_for_function(
             "() => /\\d d \\d+ h/.test(document.querySelector('[data-testid=timer]').textContent)"
         )
+        assert page.text_content(tid("share")) == "Share"
+        assert page.text_content(tid("notify-toggle")) == "Tell me when it is my move"
         page.click(tid("share"))  # no navigator.share here: the clipboard
         page.wait_for_selector(f"{tid('share-status')}:has-text('Link copied')")
         assert page.evaluate("() => window.__copied") == f"{server.url}/?join={code}"
+        page.evaluate("() => window.scrollTo(0, 0)")
+        shot(page, tmp_path, "share-1280x900-en")
         for _ in range(3):
             api_score(page, server, code, 0)
         page.wait_for_function(
@@ -304,7 +320,8 @@ def test_the_move_log_share_and_your_move(browser, server, tmp_path):
         # Italian: the log is narrated again in the page's language
         page.select_option(tid("lang"), "it")
         page.wait_for_function(
-            "() => /segna|tiene|ritira|tira/.test(document.querySelector('[data-testid=move-log]').textContent)"
+            "() => /segna|tiene|ritira|tira/"
+            ".test(document.querySelector('[data-testid=move-log]').textContent)"
         )
         page.select_option(tid("lang"), "en")
         # a second table with a shorter clock: the lobby lists both, soonest deadline first

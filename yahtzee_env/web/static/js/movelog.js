@@ -78,7 +78,7 @@ async function share() {
 
 export function setup() {
   const head = document.querySelector(".table-head");
-  const button = el("button", { type: "button", id: "share", "data-testid": "share" });
+  const button = el("button", { type: "button", id: "share", "data-testid": "share", "data-i18n": "share.button" });
   button.addEventListener("click", share);
   head.append(button, el("span", { id: "share-status", class: "share-status", "data-testid": "share-status", role: "status" }));
   shareWords();

@@ -46,7 +46,7 @@ function tell(state) {
   }
 }
 
-export function showTable(code) { N.code = code; N.wasMine = null; clearBadge(); }
+export function showTable(code) { N.code = code; N.wasMine = null; clearBadge(); label(); }
 
 // Every state the table draws: a turn that has just become ours, in a hidden tab, is told.
 export function onState(state, mine) {
