@@ -113,7 +113,7 @@ def api_score(page, server, code, seat) -> dict:
 
 def test_chat_from_a_is_seen_by_b_with_markup_inert(browser, server, tmp_path):
     a_ctx, a, a_errors = person(browser, "it-IT")
-    b_ctx, b, b_errors = person(browser)
+    b_ctx, b, b_errors = person(browser, viewport={"width": 390, "height": 844})  # a phone
     try:
         code = online_pair(a, b, server, lang_host="it")
         a.wait_for_selector(tid("chat-input"))
@@ -139,6 +139,9 @@ def test_chat_from_a_is_seen_by_b_with_markup_inert(browser, server, tmp_path):
         b.fill(tid("chat-input"), "x" * 201)
         b.click(tid("chat-send"))
         b.wait_for_selector(f"{tid('chat-error')}:has-text('200')")
+        assert b.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+        b.locator("#people-panel").scroll_into_view_if_needed()
+        shot(b, tmp_path, "chat-390x844-en")
         api_score(a, server, code, 0)  # a move, for the move log beside the card
         a.wait_for_selector(f"{tid('move-log')} li")
         a.locator("#people-panel").scroll_into_view_if_needed()
