@@ -116,9 +116,18 @@ def test_later_games_of_a_match_pass_the_start(client, act, score_best):
 # ------------------------------------------------------------------ turn timer
 @pytest.mark.parametrize(
     ("timer", "ok"),
-    [(0, True), (10, True), (3600, True), (9, False), (3601, False), (True, False), ("60", False)],
+    [
+        (0, True),
+        (10, True),
+        (3600, True),
+        (3 * 86_400, True),  # a turn-based table: up to 3 days a move (issue 32)
+        (9, False),
+        (3 * 86_400 + 1, False),
+        (True, False),
+        ("60", False),
+    ],
 )
-def test_the_turn_timer_accepts_0_or_10_to_3600(client, timer, ok):
+def test_the_turn_timer_accepts_0_or_10_s_to_3_days(client, timer, ok):
     reply = client.post(
         "/api/tables", json={"seats": ["human", "friend"], "online": True, "turn_timer": timer}
     )

@@ -23,6 +23,11 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     POST /api/account/signin {username, password}
     POST /api/account/signout {everywhere}
     GET  /api/me/tables                   the session's open tables
+    POST /api/account/password | recovery-codes | recover | delete,
+    GET  /api/account/export, POST /api/tables/CODE/chat | report | block | kick,
+    GET  /api/tables/CODE/chat?after=N, GET /api/tables/CODE/moves
+                                          account care and the table's people (issue 32):
+                                          `social_routes` lists their bodies
 
 The page identifies itself by its session cookie (``yz_session``: ``HttpOnly``,
 ``SameSite=Strict``, ``Secure`` over HTTPS): with it, ``seat`` alone says which seat (one
@@ -78,6 +83,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 import yahtzee_env.web.routes as http
+import yahtzee_env.web.social_routes as social
 from yahtzee_env.web.guard import GuardMiddleware
 from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.routes import STATIC_DIR, languages
@@ -110,14 +116,27 @@ def route_list() -> list:
         Route("/api/tables/{code}/back", http.back, methods=POST),
         Route("/api/tables/{code}/hand", http.hand, methods=POST),
         Route("/api/tables/{code}/remove", http.remove, methods=POST),
+        Route("/api/tables/{code}/chat", social.chat_get),
+        Route("/api/tables/{code}/chat", social.chat_post, methods=POST),
+        Route("/api/tables/{code}/report", social.report, methods=POST),
+        Route("/api/tables/{code}/block", social.block, methods=POST),
+        Route("/api/tables/{code}/kick", social.kick, methods=POST),
+        Route("/api/tables/{code}/moves", social.moves),
         Route("/api/session", http.session_get),
         Route("/api/session", http.session_post, methods=POST),
         Route("/api/account/signin", http.sign_in, methods=POST),
         Route("/api/account/signup", http.sign_up, methods=POST),
         Route("/api/account/signout", http.sign_out, methods=POST),
+        Route("/api/account/password", social.change_password, methods=POST),
+        Route("/api/account/recovery-codes", social.recovery_codes, methods=POST),
+        Route("/api/account/recover", social.recover, methods=POST),
+        Route("/api/account/delete", social.delete_account, methods=POST),
+        Route("/api/account/export", social.export_account),
+        Route("/api/account/blocks", social.blocks, methods=POST),
+        Route("/api/account/unblock", social.unblock, methods=POST),
         Route("/api/account/{what}", http.no_account_action, methods=POST),
         Route("/api/me/tables", http.my_tables),
-        Route("/api/games/{gid}", http.game_review, methods=POST),
+        Route("/api/games/{gid}", social.game_review, methods=POST),
         WebSocketRoute("/ws/{code}", table_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]

@@ -12,6 +12,12 @@ table). For each decision, before it is applied:
 - ``expected``: the expected final total after the action (score so far + its value), and
   ``best_expected`` the same for the best move.
 
+Each decision also gets a ``label`` by the expected points it gave up, as chess sites grade
+moves: `LABELS` holds the upper bound of each (``best`` is the solver's own move, up to
+rounding; above the last bound a decision is a ``blunder``), the review states them
+(``thresholds``) and counts them per seat (``labels``); ``n`` numbers the decisions of the
+game in the order they were made (the page's ``review-label-<n>``, ``review-best-<n>``).
+
 ``timeline[seat]`` is the expected final total at the start and after each of the seat's
 turns (the last point is the seat's final total); ``costliest[seat]`` its three costliest
 decisions. The computation is CPU-bound (one solver look-up per decision): the route runs it
@@ -30,6 +36,15 @@ from yahtzee_env.web.deal import new_game
 
 WORST = 3  # costliest decisions listed per seat
 TIE_ORDER = [*range(BOX_ACTION_OFFSET, NUM_ACTIONS), *range(BOX_ACTION_OFFSET)]
+# (label, the most expected points a decision with it gives up); more: "blunder"
+LABELS = (("best", 0.005), ("good", 1.0), ("inaccuracy", 3.0), ("mistake", 8.0))
+WORST_LABEL = "blunder"
+LABEL_NAMES = (*(name for name, _ in LABELS), WORST_LABEL)
+
+
+def label_of(loss: float) -> str:
+    """The label of a decision that gave up ``loss`` expected points."""
+    return next((name for name, bound in LABELS if loss <= bound), WORST_LABEL)
 
 
 def best_action(values: np.ndarray) -> int:
@@ -55,6 +70,7 @@ def review_game(
     turns: list[dict[str, Any]] = []
     open_turn: dict[int, dict[str, Any]] = {}
     rounds = [0] * n
+    decided: list[dict[str, Any]] = []  # every decision, in order
     for seat, action, _regret in actions:
         if game.over or game.current != seat:
             raise ValueError(f"action log out of order at seat {seat}")
@@ -62,12 +78,15 @@ def review_game(
         best = best_action(values)
         total = game.players[seat].total
         loss = float(values[best] - values[action]) if np.isfinite(values[action]) else np.inf
+        loss = round(max(loss, 0.0), 4)
         decision = {
+            "n": len(decided),
+            "label": label_of(loss),
             "dice": list(game.dice),
             "rolls_left": game.rolls_left,
             "action": int(action),
             "best_action": int(best),
-            "loss": round(max(loss, 0.0), 4),
+            "loss": loss,
             "expected": round(float(total + values[action]), 2),
             "best_expected": round(float(total + values[best]), 2),
         }
@@ -78,6 +97,7 @@ def review_game(
             open_turn[seat] = turn
             turns.append(turn)
         turn["decisions"].append(decision)
+        decided.append(decision)
         card = game.players[seat]
         bonus_before = card.upper_bonus + card.yahtzee_bonus
         game.step(action)
@@ -95,6 +115,7 @@ def review_game(
     timeline: dict[str, list[float]] = {}
     costliest: dict[str, list[dict[str, Any]]] = {}
     total_loss: dict[str, float] = {}
+    labels: dict[str, dict[str, int]] = {}
     for seat in range(n):
         mine = [t for t in turns if t["seat"] == seat]
         points = [mine[0]["decisions"][0]["best_expected"]] if mine else []
@@ -102,6 +123,9 @@ def review_game(
         timeline[str(seat)] = points
         graded = [(d, t["round"]) for t in mine for d in t["decisions"]]
         total_loss[str(seat)] = round(sum(d["loss"] for d, _ in graded), 4)
+        labels[str(seat)] = {
+            name: sum(d["label"] == name for d, _ in graded) for name in LABEL_NAMES
+        }
         costly = sorted((x for x in graded if x[0]["loss"] > 1e-6), key=lambda x: -x[0]["loss"])
         costliest[str(seat)] = [{**d, "round": r} for d, r in costly[:WORST]]
     return {
@@ -112,7 +136,9 @@ def review_game(
         "timeline": timeline,
         "costliest": costliest,
         "total_loss": total_loss,
+        "labels": labels,
+        "thresholds": [{"label": name, "max": bound} for name, bound in LABELS],
     }
 
 
-__all__ = ["best_action", "review_game"]
+__all__ = ["LABELS", "best_action", "label_of", "review_game"]

@@ -26,7 +26,9 @@ import anyio
 from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.game.rules import RuleSet
+from yahtzee_env.web.account_care import AccountCare
 from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
+from yahtzee_env.web.chat import Chat
 from yahtzee_env.web.fanout import Fanout
 from yahtzee_env.web.guard import RefusalLog
 from yahtzee_env.web.hub import CLOSE_GONE, Client, Hub
@@ -85,6 +87,8 @@ class Service:
         if clock is not None:
             self.tables.clock = clock
         self.accounts = Accounts(storage)
+        self.care = AccountCare(self.accounts)  # password, recovery codes, delete, export
+        self.chat = Chat(self.tables, limits.max_keys)  # chat, reports, blocks, kicks
         self.hub = Hub()
         self.locks = TableLocks()
         self.fanout = Fanout(self.hub, self.tables, self.locks)
@@ -207,6 +211,7 @@ class Service:
         self.spend(who(body, session, "player"))
 
         def work(c: str):
+            self.chat.check_join(c, pid(session))  # a blocked account does not join
             table, seat, token = self.tables.join(c, body, session)
             reply = {"seat": seat, "state": self.tables.state(table), "mine": self.mine(c, session)}
             if token is not None:
@@ -342,10 +347,14 @@ class Service:
             if old:
                 storage.delete_sessions(token=old)
             token = self.accounts.new_session(player_id)
-            return player_id, username, token, storage.player_by_id(player_id)["name"]
+            codes = self.care.new_codes(player_id) if new else None  # shown once
+            return player_id, username, token, storage.player_by_id(player_id)["name"], codes
 
-        player_id, username, token, name = await run_in_threadpool(run)
-        return {"player": {"id": player_id, "name": name}, "account": username}, token
+        player_id, username, token, name, codes = await run_in_threadpool(run)
+        reply = {"player": {"id": player_id, "name": name}, "account": username}
+        if codes:
+            reply["recovery_codes"] = codes
+        return reply, token
 
     async def sign_out(self, body: dict[str, Any], session, token: str | None) -> dict:
         """End this session (``everywhere``: every session of the profile)."""

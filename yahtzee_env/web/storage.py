@@ -170,6 +170,50 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX sessions_player ON sessions(player_id);
     """,
+    # 6: account care and the table's people (issue 32): recovery codes (argon2id; a short
+    # selector in clear says which hash to verify), table chat (kept with the game, deleted
+    # with the table), reports with the last messages (for a moderator) and blocked accounts
+    """
+    CREATE TABLE recovery_codes (
+        player_id {int64} NOT NULL REFERENCES players(id),
+        selector TEXT NOT NULL,
+        code_hash TEXT NOT NULL,       -- argon2id of the whole code, PHC string
+        created {real} NOT NULL,
+        used {real},                   -- NULL: still valid
+        PRIMARY KEY (player_id, selector)
+    );
+    CREATE TABLE chat (
+        id {pk},
+        code TEXT NOT NULL,
+        idx INTEGER NOT NULL,          -- the game it was said in
+        seat INTEGER NOT NULL,
+        player_id {int64},
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,            -- 'text' or 'emote'
+        body TEXT NOT NULL,            -- plain text (at most 200 characters), or the emote
+        created {real} NOT NULL
+    );
+    CREATE INDEX chat_code ON chat(code, id);
+    CREATE TABLE reports (
+        id {pk},
+        code TEXT NOT NULL,
+        reporter_id {int64},
+        reporter_seat INTEGER NOT NULL,
+        target_id {int64},
+        target_seat INTEGER NOT NULL,
+        target_name TEXT NOT NULL,
+        messages TEXT NOT NULL,        -- JSON: the table's last messages when reported
+        created {real} NOT NULL
+    );
+    CREATE UNIQUE INDEX reports_once ON reports(code, reporter_seat, target_seat);
+    CREATE TABLE blocks (
+        player_id {int64} NOT NULL REFERENCES players(id),
+        blocked_id {int64} NOT NULL REFERENCES players(id),
+        created {real} NOT NULL,
+        PRIMARY KEY (player_id, blocked_id)
+    );
+    CREATE INDEX blocks_blocked ON blocks(blocked_id);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -751,7 +795,7 @@ class Storage:
         statements = [
             (f"DELETE FROM {name} WHERE code = ?", (code,))
             for code in codes
-            for name in ("actions", "games", "seats", "tables")
+            for name in ("actions", "chat", "games", "seats", "tables")
         ]
         if statements:
             self._tx(statements)

@@ -3,6 +3,8 @@
 import { $, config, el, go, params } from "./page.js";
 import { ME, ApiError, api, loadSession, whileBusy } from "./net.js";
 import { errorText, joinNames, levelName, ruleName, seatName, t } from "./words.js";
+import { renderYourMove } from "./notify.js";
+import * as care from "./care.js";
 
 function seatOptions(i) {
   if (i === 0) return [["human", t("lobby.you")]];
@@ -126,7 +128,7 @@ const roundOf = (state) => {
 };
 
 async function loadMyTables() {
-  try { L.tables = (await api("/api/me/tables")).tables.slice(0, 8); } catch { L.tables = []; }
+  try { L.tables = (await api("/api/me/tables")).tables.slice(0, 12); } catch { L.tables = []; }
   const entries = L.tables.map((entry) => [entry.code, entry]);
   await Promise.all(entries.map(async ([code]) => {
     try { L.states[code] = await api(`/api/tables/${code}`); } catch { L.states[code] = null; }
@@ -174,6 +176,7 @@ export function renderMyTables() {
     list.append(li);
     if (!latest && state.started && !state.over) latest = { code, state, info };
   }
+  renderYourMove(L.states, go);  // the tables where it is your move, soonest deadline first
   const banner = $("resume-latest");
   banner.hidden = !latest;
   banner.replaceChildren();
@@ -195,7 +198,10 @@ function renderAccount() {
 async function accountAction(what, body) {
   $("account-error").textContent = "";
   try {
-    Object.assign(ME, await api(`/api/account/${what}`, body, { retries: 0 }), { loaded: true });
+    const reply = await api(`/api/account/${what}`, body, { retries: 0 });
+    Object.assign(ME, reply, { loaded: true });
+    delete ME.recovery_codes;
+    care.showCodes(reply.recovery_codes || null);  // at sign-up: shown once
     if (ME.player) $("name").value = ME.player.name;
     renderAccount();
     loadMyTables();
@@ -241,6 +247,7 @@ export function setup() {
   $("create-online").addEventListener("click", () => whileBusy(lobbyButtons, () => createTable(true)));
   $("join").addEventListener("click", () => whileBusy(lobbyButtons, joinTable));
   $("join-code").addEventListener("keydown", (e) => { if (e.key === "Enter") whileBusy(lobbyButtons, joinTable); });
+  care.setup(async () => { renderAccount(); await loadSession(); renderAccount(); loadMyTables(); });
   $("signup").addEventListener("click", () => whileBusy(["signup", "signin"], signUp));
   $("signin").addEventListener("click", () => whileBusy(["signup", "signin"], signIn));
   $("signout").addEventListener("click", () => whileBusy(["signout"], () => accountAction("signout", {})));

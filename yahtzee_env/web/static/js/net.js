@@ -116,6 +116,7 @@ function connect() {
     else if (data.type === "presence") live.on.presence(data.connected);
     else if (data.type === "hello") live.on.hello(data.seats || [data.seat]);
     else if (data.type === "error" && data.status === 404) live.on.error(new ApiError(data.error, data.code, data.params));
+    else if (live.on.other) live.on.other(data);  // chat (chat.js)
   };
   socket.onopen = () => {
     live.retry = 0;

@@ -4,6 +4,7 @@ import { $, el } from "./page.js";
 import { api } from "./net.js";
 import { describeMove, diceText, errorText, num, ruleName, seatName, t } from "./words.js";
 import { SEAT_COLOR, lineChart } from "./charts.js";
+import { chatLine } from "./chat.js";
 
 const R = { data: null, round: 1 };
 
@@ -22,7 +23,7 @@ function renderReview(r) {
       document.createTextNode(t("review.final", { name: reviewSeatName(r, seat), total: r.totals[seat], loss: num(r.total_loss[seat]) })));
     summary.append(li);
   });
-  parts.push(summary, el("h2", {}, t("review.timeline")));
+  parts.push(summary, ...gradeSummary(r), el("h2", {}, t("review.timeline")));
   parts.push(lineChart({
     series: r.seats.map((_, seat) => ({ points: r.timeline[seat], color: SEAT_COLOR[seat % 4], label: reviewSeatName(r, seat) })),
     xLabel: t("review.axis_turn"), yLabel: t("review.axis_expected"), xFrom: 0, id: "review-chart",
@@ -50,7 +51,7 @@ function renderReview(r) {
       "aria-label": t("review.seat_turns", { name: reviewSeatName(r, seat) }) });
     const table = el("table", { class: "turns" });
     const head = el("tr");
-    for (const h of ["turn", "roll", "dice", "choice", "best", "loss"]) head.append(el("th", { scope: "col" }, t(`review.col_${h}`)));
+    for (const h of ["turn", "roll", "dice", "choice", "best", "loss", "label"]) head.append(el("th", { scope: "col" }, t(`review.col_${h}`)));
     table.append(head);
     for (const turn of r.turns.filter((x) => x.seat === seat)) {
       turn.decisions.forEach((d, k) => {
@@ -67,9 +68,15 @@ function renderReview(r) {
         tr.append(dice);
         let choice = describeMove(d.dice, d.action);
         if (d.action >= 32 && turn.box) choice = t("review.points", { box: choice, points: turn.points + (turn.bonus ? ` (+${turn.bonus})` : "") });
-        tr.append(el("td", {}, choice));
-        tr.append(el("td", {}, d.action === d.best_action || d.loss <= 1e-6 ? t("review.best_same") : describeMove(d.dice, d.best_action)));
+        tr.append(el("td", {}, t("review.move_expected", { move: choice, expected: num(d.expected, 1) })));
+        // the solver's best move beside the player's, each with its expected final score
+        const same = d.action === d.best_action || d.loss <= 1e-6;
+        tr.append(el("td", { "data-testid": `review-best-${d.n}`, "data-same": String(same) },
+          same ? t("review.best_same") : t("review.move_expected", { move: describeMove(d.dice, d.best_action), expected: num(d.best_expected, 1) })));
         tr.append(el("td", { class: "num" }, d.loss > 0.005 ? `−${num(d.loss)}` : "0"));
+        const grade = el("td");
+        grade.append(el("span", { class: `grade grade-${d.label}`, "data-testid": `review-label-${d.n}`, "data-label": d.label }, t(`review.label.${d.label}`)));
+        tr.append(grade);
         table.append(tr);
       });
     }
@@ -77,10 +84,38 @@ function renderReview(r) {
     details.append(wrap);
     parts.push(details);
   });
+  if (r.chat && r.chat.length) {  // the game's chat, as plain text
+    parts.push(el("h2", {}, t("review.chat")));
+    const log = el("ol", { class: "chat-log", "data-testid": "review-chat", tabindex: "0", "aria-label": t("review.chat") });
+    for (const m of r.chat) log.append(chatLine(m));
+    parts.push(log);
+  }
   const back = el("a", { href: "/", class: "button-link" }, t("review.back"));
   parts.push(el("p", {}, ""));
   parts[parts.length - 1].append(back);
   body.replaceChildren(...parts);
+}
+
+// The labels by expected points given up (their bounds stated, as the server sets them),
+// and each seat's count of each label.
+const LABELS = ["best", "good", "inaccuracy", "mistake", "blunder"];
+function gradeSummary(r) {
+  if (!r.thresholds || !r.labels) return [];
+  const bound = Object.fromEntries(r.thresholds.map((x) => [x.label, num(x.max)]));
+  const note = el("p", { class: "thresholds", "data-testid": "review-thresholds" },
+    t("review.thresholds", { best: bound.best, good: bound.good, inaccuracy: bound.inaccuracy, mistake: bound.mistake }));
+  const list = el("ul", { class: "grade-summary" });
+  r.seats.forEach((_, seat) => {
+    const counts = r.labels[seat] || {};
+    const li = el("li", { "data-testid": `review-labels-${seat}` });
+    li.append(el("strong", {}, reviewSeatName(r, seat)), document.createTextNode(" "));
+    for (const label of LABELS) {
+      li.append(el("span", { class: `grade grade-${label}`, "data-label": label, "data-count": String(counts[label] || 0) },
+        t("review.label_count", { n: counts[label] || 0, label: t(`review.label.${label}`) })), document.createTextNode(" "));
+    }
+    list.append(li);
+  });
+  return [el("h2", {}, t("review.grades")), note, list];
 }
 
 // Small dice (not buttons) for the review; the kept ones ringed.

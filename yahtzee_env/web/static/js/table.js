@@ -7,6 +7,10 @@ import { pace, reducedMotion, sound } from "./settings.js";
 import {
   boxName, describeMove, diceText, errorText, joinNames, num, ruleName, seatName, t, tn,
 } from "./words.js";
+import * as chat from "./chat.js";
+import * as movelog from "./movelog.js";
+import * as notify from "./notify.js";
+import { duration as timeLeft } from "./notify.js";
 
 const T = {
   code: null, state: null, version: [-1, -1], held: new Set(), selected: null,
@@ -204,6 +208,15 @@ async function apply(state) {
   } else if (last) say(() => narrate(last));
   else if (!previous) say(() => describeTurn(T.state));
   moveFocus(state, previous);
+  sideViews(state);
+}
+
+// What sits beside the table (issue 32): the chat and its people, the move log, the notices.
+function sideViews(state) {
+  chat.onState(state, T.mine);
+  movelog.onState(state, narrate);
+  notify.onState(state, T.mine);
+  $("share").hidden = !state.online;
 }
 
 // Focus goes to the next sensible control after every action.
@@ -326,7 +339,7 @@ function renderTimer(state) {
   const tick = () => {
     if (T.deadlineAt === null) { node.hidden = true; return; }
     node.hidden = false;
-    node.textContent = t("people.time_left", { s: Math.max(0, Math.ceil((T.deadlineAt - performance.now()) / 1000)) });
+    node.textContent = timeLeft(Math.max(0, Math.ceil((T.deadlineAt - performance.now()) / 1000)));
   };
   tick();
   if (!T.ticker) T.ticker = setInterval(() => { if (!$("table").hidden) tick(); }, 500);
@@ -671,6 +684,7 @@ export async function showTable(code) {
   T.code = code.toUpperCase();
   T.state = null; T.version = [-1, -1]; T.slots = [0, 1, 2, 3, 4];
   T.mine = []; T.ended = null; T.voted = false;
+  chat.showTable(T.code, (state) => receive(state)); movelog.showTable(T.code); notify.showTable(T.code);
   try {
     await loadSession();
     const state = await api(`/api/tables/${T.code}`);
@@ -685,6 +699,7 @@ export async function showTable(code) {
       hello: (seats) => { T.mine = seats; },
       error: (err) => setError(err),
       seated: () => mySeats().length > 0,
+      other: (data) => chat.receive(data),
     });
   } catch (err) {
     showFailure(err);
@@ -700,9 +715,11 @@ export function redraw() {
   render(T.state, { lock: T.animating });
   setStatus(T.lastStatus ? T.lastStatus() : "");
   if (T.hint && myTurn()) renderHint(T.hint);
+  chat.redraw(); movelog.redraw(); notify.redraw();
 }
 
 export function setup() {
+  movelog.setup(); notify.setup();
   onAnswer(() => { if (T.netError) { T.netError = false; setError(null); } });  // the server answers again
   for (let i = 0; i < 5; i++) {
     const die = dieNode(i);

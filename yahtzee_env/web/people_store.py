@@ -1,0 +1,295 @@
+"""Storage of account care and of the table's people (issue 32), on both backends.
+
+Plain functions over a `storage.Storage` (its transaction and query helpers, the SQL written
+once with ``?`` placeholders), kept apart from the game's storage: recovery codes, the table
+chat, reports, blocked accounts, and what deleting or exporting an account reads and writes.
+The tables are those of migration 6 (`storage.MIGRATIONS`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from yahtzee_env.web.storage import Storage
+
+DELETED_NAME = "deleted player"  # the name a deleted account's seats and messages keep
+
+
+# ------------------------------------------------------------------ recovery codes
+def replace_recovery_codes(storage: Storage, player_id: int, codes: list[tuple[str, str]]) -> None:
+    """The account's recovery codes are now ``codes`` (selector, argon2id hash): the old
+    ones, used or not, stop working."""
+    now = time.time()
+    insert = (
+        "INSERT INTO recovery_codes (player_id, selector, code_hash, created) VALUES (?, ?, ?, ?)"
+    )
+    storage._tx(
+        [("DELETE FROM recovery_codes WHERE player_id = ?", (player_id,))]
+        + [(insert, (player_id, sel, digest, now)) for sel, digest in codes]
+    )
+
+
+def recovery_code(storage: Storage, player_id: int, selector: str) -> dict[str, Any] | None:
+    """The unused code of ``selector`` (its ``code_hash``), or None."""
+    rows = storage._query(
+        "SELECT selector, code_hash FROM recovery_codes "
+        "WHERE player_id = ? AND selector = ? AND used IS NULL",
+        (player_id, selector),
+    )
+    return rows[0] if rows else None
+
+
+def use_recovery_code(storage: Storage, player_id: int, selector: str) -> bool:
+    """Spend the code: True for the one request that marks it used (two at once: one wins)."""
+    with storage.transaction() as conn:
+        rows = storage._exec(
+            conn,
+            "UPDATE recovery_codes SET used = ? WHERE player_id = ? AND selector = ? "
+            "AND used IS NULL RETURNING selector",
+            (time.time(), player_id, selector),
+        )
+    return bool(rows)
+
+
+def recovery_codes_left(storage: Storage, player_id: int) -> int:
+    rows = storage._query(
+        "SELECT COUNT(*) AS n FROM recovery_codes WHERE player_id = ? AND used IS NULL",
+        (player_id,),
+    )
+    return int(rows[0]["n"])
+
+
+# ------------------------------------------------------------------ chat, reports, blocks
+def add_chat(storage: Storage, message: dict[str, Any]) -> dict[str, Any]:
+    """Store a message (code, idx, seat, player_id, name, kind, body); return it with its
+    ``id`` and ``created``."""
+    now = time.time()
+    with storage.transaction() as conn:
+        rows = storage._exec(
+            conn,
+            "INSERT INTO chat (code, idx, seat, player_id, name, kind, body, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                message["code"],
+                message["idx"],
+                message["seat"],
+                message.get("player_id"),
+                message["name"],
+                message["kind"],
+                message["body"],
+                now,
+            ),
+        )
+    out = {k: v for k, v in message.items() if k != "player_id"}
+    return {**out, "id": int(rows[0]["id"]), "created": now}
+
+
+def chat_of(
+    storage: Storage, code: str, *, after: int = 0, idx: int | None = None, limit: int = 100
+) -> list[dict[str, Any]]:
+    """The table's messages after id ``after`` (of game ``idx`` only, if given), oldest
+    first, at most ``limit`` (the newest of them)."""
+    where, params = "code = ? AND id > ?", [code, after]
+    if idx is not None:
+        where += " AND idx = ?"
+        params.append(idx)
+    rows = storage._query(
+        f"SELECT id, idx, seat, name, kind, body, created FROM chat WHERE {where} "
+        "ORDER BY id DESC LIMIT ?",
+        (*params, limit),
+    )
+    return rows[::-1]
+
+
+def chat_count(storage: Storage, code: str, idx: int) -> int:
+    rows = storage._query("SELECT COUNT(*) AS n FROM chat WHERE code = ? AND idx = ?", (code, idx))
+    return int(rows[0]["n"])
+
+
+def add_report(storage: Storage, report: dict[str, Any]) -> bool:
+    """Store a report with the table's last messages; False if this seat already reported
+    that one at this table."""
+    rows = storage._query(
+        "SELECT 1 FROM reports WHERE code = ? AND reporter_seat = ? AND target_seat = ?",
+        (report["code"], report["reporter_seat"], report["target_seat"]),
+    )
+    if rows:
+        return False
+    storage._tx(
+        [
+            (
+                "INSERT INTO reports (code, reporter_id, reporter_seat, target_id, target_seat, "
+                "target_name, messages, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    report["code"],
+                    report.get("reporter_id"),
+                    report["reporter_seat"],
+                    report.get("target_id"),
+                    report["target_seat"],
+                    report["target_name"],
+                    json.dumps(report["messages"]),
+                    time.time(),
+                ),
+            )
+        ]
+    )
+    return True
+
+
+def reports(storage: Storage, code: str | None = None) -> list[dict[str, Any]]:
+    """The reports (of table ``code``), newest first, their messages decoded: a
+    moderator's reading."""
+    where, params = ("WHERE code = ?", (code,)) if code else ("", ())
+    rows = storage._query(
+        "SELECT id, code, reporter_id, reporter_seat, target_id, target_seat, target_name, "
+        f"messages, created FROM reports {where} ORDER BY id DESC LIMIT 500",
+        params,
+    )
+    for r in rows:
+        r["messages"] = json.loads(r["messages"])
+    return rows
+
+
+def block(storage: Storage, player_id: int, blocked_id: int) -> None:
+    sql = (
+        "INSERT INTO blocks (player_id, blocked_id, created) VALUES (?, ?, ?) "
+        "ON CONFLICT (player_id, blocked_id) DO NOTHING"
+    )
+    storage._tx([(sql, (player_id, blocked_id, time.time()))])
+
+
+def unblock(storage: Storage, player_id: int, blocked_id: int) -> None:
+    sql = "DELETE FROM blocks WHERE player_id = ? AND blocked_id = ?"
+    storage._tx([(sql, (player_id, blocked_id))])
+
+
+def blocks_of(storage: Storage, player_id: int) -> list[dict[str, Any]]:
+    """The accounts ``player_id`` blocked: their player id and user name."""
+    return storage._query(
+        "SELECT b.blocked_id AS player_id, a.username AS username FROM blocks b "
+        "LEFT JOIN accounts a ON a.player_id = b.blocked_id WHERE b.player_id = ? "
+        "ORDER BY b.created",
+        (player_id,),
+    )
+
+
+def is_blocked(storage: Storage, sender: int, others: list[int]) -> bool:
+    """Whether any of ``others`` blocked ``sender`` (or, with one other, that one did)."""
+    others = [o for o in others if o is not None]
+    if not others:
+        return False
+    marks = ", ".join("?" * len(others))
+    rows = storage._query(
+        f"SELECT 1 FROM blocks WHERE blocked_id = ? AND player_id IN ({marks}) LIMIT 1",
+        (sender, *others),
+    )
+    return bool(rows)
+
+
+def is_blocked_by(storage: Storage, blocker: int, others: list[int]) -> bool:
+    """Whether ``blocker`` blocked any of ``others``."""
+    others = [o for o in others if o is not None]
+    if not others:
+        return False
+    marks = ", ".join("?" * len(others))
+    rows = storage._query(
+        f"SELECT 1 FROM blocks WHERE player_id = ? AND blocked_id IN ({marks}) LIMIT 1",
+        (blocker, *others),
+    )
+    return bool(rows)
+
+
+# ------------------------------------------------------------------ delete, export
+def seat_tables(storage: Storage, player_id: int) -> list[str]:
+    """The tables where ``player_id`` holds (or plays) a seat."""
+    rows = storage._query(
+        "SELECT DISTINCT code FROM seats WHERE player_id = ? OR owner_id = ? ORDER BY code",
+        (player_id, player_id),
+    )
+    return [r["code"] for r in rows]
+
+
+def delete_account(storage: Storage, player_id: int, token_hash: str) -> None:
+    """Delete the account and its data: its statistics, sessions, recovery codes, blocks;
+    its messages stay in the games' chat under `DELETED_NAME` (the seats are renamed under
+    each table's lock by the caller, `account_care`); the profile row stays, nameless and
+    with a new token nobody holds (the games' rows refer to it)."""
+    pid = (player_id,)
+    storage._tx(
+        [
+            (
+                "UPDATE chat SET name = ?, player_id = NULL WHERE player_id = ?",
+                (DELETED_NAME, *pid),
+            ),
+            ("UPDATE reports SET reporter_id = NULL WHERE reporter_id = ?", pid),
+            ("UPDATE reports SET target_id = NULL WHERE target_id = ?", pid),
+            ("DELETE FROM results WHERE player_id = ?", pid),
+            ("DELETE FROM recovery_codes WHERE player_id = ?", pid),
+            ("DELETE FROM blocks WHERE player_id = ? OR blocked_id = ?", (*pid, *pid)),
+            ("DELETE FROM sessions WHERE player_id = ?", pid),
+            ("DELETE FROM accounts WHERE player_id = ?", pid),
+            ("UPDATE tables SET host_player = NULL WHERE host_player = ?", pid),
+            (
+                "UPDATE players SET name = ?, token_hash = ? WHERE id = ?",
+                (DELETED_NAME, token_hash, *pid),
+            ),
+        ]
+    )
+
+
+def export(storage: Storage, player_id: int) -> dict[str, Any]:
+    """Everything stored about ``player_id``, as JSON-ready data (no hash, no token)."""
+    pid = (player_id,)
+    (player,) = storage._query("SELECT id, name, created FROM players WHERE id = ?", pid) or [None]
+    account = storage._query("SELECT username, created FROM accounts WHERE player_id = ?", pid)
+    seats = storage._query(
+        "SELECT s.code AS code, s.seat AS seat, s.name AS name, s.away AS away, t.rules AS "
+        "rules, t.created AS created FROM seats s JOIN tables t ON t.code = s.code "
+        "WHERE s.player_id = ? OR s.owner_id = ? ORDER BY t.created",
+        (*pid, *pid),
+    )
+    chat = storage._query(
+        "SELECT code, idx, seat, kind, body, created FROM chat WHERE player_id = ? ORDER BY id",
+        pid,
+    )
+    sessions = storage._query("SELECT created, seen FROM sessions WHERE player_id = ?", pid)
+    return {
+        "format": "yatzy-account-export/1",
+        "exported": time.time(),
+        "player": player,
+        "account": account[0] if account else None,
+        "results": storage.results_of(player_id),
+        "seats": seats,
+        "chat": chat,
+        "blocked": blocks_of(storage, player_id),
+        "reports_made": storage._query(
+            "SELECT code, target_seat, target_name, created FROM reports WHERE reporter_id = ?",
+            pid,
+        ),
+        "recovery_codes_left": recovery_codes_left(storage, player_id),
+        "sessions": sessions,
+    }
+
+
+__all__ = [
+    "DELETED_NAME",
+    "add_chat",
+    "add_report",
+    "block",
+    "blocks_of",
+    "chat_count",
+    "chat_of",
+    "delete_account",
+    "export",
+    "is_blocked",
+    "is_blocked_by",
+    "recovery_code",
+    "recovery_codes_left",
+    "replace_recovery_codes",
+    "reports",
+    "seat_tables",
+    "unblock",
+    "use_recovery_code",
+]
