@@ -77,6 +77,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
+import yahtzee_env.web.play as play
 import yahtzee_env.web.routes as http
 from yahtzee_env.web.guard import GuardMiddleware
 from yahtzee_env.web.limits import Limits
@@ -118,6 +119,7 @@ def route_list() -> list:
         Route("/api/account/{what}", http.no_account_action, methods=POST),
         Route("/api/me/tables", http.my_tables),
         Route("/api/games/{gid}", http.game_review, methods=POST),
+        *play.routes(),
         WebSocketRoute("/ws/{code}", table_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]

@@ -515,6 +515,9 @@ class Tables:
         self._coach_locks = {name: threading.Lock() for name in PRESETS}  # one solve each
         self._reviews: dict[tuple[str, int], dict[str, Any]] = {}  # solved in threads
         self._reviews_lock = threading.Lock()
+        # called with the table when a game ends, inside the transaction of its last moves
+        # (`ratings.Ratings.game_over`)
+        self.on_game_over = None
 
     # --------------------------------------------------------------- resources
     def policy(self, level: str, rules: RuleSet):
@@ -1361,6 +1364,8 @@ class Tables:
         self.storage.append_actions(
             table.code, table.idx, first, table.log[first:], results, over=game.over
         )
+        if game.over and self.on_game_over is not None:
+            self.on_game_over(table)
 
     def hint(
         self, code: Any, seat: Any, token: Any, player_id: int | None = None
