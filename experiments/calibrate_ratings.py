@@ -58,7 +58,7 @@ def main() -> None:
     if args.out:
         out = {
             "model": "openskill PlackettLuce (defaults: mu 25, sigma 25/3)",
-            "command": "python experiments/calibrate_ratings.py --out yahtzee_env/web/cpu_ratings.json",
+            "command": "python experiments/calibrate_ratings.py --out " + args.out,
             "rows": [Path(p).name for p in paths],
             "games": len(games),
             "seeds": args.seeds,

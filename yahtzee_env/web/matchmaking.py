@@ -312,4 +312,12 @@ async def note_seats(request, service, code: str, seats: list[int]) -> None:
         await run_in_threadpool(note_devices, service.storage, devices)
 
 
-__all__ = ["DEFAULT_WAIT", "WAITS", "WAIT_RANGE", "Matchmaker", "note_devices", "note_seats", "parse_request"]
+__all__ = [
+    "DEFAULT_WAIT",
+    "WAITS",
+    "WAIT_RANGE",
+    "Matchmaker",
+    "note_devices",
+    "note_seats",
+    "parse_request",
+]

@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 
+from yahtzee_env.web.accounts import device_of
 from yahtzee_env.web.guard import client_address
 from yahtzee_env.web.routes import asked, endpoint, page
 from yahtzee_env.web.service import Service, who
@@ -153,9 +154,13 @@ async def list_table(request: Request, service: Service) -> Response:
         table = service.tables.load(code)
         _host_check(service, table, body, session)
         if on and (table.started or not table.online):
-            raise WebError("only an online table that has not started can be listed", 409, "not_listable")
+            raise WebError(
+                "only an online table that has not started can be listed", 409, "not_listable"
+            )
         if on:
-            host = storage._query("SELECT host_player, host_addr FROM tables WHERE code = ?", (code,))
+            host = storage._query(
+                "SELECT host_player, host_addr FROM tables WHERE code = ?", (code,)
+            )
             column, value = ("host_player", host[0]["host_player"])
             if value is None:
                 column, value = ("host_addr", host[0]["host_addr"])

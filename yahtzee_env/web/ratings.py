@@ -52,7 +52,9 @@ def cpu_ratings() -> dict[str, dict[str, float]]:
         data = json.loads(CPU_RATINGS.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return {k: {"mu": float(v["mu"]), "sigma": float(v["sigma"])} for k, v in data["levels"].items()}
+    return {
+        k: {"mu": float(v["mu"]), "sigma": float(v["sigma"])} for k, v in data["levels"].items()
+    }
 
 
 def shown(mu: float) -> int:
@@ -157,11 +159,15 @@ class Ratings:
         accounts: set[int] = set()
         if ids:
             marks = ",".join("?" * len(ids))
-            rows = s._exec(conn, f"SELECT player_id FROM accounts WHERE player_id IN ({marks})", tuple(ids))
+            rows = s._exec(
+                conn, f"SELECT player_id FROM accounts WHERE player_id IN ({marks})", tuple(ids)
+            )
             accounts = {r["player_id"] for r in rows}
         devices = {
             r["seat"]: r["device"]
-            for r in s._exec(conn, "SELECT seat, device FROM seat_devices WHERE code = ?", (table.code,))
+            for r in s._exec(
+                conn, "SELECT seat, device FROM seat_devices WHERE code = ?", (table.code,)
+            )
         }
         mine = [x for x in humans if x.player_id in accounts]
         out: list[tuple[int, Any]] = []

@@ -73,7 +73,9 @@ class Spectators:
             "SELECT code FROM tables WHERE watch = ?", (clean_watch_id(watch_id),)
         )
         if not rows:
-            raise WebError("no table has that watch link (or its host turned it off)", 404, "unknown_watch")
+            raise WebError(
+                "no table has that watch link (or its host turned it off)", 404, "unknown_watch"
+            )
         return rows[0]["code"]
 
     def link_of(self, code: str) -> str | None:
