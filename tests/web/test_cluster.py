@@ -595,3 +595,56 @@ def test_a_turn_timer_of_a_dead_instance_is_kept_by_another(pair, pg_url):
     state = msg["state"]
     assert state["seats"][0]["away"] == "timeout"  # the computer played the host's turn
     assert state["cards"][0] != started["cards"][0]
+
+
+def test_quick_match_pairs_players_on_two_instances(pair):
+    """Issue 32: a stranger queued on A and one queued on B are seated at one table."""
+    a, b = pair
+    ann = ok(f"{a.url}/api/players", {"name": "Ann"})["token"]
+    bob = ok(f"{b.url}/api/players", {"name": "Bob"})["token"]
+    ask = {"seats": 2, "rules": "official", "wait": 120}
+    assert ok(f"{a.url}/api/quick", {**ask, "player": ann})["state"] == "waiting"
+    on_b = ok(f"{b.url}/api/quick", {**ask, "player": bob})
+    assert on_b["state"] == "matched", on_b
+    on_a = ok(f"{a.url}/api/quick?player={ann}")
+    assert on_a["state"] == "matched" and on_a["code"] == on_b["code"]
+    state = ok(f"{a.url}/api/tables/{on_a['code']}")
+    assert state["started"] and [s["name"] for s in state["seats"]] == ["Ann", "Bob"]
+    # each was read once: both are out of the queue, on either instance
+    assert ok(f"{b.url}/api/quick?player={ann}") == {"state": "idle"}
+    assert ok(f"{a.url}/api/quick?player={bob}") == {"state": "idle"}
+
+
+def test_quick_match_seats_each_of_many_players_once_across_instances(pair):
+    """Four players queued at once, two on each instance (all from one address: its cap is
+    4): two tables of two, no one seated twice."""
+    servers, N = pair, 4
+    tokens = [ok(f"{servers[i % 2].url}/api/players", {"name": f"P{i}"})["token"] for i in range(N)]
+    replies: dict[int, dict] = {}
+
+    def ask(i: int) -> None:
+        url = servers[i % 2].url
+        replies[i] = ok(f"{url}/api/quick", {"seats": 2, "wait": 120, "player": tokens[i]})
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(N)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT_S)
+    seated: dict[int, tuple[str, int]] = {}
+    deadline = time.monotonic() + WAIT_S
+    while len(seated) < N and time.monotonic() < deadline:
+        for i in range(N):
+            if i in seated:
+                continue
+            r = replies[i] if replies[i]["state"] == "matched" else None
+            if r is None:
+                r = ok(f"{servers[(i + 1) % 2].url}/api/quick?player={tokens[i]}")
+                replies[i] = r
+            if r["state"] == "matched":
+                seated[i] = (r["code"], r["seat"])
+    assert len(seated) == N, replies
+    tables: dict[str, list[int]] = {}
+    for code, seat in seated.values():
+        tables.setdefault(code, []).append(seat)
+    assert sorted(sorted(s) for s in tables.values()) == [[0, 1]] * (N // 2)
