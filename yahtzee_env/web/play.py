@@ -8,6 +8,7 @@ spectators; `app.route_list` adds `routes()` to the server's.
     POST /api/tables/CODE/list   {on}     (the host, before the start) list the table or not
     GET  /api/leaderboard                 the top ratings, your own place, the CPU levels'
     POST /api/tables/CODE/watch  {on}     (the host) the read-only link on or off: {watch}
+    GET  /api/tables/CODE/watch          (the host) the link's id: {watch}
     GET  /api/watch/ID                    the table of watch link ID, as spectators see it
     WS   /ws/watch/ID                     its live states (`spectators`)
 
@@ -206,6 +207,19 @@ async def watch_link(request: Request, service: Service) -> Response:
 
 
 @endpoint
+async def watch_link_of(request: Request, service: Service) -> Response:
+    """The host's view of the link: ``{watch}`` (None: off)."""
+    session = await service.session_of(request)
+
+    def work(code: str):
+        _host_check(service, service.tables.load(code), {}, session)
+        return service.spectators.link_of(code)
+
+    code = clean_code(request.path_params["code"])
+    return JSONResponse({"code": code, "watch": await service.locks.run(code, work)})
+
+
+@endpoint
 async def watched_table(request: Request, service: Service) -> Response:
     watch_id = request.path_params["wid"]
     try:
@@ -228,6 +242,7 @@ def routes() -> list:
         Route("/api/tables/{code}/list", list_table, methods=["POST"]),
         Route("/api/leaderboard", leaderboard),
         Route("/api/tables/{code}/watch", watch_link, methods=["POST"]),
+        Route("/api/tables/{code}/watch", watch_link_of),
         Route("/api/watch/{wid}", watched_table),
         WebSocketRoute("/ws/watch/{wid}", watch_socket),
     ]

@@ -23,7 +23,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from yahtzee_env.game.rules import BOX_NAMES, NUM_UPPER, PRESETS
 from yahtzee_env.web.accounts import DEVICE_COOKIE, DEVICE_DAYS, SESSION_COOKIE, SESSION_DAYS
 from yahtzee_env.web.guard import client_address
-from yahtzee_env.web.matchmaking import note_seats
+from yahtzee_env.web.matchmaking import DEFAULT_WAIT, WAIT_RANGE, WAITS, note_seats
 from yahtzee_env.web.service import MAX_BODY, Service, parse_json
 from yahtzee_env.web.storage import SchemaError, describe_target
 from yahtzee_env.web.tables import (
@@ -173,6 +173,9 @@ async def config(request: Request, service: Service) -> Response:
             "boxes": list(BOX_NAMES),  # the card's order (actions 32.. score them so)
             "upper_boxes": NUM_UPPER,
             "languages": languages(),
+            "quick_waits": list(WAITS),  # quick match (`matchmaking`)
+            "quick_wait_range": list(WAIT_RANGE),
+            "quick_default_wait": DEFAULT_WAIT,
         }
     )
 

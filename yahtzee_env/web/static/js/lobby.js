@@ -3,6 +3,7 @@
 import { $, config, el, go, params } from "./page.js";
 import { ME, ApiError, api, loadSession, whileBusy } from "./net.js";
 import { errorText, joinNames, levelName, ruleName, seatName, t } from "./words.js";
+import { ratingText } from "./leaderboard.js";
 
 function seatOptions(i) {
   if (i === 0) return [["human", t("lobby.you")]];
@@ -68,7 +69,7 @@ export function renderLobbyWords() {
   $("name").placeholder = t("lobby.name_placeholder");
 }
 
-async function ensurePlayer(name) {
+export async function ensurePlayer(name) {
   name = (name || "").trim();
   if (!ME.loaded) await loadSession();
   if (!ME.player || (name && name !== ME.player.name)) {
@@ -95,6 +96,9 @@ async function createTable(online) {
     if (!online && choices.seats.includes("friend")) throw new ApiError("friends", "friends_online");
     await ensurePlayer(choices.name);
     const reply = await api("/api/tables", choices, { retries: 0 });
+    if (online && $("list-open").checked) {  // listed in the lobby's open tables
+      await api(`/api/tables/${reply.code}/list`, { on: true }, { retries: 0 });
+    }
     go(`/t/${reply.code}`);
   } catch (err) {
     $("lobby-error").textContent = errorText(err);
@@ -190,6 +194,7 @@ function renderAccount() {
   $("signed-in").hidden = !signedIn;
   $("signed-out").hidden = signedIn;
   $("account-name").textContent = ME.account || "";
+  $("rating").textContent = ME.account && ME.rating ? ratingText(ME.rating) : "";
 }
 
 async function accountAction(what, body) {
@@ -197,6 +202,7 @@ async function accountAction(what, body) {
   try {
     Object.assign(ME, await api(`/api/account/${what}`, body, { retries: 0 }), { loaded: true });
     if (ME.player) $("name").value = ME.player.name;
+    await loadSession();  // the account's rating
     renderAccount();
     loadMyTables();
   } catch (err) {
