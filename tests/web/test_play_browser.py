@@ -125,7 +125,7 @@ def test_a_rating_moves_after_a_rated_game(open_page, server, tmp_path):
         score_best(page)
     page.wait_for_selector(f"{tid('result')}:not([hidden])")
     page.click(tid("back-to-lobby"))
-    page.wait_for_selector(f"{tid('rating')}:has-text('1 games')")
+    page.wait_for_selector(f"{tid('rating')}:has-text('1 of 10')")
     after = page.text_content(tid("rating"))
     assert after != before
     page.click(tid("leaderboard-link"))
@@ -152,6 +152,7 @@ def test_an_open_table_is_joined_with_one_tap(open_page, server, tmp_path):
     row = guest.locator(tid(f"listed-{code}"))
     row.wait_for()
     assert "Hal" in row.inner_text() and "2 of 3 seats free" in row.inner_text()
+    row.scroll_into_view_if_needed()
     shot(guest, tmp_path, "open-tables-390x844-en")
     row.locator(tid(f"join-open-{code}")).click()
     guest.wait_for_url(f"**/t/{code}*")

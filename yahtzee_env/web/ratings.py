@@ -73,6 +73,7 @@ def view(row: dict[str, Any] | None) -> dict[str, Any]:
         "sigma": round(float(row["sigma"]), 3),
         "games": games,
         "provisional": games < PROVISIONAL_GAMES,
+        "provisional_games": PROVISIONAL_GAMES,
     }
 
 

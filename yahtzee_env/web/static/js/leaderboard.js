@@ -7,7 +7,8 @@ import { errorText, levelName, t } from "./words.js";
 const B = { data: null, error: null };
 
 export function ratingText(r) {
-  return r.provisional ? t("rating.provisional", { rating: r.rating, games: r.games }) : t("rating.value", { rating: r.rating });
+  if (!r.provisional) return t("rating.value", { rating: r.rating });
+  return t("rating.provisional", { rating: r.rating, games: r.games, n: r.provisional_games });
 }
 
 function render() {
@@ -18,7 +19,7 @@ function render() {
   const parts = [el("p", { class: "note" }, t("board.how", { n: data.provisional_games }))];
   if (data.me && data.me.place) parts.push(el("p", { "data-testid": "board-me" }, t("board.you", { place: data.me.place, rating: ratingText(data.me) })));
   else if (data.me) parts.push(el("p", { "data-testid": "board-me" }, t("board.unrated")));
-  const table = el("table", { class: "board" });
+  const table = el("table", { class: "ratings" });
   const head = el("tr");
   for (const key of ["board.place", "board.name", "board.rating", "board.games"]) head.append(el("th", { scope: "col" }, t(key)));
   table.append(el("thead"), el("tbody"));
@@ -26,7 +27,7 @@ function render() {
   if (!data.top.length) parts.push(el("p", {}, t("board.empty")));
   for (const r of data.top) {
     const tr = el("tr", { "data-testid": `board-row-${r.place}`, class: r.me ? "me" : "" });
-    tr.append(el("td", {}, r.place), el("td", { class: "nm" }, r.name), el("td", {}, ratingText(r)), el("td", {}, r.games));
+    tr.append(el("td", {}, r.place), el("td", { class: "nm" }, r.name), el("td", {}, `${r.rating}${r.provisional ? "?" : ""}`), el("td", {}, r.games));
     table.tBodies[0].append(tr);
   }
   if (data.top.length) parts.push(table);
