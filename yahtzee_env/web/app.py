@@ -23,6 +23,8 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     POST /api/account/signin {username, password}
     POST /api/account/signout {everywhere}
     GET  /api/me/tables                   the session's open tables
+    /api/quick, /api/open-tables, /api/leaderboard, /api/watch/ID, /ws/watch/ID and the
+    host's /api/tables/CODE/list and /watch: a place to play (issue 32), `play`
 
 The page identifies itself by its session cookie (``yz_session``: ``HttpOnly``,
 ``SameSite=Strict``, ``Secure`` over HTTPS): with it, ``seat`` alone says which seat (one
