@@ -361,3 +361,19 @@ def test_turning_the_link_off_closes_the_spectators(client, app):
         assert closed.value.code == 4410
     r = client.get("/api/watch/not-a-link!")
     assert r.status_code == 404
+
+
+def test_leaving_a_rated_game_against_the_computer_is_a_loss_at_once(client, app):
+    """Leaving is rated when it happens: a player cannot dodge a loss by leaving a game
+    nobody else will finish (against the computer alone the game stops when all leave)."""
+    me = stranger(app, "Dodger", account=True)
+    code = me.post("/api/tables", json={"seats": ["human", "easy"], "online": True}).json()["code"]
+    me.post(f"/api/tables/{code}/start", json={"seat": 0})
+    assert me.post(f"/api/tables/{code}/leave", json={}).status_code == 200
+    rating = me.get("/api/session").json()["rating"]
+    assert rating["games"] == 1 and rating["mu"] < 25
+    # taking the seat back and finishing does not rate the game again
+    assert me.post(f"/api/tables/{code}/back", json={}).status_code == 200
+    play_out_session(me, code)
+    again = me.get("/api/session").json()["rating"]
+    assert again["games"] == 1 and again["mu"] == pytest.approx(rating["mu"])

@@ -156,8 +156,8 @@ def test_an_open_table_is_joined_with_one_tap(open_page, server, tmp_path):
     shot(guest, tmp_path, "open-tables-390x844-en")
     row.locator(tid(f"join-open-{code}")).click()
     guest.wait_for_url(f"**/t/{code}*")
-    guest.wait_for_selector(f"#waiting-seats:has-text('Gus')")
-    host.wait_for_selector(f"#waiting-seats:has-text('Gus')")
+    guest.wait_for_selector("#waiting-seats:has-text('Gus')")
+    host.wait_for_selector("#waiting-seats:has-text('Gus')")
 
 
 def test_a_spectator_sees_a_move_and_cannot_act(open_page, server, tmp_path):

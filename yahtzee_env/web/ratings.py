@@ -14,8 +14,10 @@ inside the transaction that stores its last moves, so a game is rated once or no
   rated) and a coach's table is not rated at all (its hints would be in the rating);
 - seats of one account, or of one browser (the hashed ``yz_device`` cookie the seat was taken
   with, ``seat_devices``), never rate each other: such seats are left out;
-- a seat that the computer plays at the game's end (its player left, timed out or was handed
-  over) is ranked last: abandoning a rated game counts as a loss;
+- abandoning a rated game counts as a loss: a player who leaves (`Ratings.left`, called by
+  `tables.Tables.leave`) is rated at once, last against every other seat, and the game's
+  end rates the others without them; a seat that the computer plays at the game's end (its
+  player timed out and did not come back, or the host handed it over) is ranked last;
 - a game is rated when at least one account and two seats in all take part, and every CPU
   level at the table has a calibrated rating. ``rated_games`` records it (one row per
   account), so that a replay or a second process never rates it twice.
@@ -111,6 +113,11 @@ def fit_levels(games: list[tuple[str, str, float]], seed: int = 0, passes: int =
     return {a: {"mu": r.mu, "sigma": r.sigma} for a, r in now.items()}
 
 
+def enough(entrants: list[tuple[int, Any]] | None) -> bool:
+    """A game is rated with one account and two seats taking part, at least."""
+    return bool(entrants) and len(entrants) >= 2 and any(isinstance(w, int) for _, w in entrants)
+
+
 class Ratings:
     """The ratings of one storage: read, shown, updated after each rated game."""
 
@@ -185,41 +192,64 @@ class Ratings:
                 if x.kind not in cpus:
                     return None
                 out.append((x.seat, x.kind))
-        if not any(isinstance(who, int) for _, who in out) or len(out) < 2:
-            return None
-        return sorted(out)
+        return sorted(out) if enough(out) else None
+
+    def _still_in(self, conn, table, entrants) -> list[tuple[int, Any]]:
+        """``entrants`` but the accounts already rated for this game (they left it)."""
+        rows = self.storage._exec(
+            conn,
+            "SELECT player_id FROM rated_games WHERE code = ? AND idx = ?",
+            (table.code, table.idx),
+        )
+        done = {r["player_id"] for r in rows}
+        return [(seat, who) for seat, who in entrants if who not in done]
 
     def game_over(self, table) -> list[dict[str, Any]]:
         """Rate the finished current game of ``table`` (inside the transaction of its last
         moves); the accounts' changes ``{player_id, before, after}`` (empty: not rated)."""
-        s, m = self.storage, model()
-        with s.transaction() as conn:
-            done = s._exec(
-                conn,
-                "SELECT 1 FROM rated_games WHERE code = ? AND idx = ?",
-                (table.code, table.idx),
-            )
-            entrants = None if done else self._entrants(conn, table)
-            if not entrants:
+        with self.storage.transaction() as conn:
+            entrants = self._entrants(conn, table)
+            entrants = self._still_in(conn, table, entrants) if entrants else []
+            if not enough(entrants):
                 return []
-            totals = table.game.totals()
             abandoned = {x.seat for x in table.seats if x.kind == "human" and x.away is not None}
-            ranks = ranks_of(totals, abandoned)
-            ratings, current = [], {}
-            for _seat, who in entrants:
-                if isinstance(who, int):
-                    rows = s._exec(conn, "SELECT * FROM ratings WHERE player_id = ?", (who,))
-                    current[who] = rows[0] if rows else None
-                    row = current[who] or {"mu": m.mu, "sigma": m.sigma}
-                else:
-                    row = cpu_ratings()[who]
-                ratings.append([m.rating(mu=row["mu"], sigma=row["sigma"])])
-            new = m.rate(ratings, ranks=[ranks[seat] for seat, _ in entrants])
-            return self._store(conn, table, entrants, current, new)
+            ranks = ranks_of(table.game.totals(), abandoned)
+            return self._rate(conn, table, entrants, [ranks[seat] for seat, _ in entrants])
 
-    def _store(self, conn, table, entrants, current, new) -> list[dict[str, Any]]:
+    def left(self, table, seats: list[int]) -> list[dict[str, Any]]:
+        """The players of ``seats`` left the rated game of ``table`` before its end (under
+        the table's lock, in the transaction of their leaving): their loss is rated now,
+        against every other seat taking part (tied among themselves), and the game's end
+        rates the others without them. Leaving and coming back does not undo it."""
+        if table.game is None or table.game.over:
+            return []
+        with self.storage.transaction() as conn:
+            entrants = self._entrants(conn, table)
+            entrants = self._still_in(conn, table, entrants) if entrants else []
+            leavers = {seat for seat, who in entrants if isinstance(who, int) and seat in seats}
+            if not leavers or not enough(entrants):
+                return []
+            ranks = [2 if seat in leavers else 1 for seat, _ in entrants]
+            return self._rate(conn, table, entrants, ranks, recorded=leavers)
+
+    def _rate(self, conn, table, entrants, ranks, recorded=None) -> list[dict[str, Any]]:
+        """Rate ``entrants`` at ``ranks`` and store the accounts' new ratings; the game is
+        recorded as rated for the seats in ``recorded`` (None: every account's)."""
+        s, m, current, ratings = self.storage, model(), {}, []
+        for _seat, who in entrants:
+            if isinstance(who, int):
+                rows = s._exec(conn, "SELECT * FROM ratings WHERE player_id = ?", (who,))
+                current[who] = rows[0] if rows else None
+                row = current[who] or {"mu": m.mu, "sigma": m.sigma}
+            else:
+                row = cpu_ratings()[who]
+            ratings.append([m.rating(mu=row["mu"], sigma=row["sigma"])])
+        new = m.rate(ratings, ranks=ranks)
+        return self._store(conn, table, entrants, current, new, recorded)
+
+    def _store(self, conn, table, entrants, current, new, recorded) -> list[dict[str, Any]]:
         s, now, changes = self.storage, time.time(), []
-        for (_seat, who), [rating] in zip(entrants, new, strict=True):
+        for (seat, who), [rating] in zip(entrants, new, strict=True):
             if not isinstance(who, int):
                 continue  # a CPU level's rating is fixed
             old = current[who]
@@ -232,12 +262,13 @@ class Ratings:
                 "games = excluded.games, updated = excluded.updated",
                 (who, rating.mu, rating.sigma, games, now),
             )
-            s._exec(
-                conn,
-                "INSERT INTO rated_games (code, idx, player_id, mu_before, mu_after, finished) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (table.code, table.idx, who, before, rating.mu, now),
-            )
+            if recorded is None or seat in recorded:
+                s._exec(
+                    conn,
+                    "INSERT INTO rated_games (code, idx, player_id, mu_before, mu_after, "
+                    "finished) VALUES (?, ?, ?, ?, ?, ?)",
+                    (table.code, table.idx, who, before, rating.mu, now),
+                )
             changes.append({"player_id": who, "before": shown(before), "after": shown(rating.mu)})
         return changes
 

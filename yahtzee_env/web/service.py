@@ -106,6 +106,7 @@ class Service:
         )
         self.ratings = Ratings(storage)
         self.tables.on_game_over = self.ratings.game_over
+        self.tables.on_leave = self.ratings.left
         self.spectators = Spectators(self)
         self.fanout.spectators = self.spectators
 

@@ -518,6 +518,7 @@ class Tables:
         # called with the table when a game ends, inside the transaction of its last moves
         # (`ratings.Ratings.game_over`)
         self.on_game_over = None
+        self.on_leave = None  # ... and with the table and the seats left before a game's end
 
     # --------------------------------------------------------------- resources
     def policy(self, level: str, rules: RuleSet):
@@ -1238,6 +1239,8 @@ class Tables:
             for s in left:
                 s.away = "left"
             self.storage.update_seats(table.code, [s.row() for s in left])
+            if self.on_leave is not None and not table.game.over:
+                self.on_leave(table, [s.seat for s in left])
             if table.game.over and table.online and table.all_confirmed():
                 self.next_game(table)  # the others had all confirmed: they need not wait
             self.run_cpus(table)
