@@ -377,3 +377,20 @@ def test_leaving_a_rated_game_against_the_computer_is_a_loss_at_once(client, app
     play_out_session(me, code)
     again = me.get("/api/session").json()["rating"]
     assert again["games"] == 1 and again["mu"] == pytest.approx(rating["mu"])
+
+
+def test_a_host_of_too_many_tables_locks_nobody_out_of_the_queue(app, db):
+    """The oldest waiting player hosts the table; one who may not host another (the per-player
+    cap) is refused up front, and one who reached the cap while waiting leaves the queue
+    instead of blocking the players behind."""
+    tables = app.state.service.tables
+    a, b, c = stranger(app, "Ann"), stranger(app, "Bob"), stranger(app, "Cid")
+    tables.tables_per_player = 1
+    a.post("/api/tables", json={"seats": ["human", "friend"], "online": True})
+    refused = a.post("/api/quick", json={"seats": 2})
+    assert refused.status_code == 429 and refused.json()["code"] == "too_many_tables"
+    assert b.post("/api/quick", json={"seats": 2}).json()["state"] == "waiting"
+    b.post("/api/tables", json={"seats": ["human", "friend"], "online": True})  # now at the cap
+    matched = c.post("/api/quick", json={"seats": 2}).json()
+    assert matched["state"] == "waiting"  # Bob could not host: he left, Cid waits
+    assert b.get("/api/quick").json() == {"state": "idle"}

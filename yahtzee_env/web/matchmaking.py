@@ -25,6 +25,7 @@ request spends the asker's token bucket (`service.Service.spend`).
 
 from __future__ import annotations
 
+import logging
 import secrets
 from typing import Any
 
@@ -49,6 +50,7 @@ DEFAULT_WAIT = 30
 STALE_S = 15.0  # a waiting row not polled for this long is never seated (and swept)
 KEPT_S = 120.0  # a matched (or claimed) row its player never read is swept after this
 QUICK_TURN_TIMER = 60  # seconds per turn at a quick-match table (absent players are played)
+log = logging.getLogger("yahtzee.web")
 QUEUE_LOCK = 20_263_201  # pg_advisory_xact_lock key of the queue
 CLAIMED = "~"  # the prefix of a row's table_code while its table is being made
 
@@ -106,6 +108,7 @@ class Matchmaker:
         """Queue ``player`` for the game ``body`` asks for; the status (`status`)."""
         want = parse_request(body)
         name = clean_name(body.get("name"), default=player["name"])
+        self.tables.check_caps(player["id"], None)  # a host of too many tables cannot host one
         now, addr = self.clock(), token_hash(f"addr:{address}")
         storage = self.storage
         with storage.transaction() as conn:
@@ -230,6 +233,10 @@ class Matchmaker:
             claim, rows = claimed
             try:
                 code, placed = self._seat(rows)
+            except WebError as err:  # the host may not host one more (its caps): it leaves
+                log.warning("quick match: player %s cannot host: %s", rows[0]["player_id"], err)
+                self._release(claim, drop=rows[0]["player_id"])
+                continue
             except Exception:
                 self._release(claim)
                 raise
@@ -243,8 +250,11 @@ class Matchmaker:
                     )
             made.append(code)
 
-    def _release(self, claim: str) -> None:
+    def _release(self, claim: str, drop: int | None = None) -> None:
+        """Hand a claimed group back to the queue (but the player ``drop``, whose row goes)."""
         with self.storage.transaction() as conn:
+            if drop is not None:
+                self.storage._exec(conn, "DELETE FROM queue WHERE player_id = ?", (drop,))
             self.storage._exec(
                 conn, "UPDATE queue SET table_code = NULL WHERE table_code = ?", (claim,)
             )

@@ -234,7 +234,7 @@ export async function showLobby() {
 }
 
 // Redraw in the page's language (after a switch).
-export function redraw() { renderLobbyWords(); renderMyTables(); }
+export function redraw() { renderLobbyWords(); renderMyTables(); renderAccount(); }
 
 export function setup() {
   // a shared link's code is in the field from the start: a Join pressed before the lobby's

@@ -26,6 +26,10 @@ function renderStatus() {
   $("quick-match-cancel").hidden = !waiting;
   $("quick-seats").disabled = waiting;
   $("quick-wait").disabled = waiting;
+  if (node.dataset.state !== status.state) {  // said once per change, not every second
+    const said = { waiting: "quick.said_waiting", matching: "quick.matching", cancelled: "quick.cancelled" }[status.state];
+    $("quick-match-said").textContent = said ? t(said) : "";
+  }
   node.dataset.state = status.state;
   if (status.state === "waiting") {
     const left = Math.max(0, Math.ceil((Q.deadline - Date.now()) / 1000));
