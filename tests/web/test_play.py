@@ -5,6 +5,8 @@ rated; abandoning is a loss) and spectators (a read-only link the host turns off
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
@@ -38,10 +40,11 @@ def play_out_session(c: TestClient, code: str, state: dict | None = None) -> dic
             action = {"type": "roll", "hold": [0]}
         else:
             action = {"type": "score", "box": max(state["options"], key=state["options"].get)}
-        r = c.post(
-            f"/api/tables/{code}/act",
-            json={"seat": seat, "seq": seq, "game": game, "action": action},
-        )
+        body = {"seat": seat, "seq": seq, "game": game, "action": action}
+        r = c.post(f"/api/tables/{code}/act", json=body)
+        while r.status_code == 429:  # the player's token bucket (20 a second): wait for it
+            time.sleep(0.1)
+            r = c.post(f"/api/tables/{code}/act", json=body)
         assert r.status_code == 200, r.text
         state = r.json()
     return state
