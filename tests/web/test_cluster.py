@@ -28,6 +28,7 @@ import pytest
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
@@ -648,3 +649,28 @@ def test_quick_match_seats_each_of_many_players_once_across_instances(pair):
     for code, seat in seated.values():
         tables.setdefault(code, []).append(seat)
     assert sorted(sorted(s) for s in tables.values()) == [[0, 1]] * (N // 2)
+
+
+def test_a_spectator_on_b_sees_a_move_made_on_a_until_the_link_is_off(pair):
+    """Issue 32: the watch link's states reach a spectator whose socket is on the other
+    instance, and the host turning the link off on A closes it on B."""
+    a, b = pair
+    made = ok(f"{a.url}/api/tables", {"seats": ["human", "easy"], "name": "Host"})
+    code, token = made["code"], made["tokens"]["0"]
+    watch = ok(f"{a.url}/api/tables/{code}/watch", {"on": True, "seat": 0, "token": token})
+    ws_url = b.url.replace("http://", "ws://") + f"/ws/watch/{watch['watch']}"
+    with connect(ws_url, open_timeout=WAIT_S) as ws:
+        first = receive_state(ws, lambda s: True)
+        assert first["code"] == watch["watch"] and first["seq"] == 0
+        state = ok(f"{a.url}/api/tables/{code}")
+        body = {"seat": 0, "token": token, "seq": 0, "game": 0}
+        ok(f"{a.url}/api/tables/{code}/act", {**body, "action": {"type": "roll", "hold": []}})
+        moved = receive_state(ws, lambda s: s["seq"] >= 1)
+        assert moved["dice"] != state["dice"] or moved["rolls_left"] == state["rolls_left"] - 1
+        assert code not in json.dumps(moved)
+        ok(f"{a.url}/api/tables/{code}/watch", {"on": False, "seat": 0, "token": token})
+        deadline = time.monotonic() + WAIT_S
+        with pytest.raises(ConnectionClosed) as closed:  # B's check task (every 2 s)
+            while time.monotonic() < deadline:
+                ws.recv(timeout=deadline - time.monotonic())
+        assert closed.value.rcvd.code == 4410
