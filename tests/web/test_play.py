@@ -397,3 +397,10 @@ def test_a_host_of_too_many_tables_locks_nobody_out_of_the_queue(app, db):
     matched = c.post("/api/quick", json={"seats": 2}).json()
     assert matched["state"] == "waiting"  # Bob could not host: he left, Cid waits
     assert b.get("/api/quick").json() == {"state": "idle"}
+
+
+@pytest.mark.backends("sqlite")
+def test_guessing_watch_links_spends_the_lookup_budget(client):
+    for _ in range(25):
+        r = client.get("/api/watch/abcdefghijklmnop")
+    assert r.status_code == 429 and r.json()["code"] == "lookup_budget"

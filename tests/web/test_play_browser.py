@@ -93,11 +93,13 @@ def test_two_strangers_are_matched_within_the_wait(open_page, server, tmp_path):
     shot(bea, tmp_path, "quick-matched-390x844-it")
 
 
-def test_cancelling_a_quick_match(open_page, server):
+def test_cancelling_a_quick_match(open_page, server, tmp_path):
     page = open_page(*PHONE)
     lobby(page, server.url, "Cy")
     page.click(tid("quick-match"))
     page.locator(f"{tid('quick-match-status')}[data-state='waiting']").wait_for()
+    page.locator("#quick").scroll_into_view_if_needed()
+    shot(page, tmp_path, "quick-match-390x844-en")
     page.click(tid("quick-match-cancel"))
     page.locator(f"{tid('quick-match-status')}[data-state='cancelled']").wait_for()
     assert page.locator(tid("quick-match")).is_visible()

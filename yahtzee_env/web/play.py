@@ -222,6 +222,7 @@ async def watch_link_of(request: Request, service: Service) -> Response:
 @endpoint
 async def watched_table(request: Request, service: Service) -> Response:
     watch_id = request.path_params["wid"]
+    service.check_lookups(client_address(request.scope))  # guessing links: the code's budget
     try:
         code = await run_in_threadpool(service.spectators.code_of, watch_id)
     except WebError as err:
