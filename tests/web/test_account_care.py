@@ -154,6 +154,21 @@ def test_delete_removes_the_account_and_keeps_the_games_under_deleted_player(app
         body = {"seat": 0, "action": {"type": "score", "box": max(state["options"])}}
         body.update(seq=state["seq"], game=state["game"])
         assert ada.post(f"/api/tables/{code}/act", json=body).status_code == 200
+        storage = app.state.service.storage
+        me = storage.account(username="ada_l")["player_id"]
+        storage._tx(  # a rating and a rated game of the account: its data, deleted with it
+            [
+                (
+                    "INSERT INTO ratings (player_id, mu, sigma, games, updated) VALUES (?, ?, ?, ?, ?)",
+                    (me, 26.0, 7.0, 1, 0.0),
+                ),
+                (
+                    "INSERT INTO rated_games (code, idx, player_id, mu_before, mu_after, finished) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    ("OLD", 0, me, 25.0, 26.0, 0.0),
+                ),
+            ]
+        )
         wrong = ada.post("/api/account/delete", json={"password": "not the password"})
         assert wrong.status_code == 403
         reply = ada.post("/api/account/delete", json={"password": PASSWORD})
@@ -167,9 +182,10 @@ def test_delete_removes_the_account_and_keeps_the_games_under_deleted_player(app
         assert [(m["name"], m["body"]) for m in messages] == [(people.DELETED_NAME, "hi Bob")]
         # the game goes on for Bob, the computer playing the deleted seat
         state = score_out(bob, code, state, seat=1) if state["current"] == 1 else state
-        storage = app.state.service.storage
         assert storage._query("SELECT COUNT(*) AS n FROM accounts")[0]["n"] == 0
         assert storage._query("SELECT COUNT(*) AS n FROM recovery_codes")[0]["n"] == 0
+        for name in ("ratings", "rated_games", "queue"):
+            assert storage._query(f"SELECT COUNT(*) AS n FROM {name}")[0]["n"] == 0, name
         assert storage.account(username="ada_l") is None
         assert sign_up(TestClient(app))["account"] == "ada_l"  # the user name is free again
 

@@ -28,6 +28,7 @@ import pytest
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
@@ -595,3 +596,81 @@ def test_a_turn_timer_of_a_dead_instance_is_kept_by_another(pair, pg_url):
     state = msg["state"]
     assert state["seats"][0]["away"] == "timeout"  # the computer played the host's turn
     assert state["cards"][0] != started["cards"][0]
+
+
+def test_quick_match_pairs_players_on_two_instances(pair):
+    """Issue 32: a stranger queued on A and one queued on B are seated at one table."""
+    a, b = pair
+    ann = ok(f"{a.url}/api/players", {"name": "Ann"})["token"]
+    bob = ok(f"{b.url}/api/players", {"name": "Bob"})["token"]
+    ask = {"seats": 2, "rules": "official", "wait": 120}
+    assert ok(f"{a.url}/api/quick", {**ask, "player": ann})["state"] == "waiting"
+    on_b = ok(f"{b.url}/api/quick", {**ask, "player": bob})
+    assert on_b["state"] == "matched", on_b
+    on_a = ok(f"{a.url}/api/quick?player={ann}")
+    assert on_a["state"] == "matched" and on_a["code"] == on_b["code"]
+    state = ok(f"{a.url}/api/tables/{on_a['code']}")
+    assert state["started"] and [s["name"] for s in state["seats"]] == ["Ann", "Bob"]
+    # each was read once: both are out of the queue, on either instance
+    assert ok(f"{b.url}/api/quick?player={ann}") == {"state": "idle"}
+    assert ok(f"{a.url}/api/quick?player={bob}") == {"state": "idle"}
+
+
+def test_quick_match_seats_each_of_many_players_once_across_instances(pair):
+    """Four players queued at once, two on each instance (all from one address: its cap is
+    4): two tables of two, no one seated twice."""
+    servers, N = pair, 4
+    tokens = [ok(f"{servers[i % 2].url}/api/players", {"name": f"P{i}"})["token"] for i in range(N)]
+    replies: dict[int, dict] = {}
+
+    def ask(i: int) -> None:
+        url = servers[i % 2].url
+        replies[i] = ok(f"{url}/api/quick", {"seats": 2, "wait": 120, "player": tokens[i]})
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(N)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT_S)
+    seated: dict[int, tuple[str, int]] = {}
+    deadline = time.monotonic() + WAIT_S
+    while len(seated) < N and time.monotonic() < deadline:
+        for i in range(N):
+            if i in seated:
+                continue
+            r = replies[i] if replies[i]["state"] == "matched" else None
+            if r is None:
+                r = ok(f"{servers[(i + 1) % 2].url}/api/quick?player={tokens[i]}")
+                replies[i] = r
+            if r["state"] == "matched":
+                seated[i] = (r["code"], r["seat"])
+    assert len(seated) == N, replies
+    tables: dict[str, list[int]] = {}
+    for code, seat in seated.values():
+        tables.setdefault(code, []).append(seat)
+    assert sorted(sorted(s) for s in tables.values()) == [[0, 1]] * (N // 2)
+
+
+def test_a_spectator_on_b_sees_a_move_made_on_a_until_the_link_is_off(pair):
+    """Issue 32: the watch link's states reach a spectator whose socket is on the other
+    instance, and the host turning the link off on A closes it on B."""
+    a, b = pair
+    made = ok(f"{a.url}/api/tables", {"seats": ["human", "easy"], "name": "Host"})
+    code, token = made["code"], made["tokens"]["0"]
+    watch = ok(f"{a.url}/api/tables/{code}/watch", {"on": True, "seat": 0, "token": token})
+    ws_url = b.url.replace("http://", "ws://") + f"/ws/watch/{watch['watch']}"
+    with connect(ws_url, open_timeout=WAIT_S) as ws:
+        first = receive_state(ws, lambda s: True)
+        assert first["code"] == watch["watch"] and first["seq"] == 0
+        state = ok(f"{a.url}/api/tables/{code}")
+        body = {"seat": 0, "token": token, "seq": 0, "game": 0}
+        ok(f"{a.url}/api/tables/{code}/act", {**body, "action": {"type": "roll", "hold": []}})
+        moved = receive_state(ws, lambda s: s["seq"] >= 1)
+        assert moved["dice"] != state["dice"] or moved["rolls_left"] == state["rolls_left"] - 1
+        assert code not in json.dumps(moved)
+        ok(f"{a.url}/api/tables/{code}/watch", {"on": False, "seat": 0, "token": token})
+        deadline = time.monotonic() + WAIT_S
+        with pytest.raises(ConnectionClosed) as closed:  # B's check task (every 2 s)
+            while time.monotonic() < deadline:
+                ws.recv(timeout=deadline - time.monotonic())
+        assert closed.value.rcvd.code == 4410

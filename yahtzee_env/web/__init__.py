@@ -11,7 +11,9 @@ from its seed), `review` (a finished game graded by the solver), `accounts` (ses
 sign-up, sign-in), `stats` (my statistics), `storage` (SQLite or PostgreSQL, versioned
 schema), `server` (uvicorn as ``yahtzee serve`` runs it: timeouts against slow clients),
 `local_server` and `local_postgres` (``yahtzee serve`` and a PostgreSQL cluster as loopback
-child processes, for tests and benchmarks), and ``static/`` (the page: plain HTML/CSS and
+child processes, for tests and benchmarks); a place to play (issue 32): `matchmaking` (the
+quick-match queue), `ratings` (openskill's Plackett-Luce), `spectators` and `watch` (a
+read-only link and its socket), `play` (their routes); and ``static/`` (the page: plain HTML/CSS and
 native ES modules, no build step).
 """
 

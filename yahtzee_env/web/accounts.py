@@ -17,6 +17,7 @@ opens a session for the same profile, so the statistics and open tables follow t
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from typing import Any
@@ -24,6 +25,10 @@ from typing import Any
 from yahtzee_env.web.tables import WebError
 
 SESSION_COOKIE = "yz_session"
+# the browser (a long-lived random id, stored only hashed): seats taken from one browser never
+# rate each other (`ratings`); set with the first session cookie, kept across sign-ins
+DEVICE_COOKIE = "yz_device"
+DEVICE_DAYS = 400
 SESSION_DAYS = 180
 MIN_PASSWORD = 10
 MAX_PASSWORD = 128
@@ -155,4 +160,19 @@ class Accounts:
         return player_id, row["username"]
 
 
-__all__ = ["SESSION_COOKIE", "Accounts", "check_password", "clean_username"]
+def device_of(conn) -> str | None:
+    """The hashed browser id of a request or socket (None without the cookie)."""
+    value = conn.cookies.get(DEVICE_COOKIE)
+    if not isinstance(value, str) or not 16 <= len(value) <= 64:
+        return None
+    return hashlib.sha256(f"device:{value}".encode()).hexdigest()
+
+
+__all__ = [
+    "DEVICE_COOKIE",
+    "SESSION_COOKIE",
+    "Accounts",
+    "check_password",
+    "clean_username",
+    "device_of",
+]

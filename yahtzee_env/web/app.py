@@ -28,6 +28,8 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     GET  /api/tables/CODE/chat?after=N, GET /api/tables/CODE/moves
                                           account care and the table's people (issue 32):
                                           `social_routes` lists their bodies
+    /api/quick, /api/open-tables, /api/leaderboard, /api/watch/ID, /ws/watch/ID and the
+    host's /api/tables/CODE/list and /watch: a place to play (issue 32), `play`
 
 The page identifies itself by its session cookie (``yz_session``: ``HttpOnly``,
 ``SameSite=Strict``, ``Secure`` over HTTPS): with it, ``seat`` alone says which seat (one
@@ -82,6 +84,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
+import yahtzee_env.web.play as play
 import yahtzee_env.web.routes as http
 import yahtzee_env.web.social_routes as social
 from yahtzee_env.web.guard import GuardMiddleware
@@ -137,6 +140,7 @@ def route_list() -> list:
         Route("/api/account/{what}", http.no_account_action, methods=POST),
         Route("/api/me/tables", http.my_tables),
         Route("/api/games/{gid}", social.game_review, methods=POST),
+        *play.routes(),
         WebSocketRoute("/ws/{code}", table_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]

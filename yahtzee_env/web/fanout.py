@@ -48,6 +48,7 @@ class Fanout:
         self.missed: dict[str, int | None] = {}  # code -> newest rev heard meanwhile (None: any)
         self.loop: asyncio.AbstractEventLoop | None = None
         hub.on_presence = self.presence_changed
+        self.spectators = None  # `spectators.Spectators`: the states go to them too
 
     # ----------------------------------------------------------------- this process's states
     def present(self, state: dict[str, Any]) -> dict[str, Any]:
@@ -56,6 +57,8 @@ class Fanout:
         connected = self.hub.connected(state["code"])
         for seat in state.get("seats", ()):
             seat["connected"] = seat["kind"] == "cpu" or seat["seat"] in connected
+        if self.spectators is not None:
+            state["spectators"] = self.spectators.count(state["code"])
         return state
 
     def publish(self, state: dict[str, Any], skip: Client | None = None) -> dict[str, Any]:
@@ -70,9 +73,16 @@ class Fanout:
         code, pushed = state["code"], self.pushed
         if pushed.get(code, -1) >= state["rev"] and skip is None:
             return
-        if self.hub.count(code):
+        if self.audience(code):
             pushed[code] = max(pushed.get(code, -1), state["rev"])
         self.hub.broadcast(code, {"type": "state", "state": state}, skip=skip)
+        if self.spectators is not None:
+            self.spectators.push(state)
+
+    def audience(self, code: str) -> int:
+        """The sockets here that follow table ``code``: its own, and its spectators'."""
+        watching = self.spectators.count(code) if self.spectators is not None else 0
+        return self.hub.count(code) + watching
 
     def presence_changed(self, code: str, connected: frozenset[int], skip: Client | None) -> None:
         message = {"type": "presence", "connected": sorted(connected)}
@@ -80,7 +90,7 @@ class Fanout:
 
     def forget_idle(self) -> None:
         """Forget the tables with no socket here any more (nothing to keep in order)."""
-        for code in [c for c in self.pushed if not self.hub.count(c)]:
+        for code in [c for c in self.pushed if not self.audience(c)]:
             del self.pushed[code]
 
     # ----------------------------------------------------------------- other processes
@@ -106,8 +116,9 @@ class Fanout:
         if code in self.opening:  # a socket of it is opening: it may have read the older state
             old = self.missed.get(code, -1)
             self.missed[code] = None if old is None else max(old, rev)
-        for table in [code] if code else list(self.hub.clients):
-            if not self.hub.count(table):
+        watched = list(self.spectators.watchers) if self.spectators is not None else []
+        for table in [code] if code else {*self.hub.clients, *watched}:
+            if not self.audience(table):
                 continue
             target = rev if code else None
             if target is not None and self.pushed.get(table, -1) >= target:
@@ -157,7 +168,7 @@ class Fanout:
         try:
             while code in self.wanted:
                 target = self.wanted.pop(code)
-                if not self.hub.count(code) or (
+                if not self.audience(code) or (
                     target is not None and self.pushed.get(code, -1) >= target
                 ):
                     continue

@@ -44,6 +44,8 @@ class Limits:
     logins_per_minute: float = 5.0  # sign-ins and sign-ups per address and per user name
     login_burst: int = 10
     clock_every_s: float = 0.5  # how often the turn deadlines are checked
+    queue_per_address: int = 4  # players of one address waiting for a quick match at once
+    queue_total: int = 5000  # players waiting for a quick match, in all
     max_keys: int = 50_000  # buckets kept per limiter (least recently used are forgotten)
 
 

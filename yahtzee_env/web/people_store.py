@@ -212,7 +212,8 @@ def seat_tables(storage: Storage, player_id: int) -> list[str]:
 
 
 def delete_account(storage: Storage, player_id: int, token_hash: str) -> None:
-    """Delete the account and its data: its statistics, sessions, recovery codes, blocks;
+    """Delete the account and its data: its statistics, rating, quick-match request, sessions,
+    recovery codes, blocks;
     its messages stay in the games' chat under `DELETED_NAME` (the seats are renamed under
     each table's lock by the caller, `account_care`); the profile row stays, nameless and
     with a new token nobody holds (the games' rows refer to it)."""
@@ -226,6 +227,9 @@ def delete_account(storage: Storage, player_id: int, token_hash: str) -> None:
             ("UPDATE reports SET reporter_id = NULL WHERE reporter_id = ?", pid),
             ("UPDATE reports SET target_id = NULL WHERE target_id = ?", pid),
             ("DELETE FROM results WHERE player_id = ?", pid),
+            ("DELETE FROM ratings WHERE player_id = ?", pid),
+            ("DELETE FROM rated_games WHERE player_id = ?", pid),
+            ("DELETE FROM queue WHERE player_id = ?", pid),
             ("DELETE FROM recovery_codes WHERE player_id = ?", pid),
             ("DELETE FROM blocks WHERE player_id = ? OR blocked_id = ?", (*pid, *pid)),
             ("DELETE FROM sessions WHERE player_id = ?", pid),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,9 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
 from yahtzee_env.game.rules import BOX_NAMES, NUM_UPPER, PRESETS
-from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS
+from yahtzee_env.web.accounts import DEVICE_COOKIE, DEVICE_DAYS, SESSION_COOKIE, SESSION_DAYS
 from yahtzee_env.web.guard import client_address
+from yahtzee_env.web.matchmaking import DEFAULT_WAIT, WAIT_RANGE, WAITS, note_seats
 from yahtzee_env.web.service import MAX_BODY, Service, parse_json
 from yahtzee_env.web.storage import SchemaError, describe_target
 from yahtzee_env.web.tables import (
@@ -118,6 +120,16 @@ def set_session(response: Response, request: Request, token: str | None) -> Resp
         httponly=True,
         samesite="strict",
     )
+    if not request.cookies.get(DEVICE_COOKIE):  # this browser's id, kept across sign-ins
+        response.set_cookie(
+            DEVICE_COOKIE,
+            secrets.token_urlsafe(24),
+            max_age=DEVICE_DAYS * 86_400,
+            path="/",
+            secure=request.url.scheme == "https",
+            httponly=True,
+            samesite="strict",
+        )
     return response
 
 
@@ -161,6 +173,9 @@ async def config(request: Request, service: Service) -> Response:
             "boxes": list(BOX_NAMES),  # the card's order (actions 32.. score them so)
             "upper_boxes": NUM_UPPER,
             "languages": languages(),
+            "quick_waits": list(WAITS),  # quick match (`matchmaking`)
+            "quick_wait_range": list(WAIT_RANGE),
+            "quick_default_wait": DEFAULT_WAIT,
         }
     )
 
@@ -181,7 +196,9 @@ async def stats(request: Request, service: Service) -> Response:
 async def create_table(request: Request, service: Service) -> Response:
     body, session = await asked(request, service)
     address = client_address(request.scope)
-    return JSONResponse(await service.create_table(body, session, address))
+    reply = await service.create_table(body, session, address)
+    await note_seats(request, service, reply["code"], reply["mine"])
+    return JSONResponse(reply)
 
 
 @endpoint
@@ -213,7 +230,10 @@ async def table_intent(request: Request, service: Service, intent) -> Response:
 
 @endpoint
 async def join(request: Request, service: Service) -> Response:
-    return await table_intent(request, service, service.join)
+    body, session = await asked(request, service)
+    reply = await service.join(request.path_params["code"], body, session)
+    await note_seats(request, service, reply["state"]["code"], [reply["seat"]])
+    return JSONResponse(reply)
 
 
 @endpoint

@@ -34,6 +34,9 @@ from yahtzee_env.web.guard import RefusalLog
 from yahtzee_env.web.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.locks import TableLocks
+from yahtzee_env.web.matchmaking import Matchmaker
+from yahtzee_env.web.ratings import Ratings
+from yahtzee_env.web.spectators import Spectators
 from yahtzee_env.web.stats import player_statistics
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables import Tables, WebError, clean_code, clean_name
@@ -101,6 +104,15 @@ class Service:
         self.logins = RateLimiter(per_minute, limits.login_burst, limits.max_keys)
         self.refusals = RefusalLog()
         self.origins, self.hosts = origins, hosts
+        # a place to play (issue 32): the quick-match queue, ratings, spectators
+        self.matchmaker = Matchmaker(
+            storage, self.tables, limits.queue_per_address, limits.queue_total
+        )
+        self.ratings = Ratings(storage)
+        self.tables.on_game_over = self.ratings.game_over
+        self.tables.on_leave = self.ratings.left
+        self.spectators = Spectators(self)
+        self.fanout.spectators = self.spectators
 
     # ----------------------------------------------------------------- limits
     def spend(self, token: Any) -> None:
@@ -313,7 +325,10 @@ class Service:
         if session is None:
             return {"player": None, "account": None}
         account = await run_in_threadpool(self.accounts.account_name, session["id"])
-        return {"player": {"id": session["id"], "name": session["name"]}, "account": account}
+        out = {"player": {"id": session["id"], "name": session["name"]}, "account": account}
+        if account is not None:
+            out["rating"] = await run_in_threadpool(self.ratings.of, session["id"])
+        return out
 
     async def name_session(self, body: dict[str, Any], session) -> tuple[dict, str | None]:
         """A guest session with a name, or the session's new name: the profile, and the new
@@ -379,6 +394,7 @@ class Service:
         for code in expired:
             self.hub.close_table(code, CLOSE_GONE, "this table expired")
         await run_in_threadpool(self.storage.expire_sessions, SESSION_DAYS * 86_400)
+        await run_in_threadpool(self.matchmaker.sweep)
         self.fanout.forget_idle()
         return {"evicted": evicted, "expired": expired}
 
@@ -424,6 +440,7 @@ class Service:
                 if prewarm:
                     tg.start_soon(self.warm_coach)
                 tg.start_soon(self.sweeper)
+                tg.start_soon(self.spectators.check)
                 tg.start_soon(self.ticker)
                 yield self
                 tg.cancel_scope.cancel()

@@ -214,6 +214,56 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX blocks_blocked ON blocks(blocked_id);
     """,
+    # 7: a place to play (issue 32): the quick-match queue (one row per waiting player,
+    # deleted when cancelled, consumed or stale), ratings (openskill's mu and sigma per
+    # account, and which games were rated, so that none counts twice), the browser each
+    # seat was taken from (hashed; seats of one browser never rate each other), tables
+    # listed as open, and a table's spectator link (NULL: off)
+    """
+    CREATE TABLE queue (
+        player_id {int64} PRIMARY KEY,
+        addr_hash TEXT NOT NULL,
+        device TEXT,
+        seats INTEGER NOT NULL,
+        rules TEXT NOT NULL,
+        fill_level TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created {real} NOT NULL,
+        deadline {real} NOT NULL,
+        seen {real} NOT NULL,
+        table_code TEXT,                -- NULL: waiting; '~...': being seated; else the table
+        seat INTEGER
+    );
+    CREATE INDEX queue_request ON queue(seats, rules, created);
+    CREATE INDEX queue_addr ON queue(addr_hash);
+    CREATE TABLE ratings (
+        player_id {int64} PRIMARY KEY REFERENCES players(id),
+        mu {real} NOT NULL,
+        sigma {real} NOT NULL,
+        games INTEGER NOT NULL,
+        updated {real} NOT NULL
+    );
+    CREATE INDEX ratings_mu ON ratings(mu);
+    CREATE TABLE rated_games (
+        code TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        player_id {int64} NOT NULL,
+        mu_before {real} NOT NULL,
+        mu_after {real} NOT NULL,
+        finished {real} NOT NULL,
+        PRIMARY KEY (code, idx, player_id)
+    );
+    CREATE TABLE seat_devices (
+        code TEXT NOT NULL,
+        seat INTEGER NOT NULL,
+        device TEXT NOT NULL,
+        PRIMARY KEY (code, seat)
+    );
+    ALTER TABLE tables ADD COLUMN listed INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE tables ADD COLUMN watch TEXT;
+    CREATE INDEX tables_listed ON tables(listed, started);
+    CREATE INDEX tables_watch ON tables(watch);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -795,7 +845,7 @@ class Storage:
         statements = [
             (f"DELETE FROM {name} WHERE code = ?", (code,))
             for code in codes
-            for name in ("actions", "chat", "games", "seats", "tables")
+            for name in ("actions", "chat", "games", "seat_devices", "seats", "tables")
         ]
         if statements:
             self._tx(statements)

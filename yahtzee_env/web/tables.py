@@ -515,6 +515,10 @@ class Tables:
         self._coach_locks = {name: threading.Lock() for name in PRESETS}  # one solve each
         self._reviews: dict[tuple[str, int], dict[str, Any]] = {}  # solved in threads
         self._reviews_lock = threading.Lock()
+        # called with the table when a game ends, inside the transaction of its last moves
+        # (`ratings.Ratings.game_over`)
+        self.on_game_over = None
+        self.on_leave = None  # ... and with the table and the seats left before a game's end
 
     # --------------------------------------------------------------- resources
     def policy(self, level: str, rules: RuleSet):
@@ -1235,6 +1239,8 @@ class Tables:
             for s in left:
                 s.away = "left"
             self.storage.update_seats(table.code, [s.row() for s in left])
+            if self.on_leave is not None and not table.game.over:
+                self.on_leave(table, [s.seat for s in left])
             if table.game.over and table.online and table.all_confirmed():
                 self.next_game(table)  # the others had all confirmed: they need not wait
             self.run_cpus(table)
@@ -1361,6 +1367,8 @@ class Tables:
         self.storage.append_actions(
             table.code, table.idx, first, table.log[first:], results, over=game.over
         )
+        if game.over and self.on_game_over is not None:
+            self.on_game_over(table)
 
     def hint(
         self, code: Any, seat: Any, token: Any, player_id: int | None = None

@@ -5,6 +5,7 @@ import { ME, ApiError, api, loadSession, whileBusy } from "./net.js";
 import { errorText, joinNames, levelName, ruleName, seatName, t } from "./words.js";
 import { renderYourMove } from "./notify.js";
 import * as care from "./care.js";
+import { ratingText } from "./leaderboard.js";
 
 function seatOptions(i) {
   if (i === 0) return [["human", t("lobby.you")]];
@@ -70,7 +71,7 @@ export function renderLobbyWords() {
   $("name").placeholder = t("lobby.name_placeholder");
 }
 
-async function ensurePlayer(name) {
+export async function ensurePlayer(name) {
   name = (name || "").trim();
   if (!ME.loaded) await loadSession();
   if (!ME.player || (name && name !== ME.player.name)) {
@@ -97,6 +98,9 @@ async function createTable(online) {
     if (!online && choices.seats.includes("friend")) throw new ApiError("friends", "friends_online");
     await ensurePlayer(choices.name);
     const reply = await api("/api/tables", choices, { retries: 0 });
+    if (online && $("list-open").checked) {  // listed in the lobby's open tables
+      await api(`/api/tables/${reply.code}/list`, { on: true }, { retries: 0 });
+    }
     go(`/t/${reply.code}`);
   } catch (err) {
     $("lobby-error").textContent = errorText(err);
@@ -193,6 +197,7 @@ function renderAccount() {
   $("signed-in").hidden = !signedIn;
   $("signed-out").hidden = signedIn;
   $("account-name").textContent = ME.account || "";
+  $("rating").textContent = ME.account && ME.rating ? ratingText(ME.rating) : "";
 }
 
 async function accountAction(what, body) {
@@ -203,6 +208,7 @@ async function accountAction(what, body) {
     delete ME.recovery_codes;
     care.showCodes(reply.recovery_codes || null);  // at sign-up: shown once
     if (ME.player) $("name").value = ME.player.name;
+    await loadSession();  // the account's rating
     renderAccount();
     loadMyTables();
   } catch (err) {
@@ -234,7 +240,7 @@ export async function showLobby() {
 }
 
 // Redraw in the page's language (after a switch).
-export function redraw() { renderLobbyWords(); renderMyTables(); }
+export function redraw() { renderLobbyWords(); renderMyTables(); renderAccount(); }
 
 export function setup() {
   // a shared link's code is in the field from the start: a Join pressed before the lobby's

@@ -11,8 +11,10 @@ import * as lobby from "./lobby.js";
 import * as table from "./table.js";
 import * as statistics from "./statistics.js";
 import * as review from "./review.js";
+import * as match from "./match.js";
+import * as board from "./leaderboard.js";
 
-const VIEWS = { lobby, table, stats: statistics, review };
+const VIEWS = { lobby, table, stats: statistics, review, leaderboard: board };
 
 function currentView() {
   return Object.keys(VIEWS).find((id) => !$(id).hidden);
@@ -22,12 +24,16 @@ function route() {
   const path = location.pathname;
   for (const id of Object.keys(VIEWS)) $(id).hidden = true;
   unfollow();
-  const match = path.match(/^\/t\/([A-Za-z0-9]+)$/);
+  match.stop();
+  const code = path.match(/^\/t\/([A-Za-z0-9]+)$/);
+  const watch = path.match(/^\/w\/([A-Za-z0-9_-]+)$/);
   const game = path.match(/^\/games\/([A-Za-z0-9]+-\d+)$/);
-  if (match) { $("table").hidden = false; table.showTable(match[1]); }
+  if (code) { $("table").hidden = false; table.showTable(code[1]); }
+  else if (watch) { $("table").hidden = false; table.showTable(watch[1], { watch: true }); }
+  else if (path === "/leaderboard") { $("leaderboard").hidden = false; board.showLeaderboard(); }
   else if (game) { $("review").hidden = false; review.showReview(game[1]); }
   else if (path === "/stats") { $("stats").hidden = false; statistics.showStats(); }
-  else { $("lobby").hidden = false; lobby.showLobby(); }
+  else { $("lobby").hidden = false; lobby.showLobby(); match.show(); }
 }
 
 // Switching language redraws the view from the state the page already has: no reload.
@@ -36,6 +42,7 @@ async function switchLanguage(lang) {
   await setLanguage(lang);
   const view = VIEWS[currentView()];
   if (view) view.redraw();
+  if (view === lobby) match.redraw();
 }
 
 async function start() {
@@ -52,6 +59,7 @@ document.addEventListener("DOMContentLoaded", () => {
   table.setup();
   for (const form of document.querySelectorAll("form")) form.addEventListener("submit", (e) => e.preventDefault());
   lobby.setup();
+  match.setup();
   $("lang").addEventListener("change", (e) => switchLanguage(e.target.value));
   setupSettings();
   for (const a of document.querySelectorAll(".top a")) {

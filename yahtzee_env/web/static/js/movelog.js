@@ -41,7 +41,7 @@ export function showTable(code) { M.code = code; M.game = null; M.events = new M
 // Every state the table draws: a new game starts a new log (read whole from the server).
 export function onState(state, narrate) {
   M.narrate = narrate;
-  if (!state.started || !state.events) { if ($("move-log-box")) $("move-log-box").hidden = true; return; }
+  if (!M.code || !state.started || !state.events) { if ($("move-log-box")) $("move-log-box").hidden = true; return; }
   box().hidden = false;
   if (M.game !== state.game) {
     M.game = state.game; M.events = new Map();

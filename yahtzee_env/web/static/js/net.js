@@ -77,7 +77,7 @@ export async function whileBusy(ids, work) {
 // asks for a name (no "You" by default).
 export const ME = { player: null, account: null, loaded: false };
 export async function loadSession() {
-  try { Object.assign(ME, await api("/api/session"), { loaded: true }); } catch { /* offline */ }
+  try { Object.assign(ME, { rating: null }, await api("/api/session"), { loaded: true }); } catch { /* offline */ }
   return ME;
 }
 
@@ -92,7 +92,9 @@ const POLL_MS = 3000;
 const live = { code: null, on: null, socket: null, retry: 0, poll: null };
 
 // Follow table `code`: `on.state(state)`, `on.presence(connected)`, `on.hello(seats)`,
-// `on.error(err)` hear what the server pushes; `on.seated()` says whether to say hello.
+// `on.error(err)`, `on.spectators(count)` hear what the server pushes; `on.seated()` says
+// whether to say hello. A spectator follows its watch link: `on.socket` and `on.poll` are
+// then the socket's path (after /ws/) and the state's URL.
 export function follow(code, on) {
   live.code = code;
   live.on = on;
@@ -108,13 +110,14 @@ export function unfollow() {
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
-  const socket = new WebSocket(`${proto}://${location.host}/ws/${live.code}`);
+  const socket = new WebSocket(`${proto}://${location.host}/ws/${live.on.socket || live.code}`);
   live.socket = socket;
   socket.onmessage = (msg) => {
     const data = JSON.parse(msg.data);
     if (data.type === "state") live.on.state(data.state);
     else if (data.type === "presence") live.on.presence(data.connected);
     else if (data.type === "hello") live.on.hello(data.seats || [data.seat]);
+    else if (data.type === "spectators" && live.on.spectators) live.on.spectators(data.count);
     else if (data.type === "error" && data.status === 404) live.on.error(new ApiError(data.error, data.code, data.params));
     else if (live.on.other) live.on.other(data);  // chat (chat.js)
   };
@@ -141,6 +144,6 @@ function startPolling(reason) {
   setConnection("polling", reason || "");
   if (live.poll) return;
   live.poll = setInterval(async () => {
-    try { live.on.state(await api(`/api/tables/${live.code}`, undefined, { retries: 0 })); } catch { /* next time */ }
+    try { live.on.state(await api(live.on.poll || `/api/tables/${live.code}`, undefined, { retries: 0 })); } catch { /* next time */ }
   }, POLL_MS);
 }

@@ -4,6 +4,7 @@
 import { $, config, el, go, sleep } from "./page.js";
 import { ApiError, api, follow, loadSession, onAnswer, pressOnce, whileBusy } from "./net.js";
 import { pace, reducedMotion, sound } from "./settings.js";
+import * as spectate from "./spectate.js";
 import {
   boxName, describeMove, diceText, errorText, joinNames, num, ruleName, seatName, t, tn,
 } from "./words.js";
@@ -17,7 +18,7 @@ const T = {
   queue: Promise.resolve(), animating: false, hint: null,
   slots: [0, 1, 2, 3, 4], lastStatus: null, focusAfter: null,
   busy: false, netError: false, hintPending: false,
-  mine: [], ended: null, voted: false, deadlineAt: null, ticker: null,
+  mine: [], ended: null, voted: false, deadlineAt: null, ticker: null, watch: false,
 };
 const dieNode = (i) => document.querySelector(`[data-testid="die-${i}"]`);
 const mySeats = () => T.mine;
@@ -273,8 +274,9 @@ function render(state, options = {}) {
 
 function draw(state, { lock = false } = {}) {
   $("table-code").textContent = state.code;
+  spectate.render(state, amHost());
   const link = `${location.origin}/?join=${state.code}`;  // friends open it to take a seat
-  $("table-link").replaceChildren(...(state.online ? [el("a", { href: link, "data-testid": "table-link" }, link)] : []));
+  $("table-link").replaceChildren(...(state.online && !T.watch ? [el("a", { href: link, "data-testid": "table-link" }, link)] : []));
   $("waiting").hidden = state.started;
   $("board").hidden = !state.started;
   if (!state.started) { renderWaiting(state); return; }
@@ -320,7 +322,7 @@ function renderWaiting(state) {
   $("timer").hidden = true;
   $("start").hidden = !isMine(0);
   const free = state.seats.some((s) => s.kind === "friend" && !s.taken);
-  $("join-here").hidden = !(free && !mySeats().length);
+  $("join-here").hidden = !(free && !mySeats().length) || T.watch;
   $("turn").textContent = t("turn.waiting");
   $("turn").dataset.seat = "";
 }
@@ -680,14 +682,20 @@ async function askHint() {
   }
 }
 
-export async function showTable(code) {
-  T.code = code.toUpperCase();
+// `watch`: a spectator's page (/w/ID): the table of watch link ID, read-only.
+export async function showTable(code, { watch = false } = {}) {
+  T.code = watch ? code : code.toUpperCase();
+  T.watch = watch;
   T.state = null; T.version = [-1, -1]; T.slots = [0, 1, 2, 3, 4];
   T.mine = []; T.ended = null; T.voted = false;
-  chat.showTable(T.code, (state) => receive(state)); movelog.showTable(T.code); notify.showTable(T.code);
+  // a spectator neither chats nor gets the table's code (so no move log read by code)
+  chat.showTable(watch ? null : T.code, (state) => receive(state));
+  movelog.showTable(watch ? null : T.code); notify.showTable(T.code);
+  spectate.reset(T.code, watch);
+  const statePath = watch ? `/api/watch/${encodeURIComponent(code)}` : `/api/tables/${T.code}`;
   try {
     await loadSession();
-    const state = await api(`/api/tables/${T.code}`);
+    const state = await api(statePath);
     T.mine = state.mine || [];
     await receive(state);
     follow(T.code, {
@@ -700,6 +708,9 @@ export async function showTable(code) {
       error: (err) => setError(err),
       seated: () => mySeats().length > 0,
       other: (data) => chat.receive(data),
+      spectators: (n) => spectate.setCount(n),
+      socket: watch ? `watch/${encodeURIComponent(code)}` : undefined,
+      poll: watch ? statePath : undefined,
     });
   } catch (err) {
     showFailure(err);
@@ -711,6 +722,7 @@ export async function showTable(code) {
 
 // Redraw in the page's language (after a switch).
 export function redraw() {
+  spectate.redraw();
   if (!T.state) return;
   render(T.state, { lock: T.animating });
   setStatus(T.lastStatus ? T.lastStatus() : "");
@@ -720,6 +732,7 @@ export function redraw() {
 
 export function setup() {
   movelog.setup(); notify.setup();
+  spectate.setup();
   onAnswer(() => { if (T.netError) { T.netError = false; setError(null); } });  // the server answers again
   for (let i = 0; i < 5; i++) {
     const die = dieNode(i);

@@ -1,0 +1,252 @@
+"""The HTTP routes of a place to play (issue 32): quick match, open tables, ratings and
+spectators; `app.route_list` adds `routes()` to the server's.
+
+    POST /api/quick         {seats, rules, fill, wait, name}   queue for a quick match
+    GET  /api/quick                       where the session stands: idle, waiting, matched
+    POST /api/quick/cancel                leave the queue (nothing of the request is kept)
+    GET  /api/open-tables                 the tables listed as open, with their free seats
+    POST /api/tables/CODE/list   {on}     (the host, before the start) list the table or not
+    GET  /api/leaderboard                 the top ratings, your own place, the CPU levels'
+    POST /api/tables/CODE/watch  {on}     (the host) the read-only link on or off: {watch}
+    GET  /api/tables/CODE/watch          (the host) the link's id: {watch}
+    GET  /api/watch/ID                    the table of watch link ID, as spectators see it
+    WS   /ws/watch/ID                     its live states (`spectators`)
+
+A player is the session's (the page's cookie) or, for an API client, the body's player token;
+each request spends the asker's token bucket. The browser a request comes from is the hashed
+``yz_device`` cookie (`accounts.DEVICE_COOKIE`), recorded with the seats it takes so that
+seats of one browser never rate each other (`ratings`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+
+from yahtzee_env.web.accounts import device_of
+from yahtzee_env.web.guard import client_address
+from yahtzee_env.web.routes import asked, endpoint, page
+from yahtzee_env.web.service import Service, who
+from yahtzee_env.web.spectators import redact
+from yahtzee_env.web.tables import WebError, clean_code
+from yahtzee_env.web.watch import watch_socket
+
+OPEN_TABLES_SHOWN = 20
+LISTED_PER_HOST = 2  # unstarted tables one host may list at once
+
+
+def player_of(service: Service, body: dict[str, Any], session) -> dict[str, Any]:
+    player = service.tables.who(body, session)
+    if player is None:
+        raise WebError("a player is needed: choose a name first", 403, "player_token")
+    return player
+
+
+def flag(body: dict[str, Any], key: str = "on") -> bool:
+    value = body.get(key)
+    if not isinstance(value, bool):
+        raise WebError(f"{key} must be true or false")
+    return value
+
+
+# ----------------------------------------------------------------- quick match
+@endpoint
+async def quick_request(request: Request, service: Service) -> Response:
+    body, session = await asked(request, service)
+    service.spend(who(body, session, "player"))
+    address, device = client_address(request.scope), device_of(request)
+
+    def work():
+        player = player_of(service, body, session)
+        return service.matchmaker.request(body, player, address, device)
+
+    return JSONResponse(await run_in_threadpool(work))
+
+
+@endpoint
+async def quick_status(request: Request, service: Service) -> Response:
+    session = await service.session_of(request)
+    token = request.query_params.get("player")
+    body = {"player": token} if token else {}
+    service.spend(who(body, session, "player"))
+
+    def work():
+        return service.matchmaker.status(player_of(service, body, session))
+
+    return JSONResponse(await run_in_threadpool(work))
+
+
+@endpoint
+async def quick_cancel(request: Request, service: Service) -> Response:
+    body, session = await asked(request, service)
+    service.spend(who(body, session, "player"))
+
+    def work():
+        return service.matchmaker.cancel(player_of(service, body, session))
+
+    return JSONResponse(await run_in_threadpool(work))
+
+
+# ----------------------------------------------------------------- open tables
+def open_tables(storage) -> list[dict[str, Any]]:
+    """The listed online tables that have not started and have a free seat, newest first."""
+    rows = storage._query(
+        "SELECT code, rules, turn_timer, match, created FROM tables WHERE listed = 1 AND "
+        "started = 0 AND online = 1 ORDER BY created DESC LIMIT ?",
+        (OPEN_TABLES_SHOWN,),
+    )
+    if not rows:
+        return []
+    marks = ",".join("?" * len(rows))
+    seats = storage._query(
+        f"SELECT code, seat, kind, name FROM seats WHERE code IN ({marks}) ORDER BY code, seat",
+        tuple(r["code"] for r in rows),
+    )
+    out = []
+    for r in rows:
+        mine = [s for s in seats if s["code"] == r["code"]]
+        free = sum(s["kind"] == "friend" for s in mine)
+        if not free or not mine:
+            continue
+        host = mine[0]["name"]
+        cpus = [s["kind"] for s in mine if s["kind"] not in ("human", "friend")]
+        out.append(
+            {
+                "code": r["code"],
+                "rules": r["rules"],
+                "host": host,
+                "seats": len(mine),
+                "free": free,
+                "cpus": cpus,
+                "turn_timer": int(r["turn_timer"] or 0),
+                "match": bool(r["match"]),
+            }
+        )
+    return out
+
+
+@endpoint
+async def list_open_tables(request: Request, service: Service) -> Response:
+    return JSONResponse({"tables": await run_in_threadpool(open_tables, service.storage)})
+
+
+def _host_check(service: Service, table, body: dict[str, Any], session) -> None:
+    """The asker is table's host (seat 0: its session's, or its seat token)."""
+    player = session["id"] if session is not None else None
+    token = body.get("token")
+    seat = 0 if token is None else body.get("seat", 0)
+    table.seat_of_token(seat, token, player)
+    if seat != 0:
+        raise WebError("only the host (seat 1) can do that", 403, "not_host")
+
+
+@endpoint
+async def list_table(request: Request, service: Service) -> Response:
+    body, session = await asked(request, service)
+    service.spend(who(body, session))
+    on = flag(body)
+    storage = service.storage
+
+    def work(code: str):
+        table = service.tables.load(code)
+        _host_check(service, table, body, session)
+        if on and (table.started or not table.online):
+            raise WebError(
+                "only an online table that has not started can be listed", 409, "not_listable"
+            )
+        if on:
+            host = storage._query(
+                "SELECT host_player, host_addr FROM tables WHERE code = ?", (code,)
+            )
+            column, value = ("host_player", host[0]["host_player"])
+            if value is None:
+                column, value = ("host_addr", host[0]["host_addr"])
+            listed = storage._query(
+                f"SELECT COUNT(*) AS n FROM tables WHERE {column} = ? AND listed = 1 AND "
+                "started = 0 AND code <> ?",
+                (value, code),
+            )
+            if int(listed[0]["n"]) >= LISTED_PER_HOST:
+                raise WebError(
+                    f"you already list {LISTED_PER_HOST} open tables", 429, "too_many_listed"
+                )
+        storage._tx([("UPDATE tables SET listed = ? WHERE code = ?", (int(on), code))])
+        return {"code": code, "listed": on}
+
+    return JSONResponse(await service.locks.run(request.path_params["code"], work))
+
+
+# ----------------------------------------------------------------- ratings
+@endpoint
+async def leaderboard(request: Request, service: Service) -> Response:
+    session = await service.session_of(request)
+    player = session["id"] if session is not None else None
+    return JSONResponse(await run_in_threadpool(service.ratings.leaderboard, player))
+
+
+# ----------------------------------------------------------------- spectators
+@endpoint
+async def watch_link(request: Request, service: Service) -> Response:
+    body, session = await asked(request, service)
+    service.spend(who(body, session))
+    on = flag(body)
+
+    def work(code: str):
+        _host_check(service, service.tables.load(code), body, session)
+        return service.spectators.set_link(code, on)
+
+    code = clean_code(request.path_params["code"])
+    watch = await service.locks.run(code, work)
+    if watch is None:
+        service.spectators.closed(code)
+    return JSONResponse({"code": code, "watch": watch})
+
+
+@endpoint
+async def watch_link_of(request: Request, service: Service) -> Response:
+    """The host's view of the link: ``{watch}`` (None: off)."""
+    session = await service.session_of(request)
+
+    def work(code: str):
+        _host_check(service, service.tables.load(code), {}, session)
+        return service.spectators.link_of(code)
+
+    code = clean_code(request.path_params["code"])
+    return JSONResponse({"code": code, "watch": await service.locks.run(code, work)})
+
+
+@endpoint
+async def watched_table(request: Request, service: Service) -> Response:
+    watch_id = request.path_params["wid"]
+    service.check_lookups(client_address(request.scope))  # guessing links: the code's budget
+    try:
+        code = await run_in_threadpool(service.spectators.code_of, watch_id)
+    except WebError as err:
+        service.lookups.allow(client_address(request.scope))  # a guessed link spends budget
+        raise err
+    state = service.fanout.present(await service.table_state(code))
+    return JSONResponse(redact(state, watch_id))
+
+
+def routes() -> list:
+    return [
+        Route("/leaderboard", page),
+        Route("/w/{wid}", page),
+        Route("/api/quick", quick_request, methods=["POST"]),
+        Route("/api/quick", quick_status),
+        Route("/api/quick/cancel", quick_cancel, methods=["POST"]),
+        Route("/api/open-tables", list_open_tables),
+        Route("/api/tables/{code}/list", list_table, methods=["POST"]),
+        Route("/api/leaderboard", leaderboard),
+        Route("/api/tables/{code}/watch", watch_link, methods=["POST"]),
+        Route("/api/tables/{code}/watch", watch_link_of),
+        Route("/api/watch/{wid}", watched_table),
+        WebSocketRoute("/ws/watch/{wid}", watch_socket),
+    ]
+
+
+__all__ = ["open_tables", "routes"]
