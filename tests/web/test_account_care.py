@@ -159,7 +159,8 @@ def test_delete_removes_the_account_and_keeps_the_games_under_deleted_player(app
         storage._tx(  # a rating and a rated game of the account: its data, deleted with it
             [
                 (
-                    "INSERT INTO ratings (player_id, mu, sigma, games, updated) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO ratings (player_id, mu, sigma, games, updated) "
+                    "VALUES (?, ?, ?, ?, ?)",
                     (me, 26.0, 7.0, 1, 0.0),
                 ),
                 (
