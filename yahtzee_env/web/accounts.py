@@ -8,7 +8,8 @@ opens a session for the same profile, so the statistics and open tables follow t
   passes, one lane: about 0.1-0.2 s on a busy core, off the event loop), never by hand.
 - A sign-in for an unknown user name verifies a dummy hash of the same cost, and every
   failure answers the same words (`BAD_LOGIN`), so the answer does not tell whether a user
-  name exists. Sign-ins are rate-limited by address and by user name (`limits`).
+  name exists. Failed sign-ins slow a user name down, but never on a browser that signed in
+  to it before (a device cookie: `logins`); per address there is a large backstop (`limits`).
 - Passwords have `MIN_PASSWORD` characters at least and are not one of `COMMON_PASSWORDS`
   (nor the user name).
 - The session is a random token in an ``HttpOnly``, ``SameSite=Strict`` cookie (``Secure``
@@ -21,6 +22,7 @@ import re
 import secrets
 from typing import Any
 
+from yahtzee_env.web.logins import DEVICE_DAYS
 from yahtzee_env.web.tables import WebError
 
 SESSION_COOKIE = "yz_session"
@@ -96,6 +98,21 @@ class Accounts:
         token = secrets.token_urlsafe(32)
         self.storage.create_session(token, player_id)
         return token
+
+    def new_device(self, player_id: int) -> str:
+        """A device cookie's token for a browser that just signed in as ``player_id``."""
+        token = secrets.token_urlsafe(32)
+        self.storage.add_device(token, player_id)
+        return token
+
+    def known_device(self, token: Any, username: str) -> bool:
+        """Whether the device cookie ``token`` signed in to account ``username`` before."""
+        if not isinstance(token, str) or not token or len(token) > 128:
+            return False
+        row = self.storage.account(username=username) if USERNAME.fullmatch(username) else None
+        if row is None:
+            return False
+        return self.storage.device_player(token, DEVICE_DAYS * 86_400) == row["player_id"]
 
     def session_player(self, token: Any):
         if not isinstance(token, str) or not token or len(token) > 128:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from yahtzee_env.game.rules import BOX_NAMES, NUM_UPPER, PRESETS
 from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS
 from yahtzee_env.web.guard import client_address
+from yahtzee_env.web.logins import DEVICE_COOKIE, DEVICE_DAYS
 from yahtzee_env.web.service import MAX_BODY, Service, parse_json
 from yahtzee_env.web.storage import SchemaError, describe_target
 from yahtzee_env.web.tables import (
@@ -38,6 +40,7 @@ from yahtzee_env.web.tables import (
 
 STATIC_DIR = Path(__file__).with_name("static")
 MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
+DEFAULT_RETRY_AFTER = 1  # s: a 429 whose budget refills within a second
 
 
 def languages() -> list[dict[str, str]]:
@@ -54,10 +57,16 @@ def languages() -> list[dict[str, str]]:
 
 
 def error(err: WebError) -> JSONResponse:
+    """A refusal as JSON; a 429 says when to try again (``Retry-After``, and the params'
+    ``retry_after`` for the page's words)."""
+    headers = {}
+    if err.status == 429:
+        err.params.setdefault("retry_after", DEFAULT_RETRY_AFTER)
+        headers["Retry-After"] = str(max(1, math.ceil(err.params["retry_after"])))
     body = {"error": str(err), "code": err.code}
     if err.params:
         body["params"] = err.params
-    return JSONResponse(body, status_code=err.status)
+    return JSONResponse(body, status_code=err.status, headers=headers)
 
 
 def endpoint(handler):
@@ -168,7 +177,7 @@ async def config(request: Request, service: Service) -> Response:
 @endpoint
 async def create_player(request: Request, service: Service) -> Response:
     body = await read_body(request, service)
-    return JSONResponse(await service.create_player(body))
+    return JSONResponse(await service.create_player(body, client_address(request.scope)))
 
 
 @endpoint
@@ -242,6 +251,11 @@ async def back(request: Request, service: Service) -> Response:
 
 
 @endpoint
+async def rename(request: Request, service: Service) -> Response:
+    return await table_intent(request, service, service.rename)
+
+
+@endpoint
 async def hand(request: Request, service: Service) -> Response:
     return await table_intent(request, service, service.hand)
 
@@ -261,15 +275,26 @@ async def session_get(request: Request, service: Service) -> Response:
 async def session_post(request: Request, service: Service) -> Response:
     """A guest session with a name (or the session's new name)."""
     body, session = await asked(request, service)
-    reply, token = await service.name_session(body, session)
+    reply, token = await service.name_session(body, session, client_address(request.scope))
     return set_session(JSONResponse(reply), request, token) if token else JSONResponse(reply)
 
 
 async def signing_in(request: Request, service: Service, new: bool) -> Response:
     body, session = await asked(request, service)
     address, old = client_address(request.scope), request.cookies.get(SESSION_COOKIE)
-    reply, token = await service.sign_in(body, session, address, old, new=new)
-    return set_session(JSONResponse(reply), request, token)
+    device = request.cookies.get(DEVICE_COOKIE)
+    reply, token, device = await service.sign_in(body, session, address, old, new, device)
+    response = set_session(JSONResponse(reply), request, token)
+    response.set_cookie(
+        DEVICE_COOKIE,
+        device,
+        max_age=DEVICE_DAYS * 86_400,
+        path="/api/account/",
+        secure=request.url.scheme == "https",
+        httponly=True,
+        samesite="strict",
+    )
+    return response
 
 
 @endpoint

@@ -17,7 +17,9 @@ session's player row (the page's cookie; None for an API client, which sends tok
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import math
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -25,13 +27,15 @@ from typing import Any
 import anyio
 from starlette.concurrency import run_in_threadpool
 
-from yahtzee_env.game.rules import RuleSet
+from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
 from yahtzee_env.web.fanout import Fanout
 from yahtzee_env.web.guard import RefusalLog
 from yahtzee_env.web.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.locks import TableLocks
+from yahtzee_env.web.logins import DEVICE_DAYS, LoginThrottle
+from yahtzee_env.web.renames import joined_as, rename_seat
 from yahtzee_env.web.stats import player_statistics
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables import Tables, WebError, clean_code, clean_name
@@ -95,6 +99,15 @@ class Service:
         self.lookups = RateLimiter(per_minute, limits.lookup_burst, limits.max_keys)
         per_minute = limits.logins_per_minute / 60
         self.logins = RateLimiter(per_minute, limits.login_burst, limits.max_keys)
+        per_hour = limits.players_per_hour / 3600
+        self.new_players = RateLimiter(per_hour, limits.player_burst, limits.max_keys)
+        self.throttle = LoginThrottle(
+            limits.login_free_failures,
+            limits.login_delay_s,
+            limits.login_delay_max_s,
+            limits.login_forget_s,
+            limits.max_keys,
+        )
         self.refusals = RefusalLog()
         self.origins, self.hosts = origins, hosts
 
@@ -111,6 +124,7 @@ class Service:
                 "too many unknown table codes from your address: wait a minute",
                 429,
                 "lookup_budget",
+                retry_after=max(1, math.ceil(self.lookups.retry_after(address))),
             )
 
     def refused(self, address: str, what: str, err: WebError) -> None:
@@ -120,14 +134,32 @@ class Service:
             self.lookups.allow(address)
         self.refusals.refused(err.status, what, address, str(err))
 
-    def login_budget(self, address: str, username: Any) -> None:
-        """Sign-ins spend a token of the address's and the user name's buckets, sign-ups
-        (``username`` None) of the address's (429 ``login_budget`` when one is empty)."""
-        keys = [("login-addr", address)]
-        if isinstance(username, str):
-            keys.append(("login-user", username.strip().casefold()[:64]))
-        if not all([self.logins.allow(k) for k in keys]):
-            raise WebError("too many sign-in attempts: wait a minute", 429, "login_budget")
+    def login_budget(self, address: str) -> None:
+        """Sign-ins and sign-ups spend a token of the address's bucket, a backstop sized for
+        a shared network (429 ``login_budget``); a user name is slowed, never refused
+        (`logins.LoginThrottle`)."""
+        key = ("login-addr", address)
+        if not self.logins.allow(key):
+            wait = self.logins.retry_after(key)
+            raise WebError(
+                "too many sign-in attempts from your network: wait a little",
+                429,
+                "login_budget",
+                retry_after=max(1, math.ceil(wait)),
+            )
+
+    def new_player_budget(self, address: str) -> None:
+        """A new player (a profile, a guest session, an account without one) spends a token
+        of the address's bucket: one address cannot grow the database without bound."""
+        key = ("players", address)
+        if not self.new_players.allow(key):
+            wait = self.new_players.retry_after(key)
+            raise WebError(
+                "too many new players from your network: try again later",
+                429,
+                "player_budget",
+                retry_after=max(1, math.ceil(wait)),
+            )
 
     # ----------------------------------------------------------------- reading
     async def session_of(self, conn) -> Any:
@@ -188,7 +220,8 @@ class Service:
         return await run_in_threadpool(self.tables.review_of, game)
 
     # ----------------------------------------------------------------- tables: the intents
-    async def create_player(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def create_player(self, body: dict[str, Any], address: str) -> dict[str, Any]:
+        self.new_player_budget(address)
         return await run_in_threadpool(self.tables.create_player, body.get("name"))
 
     async def create_table(self, body: dict[str, Any], session, address: str) -> dict[str, Any]:
@@ -209,6 +242,7 @@ class Service:
         def work(c: str):
             table, seat, token = self.tables.join(c, body, session)
             reply = {"seat": seat, "state": self.tables.state(table), "mine": self.mine(c, session)}
+            reply["joined_as"] = joined_as(body.get("name"), table.seats[seat].name)
             if token is not None:
                 reply["token"] = token
             return reply
@@ -284,6 +318,14 @@ class Service:
         """The asker takes their seat back from the computer."""
         return await self.change(code, body, session, self.tables.back, skip)
 
+    async def rename(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The asker plays as ``name`` at this table (a name nobody else there has)."""
+
+        def work(c, seat, token, player):
+            return rename_seat(self.tables, c, seat, token, player, body.get("name"))
+
+        return await self.change(code, body, session, work, skip)
+
     async def hand(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The host hands an absent seat (``target``) to the computer."""
         here = self.hub.connected(clean_code(code))  # read on the event loop
@@ -310,11 +352,15 @@ class Service:
         account = await run_in_threadpool(self.accounts.account_name, session["id"])
         return {"player": {"id": session["id"], "name": session["name"]}, "account": account}
 
-    async def name_session(self, body: dict[str, Any], session) -> tuple[dict, str | None]:
+    async def name_session(
+        self, body: dict[str, Any], session, address: str
+    ) -> tuple[dict, str | None]:
         """A guest session with a name, or the session's new name: the profile, and the new
         session's token (None when the session was there)."""
         self.spend(who(body, session))
         name = clean_name(body.get("name"))
+        if session is None:
+            self.new_player_budget(address)
         storage, accounts = self.storage, self.accounts
 
         def work():
@@ -328,12 +374,27 @@ class Service:
         return {"player": {"id": player_id, "name": name}, "account": account}, token
 
     async def sign_in(
-        self, body: dict[str, Any], session, address: str, old: str | None, new: bool = False
-    ) -> tuple[dict, str]:
+        self,
+        body: dict[str, Any],
+        session,
+        address: str,
+        old: str | None,
+        new: bool = False,
+        device: str | None = None,
+    ) -> tuple[dict, str, str]:
         """Sign in (``new``: sign up, the session's profile becoming an account): the
-        profile and the new session's token. The old session ``old`` ends (a new session
-        id at every sign-in: no session fixation)."""
-        self.login_budget(address, None if new else body.get("username"))
+        profile, the new session's token and a new device token. The old session ``old``
+        ends (a new session id at every sign-in: no session fixation). A user name with
+        failed sign-ins waits first (`logins`), unless ``device`` signed in to it before."""
+        self.login_budget(address)
+        if new and session is None:
+            self.new_player_budget(address)
+        name = body.get("username")
+        name = name.strip().casefold()[:64] if isinstance(name, str) else ""
+        if not new:
+            delay = self.throttle.delay(name)
+            if delay and not await run_in_threadpool(self.accounts.known_device, device, name):
+                await anyio.sleep(delay)
         work = self.accounts.sign_up if new else self.accounts.sign_in
         storage = self.storage
 
@@ -342,10 +403,16 @@ class Service:
             if old:
                 storage.delete_sessions(token=old)
             token = self.accounts.new_session(player_id)
-            return player_id, username, token, storage.player_by_id(player_id)["name"]
+            device = self.accounts.new_device(player_id)
+            return player_id, username, token, device, storage.player_by_id(player_id)["name"]
 
-        player_id, username, token, name = await run_in_threadpool(run)
-        return {"player": {"id": player_id, "name": name}, "account": username}, token
+        try:
+            player_id, username, token, device, name = await run_in_threadpool(run)
+        except WebError as err:
+            if err.code == "bad_login":
+                self.throttle.failed(name)
+            raise
+        return {"player": {"id": player_id, "name": name}, "account": username}, token, device
 
     async def sign_out(self, body: dict[str, Any], session, token: str | None) -> dict:
         """End this session (``everywhere``: every session of the profile)."""
@@ -365,11 +432,19 @@ class Service:
         lim = self.limits
         evicted = self.tables.evict(lim.idle_evict_s, lim.tables_in_memory, self.locks.busy)
         expired = await run_in_threadpool(
-            self.tables.expire, lim.expire_unstarted_s, lim.expire_idle_s, set(self.locks.locks)
+            functools.partial(
+                self.tables.expire,
+                lim.expire_unstarted_s,
+                lim.expire_idle_s,
+                set(self.locks.locks),
+                solo_s=lim.expire_solo_s,
+                abandoned_s=lim.expire_abandoned_s,
+            )
         )
         for code in expired:
             self.hub.close_table(code, CLOSE_GONE, "this table expired")
         await run_in_threadpool(self.storage.expire_sessions, SESSION_DAYS * 86_400)
+        await run_in_threadpool(self.storage.expire_devices, DEVICE_DAYS * 86_400)
         self.fanout.forget_idle()
         return {"evicted": evicted, "expired": expired}
 
@@ -399,9 +474,11 @@ class Service:
             await self.sweep()
 
     async def warm_coach(self) -> None:
-        """Load (or solve) the official rules' coach table."""
+        """Prepare every preset's coach: the cached tables load (a worker thread), the
+        others are solved in a child process (`coaches`), official first."""
+        presets = ["official", *(name for name in PRESETS if name != "official")]
         await anyio.to_thread.run_sync(
-            self.tables.coach, RuleSet.from_spec("official"), abandon_on_cancel=True
+            self.tables.coaches.prepare, presets, abandon_on_cancel=True
         )
 
     @contextlib.asynccontextmanager
@@ -419,6 +496,7 @@ class Service:
                 yield self
                 tg.cancel_scope.cancel()
         finally:
+            self.tables.coaches.close()
             if stop is not None:
                 await run_in_threadpool(stop)
             self.storage.close()

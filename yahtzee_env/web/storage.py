@@ -170,6 +170,17 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX sessions_player ON sessions(player_id);
     """,
+    # 6: no lockout by strangers (issue 31): the browsers that signed in to an account
+    # (a device cookie, stored hashed), whose sign-ins are never slowed
+    """
+    CREATE TABLE devices (
+        token_hash TEXT PRIMARY KEY,
+        player_id {int64} NOT NULL REFERENCES players(id),
+        created {real} NOT NULL
+    );
+    CREATE INDEX devices_player ON devices(player_id);
+    CREATE INDEX devices_created ON devices(created);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -508,6 +519,23 @@ class Storage:
             self._tx([("DELETE FROM sessions WHERE created < ?", (cutoff,))])
         return int(rows[0]["n"])
 
+    def add_device(self, token: str, player_id: int) -> None:
+        """Remember a browser (its device cookie's ``token``) that signed in as ``player_id``."""
+        sql = "INSERT INTO devices (token_hash, player_id, created) VALUES (?, ?, ?)"
+        self._tx([(sql, (token_hash(token), player_id, time.time()))])
+
+    def device_player(self, token: str, max_age_s: float) -> int | None:
+        """The player a device cookie signed in as (None: unknown or too old)."""
+        rows = self._query(
+            "SELECT player_id FROM devices WHERE token_hash = ? AND created > ?",
+            (token_hash(token), time.time() - max_age_s),
+        )
+        return int(rows[0]["player_id"]) if rows else None
+
+    def expire_devices(self, max_age_s: float) -> None:
+        cutoff = time.time() - max_age_s
+        self._tx([("DELETE FROM devices WHERE created < ?", (cutoff,))])
+
     def adopt(self, guest_id: int, player_id: int) -> None:
         """Give the guest ``guest_id``'s games, seats and tables to ``player_id``."""
         self._tx(
@@ -736,15 +764,27 @@ class Storage:
         return int(rows[0]["n"])
 
     def expire(
-        self, unstarted_s: float, idle_s: float, keep: Iterable[str] = (), now: float | None = None
+        self,
+        unstarted_s: float,
+        idle_s: float,
+        keep: Iterable[str] = (),
+        now: float | None = None,
+        *,
+        solo_s: float | None = None,
+        abandoned_s: float | None = None,
     ) -> list[str]:
-        """Delete the tables never started for ``unstarted_s`` seconds and those idle for
-        ``idle_s`` but those in ``keep`` (their seats and tokens go with them; results stay);
-        return their codes."""
+        """Delete the tables never started for ``unstarted_s`` seconds, those idle for
+        ``idle_s``, the unfinished games against the computer idle for ``solo_s`` and the
+        unfinished online games idle for ``abandoned_s`` (None: ``idle_s``), but those in
+        ``keep`` (their seats and tokens go with them; results stay); return their codes."""
         now = time.time() if now is None else now
+        solo_s = idle_s if solo_s is None else solo_s
+        abandoned_s = idle_s if abandoned_s is None else abandoned_s
         rows = self._query(
-            "SELECT code FROM tables WHERE (started = 0 AND updated < ?) OR updated < ?",
-            (now - unstarted_s, now - idle_s),
+            "SELECT code FROM tables WHERE (started = 0 AND updated < ?) OR updated < ?"
+            " OR (online = 0 AND over = 0 AND updated < ?)"
+            " OR (online = 1 AND started = 1 AND over = 0 AND updated < ?)",
+            (now - unstarted_s, now - idle_s, now - solo_s, now - abandoned_s),
         )
         keep = set(keep)
         codes = [r["code"] for r in rows if r["code"] not in keep]
