@@ -57,11 +57,12 @@ def languages() -> list[dict[str, str]]:
 
 
 def error(err: WebError) -> JSONResponse:
-    """A refusal as JSON; a 429 says when to try again (``Retry-After``, and the params'
-    ``retry_after`` for the page's words)."""
+    """A refusal as JSON; a 429 (and a 503 that knows) says when to try again
+    (``Retry-After``, and the params' ``retry_after`` for the page's words)."""
     headers = {}
     if err.status == 429:
         err.params.setdefault("retry_after", DEFAULT_RETRY_AFTER)
+    if err.status in (429, 503) and "retry_after" in err.params:
         headers["Retry-After"] = str(max(1, math.ceil(err.params["retry_after"])))
     body = {"error": str(err), "code": err.code}
     if err.params:

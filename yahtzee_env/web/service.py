@@ -38,7 +38,7 @@ from yahtzee_env.web.logins import DEVICE_DAYS, LoginThrottle
 from yahtzee_env.web.renames import joined_as, rename_seat
 from yahtzee_env.web.stats import player_statistics
 from yahtzee_env.web.storage import Storage
-from yahtzee_env.web.tables import Tables, WebError, clean_code, clean_name
+from yahtzee_env.web.tables import Tables, WebError, clean_code, clean_name, cpu_levels
 
 MAX_BODY = 4096  # bytes: every legitimate request (or socket message) is far smaller
 
@@ -199,7 +199,7 @@ class Service:
         def work():
             player = session if session is not None else self.tables.player(body.get("player"))
             results = self.storage.results_of(player["id"])
-            return {"name": player["name"], **player_statistics(results)}
+            return {"name": player["name"], **player_statistics(results, cpu_levels())}
 
         return await run_in_threadpool(work)
 

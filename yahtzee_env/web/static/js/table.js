@@ -3,6 +3,7 @@
 // time, stamped with the state they were made from).
 import { $, config, el, go, sleep } from "./page.js";
 import { ApiError, api, follow, loadSession, onAnswer, pressOnce, whileBusy } from "./net.js";
+import { renderRename, setupRename } from "./rename.js";
 import { pace, reducedMotion, sound } from "./settings.js";
 import {
   boxName, describeMove, diceText, errorText, joinNames, num, ruleName, seatName, t, tn,
@@ -270,6 +271,7 @@ function draw(state, { lock = false } = {}) {
   const mine = playing && isMine(state.current) && !lock;
   const live = mine && !T.busy;  // no second intent while one is in flight
   $("leave").hidden = !mySeats().length;
+  renderRename(state.code, mySeats()[0]);
   renderAway(state);
   renderTimer(state);
   if (!T.animating) showDice(playing ? state.dice : [], mine ? T.held : new Set(state.held || []), null);
@@ -303,6 +305,7 @@ function renderWaiting(state) {
     return li;
   }));
   $("leave").hidden = !mySeats().length || amHost();
+  renderRename(state.code, mySeats()[0]);
   $("away-banner").hidden = true;
   $("timer").hidden = true;
   $("start").hidden = !isMine(0);
@@ -313,8 +316,9 @@ function renderWaiting(state) {
 }
 
 // "The computer is playing for you", and the button that takes the seat back.
+// At the end of a game the banner goes: Play again (any move) takes the seat back.
 function renderAway(state) {
-  const away = mySeats().map((i) => state.seats[i]).find((s) => s && s.away);
+  const away = !state.over && mySeats().map((i) => state.seats[i]).find((s) => s && s.away);
   $("away-banner").hidden = !away;
   if (away) $("away-text").textContent = t(`people.me_away.${away.away}`);
 }
@@ -326,7 +330,9 @@ function renderTimer(state) {
   const tick = () => {
     if (T.deadlineAt === null) { node.hidden = true; return; }
     node.hidden = false;
-    node.textContent = t("people.time_left", { s: Math.max(0, Math.ceil((T.deadlineAt - performance.now()) / 1000)) });
+    const s = Math.max(0, Math.ceil((T.deadlineAt - performance.now()) / 1000));
+    // after a game the clock is the vote's: the next game starts when it runs out
+    node.textContent = t(T.state && T.state.over ? "people.next_game_in" : "people.time_left", { s });
   };
   tick();
   if (!T.ticker) T.ticker = setInterval(() => { if (!$("table").hidden) tick(); }, 500);
@@ -485,7 +491,10 @@ function resultWords(state) {
   if (mySeats().length !== 1) return draw ? t("end.draw_plain") : t("end.wins", { name: names(winners) });
   const me = mySeats()[0];
   if (winners.includes(me)) {
-    if (!draw) return t("end.you_won");
+    if (!draw) {  // by how much: against the runner-up
+      const others = totals.filter((_, i) => i !== me);
+      return others.length ? t("end.you_won_by", { n: totals[me] - Math.max(...others) }) : t("end.you_won");
+    }
     const others = winners.filter((i) => i !== me);
     return others.length ? t("end.you_drew", { names: names(others) }) : t("end.draw_plain");
   }
@@ -658,9 +667,14 @@ async function askHint() {
     node.dataset.state = "ready";
     renderHint(T.hint);
   } catch (err) {
-    node.dataset.state = "";
-    node.replaceChildren();
-    showFailure(err);
+    if (err.code === "coach_warming") {  // solved in another process: the game plays on
+      node.dataset.state = "warming";
+      node.replaceChildren(el("p", { "data-testid": "coach-warming" }, t("coach.warming", { s: err.params.seconds || 1 })));
+    } else {
+      node.dataset.state = "";
+      node.replaceChildren();
+      showFailure(err);
+    }
   } finally {
     T.hintPending = false;
     if (T.state) render(T.state, { lock: T.animating });
@@ -720,6 +734,7 @@ export function setup() {
   $("join-here").addEventListener("click", () => go(`/?join=${T.code}`));
   $("leave").addEventListener("click", pressOnce(async () => { if (await seatAction("leave")) { T.ended = null; go("/"); } }));
   $("take-back").addEventListener("click", pressOnce(() => seatAction("back")));
+  setupRename(() => T.code, receive);
   $("start").addEventListener("click", () => whileBusy(["start"], async () => {
     try { await receive(await api(`/api/tables/${T.code}/start`, { seat: 0 })); }
     catch (err) { if (err.status === 409) await resync(); else showFailure(err); }
