@@ -113,11 +113,16 @@ function showMover(seat, state) {
   turn.dataset.seat = seat === null ? "" : String(seat);
   if (seat === null) turn.textContent = t("turn.over");
   else {
+    // the turn line fits: only the name itself may be cut short (its title has it whole),
+    // never "(not connected)" or "(the computer is playing)" after it
     const s = state.seats[seat];
-    let name = seatName(state, seat);
-    if (s.kind !== "cpu" && s.away) name = t("people.cpu_for", { name });
-    else if (s.kind === "human" && state.online && !s.connected && !isMine(seat)) name = t("people.offline_mover", { name });
-    turn.replaceChildren(el("span", { class: "who", title: seatName(state, seat) }, t("turn.to_move", { name })));
+    const name = seatName(state, seat);
+    const NAME = "\u2063";  // where the name goes in the sentence
+    let frame = t("turn.to_move", { name: NAME });
+    if (s.kind !== "cpu" && s.away) frame = frame.replace(NAME, t("people.cpu_for", { name: NAME }));
+    else if (s.kind === "human" && state.online && !s.connected && !isMine(seat)) frame = frame.replace(NAME, t("people.offline_mover", { name: NAME }));
+    const [before, after = ""] = frame.split(NAME);
+    turn.replaceChildren(before, el("span", { class: "who", title: name }, name), after);
   }
   document.querySelectorAll("#card thead th[data-seat]").forEach((th) => {
     th.classList.toggle("mover", th.dataset.seat === String(seat));
@@ -221,7 +226,8 @@ function moveFocus(state, previous) {
   if (!isMine(state.current)) return;
   const justArrived = !previous || !isMine(previous.current) || previous.current !== state.current || previous.game !== state.game;
   if (want === "roll" || justArrived || want === "turn") {
-    if (state.rolls_left > 0) $("roll").focus();
+    // the tray is always in view: focusing Roll must not scroll the page away from its top
+    if (state.rolls_left > 0) $("roll").focus({ preventScroll: true });
     else {
       const first = document.querySelector(`button[data-testid^="box-${state.current}-"]`);
       if (first) first.focus();
@@ -290,6 +296,16 @@ function draw(state, { lock = false } = {}) {
   $("seat-notes").replaceChildren(...notes.map((n) => el("p", {}, n)));
   renderCoach(state);
   renderResult(state);
+  fitCard();
+}
+
+// Where the card starts on the page (--card-top): on a phone the card's panel ends where the
+// tray begins, so that a short screen scrolls the card, not the page.
+function fitCard() {
+  const wrap = document.querySelector(".card-wrap");
+  if (!wrap || $("board").hidden) return;
+  const top = Math.round(wrap.getBoundingClientRect().top + window.scrollY);
+  document.documentElement.style.setProperty("--card-top", `${top}px`);
 }
 
 function renderWaiting(state) {
@@ -727,7 +743,9 @@ export function setup() {
     new ResizeObserver(([entry]) => {
       document.documentElement.style.setProperty("--tray-h", `${Math.ceil(entry.target.getBoundingClientRect().height)}px`);
     }).observe($("tray"));
+    new ResizeObserver(fitCard).observe(document.querySelector(".sheet"));  // a hint, a note
   }
+  window.addEventListener("resize", fitCard);
   $("roll").addEventListener("click", pressOnce(rollNow));
   $("score").addEventListener("click", pressOnce(scoreNow));
   $("hint-button").addEventListener("click", pressOnce(askHint));
