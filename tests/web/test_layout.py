@@ -217,3 +217,30 @@ def test_a_taken_name_is_shown_and_changed_on_the_page(open_page, shared_server)
     guest.wait_for_selector(f"{tid('renamed')}[hidden]", state="attached")
     seats = guest.request.get(f"{shared_server.url}/api/tables/{code}").json()["seats"]
     assert seats[1]["name"] == "Bea"
+
+
+AXE = Path(__file__).parents[1] / "vendor" / "axe-core" / "axe.min.js"
+
+
+def test_the_statistics_page_is_named_while_it_loads(open_page, shared_server):
+    """Under load axe found unnamed links and an unnamed <summary> on the statistics page
+    while its words were loading: the header has its names before the catalogue comes."""
+    page = open_page(1280, 800, False, "it-IT")
+    held = []
+    page.route("**/static/i18n/*.json", lambda route: held.append(route))  # never answered
+    page.goto(f"{shared_server.url}/stats")
+    page.wait_for_selector("header nav a")
+    page.evaluate(AXE.read_text(encoding="utf-8") + "\n;undefined")
+    found = page.evaluate(
+        """async () => (await axe.run(document, { resultTypes: ['violations'] })).violations
+          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+          .map((v) => v.id + ': ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', '))"""
+    )
+    assert found == []
+    names = page.evaluate(
+        "[...document.querySelectorAll('header a, header summary')]"
+        ".map((n) => n.getAttribute('aria-label') || n.textContent.trim())"
+    )
+    assert all(names), names
+    for route in held:
+        route.abort()

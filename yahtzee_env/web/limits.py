@@ -90,6 +90,15 @@ class RateLimiter:
         missing = cost - self._tokens(key, time.monotonic())
         return max(0.0, missing / self.rate) if self.rate > 0 else float("inf")
 
+    def forget_full(self) -> int:
+        """Forget the buckets that have filled up again (they hold nothing a new one would
+        not): what the clients that left, sockets closed, leave behind. How many."""
+        now = time.monotonic()
+        full = [k for k in self.buckets if self._tokens(k, now) >= self.burst]
+        for key in full:
+            del self.buckets[key]
+        return len(full)
+
     def exhausted(self, key: Hashable) -> bool:
         """True if ``key`` cannot spend a token now (spends nothing)."""
         return key in self.buckets and self._tokens(key, time.monotonic()) < 1

@@ -146,6 +146,9 @@ def run(
     processes sharing the listening socket (uvicorn's supervisor)."""
     import uvicorn
 
+    from yahtzee_env.web.memory import limit_arenas
+
+    limit_arenas()  # before the worker threads: freed memory goes back (`memory`)
     ws = websocket_protocol() or "auto"
     if workers > 1:  # the workers import the protocol classes by name (no pickled classes)
         os.environ["YAHTZEE_HEADER_TIMEOUT"] = str(header_timeout)

@@ -35,6 +35,7 @@ from yahtzee_env.web.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.locks import TableLocks
 from yahtzee_env.web.logins import DEVICE_DAYS, LoginThrottle
+from yahtzee_env.web.memory import Closes, give_back
 from yahtzee_env.web.renames import joined_as, rename_seat
 from yahtzee_env.web.stats import player_statistics
 from yahtzee_env.web.storage import Storage
@@ -109,6 +110,7 @@ class Service:
             limits.max_keys,
         )
         self.refusals = RefusalLog()
+        self.closes = Closes()
         self.origins, self.hosts = origins, hosts
 
     # ----------------------------------------------------------------- limits
@@ -446,6 +448,9 @@ class Service:
         await run_in_threadpool(self.storage.expire_sessions, SESSION_DAYS * 86_400)
         await run_in_threadpool(self.storage.expire_devices, DEVICE_DAYS * 86_400)
         self.fanout.forget_idle()
+        for limiter in (self.per_address, self.per_token, self.lookups, self.logins):
+            limiter.forget_full()
+        await run_in_threadpool(give_back)
         return {"evicted": evicted, "expired": expired}
 
     async def tick(self) -> list[str]:
@@ -461,6 +466,11 @@ class Service:
             self.fanout.publish(state)
             done.append(code)
         return done
+
+    async def socket_closed(self) -> None:
+        """A socket closed: after every few hundred, the heap goes back to the system."""
+        if self.closes.closed():
+            await run_in_threadpool(give_back)
 
     async def ticker(self) -> None:
         while True:  # at start-up first: deadlines that passed while the server was down

@@ -91,9 +91,11 @@ class TableSocket:
             else:
                 self.service.slots.release_seated()
         closing = self.client.closing
+        self.client = None  # nothing of the socket is kept past its close
         if closing is not None and closing[0] != 1006:  # 1006: the peer left
             with anyio.move_on_after(1), contextlib.suppress(Exception):
                 await self.ws.close(*closing)
+        await self.service.socket_closed()
 
     async def handshake(self) -> bool:
         """Refuse another site, another host or an address over its rate (closed here)."""
