@@ -96,7 +96,9 @@ def test_solo_and_abandoned_online_tables_expire_after_hours(db, new_table, play
         play_out(c, done, done_tokens["0"])  # finished: kept (its game is over)
         online, tokens, _ = new_table(c, seats=("human", "friend"), online=True)
         c.post(f"/api/tables/{online}/join", json={"name": "Bo"})
-        assert c.post(f"/api/tables/{online}/start", json={"seat": 0, "token": tokens["0"]}).is_success
+        assert c.post(
+            f"/api/tables/{online}/start", json={"seat": 0, "token": tokens["0"]}
+        ).is_success
         waiting, _, _ = new_table(c, seats=("human", "friend"), online=True)  # not started
         time.sleep(0.7)
         expired = c.portal.call(c.app.state.service.sweep)["expired"]
@@ -194,7 +196,9 @@ def test_names_through_the_api(client):
 @BOTH
 def test_a_taken_name_is_told_and_may_be_changed(db, new_table):
     with TestClient(create_app(db)) as c:
-        code, tokens, _ = new_table(c, seats=("human", "friend", "friend"), online=True, name="Hostie")
+        code, tokens, _ = new_table(
+            c, seats=("human", "friend", "friend"), online=True, name="Hostie"
+        )
         joined = c.post(f"/api/tables/{code}/join", json={"name": "Hostie"}).json()
         assert joined["joined_as"] == {"asked": "Hostie", "name": "Hostie 2", "renamed": True}
         seat, token = joined["seat"], joined["token"]
@@ -251,7 +255,9 @@ def test_a_hint_never_waits_for_a_solve(db, new_table, act, tmp_path, monkeypatc
 # ------------------------------------------------------------------ 2. sign-in delay
 def test_the_login_throttle_grows_and_forgets():
     now = [0.0]
-    throttle = LoginThrottle(free=2, delay_s=1.0, max_delay_s=4.0, forget_s=10.0, clock=lambda: now[0])
+    throttle = LoginThrottle(
+        free=2, delay_s=1.0, max_delay_s=4.0, forget_s=10.0, clock=lambda: now[0]
+    )
     assert throttle.delay("ada") == 0
     for _ in range(2):
         throttle.failed("ada")
@@ -271,8 +277,16 @@ def test_statistics_name_levels_in_level_order():
     levels = ["easy", "medium", "hard", "expert"]
     assert in_level_order("easy+hard+medium", levels) == "easy+medium+hard"
     rows = [
-        {"opponents": o, "score": 200, "outcome": "win", "yahtzees": 0, "upper_bonus": 0,
-         "online": 0, "code": "C", "idx": i}
+        {
+            "opponents": o,
+            "score": 200,
+            "outcome": "win",
+            "yahtzees": 0,
+            "upper_bonus": 0,
+            "online": 0,
+            "code": "C",
+            "idx": i,
+        }
         for i, o in enumerate(["hard", "easy+hard+medium", "humans", "easy", "easy+medium+hard"])
     ]
     stats = player_statistics(rows, levels)
@@ -283,8 +297,13 @@ def test_statistics_name_levels_in_level_order():
 
 def test_invalid_utf8_from_a_client_is_a_warning():
     record = logging.LogRecord(
-        "uvicorn.error", logging.ERROR, __file__, 1, "Invalid UTF-8 sequence received from client.",
-        (), None,
+        "uvicorn.error",
+        logging.ERROR,
+        __file__,
+        1,
+        "Invalid UTF-8 sequence received from client.",
+        (),
+        None,
     )
     assert ClientErrorFilter().filter(record)
     assert record.levelno == logging.WARNING and record.levelname == "WARNING"
@@ -301,7 +320,9 @@ def test_what_a_closed_socket_leaves_is_forgotten(db, new_table):
         code, _, _ = new_table(c)
         service = c.app.state.service
         for i in range(20):
-            with c.websocket_connect(f"/ws/{code}", headers={"x-forwarded-for": f"10.9.0.{i}"}) as ws:
+            with c.websocket_connect(
+                f"/ws/{code}", headers={"x-forwarded-for": f"10.9.0.{i}"}
+            ) as ws:
                 ws.receive_json()
         assert service.hub.count() == 0 and service.slots.total == 0
         assert len(service.per_address.buckets) >= 20
@@ -341,7 +362,14 @@ def test_a_thousand_sockets_leave_the_server_within_10_mib(tmp_path):
         time.sleep(1)
         before = rss.rss_mib(server.proc.pid)
         with ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda i: rss.open_and_close(server.port, codes[i % len(codes)], f"10.7.{i // 250}.{i % 250}"), range(1000)))
+            list(
+                pool.map(
+                    lambda i: rss.open_and_close(
+                        server.port, codes[i % len(codes)], f"10.7.{i // 250}.{i % 250}"
+                    ),
+                    range(1000),
+                )
+            )
         time.sleep(1)
         after = rss.rss_mib(server.proc.pid)
     finally:

@@ -26,7 +26,8 @@ OUT_OF_VIEW = """(ids) => ids.map((id) => {
   const r = n.getBoundingClientRect();
   const ok = r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight + .5
     && r.right <= innerWidth + .5;
-  return ok ? null : `${id}: ${Math.round(r.left)},${Math.round(r.top)} ${Math.round(r.width)}x${Math.round(r.height)}`;
+  const at = [r.left, r.top, r.width, r.height].map(Math.round);
+  return ok ? null : `${id}: ${at[0]},${at[1]} ${at[2]}x${at[3]}`;
 }).filter(Boolean)"""
 
 
@@ -55,8 +56,6 @@ def open_solo(page, url, seats: int, name: str = LONGEST) -> None:
 
 
 def card_ids(page, seats: int) -> list[str]:
-    boxes = page.evaluate("config => config", None) or []
-    del boxes
     names = page.evaluate(
         "[...document.querySelectorAll('#card tbody [data-testid^=\"box-0-\"]')]"
         ".map((n) => n.dataset.testid.slice(6))"
@@ -79,7 +78,8 @@ def test_the_whole_card_is_in_view(open_page, shared_server, tmp_path, width, he
     assert page.evaluate("document.documentElement.scrollHeight - innerHeight") <= 1
     # box rows are compact but never under 32 px, the dice and Roll 44 px or more
     rows = page.evaluate(
-        "[...document.querySelectorAll('#card tbody tr:not(.sum)')].map((r) => r.getBoundingClientRect().height)"
+        "[...document.querySelectorAll('#card tbody tr:not(.sum)')]"
+        ".map((r) => r.getBoundingClientRect().height)"
     )
     assert len(rows) == 13 and min(rows) >= 32
     for name in ["roll", "score", "die-0"]:
@@ -96,12 +96,16 @@ def test_a_short_phone_opens_at_its_top(open_page, shared_server, tmp_path, lang
     page = open_page(375, 667, True, lang)
     open_solo(page, shared_server.url, 4)
     assert page.evaluate("window.scrollY") == 0
-    assert page.evaluate(
-        OUT_OF_VIEW, ["table-code", "turn", "roll", "score", *[f"die-{i}" for i in range(5)]]
-    ) == []
+    assert (
+        page.evaluate(
+            OUT_OF_VIEW, ["table-code", "turn", "roll", "score", *[f"die-{i}" for i in range(5)]]
+        )
+        == []
+    )
     assert page.evaluate("document.documentElement.scrollHeight - innerHeight") <= 1
     inner = page.evaluate(
-        "(() => { const w = document.querySelector('.card-wrap'); return [w.scrollHeight, w.clientHeight]; })()"
+        "(() => { const w = document.querySelector('.card-wrap');"
+        " return [w.scrollHeight, w.clientHeight]; })()"
     )
     assert inner[0] > inner[1]  # the card scrolls in its panel
     page.locator(tid("total-3")).scroll_into_view_if_needed()
@@ -123,7 +127,7 @@ def score_best(page) -> None:
 
 
 def test_you_won_by_the_margin(open_page, shared_server):
-    """"You lost to X by N" gave a margin, "You won" did not: now "You won by N"."""
+    """ "You lost to X by N" gave a margin, "You won" did not: now "You won by N"."""
     page = open_page(1280, 800, False, "en-US")
     page.goto(f"{shared_server.url}/?pace=0")
     page.wait_for_selector(tid("seat-kind-1"))
@@ -167,8 +171,13 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
                 box = max(state["options"], key=state["options"].get)
                 reply = friend.post(
                     f"/api/tables/{code}/act",
-                    json={"seat": seat, "token": token, "seq": state["seq"],
-                          "game": state["game"], "action": {"type": "score", "box": box}},
+                    json={
+                        "seat": seat,
+                        "token": token,
+                        "seq": state["seq"],
+                        "game": state["game"],
+                        "action": {"type": "score", "box": box},
+                    },
                 )
                 assert reply.status_code == 200, reply.text
             state = friend.get(f"/api/tables/{code}").json()
@@ -185,9 +194,7 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
     if timer.is_visible():
         assert timer.text_content().startswith("next game in ")
     page.click(tid("play-again"))  # takes the seat back
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"votes\"]') || true"
-    )
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"votes\"]') || true")
     seats = page.request.get(f"{shared_server.url}/api/tables/{code}").json()["seats"]
     assert seats[0].get("away") in (None, "")
 
@@ -234,7 +241,7 @@ def test_the_statistics_page_is_named_while_it_loads(open_page, shared_server):
     found = page.evaluate(
         """async () => (await axe.run(document, { resultTypes: ['violations'] })).violations
           .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-          .map((v) => v.id + ': ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', '))"""
+          .map((v) => v.id + ': ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')))"""
     )
     assert found == []
     names = page.evaluate(

@@ -106,7 +106,8 @@ SMALL_TARGETS = """() => [...document.querySelectorAll(
   .filter(([, r]) => r.width < 44 || r.height < 44)
   .map(([name, r]) => `${name}: ${Math.round(r.width)}x${Math.round(r.height)}`)"""
 SMALL_BOX_ROWS = """() => [...document.querySelectorAll('#card button.box')]
-  .map((b) => [b.dataset.testid, b.getBoundingClientRect(), b.parentElement.getBoundingClientRect()])
+  .map((b) => [b.dataset.testid, b.getBoundingClientRect(),
+                b.parentElement.getBoundingClientRect()])
   .filter(([, r, cell]) => r.height < 32 || r.width < cell.width - 6)
   .map(([name, r]) => `${name}: ${Math.round(r.width)}x${Math.round(r.height)}`)"""
 

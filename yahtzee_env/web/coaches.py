@@ -158,7 +158,7 @@ class Coaches:
             if table is None:
                 raise RuntimeError("the solved table is not in the cache")
             self.ready[rules.name] = self._coach_of(rules, table)
-        except Exception as err:  # noqa: BLE001 (a broken child: say so, try again later)
+        except Exception as err:
             if not self._closed:
                 log.warning("could not prepare the %s rules' coach: %s", rules.name, err)
             with self._lock:

@@ -140,7 +140,11 @@ class SocketSlots:
     def release_anonymous(self, address: str, code: str, client: str | None = None) -> None:
         self.total -= 1
         client = client or f"addr:{address}"
-        for counts, key in ((self.by_client, client), (self.by_address, address), (self.by_table, code)):
+        for counts, key in (
+            (self.by_client, client),
+            (self.by_address, address),
+            (self.by_table, code),
+        ):
             counts[key] -= 1
             if not counts[key]:
                 del counts[key]

@@ -29,7 +29,11 @@ def rename_seat(
         table.seat_of_token(seat, token, player_id)
         mine = table.seats[seat]
         for other in table.seats:
-            if other is not mine and other.kind != "friend" and other.name.casefold() == name.casefold():
+            if (
+                other is not mine
+                and other.kind != "friend"
+                and other.name.casefold() == name.casefold()
+            ):
                 raise WebError(
                     f"{name!r} is already playing at this table: choose another name",
                     409,

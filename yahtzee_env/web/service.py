@@ -487,9 +487,7 @@ class Service:
         """Prepare every preset's coach: the cached tables load (a worker thread), the
         others are solved in a child process (`coaches`), official first."""
         presets = ["official", *(name for name in PRESETS if name != "official")]
-        await anyio.to_thread.run_sync(
-            self.tables.coaches.prepare, presets, abandon_on_cancel=True
-        )
+        await anyio.to_thread.run_sync(self.tables.coaches.prepare, presets, abandon_on_cancel=True)
 
     @contextlib.asynccontextmanager
     async def run(self, prewarm: bool = False):
