@@ -21,6 +21,7 @@ from yahtzee_env.game.words import BOX_LABELS
 from yahtzee_env.solver.coach import Coach
 from yahtzee_env.web.app import languages
 from yahtzee_env.web.deal import new_game
+from yahtzee_env.web.names import CODES as NAME_CODES
 from yahtzee_env.web.storage import open_storage
 
 STATIC = Path(__file__).parents[2] / "yahtzee_env" / "web" / "static"
@@ -178,9 +179,14 @@ def test_every_key_the_page_uses_is_in_the_catalogue():
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "WebError":
                 if len(node.args) >= 3 and isinstance(node.args[2], ast.Constant):
                     codes.add(node.args[2].value)
-                codes |= {k.value.value for k in node.keywords if k.arg == "code"}
+                codes |= {
+                    k.value.value
+                    for k in node.keywords
+                    if k.arg == "code" and isinstance(k.value, ast.Constant)
+                }
     codes |= {c for source in sources for c in re.findall(r'"code": "(\w+)"', source)}
     codes |= {"unknown_table", "rate_limited", "too_large", "timeout", "gone"}  # by status
+    codes |= set(NAME_CODES)  # a name's refusals (`names.name_problem`)
     assert {"not_your_turn", "no_rolls", "name_markup", "stale_seq", "private"} <= codes
     for code in codes:
         assert f"err.{code}" in base, code

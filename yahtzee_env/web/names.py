@@ -27,6 +27,7 @@ INVISIBLE = frozenset(
     "\u200b\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e\u3164\u115f\u1160\uffa0"
 )
 ZWJ, ZWNJ = "\u200d", "\u200c"
+CODES = ("name_markup", "name_bidi", "name_invisible", "name_control")  # the refusals' codes
 
 
 def emoji_part(ch: str) -> bool:
@@ -64,4 +65,4 @@ def name_problem(name: str) -> tuple[str, str] | None:
     return None
 
 
-__all__ = ["BIDI_CONTROLS", "INVISIBLE", "emoji_part", "name_problem"]
+__all__ = ["BIDI_CONTROLS", "CODES", "INVISIBLE", "emoji_part", "name_problem"]
