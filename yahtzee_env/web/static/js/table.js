@@ -462,7 +462,7 @@ function renderCard(state, mine, lock = false) {
 
 function sumRow(state, label, value, id) {
   const tr = el("tr", { class: "sum" });
-  tr.append(el("th", { scope: "row" }, label));
+  tr.append(el("th", { scope: "row", title: label }, label));  // whole, where a phone cuts it
   state.cards.forEach((c, seat) => tr.append(el("td", { "data-testid": `${id}-${seat}` }, value(c))));
   return tr;
 }
