@@ -158,7 +158,7 @@ def test_a_wrong_password_and_an_unknown_user_answer_alike(client, app):
 
 def test_sign_ins_slow_a_name_down_and_never_lock_its_owner_out(db):
     # issue 31: ten wrong passwords from ten addresses locked the owner out for a minute
-    limits = Limits(login_burst=10, logins_per_minute=5, login_delay_s=0.2, login_delay_max_s=0.4)
+    limits = Limits(login_burst=10, logins_per_minute=5, login_delay_s=1.0, login_delay_max_s=1.5)
     app = create_app(db, trust_proxy="*", limits=limits)
 
     def sign_in(c, address, password):
@@ -180,13 +180,13 @@ def test_sign_ins_slow_a_name_down_and_never_lock_its_owner_out(db):
         for i in range(10):  # ten guesses from ten addresses
             reply, _ = sign_in(stranger, f"10.0.1.{i}", "guess" * 3)
             assert reply.status_code == 401
-        assert app.state.service.throttle.delay("ada") == pytest.approx(0.4)
+        assert app.state.service.throttle.delay("ada") == pytest.approx(1.5)
         # the owner's right password from a new browser is slowed, not refused
         reply, took = sign_in(stranger, "10.0.2.1", PASSWORD)
-        assert reply.status_code == 200 and took >= 0.35
+        assert reply.status_code == 200 and took >= 1.45
         # the owner's own browser (its device cookie) is not even slowed
         reply, took = sign_in(owner, "10.0.0.1", PASSWORD)
-        assert reply.status_code == 200 and took < 0.35
+        assert reply.status_code == 200 and took < 1.45  # a hash's time, no wait
         # one address is held to its (network-sized) budget, with Retry-After
         codes = [sign_in(stranger, "10.0.3.1", "guess" * 3)[0] for _ in range(11)]
         assert [r.status_code for r in codes[:10]] == [401] * 10
