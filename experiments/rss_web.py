@@ -81,11 +81,13 @@ def main() -> int:
     parser.add_argument("--sockets", type=int, default=1000)
     parser.add_argument("--wait", type=float, default=65.0, help="s to wait for a sweep")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--log", default=None, help="keep the server's log in this file")
     args = parser.parse_args()
     per_address = 20
     addresses = args.tables // per_address
     with tempfile.TemporaryDirectory() as tmp:
-        server = LocalServer(Path(tmp) / "rss.sqlite3", ["--trust-proxy"])
+        log = Path(args.log) if args.log else None
+        server = LocalServer(Path(tmp) / "rss.sqlite3", ["--trust-proxy"], log=log)
         server.start()
         try:
             pid = server.proc.pid

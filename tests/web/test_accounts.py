@@ -1,6 +1,7 @@
 """Sessions and accounts of the web game (issue 18), through Starlette's TestClient: the
 session cookie's attributes, seats bound to the session (no token for scripts to read),
-sign up adopting the guest's games, signing in on another device, the login rate limit, no
+sign up adopting the guest's games, signing in on another device, the login delay (no
+lockout by strangers), no
 user enumeration, the password rules, sign out everywhere, and no cross-site use."""
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from starlette.websockets import WebSocketDisconnect
 
 from yahtzee_env.web.accounts import BAD_LOGIN, SESSION_COOKIE
 from yahtzee_env.web.app import create_app
+from yahtzee_env.web.limits import Limits
+from yahtzee_env.web.logins import DEVICE_COOKIE
 
 PASSWORD = "correct horse battery"
 
@@ -153,40 +156,46 @@ def test_a_wrong_password_and_an_unknown_user_answer_alike(client, app):
     assert verified[0].rsplit("$", 2)[0] == verified[1].rsplit("$", 2)[0]
 
 
-def test_sign_ins_are_rate_limited(db):
-    app = create_app(db, trust_proxy="*")
-    with TestClient(app) as c:
-        c.post(
+def test_sign_ins_slow_a_name_down_and_never_lock_its_owner_out(db):
+    # issue 31: ten wrong passwords from ten addresses locked the owner out for a minute
+    limits = Limits(login_burst=10, logins_per_minute=5, login_delay_s=1.0, login_delay_max_s=1.5)
+    app = create_app(db, trust_proxy="*", limits=limits)
+
+    def sign_in(c, address, password):
+        started = time.monotonic()
+        reply = c.post(
+            "/api/account/signin",
+            json={"username": "ada", "password": password},
+            headers={"x-forwarded-for": address},
+        )
+        return reply, time.monotonic() - started
+
+    with TestClient(app) as owner, TestClient(app) as stranger:
+        owner.post(
             "/api/account/signup",
             json={"username": "ada", "password": PASSWORD},
             headers={"x-forwarded-for": "10.0.0.1"},
         )
-        burst = app.state.service.limits.login_burst
-        codes = [
-            c.post(
-                "/api/account/signin",
-                json={"username": "ada", "password": "guess" * 3},
-                headers={"x-forwarded-for": "10.0.0.2"},
-            ).status_code
-            for _ in range(burst + 1)
-        ]
-        assert codes[:burst] == [401] * burst and codes[-1] == 429
-        # the right password from that address is refused too, for now
-        reply = c.post(
-            "/api/account/signin",
-            json={"username": "ada", "password": PASSWORD},
-            headers={"x-forwarded-for": "10.0.0.2"},
-        )
-        assert reply.status_code == 429 and reply.json()["code"] == "login_budget"
-        # and the user name's own budget is spent, whatever the address
-        reply = c.post(
-            "/api/account/signin",
-            json={"username": "ada", "password": PASSWORD},
-            headers={"x-forwarded-for": "10.0.0.3"},
-        )
-        assert reply.status_code == 429
+        assert owner.cookies.get(DEVICE_COOKIE)  # this browser is known now
+        for i in range(10):  # ten guesses from ten addresses
+            reply, _ = sign_in(stranger, f"10.0.1.{i}", "guess" * 3)
+            assert reply.status_code == 401
+        assert app.state.service.throttle.delay("ada") == pytest.approx(1.5)
+        # the owner's right password from a new browser is slowed, not refused
+        reply, took = sign_in(stranger, "10.0.2.1", PASSWORD)
+        assert reply.status_code == 200 and took >= 1.45
+        # the owner's own browser (its device cookie) is not even slowed
+        reply, took = sign_in(owner, "10.0.0.1", PASSWORD)
+        assert reply.status_code == 200 and took < 1.45  # a hash's time, no wait
+        # one address is held to its (network-sized) budget, with Retry-After
+        codes = [sign_in(stranger, "10.0.3.1", "guess" * 3)[0] for _ in range(11)]
+        assert [r.status_code for r in codes[:10]] == [401] * 10
+        assert codes[-1].status_code == 429 and codes[-1].json()["code"] == "login_budget"
+        assert int(codes[-1].headers["retry-after"]) >= 1
+        assert codes[-1].json()["params"]["retry_after"] >= 1
+        assert "your network" in codes[-1].json()["error"]
         # another user from a fresh address is not held up
-        reply = c.post(
+        reply = stranger.post(
             "/api/account/signin",
             json={"username": "bob", "password": PASSWORD},
             headers={"x-forwarded-for": "10.0.0.4"},

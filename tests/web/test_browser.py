@@ -711,7 +711,7 @@ def test_the_result_overlay_is_inside_the_viewport(browser, server, width, heigh
         state = api_state(ctx, server, code)
         me, other = state["result"]["totals"]
         if me > other:
-            assert words == "You won"
+            assert words == f"You won by {me - other}"
         elif me < other:
             assert words == f"You lost to hard by {other - me}"
         else:

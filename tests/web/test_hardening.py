@@ -197,16 +197,16 @@ def test_socket_slots_refuse_watchers_but_never_a_seated_player(db, online_table
 
 
 def test_socket_slots_per_address(db, new_table):
-    limits = Limits(sockets_per_address=1, hello_timeout=0.2)
+    limits = Limits(sockets_per_client=1, hello_timeout=0.2)
     with TestClient(create_app(db, limits=limits)) as c:
         code, _tokens, _ = new_table(c)
         other, _tokens, _ = new_table(c)
         with c.websocket_connect(f"/ws/{code}") as a:
             a.receive_json()
-            b = c.websocket_connect(f"/ws/{other}")  # another table, same address
+            b = c.websocket_connect(f"/ws/{other}")  # another table, same client
             with b as ws, pytest.raises(WebSocketDisconnect) as refused:
                 ws.receive_json()
-            assert refused.value.code == 4429 and "your address" in refused.value.reason
+            assert refused.value.code == 4429 and "from you" in refused.value.reason
 
 
 def test_closed_sockets_are_released(client, new_table):

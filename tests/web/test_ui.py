@@ -95,12 +95,20 @@ def inside(box, width, height) -> bool:
     )
 
 
+# Every control at least 44 px, but the card's box rows (issue 31: the whole card on one
+# screen): a box button is at least 32 px tall and spans its column (SMALL_BOX_ROWS).
 SMALL_TARGETS = """() => [...document.querySelectorAll(
     'button, select, input:not([type=checkbox]), summary, header a, a.button-link, label.check')]
   .filter((e) => e.offsetParent !== null && e.getClientRects().length)
+  .filter((e) => !e.matches('#card button.box'))
   .map((e) => [e.dataset.testid || e.id || e.textContent.trim().slice(0, 20),
                e.getBoundingClientRect()])
   .filter(([, r]) => r.width < 44 || r.height < 44)
+  .map(([name, r]) => `${name}: ${Math.round(r.width)}x${Math.round(r.height)}`)"""
+SMALL_BOX_ROWS = """() => [...document.querySelectorAll('#card button.box')]
+  .map((b) => [b.dataset.testid, b.getBoundingClientRect(),
+                b.parentElement.getBoundingClientRect()])
+  .filter(([, r, cell]) => r.height < 32 || r.width < cell.width - 6)
   .map(([name, r]) => `${name}: ${Math.round(r.width)}x${Math.round(r.height)}`)"""
 
 
@@ -158,6 +166,7 @@ def test_table_fits_the_screen(open_page, shared_server, tmp_path, width, height
     for name in ["roll", "score"] + [f"die-{i}" for i in range(5)]:
         assert inside(page.locator(tid(name)).bounding_box(), width, height), name
     assert page.evaluate(SMALL_TARGETS) == []
+    assert page.evaluate(SMALL_BOX_ROWS) == []
     assert overflow(page) <= 0
     # and no name in them is cut ("Ada (you)" with four seats on a phone was "Ada (y…": the
     # mark gives way to the name)

@@ -93,6 +93,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "started go after a day)",
     )
     parser.add_argument(
+        "--expire-solo",
+        type=positive_float,
+        default=12.0,
+        metavar="HOURS",
+        help="delete an unfinished game against the computer nobody has played for this many "
+        "hours (default 12)",
+    )
+    parser.add_argument(
+        "--expire-abandoned",
+        type=positive_float,
+        default=12.0,
+        metavar="HOURS",
+        help="delete an unfinished online game nobody has moved in for this many hours "
+        "(default 12)",
+    )
+    parser.add_argument(
         "--header-timeout",
         type=positive_float,
         default=10.0,
@@ -193,7 +209,11 @@ def run(args: argparse.Namespace) -> int:
         "trust_proxy": args.trust_proxy,
         "prewarm": True,
     }
-    limits = {"expire_idle_s": args.expire_after * 86_400}
+    limits = {
+        "expire_idle_s": args.expire_after * 86_400,
+        "expire_solo_s": args.expire_solo * 3600,
+        "expire_abandoned_s": args.expire_abandoned * 3600,
+    }
     try:
         # migrate here (PostgreSQL: under an advisory lock), before any worker starts
         storage = open_storage(db)

@@ -8,7 +8,8 @@ opens a session for the same profile, so the statistics and open tables follow t
   passes, one lane: about 0.1-0.2 s on a busy core, off the event loop), never by hand.
 - A sign-in for an unknown user name verifies a dummy hash of the same cost, and every
   failure answers the same words (`BAD_LOGIN`), so the answer does not tell whether a user
-  name exists. Sign-ins are rate-limited by address and by user name (`limits`).
+  name exists. Failed sign-ins slow a user name down, but never on a browser that signed in
+  to it before (a device cookie: `logins`); per address there is a large backstop (`limits`).
 - Passwords have `MIN_PASSWORD` characters at least and are not one of `COMMON_PASSWORDS`
   (nor the user name).
 - The session is a random token in an ``HttpOnly``, ``SameSite=Strict`` cookie (``Secure``
@@ -22,13 +23,14 @@ import re
 import secrets
 from typing import Any
 
+from yahtzee_env.web.logins import DEVICE_COOKIE, DEVICE_DAYS
 from yahtzee_env.web.tables import WebError
 
 SESSION_COOKIE = "yz_session"
-# the browser (a long-lived random id, stored only hashed): seats taken from one browser never
-# rate each other (`ratings`); set with the first session cookie, kept across sign-ins
-DEVICE_COOKIE = "yz_device"
-DEVICE_DAYS = 400
+# The browser's id is the ``yz_device`` cookie (`logins.DEVICE_COOKIE`: a long-lived random
+# id, stored only hashed, set with the first session cookie and kept across sign-ins): seats
+# taken from one browser never rate each other (`ratings`), and a browser that signed in to an
+# account before is never slowed by the failed sign-ins of strangers (`logins`).
 SESSION_DAYS = 180
 MIN_PASSWORD = 10
 MAX_PASSWORD = 128
@@ -102,6 +104,19 @@ class Accounts:
         self.storage.create_session(token, player_id)
         return token
 
+    def remember_device(self, token: str, player_id: int) -> None:
+        """The browser ``token`` (its device cookie) just signed in as ``player_id``."""
+        self.storage.add_device(token, player_id)
+
+    def known_device(self, token: Any, username: str) -> bool:
+        """Whether the device cookie ``token`` signed in to account ``username`` before."""
+        if not isinstance(token, str) or not token or len(token) > 128:
+            return False
+        row = self.storage.account(username=username) if USERNAME.fullmatch(username) else None
+        if row is None:
+            return False
+        return self.storage.device_signed_in(token, row["player_id"], DEVICE_DAYS * 86_400)
+
     def session_player(self, token: Any):
         if not isinstance(token, str) or not token or len(token) > 128:
             return None
@@ -160,12 +175,18 @@ class Accounts:
         return player_id, row["username"]
 
 
-def device_of(conn) -> str | None:
-    """The hashed browser id of a request or socket (None without the cookie)."""
+def device_token(conn) -> str | None:
+    """The browser id cookie of a request or socket, as sent (None without a well-formed one)."""
     value = conn.cookies.get(DEVICE_COOKIE)
     if not isinstance(value, str) or not 16 <= len(value) <= 64:
         return None
-    return hashlib.sha256(f"device:{value}".encode()).hexdigest()
+    return value
+
+
+def device_of(conn) -> str | None:
+    """The hashed browser id of a request or socket (None without the cookie)."""
+    value = device_token(conn)
+    return None if value is None else hashlib.sha256(f"device:{value}".encode()).hexdigest()
 
 
 __all__ = [
@@ -175,4 +196,5 @@ __all__ = [
     "check_password",
     "clean_username",
     "device_of",
+    "device_token",
 ]

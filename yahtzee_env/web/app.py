@@ -16,6 +16,7 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     POST /api/tables/CODE/leave  {seat, token}        the seat goes to the computer
     POST /api/tables/CODE/back   {seat, token}        take the seat back from it
     POST /api/tables/CODE/hand   {target, seat, token} (the host) an absent seat to the CPU
+    POST /api/tables/CODE/rename {seat, token, name}  play as another name at this table
     POST /api/tables/CODE/remove {target, seat, token} (the host, before the start)
     GET  /api/session                     the session's profile: {player, account}
     POST /api/session       {name}        a guest session (cookie), or a new name
@@ -118,6 +119,7 @@ def route_list() -> list:
         Route("/api/tables/{code}/leave", http.leave, methods=POST),
         Route("/api/tables/{code}/back", http.back, methods=POST),
         Route("/api/tables/{code}/hand", http.hand, methods=POST),
+        Route("/api/tables/{code}/rename", http.rename, methods=POST),
         Route("/api/tables/{code}/remove", http.remove, methods=POST),
         Route("/api/tables/{code}/chat", social.chat_get),
         Route("/api/tables/{code}/chat", social.chat_post, methods=POST),

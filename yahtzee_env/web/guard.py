@@ -174,7 +174,7 @@ class GuardMiddleware:
             retry = max(1, round(1 / self.limiter.rate))
             return (
                 429,
-                "too many requests from your address: slow down",
+                "too many requests from your network: slow down",
                 "rate_limited",
                 [(b"retry-after", str(retry).encode())],
             )

@@ -3,7 +3,12 @@
 Every limit is keyed by who asks (the client address, or a player or seat token), never by
 connection, so a new connection per request buys nothing. `Limits` holds every figure in one
 dataclass (`yahtzee serve` and the tests override some); `RateLimiter` is the token bucket;
-`SocketSlots` counts open WebSockets per address, per table and in total.
+`SocketSlots` counts open WebSockets per session, per address, per table and in total.
+
+Who first, where second: the caps that a person reaches (open tables, sockets, failed
+sign-ins of one name) count per player, session or user name; the per-address caps are
+backstops many times larger, sized for a school, an office or a mobile carrier's shared
+addresses, and their messages say "your network".
 
 Behind a reverse proxy the address is the forwarded one only when ``--trust-proxy`` names
 the proxy (uvicorn's `ProxyHeadersMiddleware` rewrites the client before the app sees it).
@@ -27,22 +32,31 @@ class Limits:
     token_burst: int = 40
     lookups_per_minute: float = 20.0  # failed table-code lookups per address
     lookup_burst: int = 20
-    sockets_per_address: int = 16  # anonymous (unseated) WebSockets per address
+    sockets_per_client: int = 16  # anonymous (unseated) WebSockets per session (or address)
+    sockets_per_address: int = 256  # ... and per address: a shared network's backstop
     sockets_per_table: int = 32  # anonymous WebSockets per table
     sockets_per_seat: int = 4  # sockets of one seat (a newer one replaces the oldest)
     sockets_total: int = 2000  # every open WebSocket of the server
     send_queue: int = 32  # messages queued for a socket before it counts as stuck
     hello_timeout: float = 5.0  # s a socket refused an anonymous slot has to show a seat token
     tables_per_player: int = 20  # open (unfinished) tables a player may host
-    tables_per_address: int = 50  # ... and an address
+    tables_per_address: int = 1000  # ... and an address: a shared network's backstop
+    players_per_hour: float = 60.0  # new players (profiles, guest sessions) per address
+    player_burst: int = 30
     tables_in_memory: int = 500  # loaded tables kept in memory (least recently used go first)
     idle_evict_s: float = 600.0  # a table idle this long leaves memory (reloads on use)
     expire_unstarted_s: float = 86_400.0  # a table never started is deleted after a day
     expire_idle_s: float = 30 * 86_400.0  # any table idle this long is deleted
+    expire_solo_s: float = 12 * 3600.0  # an unfinished game against the computer: hours
+    expire_abandoned_s: float = 12 * 3600.0  # an online game nobody has moved in: hours
     sweep_every_s: float = 60.0  # how often the sweeper runs
     read_timeout_s: float = 10.0  # a request body must arrive within this
-    logins_per_minute: float = 5.0  # sign-ins and sign-ups per address and per user name
-    login_burst: int = 10
+    logins_per_minute: float = 60.0  # sign-ins and sign-ups per address (a backstop)
+    login_burst: int = 120
+    login_free_failures: int = 3  # failed sign-ins of one name before it slows down
+    login_delay_s: float = 0.5  # the first delay; it doubles with each failure more ...
+    login_delay_max_s: float = 8.0  # ... up to this (a known device is never slowed)
+    login_forget_s: float = 60.0  # one failure is forgotten every this many seconds
     clock_every_s: float = 0.5  # how often the turn deadlines are checked
     queue_per_address: int = 4  # players of one address waiting for a quick match at once
     queue_total: int = 5000  # players waiting for a quick match, in all
@@ -73,6 +87,20 @@ class RateLimiter:
             self.buckets.popitem(last=False)
         return ok
 
+    def retry_after(self, key: Hashable, cost: float = 1.0) -> float:
+        """Seconds until ``key`` can spend ``cost`` tokens (0 if it can now)."""
+        missing = cost - self._tokens(key, time.monotonic())
+        return max(0.0, missing / self.rate) if self.rate > 0 else float("inf")
+
+    def forget_full(self) -> int:
+        """Forget the buckets that have filled up again (they hold nothing a new one would
+        not): what the clients that left, sockets closed, leave behind. How many."""
+        now = time.monotonic()
+        full = [k for k in self.buckets if self._tokens(k, now) >= self.burst]
+        for key in full:
+            del self.buckets[key]
+        return len(full)
+
     def exhausted(self, key: Hashable) -> bool:
         """True if ``key`` cannot spend a token now (spends nothing)."""
         return key in self.buckets and self._tokens(key, time.monotonic()) < 1
@@ -85,27 +113,40 @@ class SocketSlots:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self.total = 0
+        self.by_client: dict[str, int] = {}
         self.by_address: dict[str, int] = {}
         self.by_table: dict[str, int] = {}
 
-    def refuse_anonymous(self, address: str, code: str) -> str | None:
+    def refuse_anonymous(self, address: str, code: str, client: str | None = None) -> str | None:
+        """Why an anonymous socket is refused (None: it is not). ``client``: who opens it
+        (the session's key; None: the address is all there is to go by)."""
         lim = self.limits
+        client = client or f"addr:{address}"
         if self.total >= lim.sockets_total:
             return "the server is full"
+        if self.by_client.get(client, 0) >= lim.sockets_per_client:
+            return "too many connections from you: close a tab first"
         if self.by_address.get(address, 0) >= lim.sockets_per_address:
-            return "too many connections from your address"
+            return "too many connections from your network"
         if self.by_table.get(code, 0) >= lim.sockets_per_table:
             return "too many watchers at this table"
         return None
 
-    def take_anonymous(self, address: str, code: str) -> None:
+    def take_anonymous(self, address: str, code: str, client: str | None = None) -> None:
         self.total += 1
-        self.by_address[address] = self.by_address.get(address, 0) + 1
+        client = client or f"addr:{address}"
+        for counts, key in ((self.by_client, client), (self.by_address, address)):
+            counts[key] = counts.get(key, 0) + 1
         self.by_table[code] = self.by_table.get(code, 0) + 1
 
-    def release_anonymous(self, address: str, code: str) -> None:
+    def release_anonymous(self, address: str, code: str, client: str | None = None) -> None:
         self.total -= 1
-        for counts, key in ((self.by_address, address), (self.by_table, code)):
+        client = client or f"addr:{address}"
+        for counts, key in (
+            (self.by_client, client),
+            (self.by_address, address),
+            (self.by_table, code),
+        ):
             counts[key] -= 1
             if not counts[key]:
                 del counts[key]

@@ -212,11 +212,11 @@ def seat_tables(storage: Storage, player_id: int) -> list[str]:
 
 
 def delete_account(storage: Storage, player_id: int, token_hash: str) -> None:
-    """Delete the account and its data: its statistics, rating, quick-match request, sessions,
-    recovery codes, blocks;
-    its messages stay in the games' chat under `DELETED_NAME` (the seats are renamed under
-    each table's lock by the caller, `account_care`); the profile row stays, nameless and
-    with a new token nobody holds (the games' rows refer to it)."""
+    """Delete the account and its data: its statistics, rating, quick-match request, the
+    browsers it signed in from, sessions, recovery codes, blocks; its messages stay in the
+    games' chat under `DELETED_NAME` (the seats are renamed under each table's lock by the
+    caller, `account_care`); the profile row stays, nameless and with a new token nobody
+    holds (the games' rows refer to it)."""
     pid = (player_id,)
     storage._tx(
         [
@@ -230,6 +230,7 @@ def delete_account(storage: Storage, player_id: int, token_hash: str) -> None:
             ("DELETE FROM ratings WHERE player_id = ?", pid),
             ("DELETE FROM rated_games WHERE player_id = ?", pid),
             ("DELETE FROM queue WHERE player_id = ?", pid),
+            ("DELETE FROM devices WHERE player_id = ?", pid),
             ("DELETE FROM recovery_codes WHERE player_id = ?", pid),
             ("DELETE FROM blocks WHERE player_id = ? OR blocked_id = ?", (*pid, *pid)),
             ("DELETE FROM sessions WHERE player_id = ?", pid),

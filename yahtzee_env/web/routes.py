@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import secrets
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,9 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
 from yahtzee_env.game.rules import BOX_NAMES, NUM_UPPER, PRESETS
-from yahtzee_env.web.accounts import DEVICE_COOKIE, DEVICE_DAYS, SESSION_COOKIE, SESSION_DAYS
+from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, device_token
 from yahtzee_env.web.guard import client_address
+from yahtzee_env.web.logins import DEVICE_COOKIE, DEVICE_DAYS
 from yahtzee_env.web.matchmaking import DEFAULT_WAIT, WAIT_RANGE, WAITS, note_seats
 from yahtzee_env.web.service import MAX_BODY, Service, parse_json
 from yahtzee_env.web.storage import SchemaError, describe_target
@@ -40,6 +42,7 @@ from yahtzee_env.web.tables import (
 
 STATIC_DIR = Path(__file__).with_name("static")
 MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
+DEFAULT_RETRY_AFTER = 1  # s: a 429 whose budget refills within a second
 
 
 def languages() -> list[dict[str, str]]:
@@ -56,10 +59,17 @@ def languages() -> list[dict[str, str]]:
 
 
 def error(err: WebError) -> JSONResponse:
+    """A refusal as JSON; a 429 (and a 503 that knows) says when to try again
+    (``Retry-After``, and the params' ``retry_after`` for the page's words)."""
+    headers = {}
+    if err.status == 429:
+        err.params.setdefault("retry_after", DEFAULT_RETRY_AFTER)
+    if err.status in (429, 503) and "retry_after" in err.params:
+        headers["Retry-After"] = str(max(1, math.ceil(err.params["retry_after"])))
     body = {"error": str(err), "code": err.code}
     if err.params:
         body["params"] = err.params
-    return JSONResponse(body, status_code=err.status)
+    return JSONResponse(body, status_code=err.status, headers=headers)
 
 
 def endpoint(handler):
@@ -106,8 +116,11 @@ async def asked(request: Request, service: Service) -> tuple[dict[str, Any], Any
     return body, await service.session_of(request)
 
 
-def set_session(response: Response, request: Request, token: str | None) -> Response:
-    """Set the session cookie to ``token`` (None: delete it)."""
+def set_session(
+    response: Response, request: Request, token: str | None, device: str | None = None
+) -> Response:
+    """Set the session cookie to ``token`` (None: delete it), and the browser's id cookie
+    (``device``, else a new one where the request has none)."""
     if token is None:
         response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
         return response
@@ -120,10 +133,12 @@ def set_session(response: Response, request: Request, token: str | None) -> Resp
         httponly=True,
         samesite="strict",
     )
-    if not request.cookies.get(DEVICE_COOKIE):  # this browser's id, kept across sign-ins
+    if device is None and device_token(request) is None:  # kept across sign-ins
+        device = secrets.token_urlsafe(24)
+    if device is not None:
         response.set_cookie(
             DEVICE_COOKIE,
-            secrets.token_urlsafe(24),
+            device,
             max_age=DEVICE_DAYS * 86_400,
             path="/",
             secure=request.url.scheme == "https",
@@ -183,7 +198,7 @@ async def config(request: Request, service: Service) -> Response:
 @endpoint
 async def create_player(request: Request, service: Service) -> Response:
     body = await read_body(request, service)
-    return JSONResponse(await service.create_player(body))
+    return JSONResponse(await service.create_player(body, client_address(request.scope)))
 
 
 @endpoint
@@ -262,6 +277,11 @@ async def back(request: Request, service: Service) -> Response:
 
 
 @endpoint
+async def rename(request: Request, service: Service) -> Response:
+    return await table_intent(request, service, service.rename)
+
+
+@endpoint
 async def hand(request: Request, service: Service) -> Response:
     return await table_intent(request, service, service.hand)
 
@@ -281,15 +301,18 @@ async def session_get(request: Request, service: Service) -> Response:
 async def session_post(request: Request, service: Service) -> Response:
     """A guest session with a name (or the session's new name)."""
     body, session = await asked(request, service)
-    reply, token = await service.name_session(body, session)
+    reply, token = await service.name_session(body, session, client_address(request.scope))
     return set_session(JSONResponse(reply), request, token) if token else JSONResponse(reply)
 
 
 async def signing_in(request: Request, service: Service, new: bool) -> Response:
     body, session = await asked(request, service)
     address, old = client_address(request.scope), request.cookies.get(SESSION_COOKIE)
-    reply, token = await service.sign_in(body, session, address, old, new=new)
-    return set_session(JSONResponse(reply), request, token)
+    device = device_token(request)
+    known = device is not None
+    device = device or secrets.token_urlsafe(24)  # this browser's id from now on
+    reply, token = await service.sign_in(body, session, address, old, new, device, known)
+    return set_session(JSONResponse(reply), request, token, device)
 
 
 @endpoint

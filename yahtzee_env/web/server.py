@@ -16,7 +16,8 @@
   keep-alive pings on every socket (a vanished peer is released), a cap on concurrent
   connections (503 beyond it), and the forwarded address only from ``--trust-proxy``.
 - `ClientErrorFilter`: uvicorn logs some client errors itself (an invalid request, invalid
-  UTF-8 in a text frame, with a traceback); they become one line each, rate-bounded.
+  UTF-8 in a text frame, at ERROR with a traceback); they become one WARNING line each,
+  rate-bounded (a client's mistake is not the server's error).
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ class ClientErrorFilter(logging.Filter):
         if not str(record.msg).startswith(self.CLIENT_ERRORS):
             return True
         record.exc_info, record.exc_text = None, None
+        if record.levelno > logging.WARNING:  # the client's fault, not the server's
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
         return self.bucket.allow("log")
 
 
@@ -143,6 +146,9 @@ def run(
     processes sharing the listening socket (uvicorn's supervisor)."""
     import uvicorn
 
+    from yahtzee_env.web.memory import limit_arenas
+
+    limit_arenas()  # before the worker threads: freed memory goes back (`memory`)
     ws = websocket_protocol() or "auto"
     if workers > 1:  # the workers import the protocol classes by name (no pickled classes)
         os.environ["YAHTZEE_HEADER_TIMEOUT"] = str(header_timeout)

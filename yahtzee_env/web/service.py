@@ -17,7 +17,9 @@ session's player row (the page's cookie; None for an API client, which sends tok
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import math
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +27,7 @@ from typing import Any
 import anyio
 from starlette.concurrency import run_in_threadpool
 
-from yahtzee_env.game.rules import RuleSet
+from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.account_care import AccountCare
 from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
 from yahtzee_env.web.chat import Chat
@@ -34,12 +36,15 @@ from yahtzee_env.web.guard import RefusalLog
 from yahtzee_env.web.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.locks import TableLocks
+from yahtzee_env.web.logins import DEVICE_DAYS, LoginThrottle
 from yahtzee_env.web.matchmaking import Matchmaker
+from yahtzee_env.web.memory import Closes, give_back
 from yahtzee_env.web.ratings import Ratings
+from yahtzee_env.web.renames import joined_as, rename_seat
 from yahtzee_env.web.spectators import Spectators
 from yahtzee_env.web.stats import player_statistics
 from yahtzee_env.web.storage import Storage
-from yahtzee_env.web.tables import Tables, WebError, clean_code, clean_name
+from yahtzee_env.web.tables import Tables, WebError, clean_code, clean_name, cpu_levels
 
 MAX_BODY = 4096  # bytes: every legitimate request (or socket message) is far smaller
 
@@ -102,7 +107,17 @@ class Service:
         self.lookups = RateLimiter(per_minute, limits.lookup_burst, limits.max_keys)
         per_minute = limits.logins_per_minute / 60
         self.logins = RateLimiter(per_minute, limits.login_burst, limits.max_keys)
+        per_hour = limits.players_per_hour / 3600
+        self.new_players = RateLimiter(per_hour, limits.player_burst, limits.max_keys)
+        self.throttle = LoginThrottle(
+            limits.login_free_failures,
+            limits.login_delay_s,
+            limits.login_delay_max_s,
+            limits.login_forget_s,
+            limits.max_keys,
+        )
         self.refusals = RefusalLog()
+        self.closes = Closes()
         self.origins, self.hosts = origins, hosts
         # a place to play (issue 32): the quick-match queue, ratings, spectators
         self.matchmaker = Matchmaker(
@@ -127,6 +142,7 @@ class Service:
                 "too many unknown table codes from your address: wait a minute",
                 429,
                 "lookup_budget",
+                retry_after=max(1, math.ceil(self.lookups.retry_after(address))),
             )
 
     def refused(self, address: str, what: str, err: WebError) -> None:
@@ -136,14 +152,32 @@ class Service:
             self.lookups.allow(address)
         self.refusals.refused(err.status, what, address, str(err))
 
-    def login_budget(self, address: str, username: Any) -> None:
-        """Sign-ins spend a token of the address's and the user name's buckets, sign-ups
-        (``username`` None) of the address's (429 ``login_budget`` when one is empty)."""
-        keys = [("login-addr", address)]
-        if isinstance(username, str):
-            keys.append(("login-user", username.strip().casefold()[:64]))
-        if not all([self.logins.allow(k) for k in keys]):
-            raise WebError("too many sign-in attempts: wait a minute", 429, "login_budget")
+    def login_budget(self, address: str) -> None:
+        """Sign-ins and sign-ups spend a token of the address's bucket, a backstop sized for
+        a shared network (429 ``login_budget``); a user name is slowed, never refused
+        (`logins.LoginThrottle`)."""
+        key = ("login-addr", address)
+        if not self.logins.allow(key):
+            wait = self.logins.retry_after(key)
+            raise WebError(
+                "too many sign-in attempts from your network: wait a little",
+                429,
+                "login_budget",
+                retry_after=max(1, math.ceil(wait)),
+            )
+
+    def new_player_budget(self, address: str) -> None:
+        """A new player (a profile, a guest session, an account without one) spends a token
+        of the address's bucket: one address cannot grow the database without bound."""
+        key = ("players", address)
+        if not self.new_players.allow(key):
+            wait = self.new_players.retry_after(key)
+            raise WebError(
+                "too many new players from your network: try again later",
+                429,
+                "player_budget",
+                retry_after=max(1, math.ceil(wait)),
+            )
 
     # ----------------------------------------------------------------- reading
     async def session_of(self, conn) -> Any:
@@ -183,7 +217,7 @@ class Service:
         def work():
             player = session if session is not None else self.tables.player(body.get("player"))
             results = self.storage.results_of(player["id"])
-            return {"name": player["name"], **player_statistics(results)}
+            return {"name": player["name"], **player_statistics(results, cpu_levels())}
 
         return await run_in_threadpool(work)
 
@@ -204,7 +238,8 @@ class Service:
         return await run_in_threadpool(self.tables.review_of, game)
 
     # ----------------------------------------------------------------- tables: the intents
-    async def create_player(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def create_player(self, body: dict[str, Any], address: str) -> dict[str, Any]:
+        self.new_player_budget(address)
         return await run_in_threadpool(self.tables.create_player, body.get("name"))
 
     async def create_table(self, body: dict[str, Any], session, address: str) -> dict[str, Any]:
@@ -226,6 +261,7 @@ class Service:
             self.chat.check_join(c, pid(session))  # a blocked account does not join
             table, seat, token = self.tables.join(c, body, session)
             reply = {"seat": seat, "state": self.tables.state(table), "mine": self.mine(c, session)}
+            reply["joined_as"] = joined_as(body.get("name"), table.seats[seat].name)
             if token is not None:
                 reply["token"] = token
             return reply
@@ -301,6 +337,14 @@ class Service:
         """The asker takes their seat back from the computer."""
         return await self.change(code, body, session, self.tables.back, skip)
 
+    async def rename(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The asker plays as ``name`` at this table (a name nobody else there has)."""
+
+        def work(c, seat, token, player):
+            return rename_seat(self.tables, c, seat, token, player, body.get("name"))
+
+        return await self.change(code, body, session, work, skip)
+
     async def hand(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The host hands an absent seat (``target``) to the computer."""
         here = self.hub.connected(clean_code(code))  # read on the event loop
@@ -330,11 +374,15 @@ class Service:
             out["rating"] = await run_in_threadpool(self.ratings.of, session["id"])
         return out
 
-    async def name_session(self, body: dict[str, Any], session) -> tuple[dict, str | None]:
+    async def name_session(
+        self, body: dict[str, Any], session, address: str
+    ) -> tuple[dict, str | None]:
         """A guest session with a name, or the session's new name: the profile, and the new
         session's token (None when the session was there)."""
         self.spend(who(body, session))
         name = clean_name(body.get("name"))
+        if session is None:
+            self.new_player_budget(address)
         storage, accounts = self.storage, self.accounts
 
         def work():
@@ -348,12 +396,31 @@ class Service:
         return {"player": {"id": player_id, "name": name}, "account": account}, token
 
     async def sign_in(
-        self, body: dict[str, Any], session, address: str, old: str | None, new: bool = False
+        self,
+        body: dict[str, Any],
+        session,
+        address: str,
+        old: str | None,
+        new: bool = False,
+        device: str = "",
+        known: bool = False,
     ) -> tuple[dict, str]:
         """Sign in (``new``: sign up, the session's profile becoming an account): the
-        profile and the new session's token. The old session ``old`` ends (a new session
-        id at every sign-in: no session fixation)."""
-        self.login_budget(address, None if new else body.get("username"))
+        profile and the new session's token. The old session ``old`` ends (a new session id
+        at every sign-in: no session fixation). A user name with failed sign-ins waits first
+        (`logins`), unless this browser (``device``, its cookie; ``known``: the cookie came
+        with the request) signed in to it before; a successful sign-in remembers the browser."""
+        self.login_budget(address)
+        if new and session is None:
+            self.new_player_budget(address)
+        name = body.get("username")
+        name = name.strip().casefold()[:64] if isinstance(name, str) else ""
+        if not new:
+            delay = self.throttle.delay(name)
+            if delay and not (
+                known and await run_in_threadpool(self.accounts.known_device, device, name)
+            ):
+                await anyio.sleep(delay)
         work = self.accounts.sign_up if new else self.accounts.sign_in
         storage = self.storage
 
@@ -362,10 +429,17 @@ class Service:
             if old:
                 storage.delete_sessions(token=old)
             token = self.accounts.new_session(player_id)
+            self.accounts.remember_device(device, player_id)
             codes = self.care.new_codes(player_id) if new else None  # shown once
-            return player_id, username, token, storage.player_by_id(player_id)["name"], codes
+            name = storage.player_by_id(player_id)["name"]
+            return player_id, username, token, name, codes
 
-        player_id, username, token, name, codes = await run_in_threadpool(run)
+        try:
+            player_id, username, token, name, codes = await run_in_threadpool(run)
+        except WebError as err:
+            if err.code == "bad_login":
+                self.throttle.failed(name)
+            raise
         reply = {"player": {"id": player_id, "name": name}, "account": username}
         if codes:
             reply["recovery_codes"] = codes
@@ -389,13 +463,24 @@ class Service:
         lim = self.limits
         evicted = self.tables.evict(lim.idle_evict_s, lim.tables_in_memory, self.locks.busy)
         expired = await run_in_threadpool(
-            self.tables.expire, lim.expire_unstarted_s, lim.expire_idle_s, set(self.locks.locks)
+            functools.partial(
+                self.tables.expire,
+                lim.expire_unstarted_s,
+                lim.expire_idle_s,
+                set(self.locks.locks),
+                solo_s=lim.expire_solo_s,
+                abandoned_s=lim.expire_abandoned_s,
+            )
         )
         for code in expired:
             self.hub.close_table(code, CLOSE_GONE, "this table expired")
         await run_in_threadpool(self.storage.expire_sessions, SESSION_DAYS * 86_400)
         await run_in_threadpool(self.matchmaker.sweep)
+        await run_in_threadpool(self.storage.expire_devices, DEVICE_DAYS * 86_400)
         self.fanout.forget_idle()
+        for limiter in (self.per_address, self.per_token, self.lookups, self.logins):
+            limiter.forget_full()
+        await run_in_threadpool(give_back)
         return {"evicted": evicted, "expired": expired}
 
     async def tick(self) -> list[str]:
@@ -412,6 +497,11 @@ class Service:
             done.append(code)
         return done
 
+    async def socket_closed(self) -> None:
+        """A socket closed: after every few hundred, the heap goes back to the system."""
+        if self.closes.closed():
+            await run_in_threadpool(give_back)
+
     async def ticker(self) -> None:
         while True:  # at start-up first: deadlines that passed while the server was down
             with contextlib.suppress(Exception):
@@ -424,10 +514,10 @@ class Service:
             await self.sweep()
 
     async def warm_coach(self) -> None:
-        """Load (or solve) the official rules' coach table."""
-        await anyio.to_thread.run_sync(
-            self.tables.coach, RuleSet.from_spec("official"), abandon_on_cancel=True
-        )
+        """Prepare every preset's coach: the cached tables load (a worker thread), the
+        others are solved in a child process (`coaches`), official first."""
+        presets = ["official", *(name for name in PRESETS if name != "official")]
+        await anyio.to_thread.run_sync(self.tables.coaches.prepare, presets, abandon_on_cancel=True)
 
     @contextlib.asynccontextmanager
     async def run(self, prewarm: bool = False):
@@ -445,6 +535,7 @@ class Service:
                 yield self
                 tg.cancel_scope.cancel()
         finally:
+            self.tables.coaches.close()
             if stop is not None:
                 await run_in_threadpool(stop)
             self.storage.close()

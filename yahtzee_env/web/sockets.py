@@ -62,6 +62,7 @@ class TableSocket:
         self.client: Client | None = None
         self.slot = "anonymous"  # or "seated": which slot the socket holds
         self.session = None
+        self.who: str | None = None  # the key of the anonymous slot (None: the address)
         # the intents that change the table, answered with an ack (and the new state)
         self.changes = {
             "act": service.act,
@@ -70,6 +71,7 @@ class TableSocket:
             "back": service.back,
             "hand": service.hand,
             "remove": service.remove,
+            "rename": service.rename,
         }
 
     async def run(self) -> None:
@@ -85,13 +87,15 @@ class TableSocket:
             self.service.hub.remove(self.client)
             self.client.outbox.close()
             if self.slot == "anonymous":
-                self.service.slots.release_anonymous(self.address, self.client.code)
+                self.service.slots.release_anonymous(self.address, self.client.code, self.who)
             else:
                 self.service.slots.release_seated()
         closing = self.client.closing
+        self.client = None  # nothing of the socket is kept past its close
         if closing is not None and closing[0] != 1006:  # 1006: the peer left
             with anyio.move_on_after(1), contextlib.suppress(Exception):
                 await self.ws.close(*closing)
+        await self.service.socket_closed()
 
     async def handshake(self) -> bool:
         """Refuse another site, another host or an address over its rate (closed here)."""
@@ -137,9 +141,11 @@ class TableSocket:
         service, ws, client = self.service, self.ws, self.client
         code, address = client.code, self.address
         self.session = await service.session_of(ws)
-        full = service.slots.refuse_anonymous(address, code)
+        if self.session is not None:  # a person, wherever they are: counted as one
+            self.who = f"session:{self.session['id']}"
+        full = service.slots.refuse_anonymous(address, code, self.who)
         if full is None:
-            service.slots.take_anonymous(address, code)
+            service.slots.take_anonymous(address, code, self.who)
             service.hub.add(client)
             service.fanout.opened(code, state["rev"])
             return state
@@ -222,7 +228,7 @@ class TableSocket:
         elif kind == "hello":
             seats = await service.hello(code, msg, session)
             if self.slot == "anonymous":
-                service.slots.release_anonymous(self.address, code)
+                service.slots.release_anonymous(self.address, code, self.who)
                 service.slots.take_seated()
                 self.slot = "seated"
             service.hub.seat(client, seats, service.limits.sockets_per_seat, quiet=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 HISTORY = 50  # scores in the chart
@@ -24,14 +25,30 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def player_statistics(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The statistics page's data from the player's result rows (oldest first)."""
+def in_level_order(opponents: str, levels: Sequence[str] = ()) -> str:
+    """An ``opponents`` key ("easy+hard+medium", as stored: sorted by name) with its levels
+    in level order ("easy+medium+hard"); levels not in ``levels`` go last, by name."""
+    rank = {level: i for i, level in enumerate(levels)}
+    parts = opponents.split("+")
+    return "+".join(sorted(parts, key=lambda lv: (rank.get(lv, len(rank)), lv)))
+
+
+def player_statistics(rows: list[dict[str, Any]], levels: Sequence[str] = ()) -> dict[str, Any]:
+    """The statistics page's data from the player's result rows (oldest first); the groups
+    by opponents name their levels in the order of ``levels`` (the lobby's), easiest first."""
     by_opponents: dict[str, list] = {}
     for r in rows:
-        by_opponents.setdefault(r["opponents"], []).append(r)
+        by_opponents.setdefault(in_level_order(r["opponents"], levels), []).append(r)
+    rank = {level: i for i, level in enumerate(levels)}
+
+    def group_order(key: str) -> tuple:
+        return (key == "humans", [rank.get(lv, len(rank)) for lv in key.split("+")], key)
+
     return {
         "overall": summarize(rows),
-        "by_opponents": {k: summarize(v) for k, v in sorted(by_opponents.items())},
+        "by_opponents": {
+            k: summarize(by_opponents[k]) for k in sorted(by_opponents, key=group_order)
+        },
         "by_mode": {
             "solo": summarize([r for r in rows if not r["online"]]),
             "online": summarize([r for r in rows if r["online"]]),
@@ -40,7 +57,7 @@ def player_statistics(rows: list[dict[str, Any]]) -> dict[str, Any]:
             {
                 "score": r["score"],
                 "outcome": r["outcome"],
-                "opponents": r["opponents"],
+                "opponents": in_level_order(r["opponents"], levels),
                 "game_id": f"{r['code']}-{r['idx']}",
                 "online": bool(r["online"]),
             }

@@ -264,6 +264,18 @@ MIGRATIONS: list[str] = [
     CREATE INDEX tables_listed ON tables(listed, started);
     CREATE INDEX tables_watch ON tables(watch);
     """,
+    # 8: no lockout by strangers (issue 31): the accounts each browser signed in to (the
+    # browser's ``yz_device`` cookie, stored hashed), whose sign-ins are never slowed
+    """
+    CREATE TABLE devices (
+        token_hash TEXT NOT NULL,
+        player_id {int64} NOT NULL REFERENCES players(id),
+        created {real} NOT NULL,       -- the latest sign-in from it
+        PRIMARY KEY (token_hash, player_id)
+    );
+    CREATE INDEX devices_player ON devices(player_id);
+    CREATE INDEX devices_created ON devices(created);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -602,6 +614,27 @@ class Storage:
             self._tx([("DELETE FROM sessions WHERE created < ?", (cutoff,))])
         return int(rows[0]["n"])
 
+    def add_device(self, token: str, player_id: int) -> None:
+        """Remember that a browser (its device cookie's ``token``) signed in as ``player_id``
+        (now: a later sign-in from it renews the date)."""
+        sql = (
+            "INSERT INTO devices (token_hash, player_id, created) VALUES (?, ?, ?) "
+            "ON CONFLICT (token_hash, player_id) DO UPDATE SET created = excluded.created"
+        )
+        self._tx([(sql, (token_hash(token), player_id, time.time()))])
+
+    def device_signed_in(self, token: str, player_id: int, max_age_s: float) -> bool:
+        """Whether the browser ``token`` signed in as ``player_id`` within ``max_age_s``."""
+        rows = self._query(
+            "SELECT 1 AS x FROM devices WHERE token_hash = ? AND player_id = ? AND created > ?",
+            (token_hash(token), player_id, time.time() - max_age_s),
+        )
+        return bool(rows)
+
+    def expire_devices(self, max_age_s: float) -> None:
+        cutoff = time.time() - max_age_s
+        self._tx([("DELETE FROM devices WHERE created < ?", (cutoff,))])
+
     def adopt(self, guest_id: int, player_id: int) -> None:
         """Give the guest ``guest_id``'s games, seats and tables to ``player_id``."""
         self._tx(
@@ -830,15 +863,27 @@ class Storage:
         return int(rows[0]["n"])
 
     def expire(
-        self, unstarted_s: float, idle_s: float, keep: Iterable[str] = (), now: float | None = None
+        self,
+        unstarted_s: float,
+        idle_s: float,
+        keep: Iterable[str] = (),
+        now: float | None = None,
+        *,
+        solo_s: float | None = None,
+        abandoned_s: float | None = None,
     ) -> list[str]:
-        """Delete the tables never started for ``unstarted_s`` seconds and those idle for
-        ``idle_s`` but those in ``keep`` (their seats and tokens go with them; results stay);
-        return their codes."""
+        """Delete the tables never started for ``unstarted_s`` seconds, those idle for
+        ``idle_s``, the unfinished games against the computer idle for ``solo_s`` and the
+        unfinished online games idle for ``abandoned_s`` (None: ``idle_s``), but those in
+        ``keep`` (their seats and tokens go with them; results stay); return their codes."""
         now = time.time() if now is None else now
+        solo_s = idle_s if solo_s is None else solo_s
+        abandoned_s = idle_s if abandoned_s is None else abandoned_s
         rows = self._query(
-            "SELECT code FROM tables WHERE (started = 0 AND updated < ?) OR updated < ?",
-            (now - unstarted_s, now - idle_s),
+            "SELECT code FROM tables WHERE (started = 0 AND updated < ?) OR updated < ?"
+            " OR (online = 0 AND over = 0 AND updated < ?)"
+            " OR (online = 1 AND started = 1 AND over = 0 AND updated < ?)",
+            (now - unstarted_s, now - idle_s, now - solo_s, now - abandoned_s),
         )
         keep = set(keep)
         codes = [r["code"] for r in rows if r["code"] not in keep]

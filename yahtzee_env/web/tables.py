@@ -61,7 +61,9 @@ from yahtzee_env.game.engine import (
 from yahtzee_env.game.match import match_is_decided, match_winners
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
 from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
+from yahtzee_env.web.coaches import Coaches, CoachWarming
 from yahtzee_env.web.deal import new_game
+from yahtzee_env.web.names import name_problem
 from yahtzee_env.web.review import review_game
 from yahtzee_env.web.storage import Storage, token_hash
 
@@ -143,7 +145,7 @@ def clean_code(code: Any) -> str:
 
 
 def clean_name(name: Any, default: str | None = None) -> str:
-    """A player name: 1..24 printable characters, no markup characters."""
+    """A player name: 1..24 characters, none that disguises it (`names.name_problem`)."""
     if name is None and default is not None:
         return default
     if not isinstance(name, str):
@@ -155,11 +157,9 @@ def clean_name(name: Any, default: str | None = None) -> str:
         raise WebError("name is empty", code="name_empty")
     if len(name) > MAX_NAME:
         raise WebError(f"name is longer than {MAX_NAME} characters", code="name_long", max=MAX_NAME)
-    if any(ch in "<>" for ch in name) or not name.isprintable():
-        raise WebError(
-            "name may not contain < or > or control characters (no markup in names)",
-            code="name_markup",
-        )
+    problem = name_problem(name)
+    if problem is not None:
+        raise WebError(problem[0], code=problem[1])
     return name
 
 
@@ -511,8 +511,7 @@ class Tables:
         self.clock = time.time  # wall clock of the turn deadlines (tests move it)
         self.tables_per_player, self.tables_per_address = tables_per_player, tables_per_address
         self.loaded: OrderedDict[str, Table] = OrderedDict()
-        self._coaches: dict[str, Any] = {}
-        self._coach_locks = {name: threading.Lock() for name in PRESETS}  # one solve each
+        self.coaches = Coaches()
         self._reviews: dict[tuple[str, int], dict[str, Any]] = {}  # solved in threads
         self._reviews_lock = threading.Lock()
         # called with the table when a game ends, inside the transaction of its last moves
@@ -529,18 +528,25 @@ class Tables:
         return shared_policy(level, rules)
 
     def coach(self, rules: RuleSet):
-        """The coach of ``rules`` (loads or solves its table once: call it off the event
-        loop; concurrent callers for the same rules wait for the one solve)."""
-        if rules.name not in self._coaches:
-            from yahtzee_env.solver.coach import Coach
+        """The coach of ``rules``, or 503 ``coach_warming`` while a child process prepares
+        it (`coaches`: no solve runs in this process)."""
+        try:
+            return self.coaches.coach(rules)
+        except CoachWarming as warming:
+            raise WebError(
+                f"{warming}: ready in about {warming.seconds} s (the table plays on meanwhile)",
+                503,
+                "coach_warming",
+                seconds=warming.seconds,
+                retry_after=warming.seconds,
+            ) from None
 
-            with self._coach_locks.get(rules.name) or threading.Lock():
-                if rules.name not in self._coaches:
-                    self._coaches[rules.name] = Coach(rules)
-        return self._coaches[rules.name]
+    def grader(self, rules: RuleSet):
+        """The coach of ``rules`` to grade a move with, or None while it warms up."""
+        return self.coaches.grader(rules)
 
     def coach_ready(self, rules_name: str) -> bool:
-        return rules_name in self._coaches
+        return self.coaches.is_ready(rules_name)
 
     def review(self, decisions) -> dict[str, Any]:
         from yahtzee_env.solver.coach import review
@@ -689,7 +695,7 @@ class Tables:
         """Refuse a new table to a host with too many unfinished ones."""
         caps = [
             (player_id, self.tables_per_player, "player_id", "you host"),
-            (addr_hash, self.tables_per_address, "addr", "your address hosts"),
+            (addr_hash, self.tables_per_address, "addr", "your network hosts"),
         ]
         for value, cap, key, who in caps:
             if value is None or cap is None:
@@ -699,7 +705,9 @@ class Tables:
                     f"{who} {cap} unfinished tables: finish one (or wait for it to "
                     "expire) before creating another",
                     429,
-                    "too_many_tables",
+                    "too_many_tables" if key == "player_id" else "network_tables",
+                    max=cap,
+                    retry_after=600,
                 )
 
     def keep(self, table: Table) -> None:
@@ -722,10 +730,11 @@ class Tables:
                 over -= 1
         return gone
 
-    def expire(self, unstarted_s: float, idle_s: float, keep=()) -> list[str]:
-        """Delete tables never started for ``unstarted_s`` seconds or idle for ``idle_s``,
-        but those in ``keep`` (in use now); their seat tokens die with them. Their codes."""
-        codes = self.storage.expire(unstarted_s, idle_s, keep)
+    def expire(self, unstarted_s: float, idle_s: float, keep=(), **hours) -> list[str]:
+        """Delete tables never started for ``unstarted_s`` seconds or idle for ``idle_s``
+        (unfinished solo and online games sooner: ``solo_s``, ``abandoned_s``), but those
+        in ``keep`` (in use now); their seat tokens die with them. Their codes."""
+        codes = self.storage.expire(unstarted_s, idle_s, keep, **hours)
         for code in codes:
             self.loaded.pop(code, None)
         return codes
@@ -805,8 +814,9 @@ class Tables:
             table.games.append({k: g[k] for k in ("idx", "match_no", "first")})
             for seat, action, regret in row["actions"].get(g["idx"], []):
                 decision = None
-                if regret is not None and table.coach:
-                    decision = self.coach(table.rules).grade(table.game, seat, action)
+                grader = self.grader(table.rules) if regret is not None and table.coach else None
+                if grader is not None:
+                    decision = grader.grade(table.game, seat, action)
                 table.apply(seat, action, regret, decision)
             if table.game.over:
                 table.finished.append(table.game.totals())
@@ -834,8 +844,9 @@ class Tables:
         try:
             for seat, action, regret in new["actions"]:
                 decision = None
-                if regret is not None and table.coach:
-                    decision = self.coach(table.rules).grade(table.game, seat, action)
+                grader = self.grader(table.rules) if regret is not None and table.coach else None
+                if grader is not None:
+                    decision = grader.grade(table.game, seat, action)
                 table.apply(seat, action, regret, decision)
         except Exception:
             return self._build(table.code)  # a copy that cannot follow the log: start over
@@ -1085,8 +1096,9 @@ class Tables:
             )
         first = len(table.log)
         regret = decision = None
-        if table.coach:
-            decision = self.coach(table.rules).grade(game, seat, action)
+        grader = self.grader(table.rules) if table.coach else None
+        if grader is not None:  # while the coach warms up, a move is played ungraded
+            decision = grader.grade(game, seat, action)
             regret = decision.regret
         table.apply(seat, action, regret, decision)  # on an exception `locked` drops the copy
         self._cpu_moves(table)

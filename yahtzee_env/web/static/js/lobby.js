@@ -2,6 +2,7 @@
 // tables, and the account (sign up, sign in, sign out).
 import { $, config, el, go, params } from "./page.js";
 import { ME, ApiError, api, loadSession, whileBusy } from "./net.js";
+import { rememberRename } from "./rename.js";
 import { errorText, joinNames, levelName, ruleName, seatName, t } from "./words.js";
 import { renderYourMove } from "./notify.js";
 import * as care from "./care.js";
@@ -114,7 +115,8 @@ async function joinTable() {
     if (!code) throw new ApiError("no code", "no_code");
     const player = await ensurePlayer($("name").value);
     try {
-      await api(`/api/tables/${encodeURIComponent(code)}/join`, { name: player.name }, { retries: 0 });
+      const reply = await api(`/api/tables/${encodeURIComponent(code)}/join`, { name: player.name }, { retries: 0 });
+      rememberRename(code, reply.joined_as);  // "you play as Hostie 2" on the table's page
     } catch (err) {
       if (err.code !== "already_seated") throw err;  // our seat already: just go there
     }

@@ -36,10 +36,14 @@ export async function api(path, body, { retries = 2, timeout = FETCH_TIMEOUT_MS 
       throw new ApiError("no answer from the server", "network", {}, 0);
     }
     clearTimeout(timer);
-    if (response.status === 503 && attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
+    // a 503 is retried (a server restarting), but not a coach that is warming up: it says how long
+    if (response.status === 503 && data.code !== "coach_warming" && attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
     answered();  // the server answers again
     if (!response.ok) {
-      throw new ApiError(data.error || `server error ${response.status}`, data.code || "generic", data.params || {}, response.status);
+      const params = { ...(data.params || {}) };
+      const retry = Number(response.headers.get("Retry-After"));  // every 429 says when
+      if (params.retry_after === undefined && retry > 0) params.retry_after = retry;
+      throw new ApiError(data.error || `server error ${response.status}`, data.code || "generic", params, response.status);
     }
     return data;
   }

@@ -74,6 +74,12 @@ function renderStats(s) {
 export async function showStats() {
   const body = $("stats-body");
   S.data = null;
+  body.setAttribute("aria-busy", "true");  // named while it loads: "loading", not empty
+  body.replaceChildren(el("p", { "data-testid": "stats-loading" }, t("stats.loading")));
+  try { await loadStats(body); } finally { body.removeAttribute("aria-busy"); }
+}
+
+async function loadStats(body) {
   await loadSession();
   if (!ME.player) { body.replaceChildren(el("p", {}, t("stats.none"))); return; }
   try {

@@ -3,6 +3,7 @@
 // time, stamped with the state they were made from).
 import { $, config, el, go, sleep } from "./page.js";
 import { ApiError, api, follow, loadSession, onAnswer, pressOnce, whileBusy } from "./net.js";
+import { renderRename, setupRename } from "./rename.js";
 import { pace, reducedMotion, sound } from "./settings.js";
 import * as spectate from "./spectate.js";
 import {
@@ -117,11 +118,16 @@ function showMover(seat, state) {
   turn.dataset.seat = seat === null ? "" : String(seat);
   if (seat === null) turn.textContent = t("turn.over");
   else {
+    // the turn line fits: only the name itself may be cut short (its title has it whole),
+    // never "(not connected)" or "(the computer is playing)" after it
     const s = state.seats[seat];
-    let name = seatName(state, seat);
-    if (s.kind !== "cpu" && s.away) name = t("people.cpu_for", { name });
-    else if (s.kind === "human" && state.online && !s.connected && !isMine(seat)) name = t("people.offline_mover", { name });
-    turn.replaceChildren(el("span", { class: "who", title: seatName(state, seat) }, t("turn.to_move", { name })));
+    const name = seatName(state, seat);
+    const NAME = "\u2063";  // where the name goes in the sentence
+    let frame = t("turn.to_move", { name: NAME });
+    if (s.kind !== "cpu" && s.away) frame = frame.replace(NAME, t("people.cpu_for", { name: NAME }));
+    else if (s.kind === "human" && state.online && !s.connected && !isMine(seat)) frame = frame.replace(NAME, t("people.offline_mover", { name: NAME }));
+    const [before, after = ""] = frame.split(NAME);
+    turn.replaceChildren(before, el("span", { class: "who", title: name }, name), after);
   }
   document.querySelectorAll("#card thead th[data-seat]").forEach((th) => {
     th.classList.toggle("mover", th.dataset.seat === String(seat));
@@ -234,7 +240,8 @@ function moveFocus(state, previous) {
   if (!isMine(state.current)) return;
   const justArrived = !previous || !isMine(previous.current) || previous.current !== state.current || previous.game !== state.game;
   if (want === "roll" || justArrived || want === "turn") {
-    if (state.rolls_left > 0) $("roll").focus();
+    // the tray is always in view: focusing Roll must not scroll the page away from its top
+    if (state.rolls_left > 0) $("roll").focus({ preventScroll: true });
     else {
       const first = document.querySelector(`button[data-testid^="box-${state.current}-"]`);
       if (first) first.focus();
@@ -285,6 +292,7 @@ function draw(state, { lock = false } = {}) {
   const mine = playing && isMine(state.current) && !lock;
   const live = mine && !T.busy;  // no second intent while one is in flight
   $("leave").hidden = !mySeats().length;
+  renderRename(state.code, mySeats()[0]);
   renderAway(state);
   renderTimer(state);
   if (!T.animating) showDice(playing ? state.dice : [], mine ? T.held : new Set(state.held || []), null);
@@ -303,6 +311,16 @@ function draw(state, { lock = false } = {}) {
   $("seat-notes").replaceChildren(...notes.map((n) => el("p", {}, n)));
   renderCoach(state);
   renderResult(state);
+  fitCard();
+}
+
+// Where the card starts on the page (--card-top): on a phone the card's panel ends where the
+// tray begins, so that a short screen scrolls the card, not the page.
+function fitCard() {
+  const wrap = document.querySelector(".card-wrap");
+  if (!wrap || $("board").hidden) return;
+  const top = Math.round(wrap.getBoundingClientRect().top + window.scrollY);
+  document.documentElement.style.setProperty("--card-top", `${top}px`);
 }
 
 function renderWaiting(state) {
@@ -318,6 +336,7 @@ function renderWaiting(state) {
     return li;
   }));
   $("leave").hidden = !mySeats().length || amHost();
+  renderRename(state.code, mySeats()[0]);
   $("away-banner").hidden = true;
   $("timer").hidden = true;
   $("start").hidden = !isMine(0);
@@ -328,8 +347,9 @@ function renderWaiting(state) {
 }
 
 // "The computer is playing for you", and the button that takes the seat back.
+// At the end of a game the banner goes: Play again (any move) takes the seat back.
 function renderAway(state) {
-  const away = mySeats().map((i) => state.seats[i]).find((s) => s && s.away);
+  const away = !state.over && mySeats().map((i) => state.seats[i]).find((s) => s && s.away);
   $("away-banner").hidden = !away;
   if (away) $("away-text").textContent = t(`people.me_away.${away.away}`);
 }
@@ -341,7 +361,9 @@ function renderTimer(state) {
   const tick = () => {
     if (T.deadlineAt === null) { node.hidden = true; return; }
     node.hidden = false;
-    node.textContent = timeLeft(Math.max(0, Math.ceil((T.deadlineAt - performance.now()) / 1000)));
+    const s = Math.max(0, Math.ceil((T.deadlineAt - performance.now()) / 1000));
+    // after a game the clock is the vote's: the next game starts when it runs out
+    node.textContent = T.state && T.state.over ? t("people.next_game_in", { s }) : timeLeft(s);
   };
   tick();
   if (!T.ticker) T.ticker = setInterval(() => { if (!$("table").hidden) tick(); }, 500);
@@ -455,7 +477,7 @@ function renderCard(state, mine, lock = false) {
 
 function sumRow(state, label, value, id) {
   const tr = el("tr", { class: "sum" });
-  tr.append(el("th", { scope: "row" }, label));
+  tr.append(el("th", { scope: "row", title: label }, label));  // whole, where a phone cuts it
   state.cards.forEach((c, seat) => tr.append(el("td", { "data-testid": `${id}-${seat}` }, value(c))));
   return tr;
 }
@@ -500,7 +522,10 @@ function resultWords(state) {
   if (mySeats().length !== 1) return draw ? t("end.draw_plain") : t("end.wins", { name: names(winners) });
   const me = mySeats()[0];
   if (winners.includes(me)) {
-    if (!draw) return t("end.you_won");
+    if (!draw) {  // by how much: against the runner-up
+      const others = totals.filter((_, i) => i !== me);
+      return others.length ? t("end.you_won_by", { n: totals[me] - Math.max(...others) }) : t("end.you_won");
+    }
     const others = winners.filter((i) => i !== me);
     return others.length ? t("end.you_drew", { names: names(others) }) : t("end.draw_plain");
   }
@@ -673,9 +698,14 @@ async function askHint() {
     node.dataset.state = "ready";
     renderHint(T.hint);
   } catch (err) {
-    node.dataset.state = "";
-    node.replaceChildren();
-    showFailure(err);
+    if (err.code === "coach_warming") {  // solved in another process: the game plays on
+      node.dataset.state = "warming";
+      node.replaceChildren(el("p", { "data-testid": "coach-warming" }, t("coach.warming", { s: err.params.seconds || 1 })));
+    } else {
+      node.dataset.state = "";
+      node.replaceChildren();
+      showFailure(err);
+    }
   } finally {
     T.hintPending = false;
     if (T.state) render(T.state, { lock: T.animating });
@@ -743,13 +773,16 @@ export function setup() {
     new ResizeObserver(([entry]) => {
       document.documentElement.style.setProperty("--tray-h", `${Math.ceil(entry.target.getBoundingClientRect().height)}px`);
     }).observe($("tray"));
+    new ResizeObserver(fitCard).observe(document.querySelector(".sheet"));  // a hint, a note
   }
+  window.addEventListener("resize", fitCard);
   $("roll").addEventListener("click", pressOnce(rollNow));
   $("score").addEventListener("click", pressOnce(scoreNow));
   $("hint-button").addEventListener("click", pressOnce(askHint));
   $("join-here").addEventListener("click", () => go(`/?join=${T.code}`));
   $("leave").addEventListener("click", pressOnce(async () => { if (await seatAction("leave")) { T.ended = null; go("/"); } }));
   $("take-back").addEventListener("click", pressOnce(() => seatAction("back")));
+  setupRename(() => T.code, receive);
   $("start").addEventListener("click", () => whileBusy(["start"], async () => {
     try { await receive(await api(`/api/tables/${T.code}/start`, { seat: 0 })); }
     catch (err) { if (err.status === 409) await resync(); else showFailure(err); }

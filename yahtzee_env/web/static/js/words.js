@@ -85,11 +85,20 @@ export function describeMove(dice, action) {
 // (`state`: the table the error is about, for a seat's name).
 export function errorText(err, state = null) {
   const code = err && err.code;
+  let text;
   if (code && code !== "generic" && has(`err.${code}`)) {
     const p = { ...(err.params || {}) };
     if (p.box) p.box = boxName(p.box);
     if (p.seat !== undefined && state) p.name = seatName(state, p.seat);
-    return t(`err.${code}`, p);
-  }
-  return t("err.generic", { message: err && err.message ? err.message : String(err) });
+    text = t(`err.${code}`, p);
+  } else text = t("err.generic", { message: err && err.message ? err.message : String(err) });
+  const wait = err && err.status === 429 && err.params ? Number(err.params.retry_after) : 0;
+  return wait > 0 ? `${text} ${retryText(wait)}` : text;
+}
+
+// "Try again in 20 s" / "in 5 min" / "in 2 h", from a 429's Retry-After (seconds).
+export function retryText(seconds) {
+  if (seconds < 90) return t("err.retry_s", { s: Math.ceil(seconds) });
+  if (seconds < 5400) return t("err.retry_min", { m: Math.ceil(seconds / 60) });
+  return t("err.retry_h", { h: Math.ceil(seconds / 3600) });
 }
