@@ -80,6 +80,19 @@ def test_a_recovery_fails_alike_for_a_wrong_code_and_an_unknown_user(client):
     assert reply.status_code == 400
 
 
+def test_wrong_recovery_codes_slow_the_name_down_as_wrong_passwords_do(client):
+    sign_up(client)
+    throttle = client.app.state.service.throttle
+    assert throttle.delay("ada_l") == 0
+    body = {"username": "Ada_L", "code": "AAAA-BBBB-CCCC", "password": NEW_PASSWORD}
+    for _ in range(throttle.free + 1):
+        throttle.delay_s = 0.0  # the test does not wait; the count is what it checks
+        assert client.post("/api/account/recover", json=body).status_code == 401
+    assert throttle._count("ada_l", throttle.clock()) > throttle.free + 0.5  # decays slowly
+    throttle.delay_s = 0.5
+    assert throttle.delay("ada_l") > 0
+
+
 def test_new_recovery_codes_end_the_old_ones(client):
     old = sign_up(client)["recovery_codes"]
     wrong = client.post("/api/account/recovery-codes", json={"password": "not my password"})

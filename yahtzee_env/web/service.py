@@ -46,6 +46,13 @@ from yahtzee_env.web.stats import player_statistics
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables import Tables, WebError, clean_code, clean_name, cpu_levels
 
+
+def login_name(body: dict[str, Any]) -> str:
+    """The user name a sign-in (or recovery) names, as the throttle counts it."""
+    name = body.get("username")
+    return name.strip().casefold()[:64] if isinstance(name, str) else ""
+
+
 MAX_BODY = 4096  # bytes: every legitimate request (or socket message) is far smaller
 
 
@@ -165,6 +172,15 @@ class Service:
                 "login_budget",
                 retry_after=max(1, math.ceil(wait)),
             )
+
+    async def wait_for_name(self, name: str, device: str | None) -> None:
+        """A user name with failed sign-ins (or recoveries) waits before its secret is checked
+        (`logins.LoginThrottle`), unless the browser ``device`` signed in to it before."""
+        delay = self.throttle.delay(name)
+        if delay and not (
+            device and await run_in_threadpool(self.accounts.known_device, device, name)
+        ):
+            await anyio.sleep(delay)
 
     def new_player_budget(self, address: str) -> None:
         """A new player (a profile, a guest session, an account without one) spends a token
@@ -413,14 +429,9 @@ class Service:
         self.login_budget(address)
         if new and session is None:
             self.new_player_budget(address)
-        name = body.get("username")
-        name = name.strip().casefold()[:64] if isinstance(name, str) else ""
+        name = login_name(body)
         if not new:
-            delay = self.throttle.delay(name)
-            if delay and not (
-                known and await run_in_threadpool(self.accounts.known_device, device, name)
-            ):
-                await anyio.sleep(delay)
+            await self.wait_for_name(name, device if known else None)
         work = self.accounts.sign_up if new else self.accounts.sign_in
         storage = self.storage
 

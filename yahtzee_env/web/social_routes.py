@@ -23,6 +23,8 @@ the table's sockets like any other (`fanout`).
 
 from __future__ import annotations
 
+import hashlib
+import math
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -31,11 +33,12 @@ from starlette.responses import JSONResponse, Response
 
 import yahtzee_env.web.people_store as people
 from yahtzee_env.web.account_care import forget_seats
+from yahtzee_env.web.accounts import SESSION_COOKIE, device_token
 from yahtzee_env.web.chat import review_chat
 from yahtzee_env.web.guard import client_address
 from yahtzee_env.web.movelog import move_log
 from yahtzee_env.web.routes import MAX_SINCE_DIGITS, asked, endpoint, set_session
-from yahtzee_env.web.service import Service, pid, who
+from yahtzee_env.web.service import Service, login_name, pid, who
 from yahtzee_env.web.tables import WebError
 
 
@@ -45,10 +48,21 @@ def profile(service: Service, player_id: int, username: str) -> dict[str, Any]:
 
 
 def account_budget(request: Request, service: Service, session) -> None:
-    """A password checked for a session spends the sign-in budget of the address and of
-    the account (a stolen session cannot guess the password at leisure)."""
-    name = service.accounts.account_name(session["id"]) if session is not None else None
-    service.login_budget(client_address(request.scope), name)
+    """A password checked for a session spends the sign-in budget of the address and a
+    budget of that session (a stolen session cannot guess the password at leisure, and
+    spends only its own budget: nobody else's session or sign-in is slowed)."""
+    service.login_budget(client_address(request.scope))
+    token = request.cookies.get(SESSION_COOKIE)
+    if session is not None and isinstance(token, str):
+        key = ("care-session", hashlib.sha256(token.encode()).hexdigest())
+        if not service.logins.allow(key):
+            wait = max(1, math.ceil(service.logins.retry_after(key)))
+            raise WebError(
+                "too many password attempts from this session: wait a little",
+                429,
+                "login_budget",
+                retry_after=wait,
+            )
 
 
 # ----------------------------------------------------------------- account care
@@ -78,14 +92,21 @@ async def recovery_codes(request: Request, service: Service) -> Response:
 @endpoint
 async def recover(request: Request, service: Service) -> Response:
     body, _session = await asked(request, service)
-    service.login_budget(client_address(request.scope), body.get("username"))
+    service.login_budget(client_address(request.scope))
+    name = login_name(body)
+    await service.wait_for_name(name, device_token(request))  # as a wrong password does
 
     def work():
         player_id, username, left = service.care.recover(body)
         token = service.accounts.new_session(player_id)
         return {**profile(service, player_id, username), "recovery_codes_left": left}, token
 
-    reply, token = await run_in_threadpool(work)
+    try:
+        reply, token = await run_in_threadpool(work)
+    except WebError as err:
+        if err.code == "bad_recovery":
+            service.throttle.failed(name)
+        raise
     return set_session(JSONResponse(reply), request, token)
 
 
