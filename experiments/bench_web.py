@@ -229,6 +229,14 @@ class Player:
         self.sent: dict[tuple[str, int], float] = {}  # (code, seq after the move) -> send time
         self.seen: dict[tuple[str, int], float] = {}  # (code, seq) -> arrival at the watcher
         self.watch_errors = 0
+        self.bytes_in = 0  # bytes of the server's messages received while metered
+        self.acks: list[float] = []  # when each recorded action's answer arrived
+        self.record_until = float("inf")  # the end of the metered window
+
+    def received(self, raw) -> dict:
+        if self.record_after <= time.perf_counter() <= self.record_until:
+            self.bytes_in += len(raw.encode() if isinstance(raw, str) else raw)
+        return json.loads(raw)
 
     async def watch(self, code: str) -> None:
         """A second socket on my table, at another server: when does each state arrive?"""
@@ -239,7 +247,7 @@ class Player:
         try:
             async with websockets.connect(url, max_size=2**22, additional_headers=headers) as ws:
                 async for raw in ws:
-                    msg = json.loads(raw)
+                    msg = self.received(raw)
                     if msg.get("type") == "state":
                         self.seen.setdefault((code, msg["state"]["seq"]), time.perf_counter())
         except (OSError, websockets.ConnectionClosed):
@@ -279,7 +287,7 @@ class Player:
                 if self.watch_url is not None:
                     watcher = asyncio.create_task(self.watch(code))
                     await asyncio.sleep(0.05)  # let it subscribe before the first move
-                state = json.loads(await ws.recv())["state"]
+                state = self.received(await ws.recv())["state"]
                 self.tables[code] = (state["version"], token, None)
                 msg_id = 0
                 while not state["over"] and not self.stop:
@@ -303,11 +311,12 @@ class Player:
                         )
                     )
                     while True:
-                        reply = json.loads(await ws.recv())
+                        reply = self.received(await ws.recv())
                         if reply.get("id") == msg_id:
                             break
                     if t0 >= self.record_after:
                         self.latencies.append(time.perf_counter() - t0)
+                        self.acks.append(time.perf_counter())
                     if reply["type"] != "ack":
                         self.errors += 1
                         self.tables[code] = (state["version"], token, None)
@@ -334,10 +343,12 @@ async def load(
     hostile=None,
     urls: list[str] | None = None,
     watchers: int = 0,
+    meter=None,
 ):
     """Run the crowd for ``seconds`` (round-trips are recorded after the ``ramp``-second
     arrival of the players), or until ``kill`` is called half-way. ``hostile(crowd)``
-    starts the attackers and returns the function that stops them."""
+    starts the attackers and returns the function that stops them. ``meter()`` is called
+    when the recording starts and when it ends (the server's spending between the two)."""
     t0 = time.perf_counter()
     urls = urls or [url]
     crowd = [
@@ -351,12 +362,20 @@ async def load(
     stop_hostile = hostile(crowd) if hostile else None
     start = time.perf_counter()
     killed_at = None
+    metered = meter is None
     while time.perf_counter() - start < seconds:
         await asyncio.sleep(0.2)
+        if not metered and time.perf_counter() >= t0 + ramp:
+            await asyncio.to_thread(meter)
+            metered = True
         if kill is not None and killed_at is None and time.perf_counter() - start > seconds / 2:
             kill()
             killed_at = time.perf_counter() - start
             break
+    if meter is not None:
+        await asyncio.to_thread(meter)
+        for p in crowd:
+            p.record_until = time.perf_counter()
     for p in crowd:
         p.stop = True
     if stop_hostile:
@@ -366,6 +385,71 @@ async def load(
         t.cancel()
     elapsed = killed_at if killed_at is not None else time.perf_counter() - start
     return crowd, elapsed, [t for t in done if t.exception() is not None]
+
+
+def cpu_list(text: str) -> set[int]:
+    """``0`` or ``0,1`` or ``0-3``: a set of CPU numbers."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        cpus.update(range(int(low), int(high or low) + 1))
+    return cpus
+
+
+def process_cpu(pid: int, children: bool = False) -> float:
+    """CPU seconds (user + system) of process ``pid`` (and, with ``children``, of its
+    children: PostgreSQL's backends under the postmaster) by the kernel's accounting."""
+    pids = [pid]
+    if children:
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, IndexError):
+                if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    pids.append(int(stat.parent.name))
+    total = 0.0
+    for p in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def bench_stats(url: str) -> dict:
+    """The server's own account of what it spent (``yahtzee serve --bench-stats``)."""
+    req = urllib.request.Request(f"{url}/api/bench-stats", headers={"X-Forwarded-For": "10.99.0.1"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def percentiles(values_ms) -> dict:
+    if not len(values_ms):
+        return {"p50_ms": None, "p99_ms": None, "p999_ms": None}
+    p50, p99, p999 = np.percentile(values_ms, [50, 99, 99.9])
+    return {"p50_ms": round(float(p50), 2), "p99_ms": round(float(p99), 2), "p999_ms": round(float(p999), 2)}
+
+
+def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
+    """The servers' spending per acknowledged move in the metered window."""
+    (t0, before), (t1, after) = meters[0], meters[-1]
+    moves = sum(1 for p in crowd for at in p.acks if t0 <= at <= t1)
+    per = max(moves, 1)
+    out = {
+        "metered_s": round(t1 - t0, 2),
+        "moves": moves,
+        "moves_per_s": round(moves / max(t1 - t0, 1e-9), 1),
+        "server_cpu_s": round(sum(after["cpu_s"]) - sum(before["cpu_s"]), 3),
+        "bytes_per_move": round(sum(p.bytes_in for p in crowd) / per, 1),
+    }
+    out["server_cpu_ms_per_move"] = round(out["server_cpu_s"] * 1000 / per, 3)
+    self_cpu = sum(a["cpu_s"] for a in after["stats"]) - sum(b["cpu_s"] for b in before["stats"])
+    out["server_self_cpu_ms_per_move"] = round(self_cpu * 1000 / per, 3)
+    db = {k: 0 for k in before["stats"][0]["db"]}
+    for a, b in zip(after["stats"], before["stats"]):
+        for k in db:
+            db[k] += a["db"][k] - b["db"][k]
+    out["db_per_move"] = {k: round(v / per, 2) for k, v in db.items()}
+    if pg_cpu:
+        out["postgres_cpu_ms_per_move"] = round((after["pg_cpu_s"] - before["pg_cpu_s"]) * 1000 / per, 3)
+    return out
 
 
 def main() -> int:
@@ -418,6 +502,23 @@ def main() -> int:
         default=50,
         help="with --servers above 1: players whose table is also watched from the next server",
     )
+    parser.add_argument(
+        "--server-cpus",
+        type=cpu_list,
+        default=None,
+        metavar="CPUS",
+        help="pin the servers (and a --db local-postgres cluster) to these CPUs (0 or 0,1)",
+    )
+    parser.add_argument(
+        "--client-cpus",
+        type=cpu_list,
+        default=None,
+        metavar="CPUS",
+        help="pin this load generator to these CPUs",
+    )
+    parser.add_argument(
+        "--no-crash", action="store_true", help="skip the kill -9 check after the load"
+    )
     parser.add_argument("--json", default=None, help="write the numbers here")
     args = parser.parse_args()
     if args.servers > 1 and args.db is None:
@@ -457,17 +558,42 @@ def main() -> int:
         tmp = stack.enter_context(tempfile.TemporaryDirectory())
         db: str | Path = Path(tmp) / "bench.sqlite3"
         backend = "sqlite"
+        own_cpus = os.sched_getaffinity(0)
+        pg = None
         if args.db == LOCAL_POSTGRES:
             from yahtzee_env.web.local_postgres import LocalPostgres
 
+            if args.server_cpus:  # the cluster's processes inherit the affinity
+                os.sched_setaffinity(0, args.server_cpus)
             pg = stack.enter_context(LocalPostgres())
+            os.sched_setaffinity(0, own_cpus)
             db, backend = pg.create_database("bench"), "postgresql (private cluster)"
         elif args.db is not None:
             db, backend = args.db, "postgresql"
         servers = [
-            LocalServer(db, ["--trust-proxy"], log=Path(tmp) / f"server{i}.log")
+            LocalServer(
+                db,
+                ["--trust-proxy", "--bench-stats"],
+                log=Path(tmp) / f"server{i}.log",
+                cpus=args.server_cpus,
+            )
             for i in range(args.servers)
         ]
+        if args.client_cpus:
+            os.sched_setaffinity(0, args.client_cpus)
+        postmaster = None
+        if pg is not None:
+            postmaster = int((pg.dir / "data" / "postmaster.pid").read_text().split()[0])
+        meters: list = []
+
+        def meter():
+            row = {
+                "cpu_s": [srv.cpu_seconds() for srv in servers],
+                "stats": [bench_stats(srv.url) for srv in servers],
+            }
+            if postmaster is not None:
+                row["pg_cpu_s"] = process_cpu(postmaster, children=True)
+            meters.append((time.perf_counter(), row))
         for srv in servers:
             stack.callback(srv.kill)
             srv.start()
@@ -486,6 +612,7 @@ def main() -> int:
                 hostile if (args.slow_sockets or args.fresh_connections) else None,
                 urls,
                 args.watchers,
+                meter,
             )
         )
         lat = np.array([x for p in crowd for x in p.latencies]) * 1000
@@ -503,9 +630,12 @@ def main() -> int:
             "games": games,
             "games_per_s": round(games / elapsed, 2),
             "actions_per_s": round(lat.size / elapsed, 1),
-            "p50_ms": round(float(np.percentile(lat, 50)), 2) if lat.size else None,
-            "p99_ms": round(float(np.percentile(lat, 99)), 2) if lat.size else None,
+            **percentiles(lat),
             "errors": errors,
+            "server_cpus": sorted(args.server_cpus) if args.server_cpus else None,
+            "client_cpus": sorted(args.client_cpus) if args.client_cpus else None,
+            "load_average": [round(x, 2) for x in os.getloadavg()],
+            "server": spending(meters, crowd, postmaster is not None),
         }
         if args.servers > 1:
             fan = []
@@ -520,8 +650,7 @@ def main() -> int:
                 "watched_players": min(args.watchers, args.players),
                 "moves": expected,
                 "arrived": int(fan_ms.size),
-                "p50_ms": round(float(np.percentile(fan_ms, 50)), 2) if fan_ms.size else None,
-                "p99_ms": round(float(np.percentile(fan_ms, 99)), 2) if fan_ms.size else None,
+                **percentiles(fan_ms),
                 "max_ms": round(float(fan_ms.max()), 2) if fan_ms.size else None,
                 "watch_errors": sum(p.watch_errors for p in crowd),
             }
@@ -547,6 +676,10 @@ def main() -> int:
                 "by_status": {str(k): v for k, v in sorted(statuses.items(), key=str)},
             }
         print(json.dumps(result, indent=1), flush=True)
+        if args.no_crash:
+            if args.json:
+                Path(args.json).write_text(json.dumps(result, indent=1))
+            return 0
         # ---- phase 2: kill -9 mid-load; restart (one server) or read from the next one
         crowd, _, _ = asyncio.run(
             load(

@@ -93,6 +93,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "started go after a day)",
     )
     parser.add_argument(
+        "--bench-stats",
+        action="store_true",
+        help="also serve GET /api/bench-stats: this process's CPU time and its database "
+        "round trips, for experiments/bench_web.py (off by default)",
+    )
+    parser.add_argument(
         "--header-timeout",
         type=positive_float,
         default=10.0,
@@ -192,6 +198,7 @@ def run(args: argparse.Namespace) -> int:
         "allowed_hosts": allowed_hosts(args),
         "trust_proxy": args.trust_proxy,
         "prewarm": True,
+        "bench_stats": args.bench_stats,
     }
     limits = {"expire_idle_s": args.expire_after * 86_400}
     try:

@@ -88,9 +88,11 @@ from yahtzee_env.web.storage import Storage, open_storage
 POST = ["POST"]
 
 
-def route_list() -> list:
-    """Every route of the server, and its handler."""
-    return [
+def route_list(bench_stats: bool = False) -> list:
+    """Every route of the server, and its handler (``bench_stats``: and
+    ``GET /api/bench-stats``, what the process has spent, for the load benchmark)."""
+    extra = [Route("/api/bench-stats", http.bench_stats)] if bench_stats else []
+    return extra + [
         Route("/", http.page),
         Route("/t/{code}", http.page),
         Route("/stats", http.page),
@@ -132,6 +134,7 @@ def create_app(
     trust_proxy: str | None = None,
     prewarm: bool = False,
     clock: Callable[[], float] | None = None,
+    bench_stats: bool = False,
 ) -> Starlette:
     """The ASGI app over the database at ``db_path``: a SQLite file, a ``postgresql://``
     URL, or an open `Storage`. Its server object is ``app.state.service``.
@@ -143,7 +146,8 @@ def create_app(
     against DNS rebinding. ``trust_proxy``: the proxy addresses (comma-separated, or ``*``)
     whose ``X-Forwarded-For`` gives the client address. ``prewarm``: load (or solve) the
     official rules' coach table at start-up. ``clock``: the wall clock of the turn deadlines
-    (tests move it; default `time.time`)."""
+    (tests move it; default `time.time`). ``bench_stats``: serve ``GET /api/bench-stats``
+    (the process's CPU time and the storage's round trips; off by default)."""
     storage = db_path if isinstance(db_path, Storage) else open_storage(db_path)
     origins = frozenset(o.rstrip("/") for o in allowed_origins)
     hosts = None if allowed_hosts is None else frozenset(h.strip().lower() for h in allowed_hosts)
@@ -166,7 +170,7 @@ def create_app(
         from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
         middleware.insert(0, Middleware(ProxyHeadersMiddleware, trusted_hosts=trust_proxy))
-    app = Starlette(routes=route_list(), lifespan=lifespan, middleware=middleware)
+    app = Starlette(routes=route_list(bench_stats), lifespan=lifespan, middleware=middleware)
     app.state.service = service
     return app
 
