@@ -232,11 +232,15 @@ class Player:
         self.bytes_in = 0  # bytes of the server's messages received while metered
         self.acks: list[float] = []  # when each recorded action's answer arrived
         self.record_until = float("inf")  # the end of the metered window
+        self.bytes_by_type: Counter = Counter()
 
     def received(self, raw) -> dict:
+        msg = json.loads(raw)
         if self.record_after <= time.perf_counter() <= self.record_until:
-            self.bytes_in += len(raw.encode() if isinstance(raw, str) else raw)
-        return json.loads(raw)
+            size = len(raw.encode() if isinstance(raw, str) else raw)
+            self.bytes_in += size
+            self.bytes_by_type[msg.get("type")] += size
+        return msg
 
     async def watch(self, code: str) -> None:
         """A second socket on my table, at another server: when does each state arrive?"""
@@ -396,6 +400,12 @@ def cpu_list(text: str) -> set[int]:
     return cpus
 
 
+def user_sys(pid: int) -> tuple[float, float]:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
 def process_cpu(pid: int, children: bool = False) -> float:
     """CPU seconds (user + system) of process ``pid`` (and, with ``children``, of its
     children: PostgreSQL's backends under the postmaster) by the kernel's accounting."""
@@ -439,7 +449,11 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
         "server_cpu_s": round(sum(after["cpu_s"]) - sum(before["cpu_s"]), 3),
         "bytes_per_move": round(sum(p.bytes_in for p in crowd) / per, 1),
     }
+    by_type = sum((p.bytes_by_type for p in crowd), Counter())
+    out["bytes_per_move_by_type"] = {k: round(v / per, 1) for k, v in by_type.items()}
     out["server_cpu_ms_per_move"] = round(out["server_cpu_s"] * 1000 / per, 3)
+    (u0, s0), (u1, s1) = before["user_sys_s"], after["user_sys_s"]
+    out["server0_user_sys_ms_per_move"] = [round((u1 - u0) * 1000 / per, 3), round((s1 - s0) * 1000 / per, 3)]
     self_cpu = sum(a["cpu_s"] for a in after["stats"]) - sum(b["cpu_s"] for b in before["stats"])
     out["server_self_cpu_ms_per_move"] = round(self_cpu * 1000 / per, 3)
     db = {k: 0 for k in before["stats"][0]["db"]}
@@ -450,6 +464,27 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
     if pg_cpu:
         out["postgres_cpu_ms_per_move"] = round((after["pg_cpu_s"] - before["pg_cpu_s"]) * 1000 / per, 3)
     return out
+
+
+def profile_top(path: Path, top: int = 15) -> dict:
+    """The top frames of a py-spy ``--format raw`` profile (collapsed stacks): by samples
+    on the stack (inclusive) and at its top (self), as shares of all samples."""
+    inclusive: Counter = Counter()
+    leaf: Counter = Counter()
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n = int(count)
+        total += n
+        frames = [f.split(" (")[0] + " (" + f.split(" (")[-1].split(":")[0].rsplit("/", 1)[-1] + ")"
+                  for f in stack.split(";")]
+        leaf[frames[-1]] += n
+        for f in set(frames):
+            inclusive[f] += n
+    share = lambda c: [[f, round(100 * n / max(total, 1), 1)] for f, n in c.most_common(top)]
+    return {"samples": total, "self_pct": share(leaf), "inclusive_pct": share(inclusive)}
 
 
 def main() -> int:
@@ -519,6 +554,13 @@ def main() -> int:
     parser.add_argument(
         "--no-crash", action="store_true", help="skip the kill -9 check after the load"
     )
+    parser.add_argument(
+        "--profile",
+        default=None,
+        metavar="FILE",
+        help="sample server 0 with py-spy over the metered window (collapsed stacks to FILE; "
+        "the top frames go in the report)",
+    )
     parser.add_argument("--json", default=None, help="write the numbers here")
     args = parser.parse_args()
     if args.servers > 1 and args.db is None:
@@ -585,10 +627,25 @@ def main() -> int:
         if pg is not None:
             postmaster = int((pg.dir / "data" / "postmaster.pid").read_text().split()[0])
         meters: list = []
+        spy: list = []
 
         def meter():
+            if args.profile and not meters:
+                import shutil
+                import subprocess
+
+                exe = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+                spy.append(
+                    subprocess.Popen(
+                        [exe, "record", "--pid", str(servers[0].proc.pid), "--format", "raw",
+                         "--rate", "250", "--gil", "--duration", str(int(args.seconds)),
+                         "--output", args.profile],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    )
+                )  # fmt: skip
             row = {
                 "cpu_s": [srv.cpu_seconds() for srv in servers],
+                "user_sys_s": user_sys(servers[0].proc.pid),
                 "stats": [bench_stats(srv.url) for srv in servers],
             }
             if postmaster is not None:
@@ -632,11 +689,15 @@ def main() -> int:
             "actions_per_s": round(lat.size / elapsed, 1),
             **percentiles(lat),
             "errors": errors,
+            "command": " ".join(sys.argv[1:]),
             "server_cpus": sorted(args.server_cpus) if args.server_cpus else None,
             "client_cpus": sorted(args.client_cpus) if args.client_cpus else None,
             "load_average": [round(x, 2) for x in os.getloadavg()],
             "server": spending(meters, crowd, postmaster is not None),
         }
+        if spy:
+            spy[0].wait(60)
+            result["profile"] = profile_top(Path(args.profile))
         if args.servers > 1:
             fan = []
             for p in crowd:  # a move's state, or a newer one (pushes coalesce), at the watcher

@@ -27,6 +27,7 @@ from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.game.rules import RuleSet
 from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
+from yahtzee_env.web.batch import MoveBatcher
 from yahtzee_env.web.fanout import Fanout
 from yahtzee_env.web.guard import RefusalLog
 from yahtzee_env.web.hub import CLOSE_GONE, Client, Hub
@@ -88,6 +89,7 @@ class Service:
         self.hub = Hub()
         self.locks = TableLocks()
         self.fanout = Fanout(self.hub, self.tables, self.locks)
+        self.batcher = MoveBatcher(storage, self.tables)
         self.slots = SocketSlots(limits)
         self.per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
         self.per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
@@ -254,7 +256,18 @@ class Service:
             table, first = done if isinstance(done, tuple) else (done, 0)
             return self.tables.state(table, first)
 
-        return self.fanout.publish(await self.locks.run(code, run), skip)
+        return self.fanout.publish(await self.run_change(code, run), skip)
+
+    async def run_change(self, code: Any, work: Callable[[str], Any]) -> Any:
+        """``work(code)`` under the table's lock: batched with the other tables' changes
+        (`batch.MoveBatcher`: one worker-thread call, one transaction) on a database of
+        one process when the table is in memory and has no coach; else in its own thread."""
+        code = clean_code(code)
+        table = self.tables.loaded.get(code)
+        if self.storage.multi_process or table is None or table.coach:
+            return await self.locks.run(code, work)
+        async with self.locks.hold(code):
+            return await self.batcher.run(code, work)
 
     async def start(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The host starts the table (its seat defaults to 0)."""

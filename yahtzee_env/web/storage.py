@@ -370,8 +370,10 @@ class Storage:
 
     @contextlib.contextmanager
     def _joined(self, conn) -> Iterator[Any]:
-        """A new transaction on ``conn``, this thread's open one until the block ends."""
-        with self._transaction(conn):
+        """A new transaction on ``conn``, this thread's open one until the block ends
+        (inside a `group`: a savepoint of the group's transaction)."""
+        group = getattr(self._local, "group", None)
+        with self._transaction(conn) if group is None else self._savepoint(self._group_conn()):
             self._local.conn = conn
             try:
                 yield conn
@@ -387,6 +389,33 @@ class Storage:
             return
         with self._connection() as conn, self._joined(conn):
             yield conn
+
+    @contextlib.contextmanager
+    def group(self) -> Iterator[None]:
+        """Group commit (issue 33): the optimistic `lock_table` blocks run in this thread
+        inside the block commit together, in one transaction, when it ends (each block's
+        guarded UPDATE still applies only to its own table at its own rev; a block that
+        fails before writing leaves the others be). An exception out of the group itself
+        (its COMMIT failed) means none of them was committed. SQLite only (one process, one
+        connection, where a commit costs more than the statements); elsewhere each block
+        commits on its own."""
+        yield
+
+    def _group_conn(self):
+        """The connection of this thread's `group`, its transaction begun."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def _savepoint(self, conn) -> Iterator[Any]:
+        self.trips.add(2, 0, 0)  # SAVEPOINT, and RELEASE (or ROLLBACK TO)
+        conn.execute("SAVEPOINT block")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK TO block")
+            conn.execute("RELEASE block")
+            raise
+        conn.execute("RELEASE block")
 
     def _tx(self, statements: Sequence[tuple[str, tuple]]) -> None:
         """Run ``statements`` in one transaction, committed before returning (or joining the
@@ -436,10 +465,20 @@ class Storage:
         """Commit an optimistic block's writes in one transaction (`_guarded`): the guarded
         UPDATE, then the rest; `StaleCopy` (and nothing written) if the row moved on."""
         guard, rest = self._guarded(lock, origin)
-        with self._connection() as conn, self._transaction(conn):
-            if not self._exec(conn, *guard):
+        group = getattr(self._local, "group", None)
+        with contextlib.ExitStack() as stack:
+            conn = group and self._group_conn()
+            if group is None:
+                conn = stack.enter_context(self._connection())
+                stack.enter_context(self._transaction(conn))
+            if not self._exec(conn, *guard):  # the first statement: nothing written yet
                 raise StaleCopy(f"table {lock.code} is no longer at rev {lock.rev}")
-            self._write_all(conn, rest)
+            try:
+                self._write_all(conn, rest)
+            except BaseException as err:
+                if group is not None:  # half written: the whole group rolls back
+                    self._local.broken = err
+                raise
 
     @contextlib.contextmanager
     def _optimistic(self, code: str, origin: str | None) -> Iterator[TableLock]:
@@ -973,6 +1012,36 @@ class SQLiteStorage(Storage):
     def _connection(self):
         with self.lock:
             yield self.db
+
+    @contextlib.contextmanager
+    def group(self) -> Iterator[None]:
+        if getattr(self._local, "group", None) is not None or getattr(self._local, "conn", None):
+            raise RuntimeError("a group does not go inside another transaction")
+        with self._connection() as conn:
+            self._local.group, self._local.broken, self._local.begun = conn, None, False
+            try:
+                yield
+                if self._local.broken is not None:
+                    raise RuntimeError("a block of the group failed half-way") from (
+                        self._local.broken
+                    )
+            except BaseException:
+                if self._local.begun:
+                    conn.execute("ROLLBACK")
+                raise
+            else:
+                if self._local.begun:
+                    conn.execute("COMMIT")
+            finally:
+                self._local.group = None
+
+    def _group_conn(self):
+        group = self._local.group
+        if not self._local.begun:  # the group's transaction begins at its first write
+            self.trips.add(2, 0, 1)  # BEGIN, and COMMIT or ROLLBACK
+            group.execute("BEGIN IMMEDIATE")
+            self._local.begun = True
+        return group
 
     def _read_version(self, conn) -> int:
         return int(conn.execute("PRAGMA user_version").fetchone()[0])
