@@ -638,7 +638,7 @@ def main() -> int:
                 spy.append(
                     subprocess.Popen(
                         [exe, "record", "--pid", str(servers[0].proc.pid), "--format", "raw",
-                         "--rate", "250", "--gil", "--duration", str(int(args.seconds)),
+                         "--rate", "250", "--duration", str(int(args.seconds)),
                          "--output", args.profile],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                     )

@@ -82,3 +82,104 @@ def test_a_stale_copy_falls_back_to_the_locked_path(db, new_table, act):
         assert reply.status_code == 200, reply.text
         assert reply.json()["seq"] > now["seq"]
         assert a.get(f"/api/tables/{code}").json()["seq"] == reply.json()["seq"]
+
+
+def test_the_guard_refuses_a_stale_rev_and_writes_nothing(db):
+    """`lock_table(optimistic=True)` at a rev the row is no longer at: `StaleCopy`, and none
+    of the block's writes is in the database (both backends)."""
+    from yahtzee_env.web.storage import StaleCopy, open_storage
+    from yahtzee_env.web.tables import Tables
+
+    storage = open_storage(db)
+    try:
+        tables = Tables(storage)
+        table, tokens = tables.create({"seats": ["human", "easy"]}, "1.2.3.4", None)
+        rev = storage.table_rev(table.code)
+        with pytest.raises(StaleCopy):
+            with storage.lock_table(table.code, optimistic=True) as lock:
+                lock.rev = rev - 1  # a copy one change behind
+                storage.append_actions(table.code, 0, 0, [(0, 5, None)])
+        assert storage.table_rev(table.code) == rev
+        assert storage.load_table(table.code)["actions"] == {}
+        with storage.lock_table(table.code, optimistic=True) as lock:
+            lock.rev = rev
+            storage.append_actions(table.code, 0, 0, [(0, 5, None)])
+            storage.set_clock(table.code, None, "")
+        assert storage.table_rev(table.code) == rev + 1
+        assert storage.load_table(table.code)["actions"] == {0: [(0, 5, None)]}
+    finally:
+        storage.close()
+
+
+def batch_of_moves(tmp_path, n: int, break_one: bool = False):
+    """``n`` tables, one move each queued together on a `MoveBatcher` (SQLite): the
+    results (or exceptions), the batcher, the tables and the storage's counts."""
+    import asyncio
+
+    from yahtzee_env.web.batch import MoveBatcher
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables import Tables
+
+    storage = open_storage(tmp_path / "web.sqlite3")
+    tables = Tables(storage)
+    made = [tables.create({"seats": ["human", "medium"]}, f"10.0.0.{i}", None) for i in range(n)]
+    batcher = MoveBatcher(storage, tables)
+    roll = {"type": "roll", "hold": [0]}
+
+    def work_of(i: int, table, token):
+        def work(code: str):
+            if break_one and i == n - 1:  # this move's log rows fail after its row's UPDATE
+                real = storage._write_all
+
+                def failing(conn, statements):
+                    storage._write_all = real
+                    raise RuntimeError("the disk is full")
+
+                storage._write_all = failing
+            seq = 1 if i == 0 else 0  # the first move is stale: refused alone
+            return tables.state(tables.act(code, 0, token[0], roll, seq, 0)[0])
+
+        return work
+
+    async def run():
+        return await asyncio.gather(
+            *[batcher.run(t.code, work_of(i, t, tok)) for i, (t, tok) in enumerate(made)],
+            return_exceptions=True,
+        )
+
+    before = storage.trips.snapshot()
+    results = asyncio.run(run())
+    return results, batcher, tables, storage, storage.trips.since(before), made
+
+
+def test_moves_queued_together_commit_together(tmp_path):
+    """Group commit: 6 moves at 6 tables, queued together, run in one batch and one
+    transaction; the stale one (409) is refused alone, the 5 others are committed (a new
+    server on the file reads them back)."""
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables import Tables, WebError
+
+    results, batcher, tables, storage, spent, made = batch_of_moves(tmp_path, 6)
+    assert batcher.batches == 1 and batcher.moves == 6
+    assert spent["transactions"] == 1, spent
+    assert isinstance(results[0], WebError) and results[0].code == "stale_seq"
+    assert all(isinstance(r, dict) and r["seq"] == 1 for r in results[1:]), results
+    storage.close()
+    again = Tables(open_storage(tmp_path / "web.sqlite3"))
+    assert [len(again.load(t.code).log) for t, _ in made] == [0] + [1] * 5
+
+
+def test_a_batch_whose_commit_fails_acknowledges_none_of_its_moves(tmp_path):
+    """A move of the batch fails half-written: the whole group rolls back, every move of
+    it fails (none is acknowledged), and their tables' copies in memory are dropped, so
+    the next use rebuilds them at the database's state."""
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables import Tables
+
+    results, batcher, tables, storage, spent, made = batch_of_moves(tmp_path, 4, True)
+    assert all(isinstance(r, Exception) for r in results), results
+    assert not any(t.code in tables.loaded for t, _ in made)
+    assert [len(tables.load(t.code).log) for t, _ in made] == [0] * 4
+    storage.close()
+    again = Tables(open_storage(tmp_path / "web.sqlite3"))
+    assert [len(again.load(t.code).log) for t, _ in made] == [0] * 4

@@ -27,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables import Tables
 
-MAX_BATCH = 64  # moves handed to the worker thread at once
+MAX_BATCH = 16  # moves handed to the worker thread at once (each waits for the batch: keep it short)
 
 
 class MoveBatcher:

@@ -41,6 +41,7 @@ import functools
 import hmac
 import json
 import logging
+import re
 import secrets
 import threading
 import time
@@ -70,6 +71,7 @@ log = logging.getLogger("yahtzee.web")
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: easy to read aloud
 CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
+CODE_PATTERN = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
 MAX_NAME = 24
 MIN_SEATS, MAX_SEATS = 2, 4
 EVENTS_KEPT = 64
@@ -138,7 +140,7 @@ def clean_code(code: Any) -> str:
     if not isinstance(code, str):
         raise WebError("table code must be a string", code="unknown_table")
     text = code.strip().upper().replace("-", "").replace(" ", "")
-    if len(text) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in text):
+    if CODE_PATTERN.fullmatch(text) is None:
         raise WebError(f"no table has the code {code[:20]!r}", 404, "unknown_table")
     return text
 
