@@ -434,7 +434,11 @@ def percentiles(values_ms) -> dict:
     if not len(values_ms):
         return {"p50_ms": None, "p99_ms": None, "p999_ms": None}
     p50, p99, p999 = np.percentile(values_ms, [50, 99, 99.9])
-    return {"p50_ms": round(float(p50), 2), "p99_ms": round(float(p99), 2), "p999_ms": round(float(p999), 2)}
+    return {
+        "p50_ms": round(float(p50), 2),
+        "p99_ms": round(float(p99), 2),
+        "p999_ms": round(float(p999), 2),
+    }
 
 
 def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
@@ -453,16 +457,21 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
     out["bytes_per_move_by_type"] = {k: round(v / per, 1) for k, v in by_type.items()}
     out["server_cpu_ms_per_move"] = round(out["server_cpu_s"] * 1000 / per, 3)
     (u0, s0), (u1, s1) = before["user_sys_s"], after["user_sys_s"]
-    out["server0_user_sys_ms_per_move"] = [round((u1 - u0) * 1000 / per, 3), round((s1 - s0) * 1000 / per, 3)]
+    out["server0_user_sys_ms_per_move"] = [
+        round((u1 - u0) * 1000 / per, 3),
+        round((s1 - s0) * 1000 / per, 3),
+    ]
     self_cpu = sum(a["cpu_s"] for a in after["stats"]) - sum(b["cpu_s"] for b in before["stats"])
     out["server_self_cpu_ms_per_move"] = round(self_cpu * 1000 / per, 3)
     db = {k: 0 for k in before["stats"][0]["db"]}
-    for a, b in zip(after["stats"], before["stats"]):
+    for a, b in zip(after["stats"], before["stats"], strict=True):
         for k in db:
             db[k] += a["db"][k] - b["db"][k]
     out["db_per_move"] = {k: round(v / per, 2) for k, v in db.items()}
     if pg_cpu:
-        out["postgres_cpu_ms_per_move"] = round((after["pg_cpu_s"] - before["pg_cpu_s"]) * 1000 / per, 3)
+        out["postgres_cpu_ms_per_move"] = round(
+            (after["pg_cpu_s"] - before["pg_cpu_s"]) * 1000 / per, 3
+        )
     return out
 
 
@@ -478,12 +487,17 @@ def profile_top(path: Path, top: int = 15) -> dict:
             continue
         n = int(count)
         total += n
-        frames = [f.split(" (")[0] + " (" + f.split(" (")[-1].split(":")[0].rsplit("/", 1)[-1] + ")"
-                  for f in stack.split(";")]
+        frames = [
+            f.split(" (")[0] + " (" + f.split(" (")[-1].split(":")[0].rsplit("/", 1)[-1] + ")"
+            for f in stack.split(";")
+        ]
         leaf[frames[-1]] += n
         for f in set(frames):
             inclusive[f] += n
-    share = lambda c: [[f, round(100 * n / max(total, 1), 1)] for f, n in c.most_common(top)]
+
+    def share(c: Counter) -> list:
+        return [[f, round(100 * n / max(total, 1), 1)] for f, n in c.most_common(top)]
+
     return {"samples": total, "self_pct": share(leaf), "inclusive_pct": share(inclusive)}
 
 
@@ -638,7 +652,7 @@ def main() -> int:
                 spy.append(
                     subprocess.Popen(
                         [exe, "record", "--pid", str(servers[0].proc.pid), "--format", "raw",
-                         "--rate", "250", "--duration", str(int(args.seconds)),
+                         "--rate", "250", "--gil", "--duration", str(int(args.seconds)),
                          "--output", args.profile],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                     )
@@ -651,6 +665,7 @@ def main() -> int:
             if postmaster is not None:
                 row["pg_cpu_s"] = process_cpu(postmaster, children=True)
             meters.append((time.perf_counter(), row))
+
         for srv in servers:
             stack.callback(srv.kill)
             srv.start()

@@ -18,9 +18,7 @@ def trips_of(client, code, token, action, state, act):
     return reply, trips.since(before)
 
 
-def test_a_move_and_its_cpu_moves_are_one_transaction_of_two_statements(
-    client, new_table, act, db
-):
+def test_a_move_and_its_cpu_moves_are_one_transaction_of_two_statements(client, new_table, act, db):
     """A score (the CPU seat then plays its whole turn) and a re-roll: each one transaction
     of at most two statements (the table's row, the log's rows), no read first; on
     PostgreSQL two round trips (BEGIN and the statements pipelined, then COMMIT)."""
@@ -93,12 +91,11 @@ def test_the_guard_refuses_a_stale_rev_and_writes_nothing(db):
     storage = open_storage(db)
     try:
         tables = Tables(storage)
-        table, tokens = tables.create({"seats": ["human", "easy"]}, "1.2.3.4", None)
+        table, _tokens = tables.create({"seats": ["human", "easy"]}, "1.2.3.4", None)
         rev = storage.table_rev(table.code)
-        with pytest.raises(StaleCopy):
-            with storage.lock_table(table.code, optimistic=True) as lock:
-                lock.rev = rev - 1  # a copy one change behind
-                storage.append_actions(table.code, 0, 0, [(0, 5, None)])
+        with pytest.raises(StaleCopy), storage.lock_table(table.code, optimistic=True) as lock:
+            lock.rev = rev - 1  # a copy one change behind
+            storage.append_actions(table.code, 0, 0, [(0, 5, None)])
         assert storage.table_rev(table.code) == rev
         assert storage.load_table(table.code)["actions"] == {}
         with storage.lock_table(table.code, optimistic=True) as lock:
@@ -159,7 +156,7 @@ def test_moves_queued_together_commit_together(tmp_path):
     from yahtzee_env.web.storage import open_storage
     from yahtzee_env.web.tables import Tables, WebError
 
-    results, batcher, tables, storage, spent, made = batch_of_moves(tmp_path, 6)
+    results, batcher, _tables, storage, spent, made = batch_of_moves(tmp_path, 6)
     assert batcher.batches == 1 and batcher.moves == 6
     assert spent["transactions"] == 1, spent
     assert isinstance(results[0], WebError) and results[0].code == "stale_seq"
@@ -176,7 +173,7 @@ def test_a_batch_whose_commit_fails_acknowledges_none_of_its_moves(tmp_path):
     from yahtzee_env.web.storage import open_storage
     from yahtzee_env.web.tables import Tables
 
-    results, batcher, tables, storage, spent, made = batch_of_moves(tmp_path, 4, True)
+    results, _batcher, tables, storage, _spent, made = batch_of_moves(tmp_path, 4, True)
     assert all(isinstance(r, Exception) for r in results), results
     assert not any(t.code in tables.loaded for t, _ in made)
     assert [len(tables.load(t.code).log) for t, _ in made] == [0] * 4

@@ -92,7 +92,7 @@ def route_list(bench_stats: bool = False) -> list:
     """Every route of the server, and its handler (``bench_stats``: and
     ``GET /api/bench-stats``, what the process has spent, for the load benchmark)."""
     extra = [Route("/api/bench-stats", http.bench_stats)] if bench_stats else []
-    return extra + [
+    routes = [
         Route("/", http.page),
         Route("/t/{code}", http.page),
         Route("/stats", http.page),
@@ -123,6 +123,7 @@ def route_list(bench_stats: bool = False) -> list:
         WebSocketRoute("/ws/{code}", table_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
+    return [*extra, *routes]
 
 
 def create_app(

@@ -27,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables import Tables
 
-MAX_BATCH = 16  # moves handed to the worker thread at once (each waits for the batch: keep it short)
+MAX_BATCH = 16  # moves handed to the worker at once (each waits for its batch: keep it short)
 
 
 class MoveBatcher:
@@ -36,7 +36,7 @@ class MoveBatcher:
     def __init__(self, storage: Storage, tables: Tables, max_batch: int = MAX_BATCH) -> None:
         self.storage, self.tables, self.max_batch = storage, tables, max_batch
         self.queue: list[tuple[str, Callable[[str], Any], asyncio.Future]] = []
-        self.draining = False
+        self.draining: asyncio.Future | None = None  # the drain task, while it runs
         self.batches = self.moves = 0  # how many batches ran, and their moves (the bench)
 
     async def run(self, code: str, work: Callable[[str], Any]) -> Any:
@@ -44,9 +44,8 @@ class MoveBatcher:
         holds the table's lock."""
         future = asyncio.get_running_loop().create_future()
         self.queue.append((code, work, future))
-        if not self.draining:
-            self.draining = True
-            asyncio.ensure_future(self.drain())
+        if self.draining is None:
+            self.draining = asyncio.ensure_future(self.drain())
         return await future
 
     async def drain(self) -> None:
@@ -54,7 +53,7 @@ class MoveBatcher:
             while self.queue:
                 batch, self.queue = self.queue[: self.max_batch], self.queue[self.max_batch :]
                 results = await run_in_threadpool(self.run_batch, batch)
-                for (_, _, future), (ok, value) in zip(batch, results):
+                for (_, _, future), (ok, value) in zip(batch, results, strict=True):
                     if future.done():  # its caller went away (the socket closed)
                         continue
                     if ok:
@@ -62,7 +61,7 @@ class MoveBatcher:
                     else:
                         future.set_exception(value)
         finally:
-            self.draining = False
+            self.draining = None
 
     def run_batch(self, batch: list) -> list[tuple[bool, Any]]:
         """Each move's ``(True, result)`` or ``(False, exception)`` (in a worker thread)."""

@@ -86,7 +86,6 @@ class Fanout:
         head = f'{{"type":"{kind}",' + (f'"id":{encode(msg_id)},' if kind == "ack" else "")
         return f'{head}"state":{self.encoded[1]}}}'
 
-
     def presence_changed(self, code: str, connected: frozenset[int], skip: Client | None) -> None:
         message = {"type": "presence", "connected": sorted(connected)}
         self.hub.broadcast(code, message, skip=skip)

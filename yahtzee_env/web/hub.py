@@ -33,6 +33,7 @@ except ModuleNotFoundError:  # pragma: no cover - without the web extra's orjson
         """A message as compact JSON text."""
         return json.dumps(message, separators=(",", ":"))
 
+
 CLOSE_BINARY = 1003  # binary frames are not accepted (standard "unsupported data")
 CLOSE_SLOW = 4008  # the socket fell behind: its send queue is full
 CLOSE_ORIGIN = 4403  # the handshake came from another site

@@ -447,14 +447,16 @@ class Storage:
             found = TABLE_UPDATE.match(text)
             if found and params[-1] == lock.code:
                 names = [a.split(" = ")[0] for a in found.group(1).split(", ")]
-                fields.update(zip(names, params[:-1]))
+                fields.update(zip(names, params[:-1], strict=True))
             else:
                 rest.append((text, params))
         sets = ", ".join(f"{name} = ?" for name in fields)
         text = f"UPDATE tables SET {sets} WHERE code = ? AND rev = ? RETURNING "
         params: tuple = (*fields.values(), lock.code, lock.rev)
         if self.multi_process and origin is not None:
-            payload = f"{lock.code} {lock.rev + 1} {origin}" + (f" {lock.news}" if lock.news else "")
+            payload = f"{lock.code} {lock.rev + 1} {origin}" + (
+                f" {lock.news}" if lock.news else ""
+            )
             text += "pg_notify(?, ?) AS notified"
             params += (NOTIFY_CHANNEL, payload)
         else:
