@@ -34,6 +34,19 @@ the next server, and the report gives the fan-out: from a move's send on one ser
 state arriving at the other server's socket. The crash check then kills server 0 and reads
 every table from server 1, without a restart.
 
+The server alone (issue 33): ``--server-cpus 0 --client-cpus 1`` pins the servers (and a
+``--db local-postgres`` cluster) and this load generator to separate CPUs; the report's
+``server`` part gives, over the measured window, the servers' CPU time per acknowledged move
+(by the kernel's accounting of the server processes, ``/proc/PID/stat``, and by the
+server's own ``getrusage`` through ``GET /api/bench-stats``, which ``yahtzee serve
+--bench-stats`` turns on), moves a second, the database round trips, statements and
+transactions per move (counted by the storage layer, `storage.Trips`), and the bytes of the
+server's messages per move; p50/p99/p99.9 of the round trips. ``--profile FILE`` samples
+server 0 with py-spy (the thread holding the GIL) over the window and reports its top
+frames. ``--no-crash`` skips the ``kill -9`` check.
+
+    python experiments/bench_web.py --players 1000 --think 1.0 --ramp 5 \
+        --server-cpus 0 --client-cpus 1
     nice -n 15 python experiments/bench_web.py --players 200 --seconds 20
     nice -n 15 python experiments/bench_web.py --players 200 --db local-postgres --servers 2
     nice -n 15 python experiments/bench_web.py --players 200 --seconds 20 --slow-sockets 10
@@ -569,6 +582,9 @@ def main() -> int:
         "--no-crash", action="store_true", help="skip the kill -9 check after the load"
     )
     parser.add_argument(
+        "--batch-moves", action="store_true", help="run the servers with --batch-moves"
+    )
+    parser.add_argument(
         "--profile",
         default=None,
         metavar="FILE",
@@ -629,7 +645,11 @@ def main() -> int:
         servers = [
             LocalServer(
                 db,
-                ["--trust-proxy", "--bench-stats"],
+                [
+                    "--trust-proxy",
+                    "--bench-stats",
+                    *(["--batch-moves"] if args.batch_moves else []),
+                ],
                 log=Path(tmp) / f"server{i}.log",
                 cpus=args.server_cpus,
             )
@@ -705,6 +725,7 @@ def main() -> int:
             **percentiles(lat),
             "errors": errors,
             "command": " ".join(sys.argv[1:]),
+            "batch_moves": args.batch_moves,
             "server_cpus": sorted(args.server_cpus) if args.server_cpus else None,
             "client_cpus": sorted(args.client_cpus) if args.client_cpus else None,
             "load_average": [round(x, 2) for x in os.getloadavg()],

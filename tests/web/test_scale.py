@@ -180,3 +180,24 @@ def test_a_batch_whose_commit_fails_acknowledges_none_of_its_moves(tmp_path):
     storage.close()
     again = Tables(open_storage(tmp_path / "web.sqlite3"))
     assert [len(again.load(t.code).log) for t, _ in made] == [0] * 4
+
+
+@pytest.mark.backends("sqlite")
+def test_a_server_with_batch_moves_plays_a_game_through_the_batcher(db, new_table, play_out):
+    """``create_app(batch_moves=True)`` (``yahtzee serve --batch-moves``): the moves go
+    through the batcher, each answered after its batch's commit; the game plays to its end,
+    a stale move is still refused, and a new server on the file has every move."""
+    from starlette.testclient import TestClient
+
+    from yahtzee_env.web.app import create_app
+
+    with TestClient(create_app(db, batch_moves=True)) as c:
+        code, tokens, state = new_table(c, ("human", "medium"))
+        end = play_out(c, code, tokens["0"], state=state)
+        assert end["over"]
+        batcher = c.app.state.service.batcher
+        assert batcher.moves >= 13 and batcher.batches >= 1
+        body = {"seat": 0, "token": tokens["0"], "seq": 0, "game": 0, "action": {"type": "roll"}}
+        assert c.post(f"/api/tables/{code}/act", json=body).status_code == 409
+    with TestClient(create_app(db)) as again:
+        assert again.get(f"/api/tables/{code}").json()["seq"] == end["seq"]

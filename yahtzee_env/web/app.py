@@ -30,6 +30,8 @@ of the session's) and no token is handed out or needed; API clients use the toke
     POST /api/games/CODE-IDX     {player, tokens: {seat: token}}  the review of a finished
                                           game (403 unless seated there or the table is public)
     GET  /healthz                         200 while the process is up
+    GET  /api/bench-stats                 only with ``yahtzee serve --bench-stats``: the
+                                          process's CPU seconds and database round trips
     GET  /readyz                          200 if the database answers and its schema is
                                           this program's, else 503 (for a load balancer)
 
@@ -136,6 +138,7 @@ def create_app(
     prewarm: bool = False,
     clock: Callable[[], float] | None = None,
     bench_stats: bool = False,
+    batch_moves: bool = False,
 ) -> Starlette:
     """The ASGI app over the database at ``db_path``: a SQLite file, a ``postgresql://``
     URL, or an open `Storage`. Its server object is ``app.state.service``.
@@ -148,11 +151,16 @@ def create_app(
     whose ``X-Forwarded-For`` gives the client address. ``prewarm``: load (or solve) the
     official rules' coach table at start-up. ``clock``: the wall clock of the turn deadlines
     (tests move it; default `time.time`). ``bench_stats``: serve ``GET /api/bench-stats``
-    (the process's CPU time and the storage's round trips; off by default)."""
+    (the process's CPU time and the storage's round trips; off by default).
+    ``batch_moves``: the moves that arrive together at tables in memory run in one
+    worker-thread call and, on SQLite, commit in one transaction (`batch.MoveBatcher`;
+    off by default)."""
     storage = db_path if isinstance(db_path, Storage) else open_storage(db_path)
     origins = frozenset(o.rstrip("/") for o in allowed_origins)
     hosts = None if allowed_hosts is None else frozenset(h.strip().lower() for h in allowed_hosts)
-    service = Service(storage, limits, origins=origins, hosts=hosts, clock=clock)
+    service = Service(
+        storage, limits, origins=origins, hosts=hosts, clock=clock, batch_moves=batch_moves
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app):

@@ -7,13 +7,15 @@ under load those, not the game, are much of a move's cost. `MoveBatcher.run` que
 (its caller holds the table's lock, `locks.TableLocks`: at most one piece per table is
 queued, so each table's order is kept) and one drain task hands everything queued to a worker
 thread at once, batch after batch, one batch at a time. The batch runs inside
-`Storage.group`: each move's optimistic block (`Tables.optimistically`) writes in the group's
-transaction, and every move of the batch is answered only after the group's COMMIT, so a
-move is still acknowledged only once it is committed. A move that fails (a refused intent, a
-table gone) fails alone; a COMMIT that fails fails the batch's every move, and their tables'
-copies in memory, which may be ahead of the database, are dropped (rebuilt at their next
-use). Work that may take long (a table not in memory, a table with the coach) does not come
-here: it runs in its own thread (`locks.TableLocks.run`), so it never holds up the others.
+`Storage.group`: each move's optimistic block (`Tables.optimistically`) computes without
+holding the database, its writes are held back, and the group commits them all in one
+transaction at the end (holding SQLite's connection only for those statements); every move
+of the batch is answered only after that COMMIT, so a move is still acknowledged only once
+it is committed. A move that fails (a refused intent, a table gone) fails alone; a COMMIT
+that fails fails the batch's every move, and their tables' copies in memory, which may be
+ahead of the database, are dropped (rebuilt at their next use). Work that may take long (a
+table not in memory, a table with the coach) does not come here: it runs in its own thread
+(`locks.TableLocks.run`), so it never holds up the others.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from yahtzee_env.web.storage import Storage
+from yahtzee_env.web.storage import StaleCopy, Storage
 from yahtzee_env.web.tables import Tables
 
 MAX_BATCH = 16  # moves handed to the worker at once (each waits for its batch: keep it short)
@@ -69,7 +71,7 @@ class MoveBatcher:
         self.batches += 1
         self.moves += len(batch)
         try:
-            with self.storage.group():
+            with self.storage.group() as refused:
                 for code, work, _ in batch:
                     try:
                         results.append((True, work(code)))
@@ -79,6 +81,10 @@ class MoveBatcher:
             for code, _, _ in batch:
                 self.tables.loaded.pop(code, None)
             return [(False, err)] * len(batch)
+        for i, (code, _, _) in enumerate(batch):
+            if code in refused:  # its row had moved on (gone): nothing of it was written
+                self.tables.loaded.pop(code, None)
+                results[i] = (False, StaleCopy(f"table {code} changed meanwhile: try again"))
         return results
 
 

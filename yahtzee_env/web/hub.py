@@ -1,9 +1,11 @@
 """The open WebSockets of each table: a bounded send queue and a sender task per socket.
 
-`Hub.broadcast` never awaits a socket: it puts the message on each socket's queue
-(`anyio` memory stream, ``Limits.send_queue`` deep) and returns. Each socket's own sender
-task writes its queue out; a socket whose queue is full has stopped reading (or reads too
-slowly) and is closed with `CLOSE_SLOW`, so one stuck client only hurts itself.
+`Hub.broadcast` never awaits a socket: it puts the message on each socket's queue (a deque
+of at most ``Limits.send_queue`` messages, and an event that wakes the sender) and returns.
+Each socket's own sender task writes its queue out; a socket whose queue is full has
+stopped reading (or reads too slowly) and is closed with `CLOSE_SLOW`, so one stuck client
+only hurts itself. A message is encoded once for all the sockets it goes to (`encode`:
+orjson, compact), not once per socket.
 
 Close codes (the page and the tests read them; the close ``reason`` says it in words) are
 the ``CLOSE_*`` constants below; 1007 (invalid UTF-8) and 1009 (frame too big) come from

@@ -143,6 +143,7 @@ async def bench_stats(request: Request) -> Response:
             "cpu_s": usage.ru_utime + usage.ru_stime,
             "db": service.storage.trips.snapshot(),
             "sockets": service.hub.count(),
+            "tables_in_memory": len(service.tables.loaded),
         }
     )
 

@@ -32,6 +32,14 @@ processes' notifications to a callback, and says when it had to reconnect. Reads
 queries (`load_table`, `table_changes`) and the writes of one change go to PostgreSQL in one
 round trip each (psycopg's pipeline mode).
 
+A move (issue 33) takes the optimistic path of `lock_table`: no lock and no read first; its
+writes are held back and committed as one transaction of two statements, an UPDATE of the
+table's row guarded by the ``rev`` of the server's copy (with the clock and the notification
+folded in) and the log's rows; a row that moved on refuses it (`StaleCopy`, nothing
+written) and the server goes again under the lock. `Storage.group` (SQLite) commits the
+moves of a batch (`batch.MoveBatcher`) in one transaction. `Trips` counts what the storage
+asks of its database (round trips, statements, transactions), where it asks.
+
 The schema is versioned (migrations only ever grow, one transaction each: SQLite counts them in
 ``PRAGMA user_version``, PostgreSQL in the ``schema_version`` table, under an advisory lock so
 that instances starting together migrate once). Tokens (players' and seats') are stored as
@@ -370,10 +378,8 @@ class Storage:
 
     @contextlib.contextmanager
     def _joined(self, conn) -> Iterator[Any]:
-        """A new transaction on ``conn``, this thread's open one until the block ends
-        (inside a `group`: a savepoint of the group's transaction)."""
-        group = getattr(self._local, "group", None)
-        with self._transaction(conn) if group is None else self._savepoint(self._group_conn()):
+        """A new transaction on ``conn``, this thread's open one until the block ends."""
+        with self._transaction(conn):
             self._local.conn = conn
             try:
                 yield conn
@@ -391,31 +397,17 @@ class Storage:
             yield conn
 
     @contextlib.contextmanager
-    def group(self) -> Iterator[None]:
-        """Group commit (issue 33): the optimistic `lock_table` blocks run in this thread
-        inside the block commit together, in one transaction, when it ends (each block's
-        guarded UPDATE still applies only to its own table at its own rev; a block that
-        fails before writing leaves the others be). An exception out of the group itself
-        (its COMMIT failed) means none of them was committed. SQLite only (one process, one
-        connection, where a commit costs more than the statements); elsewhere each block
-        commits on its own."""
-        yield
-
-    def _group_conn(self):
-        """The connection of this thread's `group`, its transaction begun."""
-        raise NotImplementedError
-
-    @contextlib.contextmanager
-    def _savepoint(self, conn) -> Iterator[Any]:
-        self.trips.add(2, 0, 0)  # SAVEPOINT, and RELEASE (or ROLLBACK TO)
-        conn.execute("SAVEPOINT block")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK TO block")
-            conn.execute("RELEASE block")
-            raise
-        conn.execute("RELEASE block")
+    def group(self) -> Iterator[set[str]]:
+        """Group commit (issue 33): the writes of the optimistic `lock_table` blocks run in
+        this thread inside the block are held back and committed together, in one
+        transaction, when it ends; the database is not held meanwhile (other threads read
+        and write between). Yields the set of tables whose guarded UPDATE then found their
+        row moved on or gone: nothing of theirs was written (their callers must not take
+        the block as committed). An exception out of the group (a statement or the COMMIT
+        failed) means none of it was committed. SQLite only (one process, one connection,
+        where a commit costs more than the statements); elsewhere each block commits on its
+        own when it ends, and the set stays empty."""
+        yield set()
 
     def _tx(self, statements: Sequence[tuple[str, tuple]]) -> None:
         """Run ``statements`` in one transaction, committed before returning (or joining the
@@ -468,19 +460,13 @@ class Storage:
         UPDATE, then the rest; `StaleCopy` (and nothing written) if the row moved on."""
         guard, rest = self._guarded(lock, origin)
         group = getattr(self._local, "group", None)
-        with contextlib.ExitStack() as stack:
-            conn = group and self._group_conn()
-            if group is None:
-                conn = stack.enter_context(self._connection())
-                stack.enter_context(self._transaction(conn))
+        if group is not None:  # committed with the group's other blocks when it ends
+            group.append((lock.code, guard, rest))
+            return
+        with self._connection() as conn, self._transaction(conn):
             if not self._exec(conn, *guard):  # the first statement: nothing written yet
                 raise StaleCopy(f"table {lock.code} is no longer at rev {lock.rev}")
-            try:
-                self._write_all(conn, rest)
-            except BaseException as err:
-                if group is not None:  # half written: the whole group rolls back
-                    self._local.broken = err
-                raise
+            self._write_all(conn, rest)
 
     @contextlib.contextmanager
     def _optimistic(self, code: str, origin: str | None) -> Iterator[TableLock]:
@@ -1016,34 +1002,24 @@ class SQLiteStorage(Storage):
             yield self.db
 
     @contextlib.contextmanager
-    def group(self) -> Iterator[None]:
+    def group(self) -> Iterator[set[str]]:
         if getattr(self._local, "group", None) is not None or getattr(self._local, "conn", None):
             raise RuntimeError("a group does not go inside another transaction")
-        with self._connection() as conn:
-            self._local.group, self._local.broken, self._local.begun = conn, None, False
-            try:
-                yield
-                if self._local.broken is not None:
-                    raise RuntimeError("a block of the group failed half-way") from (
-                        self._local.broken
-                    )
-            except BaseException:
-                if self._local.begun:
-                    conn.execute("ROLLBACK")
-                raise
-            else:
-                if self._local.begun:
-                    conn.execute("COMMIT")
-            finally:
-                self._local.group = None
-
-    def _group_conn(self):
-        group = self._local.group
-        if not self._local.begun:  # the group's transaction begins at its first write
-            self.trips.add(2, 0, 1)  # BEGIN, and COMMIT or ROLLBACK
-            group.execute("BEGIN IMMEDIATE")
-            self._local.begun = True
-        return group
+        pending: list[tuple[str, tuple, list]] = []
+        refused: set[str] = set()
+        self._local.group = pending
+        try:
+            yield refused
+        finally:
+            self._local.group = None
+        if not pending:
+            return
+        with self._connection() as conn, self._transaction(conn):  # the lock: only for this
+            for code, guard, rest in pending:
+                if self._exec(conn, *guard):  # its first statement: nothing of it written yet
+                    self._write_all(conn, rest)
+                else:
+                    refused.add(code)
 
     def _read_version(self, conn) -> int:
         return int(conn.execute("PRAGMA user_version").fetchone()[0])
