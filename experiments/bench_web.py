@@ -588,7 +588,8 @@ def main() -> int:
         "--profile",
         default=None,
         metavar="FILE",
-        help="sample server 0 with py-spy over the metered window (collapsed stacks to FILE; "
+        help="sample server 0 with py-spy (pip install py-spy) over the metered window "
+        "(collapsed stacks to FILE; "
         "the top frames go in the report)",
     )
     parser.add_argument("--json", default=None, help="write the numbers here")
