@@ -34,6 +34,19 @@ the next server, and the report gives the fan-out: from a move's send on one ser
 state arriving at the other server's socket. The crash check then kills server 0 and reads
 every table from server 1, without a restart.
 
+The server alone (issue 33): ``--server-cpus 0 --client-cpus 1`` pins the servers (and a
+``--db local-postgres`` cluster) and this load generator to separate CPUs; the report's
+``server`` part gives, over the measured window, the servers' CPU time per acknowledged move
+(by the kernel's accounting of the server processes, ``/proc/PID/stat``, and by the
+server's own ``getrusage`` through ``GET /api/bench-stats``, which ``yahtzee serve
+--bench-stats`` turns on), moves a second, the database round trips, statements and
+transactions per move (counted by the storage layer, `storage.Trips`), and the bytes of the
+server's messages per move; p50/p99/p99.9 of the round trips. ``--profile FILE`` samples
+server 0 with py-spy (the thread holding the GIL) over the window and reports its top
+frames. ``--no-crash`` skips the ``kill -9`` check.
+
+    python experiments/bench_web.py --players 1000 --think 1.0 --ramp 5 \
+        --server-cpus 0 --client-cpus 1
     nice -n 15 python experiments/bench_web.py --players 200 --seconds 20
     nice -n 15 python experiments/bench_web.py --players 200 --db local-postgres --servers 2
     nice -n 15 python experiments/bench_web.py --players 200 --seconds 20 --slow-sockets 10
@@ -229,6 +242,18 @@ class Player:
         self.sent: dict[tuple[str, int], float] = {}  # (code, seq after the move) -> send time
         self.seen: dict[tuple[str, int], float] = {}  # (code, seq) -> arrival at the watcher
         self.watch_errors = 0
+        self.bytes_in = 0  # bytes of the server's messages received while metered
+        self.acks: list[float] = []  # when each recorded action's answer arrived
+        self.record_until = float("inf")  # the end of the metered window
+        self.bytes_by_type: Counter = Counter()
+
+    def received(self, raw) -> dict:
+        msg = json.loads(raw)
+        if self.record_after <= time.perf_counter() <= self.record_until:
+            size = len(raw.encode() if isinstance(raw, str) else raw)
+            self.bytes_in += size
+            self.bytes_by_type[msg.get("type")] += size
+        return msg
 
     async def watch(self, code: str) -> None:
         """A second socket on my table, at another server: when does each state arrive?"""
@@ -239,7 +264,7 @@ class Player:
         try:
             async with websockets.connect(url, max_size=2**22, additional_headers=headers) as ws:
                 async for raw in ws:
-                    msg = json.loads(raw)
+                    msg = self.received(raw)
                     if msg.get("type") == "state":
                         self.seen.setdefault((code, msg["state"]["seq"]), time.perf_counter())
         except (OSError, websockets.ConnectionClosed):
@@ -279,7 +304,7 @@ class Player:
                 if self.watch_url is not None:
                     watcher = asyncio.create_task(self.watch(code))
                     await asyncio.sleep(0.05)  # let it subscribe before the first move
-                state = json.loads(await ws.recv())["state"]
+                state = self.received(await ws.recv())["state"]
                 self.tables[code] = (state["version"], token, None)
                 msg_id = 0
                 while not state["over"] and not self.stop:
@@ -303,11 +328,12 @@ class Player:
                         )
                     )
                     while True:
-                        reply = json.loads(await ws.recv())
+                        reply = self.received(await ws.recv())
                         if reply.get("id") == msg_id:
                             break
                     if t0 >= self.record_after:
                         self.latencies.append(time.perf_counter() - t0)
+                        self.acks.append(time.perf_counter())
                     if reply["type"] != "ack":
                         self.errors += 1
                         self.tables[code] = (state["version"], token, None)
@@ -334,10 +360,12 @@ async def load(
     hostile=None,
     urls: list[str] | None = None,
     watchers: int = 0,
+    meter=None,
 ):
     """Run the crowd for ``seconds`` (round-trips are recorded after the ``ramp``-second
     arrival of the players), or until ``kill`` is called half-way. ``hostile(crowd)``
-    starts the attackers and returns the function that stops them."""
+    starts the attackers and returns the function that stops them. ``meter()`` is called
+    when the recording starts and when it ends (the server's spending between the two)."""
     t0 = time.perf_counter()
     urls = urls or [url]
     crowd = [
@@ -351,12 +379,20 @@ async def load(
     stop_hostile = hostile(crowd) if hostile else None
     start = time.perf_counter()
     killed_at = None
+    metered = meter is None
     while time.perf_counter() - start < seconds:
         await asyncio.sleep(0.2)
+        if not metered and time.perf_counter() >= t0 + ramp:
+            await asyncio.to_thread(meter)
+            metered = True
         if kill is not None and killed_at is None and time.perf_counter() - start > seconds / 2:
             kill()
             killed_at = time.perf_counter() - start
             break
+    if meter is not None:
+        await asyncio.to_thread(meter)
+        for p in crowd:
+            p.record_until = time.perf_counter()
     for p in crowd:
         p.stop = True
     if stop_hostile:
@@ -366,6 +402,116 @@ async def load(
         t.cancel()
     elapsed = killed_at if killed_at is not None else time.perf_counter() - start
     return crowd, elapsed, [t for t in done if t.exception() is not None]
+
+
+def cpu_list(text: str) -> set[int]:
+    """``0`` or ``0,1`` or ``0-3``: a set of CPU numbers."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        cpus.update(range(int(low), int(high or low) + 1))
+    return cpus
+
+
+def user_sys(pid: int) -> tuple[float, float]:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def process_cpu(pid: int, children: bool = False) -> float:
+    """CPU seconds (user + system) of process ``pid`` (and, with ``children``, of its
+    children: PostgreSQL's backends under the postmaster) by the kernel's accounting."""
+    pids = [pid]
+    if children:
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, IndexError):
+                if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    pids.append(int(stat.parent.name))
+    total = 0.0
+    for p in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def bench_stats(url: str) -> dict:
+    """The server's own account of what it spent (``yahtzee serve --bench-stats``)."""
+    req = urllib.request.Request(f"{url}/api/bench-stats", headers={"X-Forwarded-For": "10.99.0.1"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def percentiles(values_ms) -> dict:
+    if not len(values_ms):
+        return {"p50_ms": None, "p99_ms": None, "p999_ms": None}
+    p50, p99, p999 = np.percentile(values_ms, [50, 99, 99.9])
+    return {
+        "p50_ms": round(float(p50), 2),
+        "p99_ms": round(float(p99), 2),
+        "p999_ms": round(float(p999), 2),
+    }
+
+
+def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
+    """The servers' spending per acknowledged move in the metered window."""
+    (t0, before), (t1, after) = meters[0], meters[-1]
+    moves = sum(1 for p in crowd for at in p.acks if t0 <= at <= t1)
+    per = max(moves, 1)
+    out = {
+        "metered_s": round(t1 - t0, 2),
+        "moves": moves,
+        "moves_per_s": round(moves / max(t1 - t0, 1e-9), 1),
+        "server_cpu_s": round(sum(after["cpu_s"]) - sum(before["cpu_s"]), 3),
+        "bytes_per_move": round(sum(p.bytes_in for p in crowd) / per, 1),
+    }
+    by_type = sum((p.bytes_by_type for p in crowd), Counter())
+    out["bytes_per_move_by_type"] = {k: round(v / per, 1) for k, v in by_type.items()}
+    out["server_cpu_ms_per_move"] = round(out["server_cpu_s"] * 1000 / per, 3)
+    (u0, s0), (u1, s1) = before["user_sys_s"], after["user_sys_s"]
+    out["server0_user_sys_ms_per_move"] = [
+        round((u1 - u0) * 1000 / per, 3),
+        round((s1 - s0) * 1000 / per, 3),
+    ]
+    self_cpu = sum(a["cpu_s"] for a in after["stats"]) - sum(b["cpu_s"] for b in before["stats"])
+    out["server_self_cpu_ms_per_move"] = round(self_cpu * 1000 / per, 3)
+    db = {k: 0 for k in before["stats"][0]["db"]}
+    for a, b in zip(after["stats"], before["stats"], strict=True):
+        for k in db:
+            db[k] += a["db"][k] - b["db"][k]
+    out["db_per_move"] = {k: round(v / per, 2) for k, v in db.items()}
+    if pg_cpu:
+        out["postgres_cpu_ms_per_move"] = round(
+            (after["pg_cpu_s"] - before["pg_cpu_s"]) * 1000 / per, 3
+        )
+    return out
+
+
+def profile_top(path: Path, top: int = 15) -> dict:
+    """The top frames of a py-spy ``--format raw`` profile (collapsed stacks): by samples
+    on the stack (inclusive) and at its top (self), as shares of all samples."""
+    inclusive: Counter = Counter()
+    leaf: Counter = Counter()
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n = int(count)
+        total += n
+        frames = [
+            f.split(" (")[0] + " (" + f.split(" (")[-1].split(":")[0].rsplit("/", 1)[-1] + ")"
+            for f in stack.split(";")
+        ]
+        leaf[frames[-1]] += n
+        for f in set(frames):
+            inclusive[f] += n
+
+    def share(c: Counter) -> list:
+        return [[f, round(100 * n / max(total, 1), 1)] for f, n in c.most_common(top)]
+
+    return {"samples": total, "self_pct": share(leaf), "inclusive_pct": share(inclusive)}
 
 
 def main() -> int:
@@ -418,6 +564,34 @@ def main() -> int:
         default=50,
         help="with --servers above 1: players whose table is also watched from the next server",
     )
+    parser.add_argument(
+        "--server-cpus",
+        type=cpu_list,
+        default=None,
+        metavar="CPUS",
+        help="pin the servers (and a --db local-postgres cluster) to these CPUs (0 or 0,1)",
+    )
+    parser.add_argument(
+        "--client-cpus",
+        type=cpu_list,
+        default=None,
+        metavar="CPUS",
+        help="pin this load generator to these CPUs",
+    )
+    parser.add_argument(
+        "--no-crash", action="store_true", help="skip the kill -9 check after the load"
+    )
+    parser.add_argument(
+        "--batch-moves", action="store_true", help="run the servers with --batch-moves"
+    )
+    parser.add_argument(
+        "--profile",
+        default=None,
+        metavar="FILE",
+        help="sample server 0 with py-spy (pip install py-spy) over the metered window "
+        "(collapsed stacks to FILE; "
+        "the top frames go in the report)",
+    )
     parser.add_argument("--json", default=None, help="write the numbers here")
     args = parser.parse_args()
     if args.servers > 1 and args.db is None:
@@ -457,17 +631,62 @@ def main() -> int:
         tmp = stack.enter_context(tempfile.TemporaryDirectory())
         db: str | Path = Path(tmp) / "bench.sqlite3"
         backend = "sqlite"
+        own_cpus = os.sched_getaffinity(0)
+        pg = None
         if args.db == LOCAL_POSTGRES:
             from yahtzee_env.web.local_postgres import LocalPostgres
 
+            if args.server_cpus:  # the cluster's processes inherit the affinity
+                os.sched_setaffinity(0, args.server_cpus)
             pg = stack.enter_context(LocalPostgres())
+            os.sched_setaffinity(0, own_cpus)
             db, backend = pg.create_database("bench"), "postgresql (private cluster)"
         elif args.db is not None:
             db, backend = args.db, "postgresql"
         servers = [
-            LocalServer(db, ["--trust-proxy"], log=Path(tmp) / f"server{i}.log")
+            LocalServer(
+                db,
+                [
+                    "--trust-proxy",
+                    "--bench-stats",
+                    *(["--batch-moves"] if args.batch_moves else []),
+                ],
+                log=Path(tmp) / f"server{i}.log",
+                cpus=args.server_cpus,
+            )
             for i in range(args.servers)
         ]
+        if args.client_cpus:
+            os.sched_setaffinity(0, args.client_cpus)
+        postmaster = None
+        if pg is not None:
+            postmaster = int((pg.dir / "data" / "postmaster.pid").read_text().split()[0])
+        meters: list = []
+        spy: list = []
+
+        def meter():
+            if args.profile and not meters:
+                import shutil
+                import subprocess
+
+                exe = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+                spy.append(
+                    subprocess.Popen(
+                        [exe, "record", "--pid", str(servers[0].proc.pid), "--format", "raw",
+                         "--rate", "250", "--gil", "--duration", str(int(args.seconds)),
+                         "--output", args.profile],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    )
+                )  # fmt: skip
+            row = {
+                "cpu_s": [srv.cpu_seconds() for srv in servers],
+                "user_sys_s": user_sys(servers[0].proc.pid),
+                "stats": [bench_stats(srv.url) for srv in servers],
+            }
+            if postmaster is not None:
+                row["pg_cpu_s"] = process_cpu(postmaster, children=True)
+            meters.append((time.perf_counter(), row))
+
         for srv in servers:
             stack.callback(srv.kill)
             srv.start()
@@ -486,6 +705,7 @@ def main() -> int:
                 hostile if (args.slow_sockets or args.fresh_connections) else None,
                 urls,
                 args.watchers,
+                meter,
             )
         )
         lat = np.array([x for p in crowd for x in p.latencies]) * 1000
@@ -503,10 +723,18 @@ def main() -> int:
             "games": games,
             "games_per_s": round(games / elapsed, 2),
             "actions_per_s": round(lat.size / elapsed, 1),
-            "p50_ms": round(float(np.percentile(lat, 50)), 2) if lat.size else None,
-            "p99_ms": round(float(np.percentile(lat, 99)), 2) if lat.size else None,
+            **percentiles(lat),
             "errors": errors,
+            "command": " ".join(sys.argv[1:]),
+            "batch_moves": args.batch_moves,
+            "server_cpus": sorted(args.server_cpus) if args.server_cpus else None,
+            "client_cpus": sorted(args.client_cpus) if args.client_cpus else None,
+            "load_average": [round(x, 2) for x in os.getloadavg()],
+            "server": spending(meters, crowd, postmaster is not None),
         }
+        if spy:
+            spy[0].wait(60)
+            result["profile"] = profile_top(Path(args.profile))
         if args.servers > 1:
             fan = []
             for p in crowd:  # a move's state, or a newer one (pushes coalesce), at the watcher
@@ -520,8 +748,7 @@ def main() -> int:
                 "watched_players": min(args.watchers, args.players),
                 "moves": expected,
                 "arrived": int(fan_ms.size),
-                "p50_ms": round(float(np.percentile(fan_ms, 50)), 2) if fan_ms.size else None,
-                "p99_ms": round(float(np.percentile(fan_ms, 99)), 2) if fan_ms.size else None,
+                **percentiles(fan_ms),
                 "max_ms": round(float(fan_ms.max()), 2) if fan_ms.size else None,
                 "watch_errors": sum(p.watch_errors for p in crowd),
             }
@@ -547,6 +774,10 @@ def main() -> int:
                 "by_status": {str(k): v for k, v in sorted(statuses.items(), key=str)},
             }
         print(json.dumps(result, indent=1), flush=True)
+        if args.no_crash:
+            if args.json:
+                Path(args.json).write_text(json.dumps(result, indent=1))
+            return 0
         # ---- phase 2: kill -9 mid-load; restart (one server) or read from the next one
         crowd, _, _ = asyncio.run(
             load(

@@ -109,6 +109,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default 12)",
     )
     parser.add_argument(
+        "--bench-stats",
+        action="store_true",
+        help="also serve GET /api/bench-stats: this process's CPU time and its database "
+        "round trips, for experiments/bench_web.py (off by default)",
+    )
+    parser.add_argument(
+        "--batch-moves",
+        action="store_true",
+        help="run the moves that arrive together in one worker-thread call and, on SQLite, "
+        "commit them in one transaction (group commit; each is answered after that commit)",
+    )
+    parser.add_argument(
         "--header-timeout",
         type=positive_float,
         default=10.0,
@@ -208,6 +220,8 @@ def run(args: argparse.Namespace) -> int:
         "allowed_hosts": allowed_hosts(args),
         "trust_proxy": args.trust_proxy,
         "prewarm": True,
+        "bench_stats": args.bench_stats,
+        "batch_moves": args.batch_moves,
     }
     limits = {
         "expire_idle_s": args.expire_after * 86_400,

@@ -38,6 +38,8 @@ of the session's) and no token is handed out or needed; API clients use the toke
     POST /api/games/CODE-IDX     {player, tokens: {seat: token}}  the review of a finished
                                           game (403 unless seated there or the table is public)
     GET  /healthz                         200 while the process is up
+    GET  /api/bench-stats                 only with ``yahtzee serve --bench-stats``: the
+                                          process's CPU seconds and database round trips
     GET  /readyz                          200 if the database answers and its schema is
                                           this program's, else 503 (for a load balancer)
 
@@ -98,9 +100,11 @@ from yahtzee_env.web.storage import Storage, open_storage
 POST = ["POST"]
 
 
-def route_list() -> list:
-    """Every route of the server, and its handler."""
-    return [
+def route_list(bench_stats: bool = False) -> list:
+    """Every route of the server, and its handler (``bench_stats``: and
+    ``GET /api/bench-stats``, what the process has spent, for the load benchmark)."""
+    extra = [Route("/api/bench-stats", http.bench_stats)] if bench_stats else []
+    routes = [
         Route("/", http.page),
         Route("/t/{code}", http.page),
         Route("/stats", http.page),
@@ -146,6 +150,7 @@ def route_list() -> list:
         WebSocketRoute("/ws/{code}", table_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
+    return [*extra, *routes]
 
 
 def create_app(
@@ -157,6 +162,8 @@ def create_app(
     trust_proxy: str | None = None,
     prewarm: bool = False,
     clock: Callable[[], float] | None = None,
+    bench_stats: bool = False,
+    batch_moves: bool = False,
 ) -> Starlette:
     """The ASGI app over the database at ``db_path``: a SQLite file, a ``postgresql://``
     URL, or an open `Storage`. Its server object is ``app.state.service``.
@@ -168,11 +175,17 @@ def create_app(
     against DNS rebinding. ``trust_proxy``: the proxy addresses (comma-separated, or ``*``)
     whose ``X-Forwarded-For`` gives the client address. ``prewarm``: load (or solve) the
     official rules' coach table at start-up. ``clock``: the wall clock of the turn deadlines
-    (tests move it; default `time.time`)."""
+    (tests move it; default `time.time`). ``bench_stats``: serve ``GET /api/bench-stats``
+    (the process's CPU time and the storage's round trips; off by default).
+    ``batch_moves``: the moves that arrive together at tables in memory run in one
+    worker-thread call and, on SQLite, commit in one transaction (`batch.MoveBatcher`;
+    off by default)."""
     storage = db_path if isinstance(db_path, Storage) else open_storage(db_path)
     origins = frozenset(o.rstrip("/") for o in allowed_origins)
     hosts = None if allowed_hosts is None else frozenset(h.strip().lower() for h in allowed_hosts)
-    service = Service(storage, limits, origins=origins, hosts=hosts, clock=clock)
+    service = Service(
+        storage, limits, origins=origins, hosts=hosts, clock=clock, batch_moves=batch_moves
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -191,7 +204,7 @@ def create_app(
         from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
         middleware.insert(0, Middleware(ProxyHeadersMiddleware, trusted_hosts=trust_proxy))
-    app = Starlette(routes=route_list(), lifespan=lifespan, middleware=middleware)
+    app = Starlette(routes=route_list(bench_stats), lifespan=lifespan, middleware=middleware)
     app.state.service = service
     return app
 

@@ -27,7 +27,7 @@ import contextlib
 import logging
 from typing import Any
 
-from yahtzee_env.web.hub import Client, Hub
+from yahtzee_env.web.hub import Client, Hub, encode
 from yahtzee_env.web.locks import TableLocks
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables import Tables, WebError
@@ -47,6 +47,7 @@ class Fanout:
         self.opening: dict[str, int] = {}  # code -> sockets opening now (bounded by the slots)
         self.missed: dict[str, int | None] = {}  # code -> newest rev heard meanwhile (None: any)
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.encoded: tuple[dict[str, Any] | None, str] = (None, "")  # the last state's text
         hub.on_presence = self.presence_changed
         self.spectators = None  # `spectators.Spectators`: the states go to them too
 
@@ -73,9 +74,11 @@ class Fanout:
         code, pushed = state["code"], self.pushed
         if pushed.get(code, -1) >= state["rev"] and skip is None:
             return
-        if self.audience(code):
+        clients = self.hub.clients.get(code, ())
+        if clients or self.audience(code):
             pushed[code] = max(pushed.get(code, -1), state["rev"])
-        self.hub.broadcast(code, {"type": "state", "state": state}, skip=skip)
+        if any(c is not skip for c in clients):
+            self.hub.broadcast(code, self.envelope("state", state), skip=skip)
         if self.spectators is not None:
             self.spectators.push(state)
 
@@ -83,6 +86,15 @@ class Fanout:
         """The sockets here that follow table ``code``: its own, and its spectators'."""
         watching = self.spectators.count(code) if self.spectators is not None else 0
         return self.hub.count(code) + watching
+
+    def envelope(self, kind: str, state: dict[str, Any], msg_id: Any = None) -> str:
+        """The JSON text of ``{"type": kind, ["id": msg_id,] "state": state}``, the state
+        encoded once (issue 33): its push to the table's other sockets and the ack to the
+        socket that made the change share the text (the last state encoded is kept)."""
+        if self.encoded[0] is not state:
+            self.encoded = (state, encode(state))
+        head = f'{{"type":"{kind}",' + (f'"id":{encode(msg_id)},' if kind == "ack" else "")
+        return f'{head}"state":{self.encoded[1]}}}'
 
     def presence_changed(self, code: str, connected: frozenset[int], skip: Client | None) -> None:
         message = {"type": "presence", "connected": sorted(connected)}

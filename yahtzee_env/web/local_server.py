@@ -33,9 +33,15 @@ class LocalServer:
     a pipe that a long run could fill). ``args``: more ``yahtzee serve`` options."""
 
     def __init__(
-        self, db: Path | str, args: list[str] | tuple[str, ...] = (), *, log: Path | None = None
+        self,
+        db: Path | str,
+        args: list[str] | tuple[str, ...] = (),
+        *,
+        log: Path | None = None,
+        cpus: set[int] | None = None,
     ) -> None:
         self.db, self.port, self.proc = db, free_port(), None
+        self.cpus = cpus  # pin the server to these CPUs (os.sched_setaffinity), if given
         self.args = list(args)  # more `yahtzee serve` flags
         self.url = f"http://127.0.0.1:{self.port}"
         if log is None:
@@ -48,8 +54,12 @@ class LocalServer:
     def start(self) -> None:
         cmd = [sys.executable, "-m", "yahtzee_env", "serve", "--port", str(self.port)]
         with open(self.log, "ab") as log:
+            cpus = self.cpus
             self.proc = subprocess.Popen(
-                [*cmd, "--db", str(self.db), *self.args], stdout=subprocess.DEVNULL, stderr=log
+                [*cmd, "--db", str(self.db), *self.args],
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
             )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -62,6 +72,16 @@ class LocalServer:
             except OSError:
                 time.sleep(0.1)
         raise RuntimeError("server did not start in 30 s")
+
+    def cpu_seconds(self) -> float:
+        """The CPU time (user + system) the server process has used so far, by the kernel's
+        accounting of it (``/proc/PID/stat``; its workers' too, while they run)."""
+        total = 0.0
+        for pid in [self.proc.pid, *self.children()] if self.proc is not None else []:
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
 
     def children(self) -> list[int]:
         """The ids of the server's child processes (``--workers N``: the workers)."""

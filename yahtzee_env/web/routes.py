@@ -157,6 +157,24 @@ async def healthz(request: Request) -> Response:
     return JSONResponse({"ok": True, "instance": request.app.state.service.tables.instance})
 
 
+async def bench_stats(request: Request) -> Response:
+    """What this process has spent (issue 33; only where `create_app`'s ``bench_stats`` is
+    on, for experiments/bench_web.py): its CPU seconds by its own accounting, and the
+    storage's counts of round trips, statements and transactions (`storage.Trips`)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    service = request.app.state.service
+    return JSONResponse(
+        {
+            "cpu_s": usage.ru_utime + usage.ru_stime,
+            "db": service.storage.trips.snapshot(),
+            "sockets": service.hub.count(),
+            "tables_in_memory": len(service.tables.loaded),
+        }
+    )
+
+
 async def readyz(request: Request) -> Response:
     storage = request.app.state.service.storage
     try:

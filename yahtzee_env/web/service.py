@@ -30,6 +30,7 @@ from starlette.concurrency import run_in_threadpool
 from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.account_care import AccountCare
 from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
+from yahtzee_env.web.batch import MoveBatcher
 from yahtzee_env.web.chat import Chat
 from yahtzee_env.web.fanout import Fanout
 from yahtzee_env.web.guard import RefusalLog
@@ -85,7 +86,8 @@ class Service:
     """Everything one server process holds, and the intents' handlers.
 
     ``clock``: the wall clock of the turn deadlines (tests move it). ``origins``: the other
-    origins whose pages may make moves; ``hosts``: the ``Host`` names answered (None: any)."""
+    origins whose pages may make moves; ``hosts``: the ``Host`` names answered (None: any).
+    ``batch_moves``: group the changes that arrive together (`run_change`; off by default)."""
 
     def __init__(
         self,
@@ -95,6 +97,7 @@ class Service:
         origins: frozenset[str] = frozenset(),
         hosts: frozenset[str] | None = None,
         clock: Callable[[], float] | None = None,
+        batch_moves: bool = False,
     ) -> None:
         self.storage = storage
         self.limits = limits = limits or Limits()
@@ -107,6 +110,7 @@ class Service:
         self.hub = Hub()
         self.locks = TableLocks()
         self.fanout = Fanout(self.hub, self.tables, self.locks)
+        self.batcher = MoveBatcher(storage, self.tables) if batch_moves else None
         self.slots = SocketSlots(limits)
         self.per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
         self.per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
@@ -323,7 +327,19 @@ class Service:
             table, first = done if isinstance(done, tuple) else (done, 0)
             return self.tables.state(table, first)
 
-        return self.fanout.publish(await self.locks.run(code, run), skip)
+        return self.fanout.publish(await self.run_change(code, run), skip)
+
+    async def run_change(self, code: Any, work: Callable[[str], Any]) -> Any:
+        """``work(code)`` under the table's lock, in a worker thread; with ``batch_moves``
+        (a database of one process, the table in memory, no coach) batched with the other
+        tables' changes (`batch.MoveBatcher`: one worker-thread call, one transaction)."""
+        code = clean_code(code)
+        table = self.tables.loaded.get(code)
+        batcher = self.batcher
+        if batcher is None or self.storage.multi_process or table is None or table.coach:
+            return await self.locks.run(code, work)
+        async with self.locks.hold(code):
+            return await batcher.run(code, work)
 
     async def start(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The host starts the table (its seat defaults to 0)."""

@@ -85,7 +85,7 @@ class TableSocket:
             await self.serve(state)
         finally:
             self.service.hub.remove(self.client)
-            self.client.outbox.close()
+            self.client.end()
             if self.slot == "anonymous":
                 self.service.slots.release_anonymous(self.address, self.client.code, self.who)
             else:
@@ -221,7 +221,7 @@ class TableSocket:
         kind = msg.get("type")
         if isinstance(kind, str) and kind in self.changes:
             state = await self.changes[kind](code, msg, session, skip=client)
-            client.push({"type": "ack", "id": msg_id, "state": state})
+            client.push(service.fanout.envelope("ack", state, msg_id))
         elif kind == "hint":
             reply = await service.hint(code, msg, session)
             client.push({"type": "hint", "id": msg_id, **reply})

@@ -32,6 +32,14 @@ processes' notifications to a callback, and says when it had to reconnect. Reads
 queries (`load_table`, `table_changes`) and the writes of one change go to PostgreSQL in one
 round trip each (psycopg's pipeline mode).
 
+A move (issue 33) takes the optimistic path of `lock_table`: no lock and no read first; its
+writes are held back and committed as one transaction of two statements, an UPDATE of the
+table's row guarded by the ``rev`` of the server's copy (with the clock and the notification
+folded in) and the log's rows; a row that moved on refuses it (`StaleCopy`, nothing
+written) and the server goes again under the lock. `Storage.group` (SQLite) commits the
+moves of a batch (`batch.MoveBatcher`) in one transaction. `Trips` counts what the storage
+asks of its database (round trips, statements, transactions), where it asks.
+
 The schema is versioned (migrations only ever grow, one transaction each: SQLite counts them in
 ``PRAGMA user_version``, PostgreSQL in the ``schema_version`` table, under an advisory lock so
 that instances starting together migrate once). Tokens (players' and seats') are stored as
@@ -332,23 +340,68 @@ class SchemaError(RuntimeError):
 
 class TableLock:
     """The state of one `Storage.lock_table` block: the table's ``rev`` when the lock was
-    taken (None: no such table) and, after a block that wrote, the ``rev`` it committed."""
+    taken (None: no such table) and, after a block that wrote, the ``rev`` it committed.
+    In an optimistic block, ``rev`` is the one the caller's copy is at (it sets it) and
+    ``pending`` the block's writes, held back until the block ends."""
 
-    def __init__(self, code: str, rev: int | None) -> None:
+    def __init__(self, code: str, rev: int | None, optimistic: bool = False) -> None:
         self.code, self.rev, self.wrote = code, rev, False
         self.news: str | None = None  # what changed, sent with the notification (`Tables`)
         self.unpublished: Exception | None = None  # why the notification failed, if it did
+        self.pending: list[tuple[str, tuple]] | None = [] if optimistic else None
+
+
+class StaleCopy(RuntimeError):
+    """An optimistic `Storage.lock_table` block's writes were not committed: the table is no
+    longer at the ``rev`` its copy was (another process moved it on, or deleted it)."""
+
+
+# "UPDATE tables SET a = ?, b = ? WHERE code = ?": merged into an optimistic block's one
+# guarded UPDATE of the table's row (`Storage._guarded`)
+TABLE_UPDATE = re.compile(r"UPDATE tables SET ((?:\w+ = \?)(?:, \w+ = \?)*) WHERE code = \?$")
+
+
+class Trips:
+    """What a storage has asked of its database, counted where it asks (issue 33):
+    ``round_trips`` (waits for the database's answer: every statement on SQLite, BEGIN and
+    COMMIT included; on PostgreSQL a pipeline of statements is one), ``statements`` (SQL
+    statements run, an ``executemany`` of many rows counting as one; BEGIN and COMMIT not
+    included) and ``transactions`` (committed or rolled back). Thread-safe."""
+
+    FIELDS = ("round_trips", "statements", "transactions")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.round_trips = self.statements = self.transactions = 0
+
+    def add(self, round_trips: int = 1, statements: int = 0, transactions: int = 0) -> None:
+        with self._lock:
+            self.round_trips += round_trips
+            self.statements += statements
+            self.transactions += transactions
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return {name: getattr(self, name) for name in self.FIELDS}
+
+    def since(self, before: dict[str, int]) -> dict[str, int]:
+        """The counts since the ``snapshot`` ``before``."""
+        now = self.snapshot()
+        return {name: now[name] - before[name] for name in self.FIELDS}
 
 
 class Storage:
     """The database of the web game (both backends). Thread-safe; every method commits
-    before it returns, except inside `lock_table`, whose block is one transaction."""
+    before it returns, except inside `lock_table`, whose block is one transaction.
+    ``trips`` counts what it asks of the database (`Trips`)."""
 
     dialect = "sqlite"
+    multi_process = False  # whether several processes may share the database
 
     def __init__(self) -> None:
         self._local = threading.local()  # .conn, .lock: this thread's open transaction
         self._sql_cache: dict[str, str] = {}
+        self.trips = Trips()
 
     # ------------------------------------------------------------------ backend hooks
     def _connection(self) -> contextlib.AbstractContextManager:
@@ -397,6 +450,7 @@ class Storage:
         return text
 
     def _exec(self, conn, text: str, params: tuple = ()) -> list[dict[str, Any]]:
+        self.trips.add(1, 1)
         cur = conn.execute(self.sql(text), params)
         if cur.description is None:
             return []
@@ -409,7 +463,13 @@ class Storage:
     def _write_all(self, conn, statements: Sequence[tuple[str, tuple]]) -> None:
         """Run ``statements`` in order, their results unread (PostgreSQL: one round trip);
         runs of the same statement go as one ``executemany``."""
+        sent = self._write_each(conn, statements)
+        self.trips.add(sent, sent)
+
+    def _write_each(self, conn, statements: Sequence[tuple[str, tuple]]) -> int:
+        """`_write_all`'s statements sent; returns how many (an executemany is one)."""
         batch: list[tuple] = []
+        sent = 0
         for i, (text, params) in enumerate(statements):
             batch.append(params)
             if i + 1 < len(statements) and statements[i + 1][0] == text:
@@ -419,6 +479,8 @@ class Storage:
             else:  # the rows of a move and its CPU moves
                 conn.cursor().executemany(self.sql(text), batch)
             batch = []
+            sent += 1
+        return sent
 
     @contextlib.contextmanager
     def _joined(self, conn) -> Iterator[Any]:
@@ -440,12 +502,29 @@ class Storage:
         with self._connection() as conn, self._joined(conn):
             yield conn
 
+    @contextlib.contextmanager
+    def group(self) -> Iterator[set[str]]:
+        """Group commit (issue 33): the writes of the optimistic `lock_table` blocks run in
+        this thread inside the block are held back and committed together, in one
+        transaction, when it ends; the database is not held meanwhile (other threads read
+        and write between). Yields the set of tables whose guarded UPDATE then found their
+        row moved on or gone: nothing of theirs was written (their callers must not take
+        the block as committed). An exception out of the group (a statement or the COMMIT
+        failed) means none of it was committed. SQLite only (one process, one connection,
+        where a commit costs more than the statements); elsewhere each block commits on its
+        own when it ends, and the set stays empty."""
+        yield set()
+
     def _tx(self, statements: Sequence[tuple[str, tuple]]) -> None:
         """Run ``statements`` in one transaction, committed before returning (or joining the
         transaction of the `lock_table` block around it)."""
+        lock = getattr(self._local, "lock", None)
+        if lock is not None and lock.pending is not None:  # optimistic: sent when it ends
+            lock.pending.extend(statements)
+            lock.wrote = True
+            return
         with self.transaction() as conn:
             self._write_all(conn, statements)
-            lock = getattr(self._local, "lock", None)
             if lock is not None:
                 lock.wrote = True
 
@@ -453,16 +532,86 @@ class Storage:
         with self._reading() as conn:
             return self._exec(conn, text, params)
 
+    def _guarded(
+        self, lock: TableLock, origin: str | None
+    ) -> tuple[tuple[str, tuple], list[tuple[str, tuple]]]:
+        """An optimistic block's writes as one guarded UPDATE of the table's row (its new
+        ``rev`` and every ``UPDATE tables SET ... WHERE code = ?`` of the block, only if the
+        row is still at ``lock.rev``; on PostgreSQL it also notifies the other processes,
+        at the commit) and the block's other statements, in their order."""
+        fields: dict[str, Any] = {"rev": lock.rev + 1}
+        rest = []
+        for text, params in lock.pending:
+            found = TABLE_UPDATE.match(text)
+            if found and params[-1] == lock.code:
+                names = [a.split(" = ")[0] for a in found.group(1).split(", ")]
+                fields.update(zip(names, params[:-1], strict=True))
+            else:
+                rest.append((text, params))
+        sets = ", ".join(f"{name} = ?" for name in fields)
+        text = f"UPDATE tables SET {sets} WHERE code = ? AND rev = ? RETURNING "
+        params: tuple = (*fields.values(), lock.code, lock.rev)
+        if self.multi_process and origin is not None:
+            payload = f"{lock.code} {lock.rev + 1} {origin}" + (
+                f" {lock.news}" if lock.news else ""
+            )
+            text += "pg_notify(?, ?) AS notified"
+            params += (NOTIFY_CHANNEL, payload)
+        else:
+            text += "rev"
+        return (text, params), rest
+
+    def _commit_pending(self, lock: TableLock, origin: str | None) -> None:
+        """Commit an optimistic block's writes in one transaction (`_guarded`): the guarded
+        UPDATE, then the rest; `StaleCopy` (and nothing written) if the row moved on."""
+        guard, rest = self._guarded(lock, origin)
+        group = getattr(self._local, "group", None)
+        if group is not None:  # committed with the group's other blocks when it ends
+            group.append((lock.code, guard, rest))
+            return
+        with self._connection() as conn, self._transaction(conn):
+            if not self._exec(conn, *guard):  # the first statement: nothing written yet
+                raise StaleCopy(f"table {lock.code} is no longer at rev {lock.rev}")
+            self._write_all(conn, rest)
+
     @contextlib.contextmanager
-    def lock_table(self, code: str, origin: str | None = None) -> Iterator[TableLock]:
+    def _optimistic(self, code: str, origin: str | None) -> Iterator[TableLock]:
+        lock = TableLock(code, None, optimistic=True)
+        self._local.lock = lock
+        try:
+            yield lock
+        finally:
+            self._local.lock = None
+        if lock.wrote:
+            if lock.rev is None:
+                raise RuntimeError("an optimistic block that writes sets lock.rev first")
+            self._commit_pending(lock, origin)
+            lock.rev += 1
+
+    @contextlib.contextmanager
+    def lock_table(
+        self, code: str, origin: str | None = None, *, optimistic: bool = False
+    ) -> Iterator[TableLock]:
         """A transaction holding table ``code``'s lock: no other process or thread changes
         the table until the block ends. Yields a `TableLock` with the table's ``rev``; if the
         block wrote, its commit moves ``rev`` on by one (``lock.rev`` is then the new one)
         and, with an ``origin``, the other processes are told (`notify`) right after the
         commit, on the same connection: no wait for another one from the pool. A failed
-        notification is kept in ``lock.unpublished`` (the change is committed all the same)."""
-        if getattr(self._local, "conn", None) is not None:
+        notification is kept in ``lock.unpublished`` (the change is committed all the same).
+
+        ``optimistic`` (issue 33): no lock and no read first. The caller sets ``lock.rev`` to
+        the rev of its copy of the table; the block's writes are held back and, when it
+        ends, committed in one transaction of (usually) two statements: an UPDATE of the
+        table's row that only applies while the row is at that rev (moving it on by one, and
+        on PostgreSQL notifying the others at the commit), then the rest (`_guarded`). If
+        the row has moved on, nothing is written and `StaleCopy` is raised: the caller
+        rebuilds its copy and tries again under the lock."""
+        if getattr(self._local, "conn", None) is not None or getattr(self._local, "lock", None):
             raise RuntimeError("lock_table blocks do not nest (nor go inside a transaction)")
+        if optimistic:
+            with self._optimistic(code, origin) as lock:
+                yield lock
+            return
         with self._connection() as conn:
             with self._joined(conn):
                 rows = self._exec(
@@ -977,6 +1126,7 @@ class SQLiteStorage(Storage):
 
     @contextlib.contextmanager
     def _transaction(self, conn):
+        self.trips.add(2, 0, 1)  # BEGIN, and COMMIT or ROLLBACK
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
@@ -989,6 +1139,26 @@ class SQLiteStorage(Storage):
     def _connection(self):
         with self.lock:
             yield self.db
+
+    @contextlib.contextmanager
+    def group(self) -> Iterator[set[str]]:
+        if getattr(self._local, "group", None) is not None or getattr(self._local, "conn", None):
+            raise RuntimeError("a group does not go inside another transaction")
+        pending: list[tuple[str, tuple, list]] = []
+        refused: set[str] = set()
+        self._local.group = pending
+        try:
+            yield refused
+        finally:
+            self._local.group = None
+        if not pending:
+            return
+        with self._connection() as conn, self._transaction(conn):  # the lock: only for this
+            for code, guard, rest in pending:
+                if self._exec(conn, *guard):  # its first statement: nothing of it written yet
+                    self._write_all(conn, rest)
+                else:
+                    refused.add(code)
 
     def _read_version(self, conn) -> int:
         return int(conn.execute("PRAGMA user_version").fetchone()[0])
@@ -1046,6 +1216,8 @@ class PostgresStorage(Storage):
         return out
 
     def _transaction(self, conn):
+        # BEGIN (sent at once outside a pipeline), and COMMIT or ROLLBACK
+        self.trips.add(1 if conn.pgconn.pipeline_status else 2, 0, 1)
         return conn.transaction()
 
     @contextlib.contextmanager
@@ -1075,18 +1247,34 @@ class PostgresStorage(Storage):
             return int(row["version"]) if row else 0
 
     def _exec_all(self, conn, queries: Sequence[tuple[str, tuple]]) -> list[list[dict]]:
+        self.trips.add(1, len(queries))
         with conn.pipeline():  # sent together, answered together: one round trip
             cursors = [conn.execute(self.sql(text), params) for text, params in queries]
         return [c.fetchall() for c in cursors]
 
     def _write_all(self, conn, statements: Sequence[tuple[str, tuple]]) -> None:
         with conn.pipeline():  # errors surface when the block ends, before the commit
-            super()._write_all(conn, statements)
+            self.trips.add(1, self._write_each(conn, statements))
+
+    def _commit_pending(self, lock: TableLock, origin: str | None) -> None:
+        """`Storage._commit_pending` in two round trips: BEGIN, the guarded UPDATE (which
+        notifies) and the rest in one pipeline; then the COMMIT (or ROLLBACK)."""
+        guard, rest = self._guarded(lock, origin)
+        with self._connection() as conn:
+            try:
+                with conn.pipeline(), self._transaction(conn):
+                    cur = conn.execute(self.sql(guard[0]), guard[1])
+                    self.trips.add(1, 1 + self._write_each(conn, rest))
+                    if not cur.fetchall():
+                        raise StaleCopy(f"table {lock.code} is no longer at rev {lock.rev}")
+            except self.psycopg.errors.IntegrityError as err:  # rows of the newer rev's
+                raise StaleCopy(f"table {lock.code} moved on: {err}") from None
 
     # ------------------------------------------------------------------ fan-out
     def _publish(self, conn, code: str, rev: int, origin: str, news: str | None = None) -> None:
         # autocommit, after the change's commit: never announces what could roll back
         payload = f"{code} {rev} {origin}" + (f" {news}" if news else "")
+        self.trips.add(1, 1)
         conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, payload))
 
     def listen(self, callback: Callable[[str, int, str, str | None], None]) -> Callable[[], None]:

@@ -37,9 +37,11 @@ action.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import json
 import logging
+import re
 import secrets
 import threading
 import time
@@ -65,12 +67,13 @@ from yahtzee_env.web.coaches import Coaches, CoachWarming
 from yahtzee_env.web.deal import new_game
 from yahtzee_env.web.names import name_problem
 from yahtzee_env.web.review import review_game
-from yahtzee_env.web.storage import Storage, token_hash
+from yahtzee_env.web.storage import StaleCopy, Storage, token_hash
 
 log = logging.getLogger("yahtzee.web")
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: easy to read aloud
 CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
+CODE_PATTERN = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
 MAX_NAME = 24
 MIN_SEATS, MAX_SEATS = 2, 4
 EVENTS_KEPT = 64
@@ -139,7 +142,7 @@ def clean_code(code: Any) -> str:
     if not isinstance(code, str):
         raise WebError("table code must be a string", code="unknown_table")
     text = code.strip().upper().replace("-", "").replace(" ", "")
-    if len(text) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in text):
+    if CODE_PATTERN.fullmatch(text) is None:
         raise WebError(f"no table has the code {code[:20]!r}", 404, "unknown_table")
     return text
 
@@ -163,9 +166,12 @@ def clean_name(name: Any, default: str | None = None) -> str:
     return name
 
 
+@functools.lru_cache(maxsize=256)
 def trained_for(level: str, rules: RuleSet) -> str | None:
     """The preset a trained CPU level learned when the table plays other rules (the page
-    labels the seat "trained for official rules"); None for the rule-aware built-ins."""
+    labels the seat "trained for official rules"); None for the rule-aware built-ins.
+    Read once per level and rules (a shipped manifest does not change while the server
+    runs; every state of a table with a CPU seat asks)."""
     from yahtzee_env.policies.models import LEVELS, level_manifest
     from yahtzee_env.policies.resolve import trained_for_other_rules
 
@@ -859,21 +865,29 @@ class Tables:
         return table
 
     @contextlib.contextmanager
-    def locked(self, code: Any):
+    def locked(self, code: Any, optimistic: bool = False):
         """Table ``code`` under its lock, at the database's last committed state: the block
         is one transaction (committed when it ends, rolled back on an exception). After a
-        commit that wrote, the other processes are told (`Storage.lock_table`'s ``origin``)."""
+        commit that wrote, the other processes are told (`Storage.lock_table`'s ``origin``).
+
+        ``optimistic``: the copy in memory as it is, with no lock or read first; the block's
+        writes commit when it ends only if the database is still at the copy's ``rev``,
+        else `StaleCopy` (`Storage.lock_table`; `optimistically` tries again locked)."""
         code = clean_code(code)
         try:
-            with self.storage.lock_table(code, origin=self.instance) as lock:
-                if lock.rev is None:
+            with self.storage.lock_table(code, origin=self.instance, optimistic=optimistic) as lock:
+                if optimistic:
+                    table = self.loaded.get(code) or self._build(code)
+                    lock.rev = table.rev
+                elif lock.rev is None:
                     self.loaded.pop(code, None)
                     raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
-                table = self.loaded.get(code)
-                if table is None:
-                    table = self._build(code)
-                elif table.rev != lock.rev:
-                    table = self._catch_up(table)
+                else:
+                    table = self.loaded.get(code)
+                    if table is None:
+                        table = self._build(code)
+                    elif table.rev != lock.rev:
+                        table = self._catch_up(table)
                 shape, seq = self._shape(table), len(table.log)
                 yield table
                 if lock.wrote:
@@ -1048,8 +1062,24 @@ class Tables:
         it under the table's lock (`locked`), so the same intent sent to two processes at once
         is applied once. ``next`` is a vote at an online table: the next game starts once
         every human (but the away ones) has confirmed. Acting takes an away seat back."""
+        args = (seat, token, intent, seq, game_idx, player_id)
+        return self.optimistically(code, lambda table: self._act(table, *args))
+
+    def optimistically(self, code: Any, work):
+        """``work(table)`` in an optimistic block (`locked`): one transaction of usually two
+        statements, no lock taken first. Where the copy may be behind the database (several
+        processes share it), a block that found it stale (`StaleCopy`) or refused the work
+        (a `WebError`: the copy may not have the newest move yet) runs again, locked."""
+        try:
+            with self.locked(code, optimistic=True) as table:
+                return work(table)
+        except StaleCopy:
+            pass
+        except WebError:
+            if not self.storage.multi_process:
+                raise
         with self.locked(code) as table:
-            return self._act(table, seat, token, intent, seq, game_idx, player_id)
+            return work(table)
 
     def _act(
         self,

@@ -1,0 +1,203 @@
+"""The cost of a move (issue 33): what the storage asks of the database for one move and the
+CPU moves after it, counted by the storage itself (`storage.Trips`), on both backends; and
+the optimistic commit's fall-back when another process moved the table on."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
+
+
+def trips_of(client, code, token, action, state, act):
+    """The reply to the move (made from ``state``), and the storage's counts of what it
+    asked for it."""
+    trips = client.app.state.service.storage.trips
+    before = trips.snapshot()
+    reply = act(client, code, 0, token, action, state=state)
+    return reply, trips.since(before)
+
+
+def test_a_move_and_its_cpu_moves_are_one_transaction_of_two_statements(client, new_table, act, db):
+    """A score (the CPU seat then plays its whole turn) and a re-roll: each one transaction
+    of at most two statements (the table's row, the log's rows), no read first; on
+    PostgreSQL two round trips (BEGIN and the statements pipelined, then COMMIT)."""
+    code, tokens, state = new_table(client, ("human", "medium"))
+    seq = state["seq"]
+    roll = {"type": "roll", "hold": [0]}
+    reply, rolled = trips_of(client, code, tokens["0"], roll, state, act)
+    assert reply.status_code == 200, reply.text
+    now = reply.json()
+    box = max(now["options"], key=now["options"].get)
+    reply, score = trips_of(client, code, tokens["0"], {"type": "score", "box": box}, now, act)
+    assert reply.status_code == 200, reply.text
+    after = reply.json()
+    assert after["seq"] > seq + 2  # the CPU's turn was played and logged with the move
+    postgres = str(db).startswith("postgresql")
+    for spent in (rolled, score):
+        assert spent["transactions"] == 1, spent
+        assert spent["statements"] <= 2, spent
+        # SQLite: BEGIN, the two statements, COMMIT; PostgreSQL: two waits for an answer
+        assert spent["round_trips"] <= (2 if postgres else 4), spent
+
+
+def test_a_refused_move_asks_the_database_nothing(client, new_table, act):
+    """A stale move (409) is refused from the copy in memory: no transaction at all."""
+    code, tokens, state = new_table(client, ("human", "easy"))
+    trips = client.app.state.service.storage.trips
+    before = trips.snapshot()
+    reply = act(client, code, 0, tokens["0"], {"type": "roll", "hold": []}, seq=state["seq"] + 5)
+    assert reply.status_code == 409
+    assert reply.json()["code"] == "stale_seq"
+    if not client.app.state.service.storage.multi_process:
+        assert trips.since(before)["transactions"] == 0
+
+
+@pytest.mark.backends("postgresql")
+def test_a_stale_copy_falls_back_to_the_locked_path(db, new_table, act):
+    """Two servers on one database, B with no socket on the table (so it does not follow
+    A's moves): the same move sent to A and then to B, whose copy is one move behind (it
+    would accept it), is applied once; B's optimistic commit is refused by the row's rev
+    and, under the lock, B sees the move was made (409 stale_seq). A move from A's newer
+    state, sent to B, is applied there."""
+    from starlette.testclient import TestClient
+
+    from yahtzee_env.web.app import create_app
+
+    with TestClient(create_app(db)) as a, TestClient(create_app(db)) as b:
+        code, tokens, state = new_table(a, ("human", "medium"))
+        assert b.get(f"/api/tables/{code}").status_code == 200  # B's copy, at the start
+        roll = {"type": "roll", "hold": [0]}
+        reply = act(a, code, 0, tokens["0"], roll, state=state)
+        assert reply.status_code == 200
+        now = reply.json()
+        assert b.app.state.service.tables.loaded[code].rev < now["rev"]  # B is behind
+        twice = act(b, code, 0, tokens["0"], roll, state=state)
+        assert twice.status_code == 409 and twice.json()["code"] == "stale_seq", twice.text
+        assert a.get(f"/api/tables/{code}").json()["seq"] == now["seq"]  # applied once
+        box = max(now["options"], key=now["options"].get)
+        reply = act(b, code, 0, tokens["0"], {"type": "score", "box": box}, state=now)
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["seq"] > now["seq"]
+        assert a.get(f"/api/tables/{code}").json()["seq"] == reply.json()["seq"]
+
+
+def test_the_guard_refuses_a_stale_rev_and_writes_nothing(db):
+    """`lock_table(optimistic=True)` at a rev the row is no longer at: `StaleCopy`, and none
+    of the block's writes is in the database (both backends)."""
+    from yahtzee_env.web.storage import StaleCopy, open_storage
+    from yahtzee_env.web.tables import Tables
+
+    storage = open_storage(db)
+    try:
+        tables = Tables(storage)
+        table, _tokens = tables.create({"seats": ["human", "easy"]}, "1.2.3.4", None)
+        rev = storage.table_rev(table.code)
+        with pytest.raises(StaleCopy), storage.lock_table(table.code, optimistic=True) as lock:
+            lock.rev = rev - 1  # a copy one change behind
+            storage.append_actions(table.code, 0, 0, [(0, 5, None)])
+        assert storage.table_rev(table.code) == rev
+        assert storage.load_table(table.code)["actions"] == {}
+        with storage.lock_table(table.code, optimistic=True) as lock:
+            lock.rev = rev
+            storage.append_actions(table.code, 0, 0, [(0, 5, None)])
+            storage.set_clock(table.code, None, "")
+        assert storage.table_rev(table.code) == rev + 1
+        assert storage.load_table(table.code)["actions"] == {0: [(0, 5, None)]}
+    finally:
+        storage.close()
+
+
+def batch_of_moves(tmp_path, n: int, break_one: bool = False):
+    """``n`` tables, one move each queued together on a `MoveBatcher` (SQLite): the
+    results (or exceptions), the batcher, the tables and the storage's counts."""
+    import asyncio
+
+    from yahtzee_env.web.batch import MoveBatcher
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables import Tables
+
+    storage = open_storage(tmp_path / "web.sqlite3")
+    tables = Tables(storage)
+    made = [tables.create({"seats": ["human", "medium"]}, f"10.0.0.{i}", None) for i in range(n)]
+    batcher = MoveBatcher(storage, tables)
+    roll = {"type": "roll", "hold": [0]}
+
+    def work_of(i: int, table, token):
+        def work(code: str):
+            if break_one and i == n - 1:  # this move's log rows fail after its row's UPDATE
+                real = storage._write_all
+
+                def failing(conn, statements):
+                    storage._write_all = real
+                    raise RuntimeError("the disk is full")
+
+                storage._write_all = failing
+            seq = 1 if i == 0 else 0  # the first move is stale: refused alone
+            return tables.state(tables.act(code, 0, token[0], roll, seq, 0)[0])
+
+        return work
+
+    async def run():
+        return await asyncio.gather(
+            *[batcher.run(t.code, work_of(i, t, tok)) for i, (t, tok) in enumerate(made)],
+            return_exceptions=True,
+        )
+
+    before = storage.trips.snapshot()
+    results = asyncio.run(run())
+    return results, batcher, tables, storage, storage.trips.since(before), made
+
+
+def test_moves_queued_together_commit_together(tmp_path):
+    """Group commit: 6 moves at 6 tables, queued together, run in one batch and one
+    transaction; the stale one (409) is refused alone, the 5 others are committed (a new
+    server on the file reads them back)."""
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables import Tables, WebError
+
+    results, batcher, _tables, storage, spent, made = batch_of_moves(tmp_path, 6)
+    assert batcher.batches == 1 and batcher.moves == 6
+    assert spent["transactions"] == 1, spent
+    assert isinstance(results[0], WebError) and results[0].code == "stale_seq"
+    assert all(isinstance(r, dict) and r["seq"] == 1 for r in results[1:]), results
+    storage.close()
+    again = Tables(open_storage(tmp_path / "web.sqlite3"))
+    assert [len(again.load(t.code).log) for t, _ in made] == [0] + [1] * 5
+
+
+def test_a_batch_whose_commit_fails_acknowledges_none_of_its_moves(tmp_path):
+    """A move of the batch fails half-written: the whole group rolls back, every move of
+    it fails (none is acknowledged), and their tables' copies in memory are dropped, so
+    the next use rebuilds them at the database's state."""
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables import Tables
+
+    results, _batcher, tables, storage, _spent, made = batch_of_moves(tmp_path, 4, True)
+    assert all(isinstance(r, Exception) for r in results), results
+    assert not any(t.code in tables.loaded for t, _ in made)
+    assert [len(tables.load(t.code).log) for t, _ in made] == [0] * 4
+    storage.close()
+    again = Tables(open_storage(tmp_path / "web.sqlite3"))
+    assert [len(again.load(t.code).log) for t, _ in made] == [0] * 4
+
+
+@pytest.mark.backends("sqlite")
+def test_a_server_with_batch_moves_plays_a_game_through_the_batcher(db, new_table, play_out):
+    """``create_app(batch_moves=True)`` (``yahtzee serve --batch-moves``): the moves go
+    through the batcher, each answered after its batch's commit; the game plays to its end,
+    a stale move is still refused, and a new server on the file has every move."""
+    from starlette.testclient import TestClient
+
+    from yahtzee_env.web.app import create_app
+
+    with TestClient(create_app(db, batch_moves=True)) as c:
+        code, tokens, state = new_table(c, ("human", "medium"))
+        end = play_out(c, code, tokens["0"], state=state)
+        assert end["over"]
+        batcher = c.app.state.service.batcher
+        assert batcher.moves >= 13 and batcher.batches >= 1
+        body = {"seat": 0, "token": tokens["0"], "seq": 0, "game": 0, "action": {"type": "roll"}}
+        assert c.post(f"/api/tables/{code}/act", json=body).status_code == 409
+    with TestClient(create_app(db)) as again:
+        assert again.get(f"/api/tables/{code}").json()["seq"] == end["seq"]
