@@ -57,7 +57,9 @@ def test_last_turn_win_probabilities_have_their_known_values(duel) -> None:
     assert last[50] == pytest.approx(0.5 * P_YAHTZEE_IN_A_TURN)  # 50 more: a draw at best
     chance = duel.last_turn_win(Box.CHANCE, 63, YAHTZEE_0)  # (with 50 there: a 100 bonus)
     assert duel.last_turn_win(Box.CHANCE, 63, YAHTZEE_50).size == 131
-    assert chance.size == 31 and chance[4] == pytest.approx(1.0)  # 5 to 30 points: more than 4 for sure
+    assert chance.size == 31 and chance[4] == pytest.approx(
+        1.0
+    )  # 5 to 30 points: more than 4 for sure
     assert 0.0 < chance[30] < 0.01  # 30 only draws: five sixes
     assert np.all(np.diff(chance) <= 1e-12)  # needing more never wins more often
 
@@ -208,3 +210,15 @@ def _seat_inputs(game: Game, seat: int):
     from yahtzee_env.game.observation import encode_seat
 
     return encode_seat(game, seat), game.legal_action_mask(), table_cards(game, seat)
+
+
+def test_a_full_cache_never_loses_the_turns_of_the_batch_it_serves(monkeypatch) -> None:
+    """Regression: when the plan cache filled up mid-batch it was cleared, and a turn of that
+    batch solved before the clear was looked up after it (KeyError in a 40,000-game grade)."""
+    import yahtzee_env.policies.duel as duel_module
+
+    duel = load_opponent("duelist")
+    monkeypatch.setattr(duel_module, "_CACHE_LIMIT", 3)
+    optimal = OptimalPolicy("official", table=duel.values)
+    totals = play_batched_games([optimal, duel], 40, seed=4, batch_size=40)
+    assert totals.shape == (40, 2) and len(duel._plans) <= 40

@@ -38,7 +38,7 @@ from yahtzee_env.game.rules import NUM_BOXES, RuleSet
 from yahtzee_env.policies.baselines import BasePolicy, OptimalPolicy
 
 TIE_TOLERANCE = 1e-9  # a move leaves the solver's only if it wins this much more often
-_CACHE_LIMIT = 50_000  # plans (one per turn state and both totals) kept at once
+_CACHE_LIMIT = 8_192  # plans (~33 KB each: one per turn state and both totals) kept at once
 CARD_FIELDS = ("filled", "upper_total", "yahtzee_state", "total")  # `cards[..., i]`
 
 
@@ -188,11 +188,13 @@ class DuelPolicy(BasePolicy):
 
     def _make_plans(self, keys: list[tuple[int, ...]]) -> None:
         """Solve the turns of ``keys`` not solved yet, their expectimax in one batch."""
-        missing = list(dict.fromkeys(k for k in keys if k not in self._plans))
+        wanted = list(dict.fromkeys(keys))
+        missing = [k for k in wanted if k not in self._plans]
         if not missing:
             return
         if len(self._plans) + len(missing) > _CACHE_LIMIT:
-            self._plans.clear()
+            self._plans.clear()  # full: start over with this batch's turns
+            missing = wanted
         self._opponent_points_batch([(k[4], k[5], k[6]) for k in missing])  # one batch
         boxes = [self._box_wins(*k[:4], k[4:]) for k in missing]
         solved = [i for i, b in enumerate(boxes) if b is not None]
