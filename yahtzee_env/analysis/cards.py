@@ -23,6 +23,9 @@ METHODS = {
     "distilled": "imitation of a teacher (softmax of its action values), before or with PPO",
     "model-based": "turn-start values learned from its own games, each turn played by "
     "expectimax through the exact rules",
+    "search": "no learning of its own: a search on top of other players (the duelist: the "
+    "solver's moves and an exact win-probability search over the last turns at a 2-seat "
+    "table, hard's network elsewhere)",
 }
 
 
