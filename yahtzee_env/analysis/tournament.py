@@ -15,7 +15,9 @@ with independent fair dice. `play_batched_games` therefore plays ``G`` games as 
 whose observations equal `encode_seat`'s), calling each seat's policy once per step with
 ``act_batch`` on the stacked observations, and compares the seats' final totals game by
 game. The outcome distribution is exactly that of `engine.Game` with the same policies (the
-dice come from different streams, so individual games differ).
+dice come from different streams, so individual games differ). One seat may instead play the
+table (a policy that ``reads_table``, the ``duelist``): it is shown every card as a real table
+shows it (`_play_table_chunk`), on the same dice.
 
 Fairness. Every pairing (2 players) or table of 4 plays each seat arrangement equally often:
 the rotations of the seat order and of its reverse (both orders for 2 players, 8 for 4), so
