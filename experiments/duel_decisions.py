@@ -36,7 +36,7 @@ def _move(game: Game, action: int) -> str:
         kept = [dice[i] for i in range(5) if action >> i & 1]
         return f"keep {''.join(map(str, kept)) or 'nothing'}"
     box = action - 32
-    legal, points = game.player.options(game.roll)
+    _, points = game.player.options(game.roll)
     return f"{BOX_NAMES[box]} for {int(points[box])}"
 
 
@@ -87,8 +87,9 @@ def find(games: int, seed: int) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     lines = [
-        "| dice (re-rolls left) | open boxes | score: own – theirs (their open boxes) | solver's move "
-        "(exp. points to go, P(win)) | duelist's move (exp. points to go, P(win)) |",
+        "| dice (re-rolls left) | open boxes | score: own – theirs (their open boxes) "
+        "| solver's move (exp. points to go, P(win)) "
+        "| duelist's move (exp. points to go, P(win)) |",
         "|---|---|---|---|---|",
     ]
     for r in rows:

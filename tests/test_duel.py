@@ -222,3 +222,14 @@ def test_a_full_cache_never_loses_the_turns_of_the_batch_it_serves(monkeypatch) 
     optimal = OptimalPolicy("official", table=duel.values)
     totals = play_batched_games([optimal, duel], 40, seed=4, batch_size=40)
     assert totals.shape == (40, 2) and len(duel._plans) <= 40
+
+
+def test_it_pickles_without_its_caches_and_plays_the_same(duel) -> None:
+    import pickle
+
+    optimal = OptimalPolicy("official", table=duel.values)
+    twin = pickle.loads(pickle.dumps(duel))
+    assert twin._plans == {} and twin._lock is not duel._lock
+    a = play_batched_games([optimal, duel], 24, seed=8, batch_size=24)
+    b = play_batched_games([optimal, twin], 24, seed=8, batch_size=24)
+    assert (a == b).all()

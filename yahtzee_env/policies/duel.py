@@ -27,6 +27,7 @@ weights are hard's network.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, ClassVar
 
 import numpy as np
@@ -94,11 +95,19 @@ class DuelPolicy(BasePolicy):
         self._points: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
         self._plans: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray] | None] = {}
         self._fills: dict[tuple[int, int, int], tuple[np.ndarray, ...]] = {}
+        # One search at a time: the web shares one player between tables (`shared_policy`)
+        # and a cache cleared by one thread must not be read half-way by another.
+        self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()  # the caches are a speed-up: not shipped to workers
         state["_last"], state["_points"], state["_plans"], state["_fills"] = {}, {}, {}, {}
+        del state["_lock"]
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"DuelPolicy({self.name!r}, rules={self.rules.name!r})"
@@ -144,11 +153,15 @@ class DuelPolicy(BasePolicy):
              min(int(cards[i, 1, 1]), self.threshold), int(cards[i, 1, 2]), int(cards[i, 1, 3]))
             for i in window
         ]  # fmt: skip
-        self._make_plans(keys)
         from yahtzee_env.solver.exact import best_of
 
-        for i, key in zip(window, keys, strict=True):
-            values = self._action_values(key, int(state["roll"][i]), int(state["rolls_left"][i]))
+        with self._lock:
+            self._make_plans(keys)
+            found = [
+                self._action_values(key, int(state["roll"][i]), int(state["rolls_left"][i]))
+                for i, key in zip(window, keys, strict=True)
+            ]
+        for i, values in zip(window, found, strict=True):
             if values is None:
                 continue
             values = np.where(masks[i], values, -np.inf)
@@ -172,8 +185,9 @@ class DuelPolicy(BasePolicy):
         fo, uo, yo, to = (int(v) for v in opponent)
         t = self.threshold
         key = (filled, min(upper, t), ystate, total, fo, min(uo, t), yo, to)
-        self._make_plans([key])
-        return self._action_values(key, roll, rolls_left)
+        with self._lock:
+            self._make_plans([key])
+            return self._action_values(key, roll, rolls_left)
 
     def _action_values(self, key: tuple[int, ...], roll: int, rolls_left: int):
         plan = self._plans[key]
