@@ -77,6 +77,7 @@ class DuelPolicy(BasePolicy):
     """Plays to win a 2-player table (see the module docstring); ``hard`` plays elsewhere."""
 
     reads_table: ClassVar[bool] = True  # `act_table` wants every seat's scorecard
+    window: int = 3  # boxes open at most for the search (1, 2: see the module docstring)
     objective: ClassVar[str] = "win"
     stochastic: ClassVar[bool] = False
 
@@ -144,7 +145,7 @@ class DuelPolicy(BasePolicy):
         state = decode_batch(np.atleast_2d(observations), self.threshold)
         open_me = NUM_BOXES - _POPCOUNT[state["filled"]]
         open_op = NUM_BOXES - _POPCOUNT[cards[:, 1, 0]]
-        window = np.flatnonzero((open_me == 1) | ((open_me == 2) & (open_op <= 2)))
+        window = np.flatnonzero((open_me <= self.window) & (open_op >= open_me - 1))
         if window.size == 0:
             return actions
         keys = [
@@ -252,9 +253,57 @@ class DuelPolicy(BasePolicy):
                     last = self.last_turn_win(other, code // 3, code % 3)  # [D + 1]
                     deficit = (to + points)[None, :] - (total + reward[sel, b])[:, None]
                     boxes[sel, b] = _lookup(last, deficit) @ probs
+        elif 3 <= open_me <= self.window and open_op in (open_me - 1, open_me):
+            # earlier: each fill worth P(win) if both then play the solver's moves to the end
+            # (one step of policy improvement on the solver, exact for that continuation)
+            points, probs = self.remaining_points(fo, uo, yo)
+            opp_cdf = np.concatenate([[0.0], np.cumsum(np.bincount(points, weights=probs))])
+            opp_pmf = np.diff(opp_cdf)
+            for b in np.flatnonzero(legal.any(axis=0)):
+                rows = np.flatnonzero(legal[:, b])
+                states = next_upper[rows, b] * 3 + next_y[rows, b]
+                for code in np.unique(states).tolist():
+                    sel = rows[states == code]
+                    mine, p_mine = self.remaining_points(filled | (1 << b), code // 3, code % 3)
+                    lead = (total + reward[sel, b])[:, None] + mine[None, :] - to  # [S, X]
+                    boxes[sel, b] = _beats(lead, opp_cdf, opp_pmf) @ p_mine
         else:
             return None
         return boxes
+
+    def remaining_points(self, filled: int, upper: int, ystate: int) -> tuple[np.ndarray, ...]:
+        """(points, probabilities) of all the turns left from a turn-start state under the
+        solver's moves: `opponent_points` (one box open), `opponent_two_turns` (two), and
+        from three boxes on, the turn carried forward and each outcome's remaining points."""
+        key = (filled, min(upper, self.threshold), ystate, 0)
+        open_boxes = NUM_BOXES - _popcount(filled)
+        if open_boxes == 1:
+            return self.opponent_points(*key[:3])
+        if open_boxes == 2:
+            return self.opponent_two_turns(*key[:3])
+        if key not in self._points:
+            probs = self._forward_rolls([key[:3]])[0]
+            reward, legal, next_upper, next_y = self._fill_table(*key[:3])
+            box_values = self.values.box_values(filled, key[1], ystate, np.arange(NUM_ROLLS))
+            box = np.where(legal, box_values, -np.inf).argmax(axis=1)
+            rows = np.arange(NUM_ROLLS)
+            outcome = np.stack(
+                [box, reward[rows, box], next_upper[rows, box], next_y[rows, box]], axis=1
+            )
+            groups, inverse = np.unique(outcome, axis=0, return_inverse=True)
+            mass = np.bincount(inverse.ravel(), weights=probs, minlength=len(groups))
+            total = np.zeros(1)
+            for (b, r, u, y), p in zip(groups.tolist(), mass.tolist(), strict=True):
+                if p <= 0:
+                    continue
+                points, q = self.remaining_points(filled | (1 << b), u, y)
+                shifted = points + r
+                if shifted.max() >= total.size:
+                    total = np.pad(total, (0, int(shifted.max()) + 1 - total.size))
+                np.add.at(total, shifted, p * q)
+            points = np.flatnonzero(total > 0)
+            self._points[key] = (points, total[points] / total[points].sum())
+        return self._points[key]
 
     def _fill_table(self, filled: int, upper: int, ystate: int) -> tuple[np.ndarray, ...]:
         """reward, legal, next (capped) upper total and next yahtzee state of every (roll,
@@ -368,6 +417,15 @@ class DuelPolicy(BasePolicy):
 def _win(margin: np.ndarray) -> np.ndarray:
     """1 where ahead, 1/2 level, 0 behind."""
     return (margin > 0) + 0.5 * (margin == 0)
+
+
+def _beats(lead: np.ndarray, cdf: np.ndarray, pmf: np.ndarray) -> np.ndarray:
+    """P(the opponent's remaining points < ``lead``) + 1/2 P(= ``lead``), at any leads:
+    ``cdf[k]`` = P(points < k), ``pmf[k]`` = P(points = k)."""
+    top = pmf.size
+    inside = np.clip(lead, 0, top - 1)
+    value = cdf[inside] + 0.5 * pmf[inside]
+    return np.where(lead < 0, 0.0, np.where(lead >= top, 1.0, value))
 
 
 def _lookup(last: np.ndarray, deficit: np.ndarray) -> np.ndarray:
