@@ -233,3 +233,30 @@ def test_it_pickles_without_its_caches_and_plays_the_same(duel) -> None:
     a = play_batched_games([optimal, duel], 24, seed=8, batch_size=24)
     b = play_batched_games([optimal, twin], 24, seed=8, batch_size=24)
     assert (a == b).all()
+
+
+@pytest.mark.parametrize(
+    "boxes",
+    [(Box.CHANCE,), (Box.YAHTZEE, Box.SIXES), (Box.FULL_HOUSE, Box.FOURS, Box.LARGE_STRAIGHT)],
+)
+def test_remaining_points_under_the_solver_average_to_its_expected_score(duel, boxes) -> None:
+    """The distributions the search convolves (the solver's remaining points from a turn
+    start, carried forward through its keeps and boxes) have the solver's own expectation."""
+    filled = _only(*boxes)
+    states = ((40, YAHTZEE_50), (63, YAHTZEE_0))
+    if Box.YAHTZEE in boxes:
+        states = ((40, YAHTZEE_OPEN), (63, YAHTZEE_OPEN))
+    for upper, ystate in states:
+        points, probs = duel.remaining_points(filled, upper, ystate)
+        assert probs.sum() == pytest.approx(1.0) and (probs > 0).all()
+        assert points @ probs == pytest.approx(duel.values.value(filled, upper, ystate), abs=1e-4)
+
+
+def test_its_third_to_last_turn_is_searched_and_its_values_are_probabilities(duel) -> None:
+    filled = _only(Box.FULL_HOUSE, Box.FOURS, Box.LARGE_STRAIGHT)
+    opponent = (_only(Box.CHANCE, Box.YAHTZEE), 50, YAHTZEE_OPEN, 230)
+    values = duel.win_values(filled, 40, YAHTZEE_50, 200, opponent, _roll(4, 4, 4, 2, 2), 1)
+    finite = values[np.isfinite(values)]
+    assert finite.size > 1 and (finite >= 0).all() and (finite <= 1 + 1e-9).all()
+    early = (_only(Box.CHANCE, Box.YAHTZEE, Box.ACES, Box.TWOS), 50, YAHTZEE_OPEN, 230)
+    assert duel.win_values(_only(*range(4)), 0, YAHTZEE_OPEN, 100, early, 0, 2) is None
