@@ -13,7 +13,13 @@ in place of points at the end of its game:
 * **its second-to-last turn**, when it moves second (the opponent has one box left): each
   fill is worth the expectation, over the opponent's last-turn points, of its exact
   last-turn win probability against a known target (`last_turn_win`, cached per last-box
-  state over every deficit, so each is solved once per process).
+  state over every deficit, so each is solved once per process); when it moves first, the
+  same over the opponent's last two turns' points (`opponent_two_turns`), its own last turn
+  valued as if the opponent's final total were known by then (a relaxation);
+* **its third-to-last turn** (``window`` = 3): each fill is worth the exact probability of
+  winning if both players then play the solver's moves to the end (one step of policy
+  improvement on the solver), from the exact distributions of both players' remaining
+  points under the solver (`remaining_points`).
 
 Outside that window (and on ties, where the win probability does not depend on the move)
 it plays the solver's move. Nothing is learned. The model of the opponent is the
