@@ -252,7 +252,8 @@ def test_remaining_points_under_the_solver_average_to_its_expected_score(duel, b
         assert points @ probs == pytest.approx(duel.values.value(filled, upper, ystate), abs=1e-4)
 
 
-def test_its_third_to_last_turn_is_searched_and_its_values_are_probabilities(duel) -> None:
+def test_its_third_to_last_turn_is_searched_with_probabilities(duel) -> None:
+    assert duel.window == 3  # the shipped level searches its last three turns
     filled = _only(Box.FULL_HOUSE, Box.FOURS, Box.LARGE_STRAIGHT)
     opponent = (_only(Box.CHANCE, Box.YAHTZEE), 50, YAHTZEE_OPEN, 230)
     values = duel.win_values(filled, 40, YAHTZEE_50, 200, opponent, _roll(4, 4, 4, 2, 2), 1)
@@ -260,3 +261,6 @@ def test_its_third_to_last_turn_is_searched_and_its_values_are_probabilities(due
     assert finite.size > 1 and (finite >= 0).all() and (finite <= 1 + 1e-9).all()
     early = (_only(Box.CHANCE, Box.YAHTZEE, Box.ACES, Box.TWOS), 50, YAHTZEE_OPEN, 230)
     assert duel.win_values(_only(*range(4)), 0, YAHTZEE_OPEN, 100, early, 0, 2) is None
+    duel = load_opponent("duelist")
+    duel.window = 2  # the last two turns only
+    assert duel.win_values(filled, 40, YAHTZEE_50, 200, opponent, _roll(4, 4, 4, 2, 2), 1) is None

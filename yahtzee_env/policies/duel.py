@@ -16,7 +16,8 @@ in place of points at the end of its game:
   state over every deficit, so each is solved once per process); when it moves first, the
   same over the opponent's last two turns' points (`opponent_two_turns`), its own last turn
   valued as if the opponent's final total were known by then (a relaxation);
-* **its third-to-last turn** (``window`` = 3): each fill is worth the exact probability of
+* **its third-to-last turn** (``window = 3``, the shipped setting; ``window = 2`` stops at
+  the second-to-last): each fill is worth the exact probability of
   winning if both players then play the solver's moves to the end (one step of policy
   improvement on the solver), from the exact distributions of both players' remaining
   points under the solver (`remaining_points`).
@@ -83,7 +84,7 @@ class DuelPolicy(BasePolicy):
     """Plays to win a 2-player table (see the module docstring); ``hard`` plays elsewhere."""
 
     reads_table: ClassVar[bool] = True  # `act_table` wants every seat's scorecard
-    window: int = 3  # boxes open at most for the search (1, 2: see the module docstring)
+    window: int = 3  # boxes open at most for the search (2: the last two turns only)
     objective: ClassVar[str] = "win"
     stochastic: ClassVar[bool] = False
 
