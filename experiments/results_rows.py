@@ -30,13 +30,15 @@ SOLITAIRE = {
     "games, seed 0)",
     "expert": "expert (the solver distilled into a 256×256×256 MLP)",
     "hard": "hard (PPO, `configs/ppo-long.yaml`, 118 M env-steps, seed 0)",
+    "duelist": "duelist (plays to win at 2 seats: the solver's moves and an exact win-probability "
+    "search over the last turns; alone and at 3-4 seats it plays hard's network)",
     "heuristic": "heuristic (built-in baseline)",
     "medium": "medium (PPO, a `configs/ppo.yaml` checkpoint at 1.26 M env-steps)",
     "easy": "easy (PPO, a `configs/ppo.yaml` checkpoint at 262,144 env-steps)",
     "greedy": "greedy (best immediate score)",
     "random": "random (uniform legal action)",
 }
-VERSUS = ("easy", "medium", "hard", "expert", "master")
+VERSUS = ("easy", "medium", "hard", "expert", "master", "duelist")
 
 _PPO_LONG = knowledge_of_training(
     observation_version=2, shaping="upper-bonus", canonical_holds=True, teacher="none"

@@ -8,7 +8,9 @@ which the solver computes exactly per game: 254.5877 minus its regret per game, 
 tenth of the mean's. The model-based ``master`` (learned turn values, expectimax through the
 rules; 254.19 ± 0.01 expected on the benchmark's 10,000 games) is held the same way, at least
 254.0 expected, and above expert by regret: their sample means are a fraction of a point
-apart, inside 2,000 games' CI.
+apart, inside 2,000 games' CI. The ``duelist`` plays hard's network alone (the same games
+to the point) and wins more than half its 2-seat games against the solver on the
+multi-player protocol's 2,000 deals (4,000 games, seats alternated).
 """
 
 from __future__ import annotations
@@ -52,3 +54,14 @@ def test_the_ladder_levels_are_reward_only_ppo(level) -> None:
     manifest = load_opponent(level).manifest.raw
     assert manifest["method"] == "reward-only" and manifest["teacher"] is None
     assert manifest["env_steps"] > 0
+
+
+@pytest.mark.slow
+def test_the_duelist_is_hard_alone_and_beats_the_solver_at_two_seats() -> None:
+    from yahtzee_env.analysis.multiplayer import benchmark_versus
+
+    alone = evaluate_policy(load_opponent("duelist"), games=GAMES, seed=0, regret="no")
+    hard = evaluate_policy(load_opponent("hard"), games=GAMES, seed=0, regret="no")
+    assert alone["mean"] == hard["mean"]
+    (row,) = benchmark_versus("duelist", players=2, vs=["optimal"])["opponents"]
+    assert row["win_rate"] > 0.5, row

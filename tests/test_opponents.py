@@ -483,6 +483,7 @@ def test_a_new_level_is_its_files(tmp_path: Path) -> None:
         ("hard", 4, "reward-only", None, 118_013_952),
         ("expert", 1, "distilled", "optimal", 0),
         ("master", 1, "model-based", None, 1_479_711),
+        ("duelist", 1, "search", None, 118_013_952),  # hard's network's env-steps
     ],
 )
 def test_shipped_manifests_say_how_the_level_was_made(

@@ -23,7 +23,25 @@ METHODS = {
     "distilled": "imitation of a teacher (softmax of its action values), before or with PPO",
     "model-based": "turn-start values learned from its own games, each turn played by "
     "expectimax through the exact rules",
+    "search": "no learning of its own: a search on top of other players (the duelist: the "
+    "solver's moves and an exact win-probability search over the last turns at a 2-seat "
+    "table, hard's network elsewhere)",
 }
+
+
+def _objective_limit(raw: dict[str, Any]) -> str:
+    """What the level plays for, as a limit: the score, or (``"objective": "win"``) a win at
+    a 2-seat table only."""
+    if raw.get("objective") == "win":
+        return (
+            "- It plays to win only at a 2-seat table (it is shown both cards there); alone and "
+            "at 3-4 seats it plays as hard does. Its model of the opponent is an expected-score "
+            "player, exact against the solver and an approximation against others."
+        )
+    return (
+        "- It maximises its own expected score; it does not look at opponents' cards, so it "
+        "does not take the risks that win a table when behind."
+    )
 
 
 def _q(text: str) -> str:
@@ -167,8 +185,7 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         f"- It learned the **{manifest.rules}** rules; under another preset it still plays "
         "(the mask keeps its moves legal) but as it learned, labelled "
         f'"trained for {manifest.rules} rules".',
-        "- It maximises its own expected score; it does not look at opponents' cards, so it "
-        "does not take the risks that win a table when behind.",
+        _objective_limit(raw),
         "- Its numbers hold for the benchmark's protocol; other seeds give other sample "
         "means within the CIs, and the expected score is the sharper estimate.",
         "",

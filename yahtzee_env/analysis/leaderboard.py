@@ -151,6 +151,8 @@ class CheckedPolicy(_ProtocolRng):
         self.name = name
         self.takes_rng = _takes_rng(policy.act_batch)
         self.stochastic = self.takes_rng or bool(getattr(policy, "stochastic", False))
+        # a policy that plays the table (`DuelPolicy`) is shown every card at a table
+        self.reads_table = bool(getattr(policy, "reads_table", False))
 
     def __copy__(self) -> CheckedPolicy:
         twin = CheckedPolicy(copy.copy(self.policy), self.name)
@@ -163,6 +165,13 @@ class CheckedPolicy(_ProtocolRng):
             actions = np.asarray(self.policy.act_batch(observations, masks, rng=self._rng()))
         else:
             actions = np.asarray(self.policy.act_batch(observations, masks))
+        return check_actions(actions, masks, self.name)
+
+    def act_batch_table(
+        self, observations: np.ndarray, action_masks: np.ndarray, cards: np.ndarray
+    ) -> np.ndarray:
+        masks = np.asarray(action_masks, dtype=bool)
+        actions = np.asarray(self.policy.act_batch_table(observations, masks, cards))
         return check_actions(actions, masks, self.name)
 
 

@@ -21,7 +21,10 @@ benchmarks rank agents differently. The protocol (`VERSUS_PROTOCOL`):
   opponent's, its mean over deals ± 95% CI.
 
 Players do not interact in Yahtzee (each fills its own card; see the tournament module), so
-an agent's moves never depend on its opponents' and the solitaire observation is all it gets.
+an agent's opponents never react to it, and the solitaire observation is all most agents get.
+An agent that plays the table (``reads_table``, the ``duelist``) is shown every card at each
+of its moves as a real table would show it (`tournament.play_batched_games`): the opponents'
+games are played first, on the same dice, and their cards replayed turn by turn.
 """
 
 from __future__ import annotations

@@ -15,7 +15,9 @@ with independent fair dice. `play_batched_games` therefore plays ``G`` games as 
 whose observations equal `encode_seat`'s), calling each seat's policy once per step with
 ``act_batch`` on the stacked observations, and compares the seats' final totals game by
 game. The outcome distribution is exactly that of `engine.Game` with the same policies (the
-dice come from different streams, so individual games differ).
+dice come from different streams, so individual games differ). One seat may instead play the
+table (a policy that ``reads_table``, the ``duelist``): it is shown every card as a real table
+shows it (`_play_table_chunk`), on the same dice.
 
 Fairness. Every pairing (2 players) or table of 4 plays each seat arrangement equally often:
 the rotations of the seat order and of its reverse (both orders for 2 players, 8 for 4), so
@@ -123,7 +125,14 @@ def play_batched_games(
     rules = RuleSet.from_spec(rules)
     seats = len(policies)
     totals = np.zeros((games, seats), dtype=np.int64)
+    readers = [s for s, p in enumerate(policies) if getattr(p, "reads_table", False)]
+    if len(readers) > 1:
+        raise ValueError("at most one seat may read the table in a batched game (play_game)")
     for start, n, env_seeds in seat_seeds(seed, games, seats, batch_size):
+        if readers:
+            envs = [YahtzeeVectorEnv(num_envs=n, rules=rules) for _ in env_seeds]
+            totals[start : start + n] = _play_table_chunk(policies, envs, env_seeds, readers[0])
+            continue
         envs, obs = [], []
         for env_seed in env_seeds:
             env = YahtzeeVectorEnv(num_envs=n, rules=rules)
@@ -142,6 +151,65 @@ def play_batched_games(
                 if ended.any():  # same-step autoreset: the totals are in final_info
                     out[ended, s] = info["final_info"]["total"][ended]
                     done[ended, s] = True
+    return totals
+
+
+# Cards of a table as a table-reading policy gets them (`DuelPolicy.act_batch_table`).
+_CARD_ARRAYS = ("filled", "upper_total", "yahtzee_state", "total")
+_POPCOUNT = np.array([bin(m).count("1") for m in range(1 << 13)], dtype=np.int64)
+
+
+def _cards(env: Any) -> np.ndarray:
+    """int64 [n, 4]: each game's card now (`_CARD_ARRAYS`)."""
+    arrays, _ = env.get_state()
+    return np.stack([arrays[name] for name in _CARD_ARRAYS], axis=1).astype(np.int64)
+
+
+def _play_table_chunk(
+    policies: Sequence[Any], envs: Sequence[Any], env_seeds: Sequence[int], reader: int
+) -> np.ndarray:
+    """Final totals [n, seats] of one chunk where seat ``reader`` sees every card
+    (``act_batch_table``) and the other seats play solitaire.
+
+    The other seats do not react to anyone, so their games are played first, their card
+    after each of their turns kept; the reader then plays, shown each opponent's card as it
+    stands at that point of a real table (seats before it have played the reader's turn,
+    seats after it have not). Every seat keeps its own dice stream, so the games are those
+    of `play_batched_games` with the same seeds."""
+    seats, n = len(policies), envs[0].num_envs
+    history = np.zeros((seats, 14, n, len(_CARD_ARRAYS)), dtype=np.int64)
+    totals = np.zeros((n, seats), dtype=np.int64)
+    order = [s for s in range(seats) if s != reader] + [reader]
+    for s in order:
+        env, policy = envs[s], policies[s]
+        obs, _ = env.reset(seed=env_seeds[s])
+        done = np.zeros(n, dtype=bool)
+        while not done.all():
+            masks = env.action_masks()
+            if s == reader:
+                mine = _cards(env)
+                turn = _POPCOUNT[mine[:, 0]]
+                view = [mine]
+                for k in range(1, seats):
+                    other = (reader + k) % seats
+                    played = np.minimum(turn + (other < reader), 13)
+                    view.append(history[other, played, np.arange(n)])
+                actions = policy.act_batch_table(obs, masks, np.stack(view, axis=1))
+            else:
+                actions = policy.act_batch(obs, masks)
+            actions = np.asarray(actions)
+            obs, _, terminated, _, info = env.step(actions)
+            ended = terminated & ~done
+            if ended.any():
+                totals[ended, s] = info["final_info"]["total"][ended]
+                history[s, 13, ended] = [(1 << 13) - 1, 0, 0, 0]
+                history[s, 13, ended, 3] = totals[ended, s]
+                done |= ended
+            if s != reader:
+                now = _cards(env)
+                filled = (actions >= 32) & ~terminated & ~done
+                rows = np.flatnonzero(filled)
+                history[s, _POPCOUNT[now[rows, 0]], rows] = now[rows]
     return totals
 
 

@@ -3,7 +3,8 @@
 Every caller that lets a policy play a seat (tournaments' move-by-move reference, the
 terminal, the web tables, the opponents of `YahtzeeVs-v0`) calls `cpu_move`: the seat's own
 `Yahtzee-v0` observation (`observation.encode_seat`), the engine's mask, the policy's
-``act``, the check that the action is legal, and the step. A policy that answers with an
+``act`` (or ``act_table``, with every seat's card, for a policy that ``reads_table``),
+the check that the action is legal, and the step. A policy that answers with an
 illegal or malformed action raises `engine.IllegalActionError` naming the player, the
 action and the dice, wherever it plays.
 """
@@ -25,7 +26,10 @@ def cpu_action(game: Game, seat: int, policy: Any, who: str | None = None) -> in
     if seat != game.current:
         raise IllegalActionError(f"seat {seat} is not to move (seat {game.current} is)")
     mask = game.legal_action_mask()
-    raw = policy.act(encode_seat(game, seat), mask)
+    if getattr(policy, "reads_table", False):  # a policy that plays the table (`duelist`)
+        raw = policy.act_table(encode_seat(game, seat), mask, table_cards(game, seat))
+    else:
+        raw = policy.act(encode_seat(game, seat), mask)
     who = who or f"seat {seat}"
     try:
         action = action_id(raw)
@@ -37,6 +41,15 @@ def cpu_action(game: Game, seat: int, policy: Any, who: str | None = None) -> in
             f"{game.rolls_left} re-rolls left)"
         )
     return action
+
+
+def table_cards(game: Game, seat: int) -> list[tuple[int, int, int, int]]:
+    """Every seat's card as a table-reading policy's ``act_table`` gets it: (filled mask,
+    upper total, yahtzee box state, total), ``seat``'s own first, then the others in seat
+    order after it."""
+    n = game.num_players
+    cards = [game.players[(seat + k) % n] for k in range(n)]
+    return [(c.filled, c.upper_total, c.yahtzee_state, c.total) for c in cards]
 
 
 def cpu_move(
@@ -54,4 +67,4 @@ def cpu_move(
     return action
 
 
-__all__ = ["cpu_action", "cpu_move"]
+__all__ = ["cpu_action", "cpu_move", "table_cards"]

@@ -39,13 +39,18 @@ FORMAT_NAME = "yahtzee-rl-policy"
 FORMAT_VERSION = 1
 LEVELS_DIR = Path(__file__).with_name("levels")
 ACTIVATIONS = ("relu", "tanh")
-METHODS = ("reward-only", "distilled", "model-based")  # how a level was made (`Manifest.method`)
+# How a level was made (`Manifest.method`); "search": no learning of its own, a search on
+# top of other policies (the `duelist`: the solver and an exact win-probability search).
+METHODS = ("reward-only", "distilled", "model-based", "search")
 # The architectures a manifest may declare: a policy network over the observation, or a
 # value network over turn-start states played by expectimax (`policies.turn_value`).
-MLP, TURN_VALUE_MLP = "mlp", "turn-value-mlp"
+# Or a policy network that plays only where the table is not 2 seats (`policies.duel`).
+MLP, TURN_VALUE_MLP, WIN_SEARCH_MLP = "mlp", "turn-value-mlp", "win-search-mlp"
 ARCHITECTURE_OUTPUTS = {
     MLP: "masked argmax over action logits",
     TURN_VALUE_MLP: "expectimax over each turn through the rules, the learned value at turn starts",
+    WIN_SEARCH_MLP: "at a 2-seat table: the solver's moves and an exact win-probability search "
+    "over the last turns; elsewhere: masked argmax over action logits",
 }
 MAX_MANIFEST_BYTES = 1 << 20
 # Bounds on the architecture a manifest may declare, so that the weights file it promises is
@@ -201,7 +206,7 @@ def read_manifest(path: str | Path) -> Manifest:
     level = data.get("level")
     if level is not None and not isinstance(level, str):
         raise ModelFormatError(f"{path}: manifest 'level' must be a string or null: {level!r}")
-    if kind == MLP:
+    if kind in (MLP, WIN_SEARCH_MLP):
         obs_version = _require(data, "observation_version", int, path)
         if obs_version not in INPUT_SIZES:
             raise ModelFormatError(
@@ -221,7 +226,7 @@ def read_manifest(path: str | Path) -> Manifest:
             f"{path}: network maps {str(arch.get('inputs'))[:20]} -> "
             f"{str(arch.get('outputs'))[:20]}, expected {sizes[0]} -> {sizes[1]} for {reads}"
         )
-    if kind == TURN_VALUE_MLP and arch.get("output") != ARCHITECTURE_OUTPUTS[kind]:
+    if kind != MLP and arch.get("output") != ARCHITECTURE_OUTPUTS[kind]:
         # how the values become moves: the one way this package plays such a network
         raise ModelFormatError(
             f"{path}: a {kind} network's output must read {ARCHITECTURE_OUTPUTS[kind]!r}"
@@ -341,9 +346,7 @@ class MLPPolicy:
         return f"MLPPolicy({self.name!r}, hidden={sizes}, activation={self.activation!r})"
 
 
-def load_opponent(
-    name_or_path: str | Path, rules: RuleSet | str | None = None
-) -> MLPPolicy | TurnValuePolicy:
+def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) -> Any:
     """A shipped level (``"easy"``, ``"medium"``, ``"hard"``, ``"expert"``, ``"master"``) or a
     manifest path.
 
@@ -403,6 +406,12 @@ def load_opponent(
     )
     policy.manifest = manifest
     policy.trained_rules = manifest.rules
+    if manifest.kind == WIN_SEARCH_MLP:  # the network plays where the search does not
+        from yahtzee_env.policies.duel import DuelPolicy
+
+        duel = DuelPolicy(trained, policy, name=manifest.level or path.stem)
+        duel.manifest = manifest
+        return duel
     return policy
 
 
