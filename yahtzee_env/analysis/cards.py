@@ -194,7 +194,8 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         "```python",
         "from yahtzee_env.policies.models import load_opponent",
         "",
-        f'policy = load_opponent("{level}")  # or a path to {level}.json beside {level}.npz',
+        f'policy = load_opponent("{level}")  # or a path to {level}.json beside '
+        f"{raw['weights_file']}",
         'action = policy.act(obs, info["action_mask"])',
         "```",
         "",
