@@ -56,7 +56,7 @@ class SpectatorSocket(TableSocket):
             await self.watch(redact(service.fanout.present(state), watch_id))
         finally:
             spectators.remove(self.client)
-            self.client.outbox.close()
+            self.client.end()
             service.slots.release_anonymous(self.address, code)
         closing = self.client.closing
         if closing is not None and closing[0] != 1006:

@@ -55,6 +55,8 @@ export function onState(state, mine) {
   N.wasMine = now;
   if (now && before === false && document.visibilityState === "hidden") tell(state);
   if (!now) clearBadge();
+  const b = $("notify-toggle");  // a table with nobody else to wait for has no notices
+  if (b) b.hidden = !state.online;
 }
 
 export function redraw() { label(); }
