@@ -6,7 +6,7 @@
 #
 # Environment: CONFIG (default configs/ppo.yaml), SEEDS (default "0 1"), STEPS (env-steps per run, default 10000000; the
 # recipe's learning-rate schedule still spans 40 M, so a run is the recipe's first STEPS),
-# JOBS (runs at once, default: the number of cores), LIMIT (wall time per session, e.g. 9m:
+# JOBS (runs at once, default: the number of cores), PREFIX (of the run names, default abl), LIMIT (wall time per session, e.g. 9m:
 # each run then stops with an exact checkpoint), RUNS (parent folder, default runs/ablations).
 # Run it again to continue: an unfinished run resumes bit for bit from its newest checkpoint,
 # a finished one is left as it is. Then the tables, by variant, against the recipe's seeds:
@@ -14,6 +14,11 @@
 #   python experiments/learning_curves.py --runs runs/ablations/abl-* --csv docs/ablations.csv
 #   python experiments/learning_curves.py --csv docs/learning_curves.csv docs/ablations.csv \
 #       --marks 1,2,5,10
+#
+# Issue 34's one-lever table (each aid alone added to the strict track, against its seeds):
+#
+#   CONFIG=configs/ppo-strict.yaml PREFIX=lever SEEDS=0 RUNS=runs/levers \
+#       experiments/ablations.sh features shaping canonical-holds
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,12 +31,17 @@ declare -A VARIANTS=(  # name -> --set overrides of configs/ppo.yaml
   [reward-0.003]="env.reward_scale=0.003"
   [holds-32]="env.canonical_holds=false"
   [batch-8192]="ppo.batch_size=8192"
+  # issue 34's one-lever table, each aid alone added to CONFIG=configs/ppo-strict.yaml
+  [features]="env.observation_version=2"
+  [shaping]="env.shaping=upper-bonus"
+  [canonical-holds]="env.canonical_holds=true"
 )
 CONFIG=${CONFIG:-configs/ppo.yaml}
 SEEDS=${SEEDS:-"0 1"}
 STEPS=${STEPS:-10000000}
 JOBS=${JOBS:-$(nproc)}
 RUNS=${RUNS:-runs/ablations}
+PREFIX=${PREFIX:-abl}
 LIMIT=${LIMIT:-}
 YAHTZEE=${YAHTZEE:-yahtzee}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
@@ -48,7 +58,7 @@ for name in "${names[@]}"; do
     exit 2
   fi
   for seed in $SEEDS; do
-    run="abl-$name-s$seed"
+    run="$PREFIX-$name-s$seed"
     args=(train)
     if [ -f "$RUNS/$run/config.yaml" ]; then
       args+=(--resume "$RUNS/$run")

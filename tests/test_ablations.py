@@ -50,3 +50,32 @@ def test_each_variant_sets_its_lever_and_continues(tmp_path):
     assert final.read_bytes() == before  # finished: left as it was
     unknown = run(tmp_path, "nonsense")
     assert unknown.returncode == 2 and "unknown variant 'nonsense'" in unknown.stderr
+
+
+def variants() -> dict[str, list[str]]:
+    """The script's VARIANTS table: name -> its --set overrides."""
+    import re
+
+    body = SCRIPT.read_text().split("declare -A VARIANTS=(", 1)[1].split("\n)", 1)[0]
+    return {m[1]: m[2].split() for m in re.finditer(r'\[([\w.+-]+)\]="([^"]*)"', body)}
+
+
+@pytest.mark.parametrize("lever", ["features", "shaping", "canonical-holds"])
+def test_each_strict_lever_is_one_aid_of_the_recipe(lever):
+    """Issue 34's one-lever table: each lever, on configs/ppo-strict.yaml, changes exactly one
+    field of the env, to the recipe's (configs/ppo.yaml) value of that field."""
+    from dataclasses import asdict
+
+    from yahtzee_agents.config import load_config
+
+    strict = asdict(load_config(ROOT / "configs" / "ppo-strict.yaml").env)
+    recipe = asdict(load_config(ROOT / "configs" / "ppo.yaml").env)
+    levered = asdict(load_config(ROOT / "configs" / "ppo-strict.yaml", variants()[lever]).env)
+    changed = {k for k in strict if strict[k] != levered[k]}
+    assert len(changed) == 1, changed
+    (key,) = changed
+    assert levered[key] == recipe[key] != strict[key]
+    # the three levers together are the recipe's env: nothing else separates the two tracks
+    if lever == "features":
+        sets = sum((variants()[x] for x in ("features", "shaping", "canonical-holds")), [])
+        assert asdict(load_config(ROOT / "configs" / "ppo-strict.yaml", sets).env) == recipe
