@@ -226,6 +226,7 @@ def export_level(
     facts = {
         "source": Path(path).as_posix(),
         "method": "model-based",
+        "objective": "score",
         "teacher": None,
         "knew": knowledge_of_turn_values(),
         "games": int(last["games"]),

@@ -77,5 +77,5 @@ def test_each_strict_lever_is_one_aid_of_the_recipe(lever):
     assert levered[key] == recipe[key] != strict[key]
     # the three levers together are the recipe's env: nothing else separates the two tracks
     if lever == "features":
-        sets = sum((variants()[x] for x in ("features", "shaping", "canonical-holds")), [])
+        sets = [s for x in ("features", "shaping", "canonical-holds") for s in variants()[x]]
         assert asdict(load_config(ROOT / "configs" / "ppo-strict.yaml", sets).env) == recipe

@@ -168,6 +168,7 @@ def test_yahtzee_export_ships_a_model_based_agent(tmp_path):
     shipped = json.loads((root / "yahtzee_env/policies/levels/master.json").read_text())
     assert manifest["weights_sha256"] == shipped["weights_sha256"]
     assert manifest["method"] == "model-based" and manifest["level"] == "master"
+    assert manifest["objective"] == "score"
     load_opponent(tmp_path / "lv" / "mb.json")
     onnx = cli(value, "--out", tmp_path / "o", "--format", "onnx")
     assert onnx.returncode == 2 and "no ONNX form" in onnx.stderr

@@ -432,6 +432,8 @@ def test_hostile_manifests_raise_model_format_error(model: Path, text: str, mess
         (lambda m: m.update(version=0), "'version' must be an int >= 1"),
         (lambda m: m.update(env_steps=-5), "'env_steps' must be an int >= 0"),
         (lambda m: m.update(method="magic"), "'method' must be one of"),
+        (lambda m: m.update(objective="fame"), "'objective' must be one of"),
+        (lambda m: m.update(objective=["win"]), "'objective' must be one of"),
     ],
 )
 def test_hostile_manifest_fields(model: Path, edit, message: str) -> None:
@@ -476,24 +478,29 @@ def test_a_new_level_is_its_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("level", "version", "method", "teacher", "env_steps"),
+    ("level", "version", "method", "objective", "teacher", "env_steps"),
     [
-        ("easy", 2, "reward-only", None, 262_144),
-        ("medium", 2, "reward-only", None, 1_261_568),
-        ("hard", 4, "reward-only", None, 118_013_952),
-        ("expert", 1, "distilled", "optimal", 0),
-        ("master", 1, "model-based", None, 1_479_711),
-        ("duelist", 1, "search", None, 118_013_952),  # hard's network's env-steps
+        ("easy", 2, "reward-only", "score", None, 262_144),
+        ("medium", 2, "reward-only", "score", None, 1_261_568),
+        ("hard", 4, "reward-only", "score", None, 118_013_952),
+        ("expert", 1, "distilled", "score", "optimal", 0),
+        ("master", 1, "model-based", "score", None, 1_479_711),
+        ("duelist", 1, "search", "win", None, 118_013_952),  # hard's network's env-steps
     ],
 )
 def test_shipped_manifests_say_how_the_level_was_made(
-    level, version, method, teacher, env_steps
+    level, version, method, objective, teacher, env_steps
 ) -> None:
+    """Issue 34.4: every level's manifest states its method, objective, what it knew and
+    its env-steps."""
+    from yahtzee_env.policies.knowledge import check_knowledge
     from yahtzee_env.policies.models import level_manifest
 
     manifest = level_manifest(level)
     assert manifest.version == version
     assert manifest.method == method and manifest.raw["teacher"] == teacher
+    assert manifest.objective == objective
+    check_knowledge(manifest.raw["knew"], "knew")
     assert manifest.env_steps == env_steps == manifest.raw.get("timesteps", env_steps)
     assert load_opponent(level).manifest.weights_sha256 == manifest.weights_sha256
 

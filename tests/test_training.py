@@ -409,6 +409,7 @@ def test_export_picks_a_checkpoint_by_its_env_steps(tiny_run: Path, tmp_path: Pa
     assert out.returncode == 0, out.stderr
     manifest = json.loads((tmp_path / f"{tiny_run.name}.json").read_text())
     assert manifest["timesteps"] == steps[0] and manifest["env_steps"] == steps[0]
+    assert manifest["objective"] == "score"  # trained for the score (issue 34.4)
     assert manifest["evaluation"]["timesteps"] == steps[0]  # the run logged one there
     out = _main("export", str(tiny_run), "--out", str(tmp_path), "--model", "12345")
     assert out.returncode == 2 and "has no 12345 model" in out.stderr

@@ -118,6 +118,9 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         "",
         f"- method: {METHODS.get(manifest.method or '', 'not stated')} (the manifest's "
         f"`method`: `{manifest.method}`; its track, from what it knew: {track(knew)})",
+        f"- objective: {manifest.objective or 'score'} (the manifest's `objective`: "
+        + ("winning a 2-seat table" if manifest.objective == "win" else "its own expected score")
+        + ")",
         f"- teacher: {raw.get('teacher') or 'none'}",
         f"- how it plays: {arch['output']}",
         f"- source: `{raw.get('source', 'not stated')}`",

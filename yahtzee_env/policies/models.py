@@ -42,6 +42,9 @@ ACTIVATIONS = ("relu", "tanh")
 # How a level was made (`Manifest.method`); "search": no learning of its own, a search on
 # top of other policies (the `duelist`: the solver and an exact win-probability search).
 METHODS = ("reward-only", "distilled", "model-based", "search")
+# What a level plays for (`Manifest.objective`): its own expected score (every level trained
+# or solved for the solitaire score) or, at a 2-seat table, the win (the `duelist`).
+OBJECTIVES = ("score", "win")
 # The architectures a manifest may declare: a policy network over the observation, or a
 # value network over turn-start states played by expectimax (`policies.turn_value`).
 # Or a policy network that plays only where the table is not 2 seats (`policies.duel`).
@@ -115,6 +118,9 @@ class Manifest:
     games, played by expectimax through the rules); None in older files."""
     env_steps: int | None = None
     """Env-steps behind the exported weights (0: the distilled policy before PPO)."""
+    objective: str | None = None
+    """What it plays for, one of `OBJECTIVES`; None in older files (which all play for the
+    score)."""
     kind: str = MLP
     """The architecture's type: `MLP` (a policy over the observation) or `TURN_VALUE_MLP`."""
 
@@ -251,6 +257,11 @@ def read_manifest(path: str | Path) -> Manifest:
     method = data.get("method")
     if method is not None and method not in METHODS:
         raise ModelFormatError(f"{path}: manifest 'method' must be one of {METHODS}: {method!r}")
+    objective = data.get("objective")
+    if objective is not None and objective not in OBJECTIVES:
+        raise ModelFormatError(
+            f"{path}: manifest 'objective' must be one of {OBJECTIVES}: {str(objective)[:40]!r}"
+        )
     return Manifest(
         path=path,
         weights_path=path.with_name(weights_name),
@@ -266,6 +277,7 @@ def read_manifest(path: str | Path) -> Manifest:
         version=_optional_int(data, "version", 1, path),
         method=method,
         env_steps=_optional_int(data, "env_steps", 0, path),
+        objective=objective,
         kind=kind,
     )
 
