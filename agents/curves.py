@@ -10,6 +10,11 @@ gives the mean and spread across seeds at each mark: the benchmark a new method 
 Games: SB3 logs ``rollout/ep_len_mean`` (the mean length of the last 100 games) once per
 rollout; games played ≈ Σ (env-steps of the rollout / that mean length). The game length
 varies from 13 to 39 steps, so this estimate is within a few percent.
+
+A run folder without its TensorBoard logs (the earlier sittings of a run continued across
+sessions, whose logs were not kept) is read from its ``evals.jsonl`` (`collect_evals`): the
+same evaluations, the games played not known (NaN, printed "—"), and the wall time from
+``sessions.jsonl``, linear within each sitting.
 """
 
 from __future__ import annotations
@@ -64,6 +69,11 @@ def collect(run_dir: str | Path) -> list[dict[str, float | int | str]]:
     run_dir = Path(run_dir)
     if (run_dir / "curve.jsonl").exists():
         return collect_model_based(run_dir)
+    if (
+        not any((run_dir / "tb").rglob("events.out.tfevents.*"))
+        and (run_dir / "evals.jsonl").exists()
+    ):
+        return collect_evals(run_dir)
     cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
     scalars = _scalars(run_dir)
     if TAGS["mean"] not in scalars:
@@ -93,6 +103,53 @@ def collect(run_dir: str | Path) -> list[dict[str, float | int | str]]:
             # by step, not by position: an evaluation may log no regret (no solver table)
             row[key] = by_step[key].get(step, math.nan)
         rows.append(row)
+    return rows
+
+
+def collect_evals(run_dir: str | Path) -> list[dict[str, float | int | str]]:
+    """The rows of a run folder from its ``evals.jsonl`` (every evaluation, kept across
+    sittings) and ``sessions.jsonl`` (each sitting's wall seconds and the env-steps it ended
+    at): the wall time at an evaluation is the earlier sittings' plus its own sitting's, in
+    proportion to the env-steps it had done (evaluations included); the games played are not
+    recorded there (NaN)."""
+    import json
+
+    import yaml
+
+    run_dir = Path(run_dir)
+    seed = yaml.safe_load((run_dir / "config.yaml").read_text())["train"]["seed"]
+    sittings, start, wall = [], 0, 0.0  # (first step, last step, wall before, its wall)
+    path = run_dir / "sessions.jsonl"
+    for line in path.read_text().splitlines() if path.exists() else []:
+        s = json.loads(line)
+        sittings.append((start, int(s["end_timesteps"]), wall, float(s["wall_seconds"])))
+        start, wall = int(s["end_timesteps"]), wall + float(s["wall_seconds"])
+
+    def wall_at(step: int) -> float:
+        for first, last, before, own in sittings:
+            if step <= last:
+                return before + own * (step - first) / max(last - first, 1)
+        return math.nan  # after the last recorded sitting (a sitting still running)
+
+    rows: list[dict[str, float | int | str]] = []
+    for line in (run_dir / "evals.jsonl").read_text().splitlines():
+        e = json.loads(line)
+        rows.append(
+            {
+                "run": run_dir.name,
+                "seed": seed,
+                "steps": int(e["timesteps"]),
+                "games": math.nan,
+                "wall_seconds": round(wall_at(int(e["timesteps"])), 1),
+                "mean": e["mean"],
+                "ci95": e["ci95"],
+                "regret": e.get("regret_per_game", math.nan),
+                "upper_bonus_rate": e["upper_bonus_rate"],
+                "yahtzee_rate": e["yahtzee_rate"],
+            }
+        )
+    if not rows:
+        raise ValueError(f"{run_dir}: no evaluations logged yet")
     return rows
 
 
@@ -226,11 +283,9 @@ def read_csv(path: str | Path) -> list[dict[str, float | int | str]]:
         for raw in csv.DictReader(f):
             row: dict[str, float | int | str] = {"run": raw["run"]}
             for key in FIELDS[1:]:
-                row[key] = (
-                    float(raw[key])
-                    if key not in ("seed", "steps", "games")
-                    else int(float(raw[key]))
-                )
+                value = float(raw[key])
+                integral = key in ("seed", "steps", "games") and math.isfinite(value)
+                row[key] = int(value) if integral else value  # games may be unknown: nan
             rows.append(row)
     return rows
 
@@ -360,9 +415,10 @@ def markdown_table(summary: list[dict], recipe: str) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in summary:
+        games = f"{s['games'] / 1e3:,.0f} k" if math.isfinite(s["games"]) else "—"
+        wall = f"{s['wall_seconds'] / 60:.0f} min" if math.isfinite(s["wall_seconds"]) else "—"
         lines.append(
-            f"| {recipe} | {s['steps'] / 1e6:g} M | {s['games'] / 1e3:,.0f} k | "
-            f"{s['wall_seconds'] / 60:.0f} min | {s['runs']} | "
+            f"| {recipe} | {s['steps'] / 1e6:g} M | {games} | {wall} | {s['runs']} | "
             f"{s['mean']:.1f} ± {s['ci95_eval']:.1f} | {s['mean_min']:.1f}–{s['mean_max']:.1f} | "
             f"{s['regret']:.1f} | {100 * s['upper_bonus_rate']:.0f}% |"
         )

@@ -136,3 +136,39 @@ def test_reach_counts_each_run_against_the_optimum_of_its_own_rules(tmp_path):
     run.mkdir()
     (run / "config.yaml").write_text("name: upper-first-s0\nenv:\n  rules: upper-first\n")
     assert curves.run_rules(run) == "upper-first"
+
+
+def test_a_run_without_its_logs_is_read_from_its_evaluations(tmp_path):
+    """A run continued across sittings whose TensorBoard logs were not kept (the committed
+    folders in docs/) gives the same rows from ``evals.jsonl``: wall time from its sittings,
+    linear within each, games unknown; the table prints "—" for what is unknown."""
+    import json
+
+    run = tmp_path / "strict-s2"
+    run.mkdir()
+    (run / "config.yaml").write_text("train: {seed: 2}\n")
+    evals = [(1_000_000, 190.0, 60.0), (3_000_000, 220.0, 30.0), (4_000_000, 230.0, 20.0)]
+    (run / "evals.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {"timesteps": s, "games": 4000, "mean": m, "ci95": 1.0, "regret_per_game": r,
+                 "upper_bonus_rate": 0.4, "yahtzee_rate": 0.2}
+            ) + "\n"
+            for s, m, r in evals
+        )
+    )  # fmt: skip
+    sittings = [{"wall_seconds": 200.0, "end_timesteps": 2_000_000},
+                {"wall_seconds": 100.0, "end_timesteps": 4_000_000}]  # fmt: skip
+    (run / "sessions.jsonl").write_text("".join(json.dumps(s) + "\n" for s in sittings))
+    rows = curves.collect(run)
+    assert [r["steps"] for r in rows] == [s for s, _, _ in evals]
+    assert [r["mean"] for r in rows] == [m for _, m, _ in evals]
+    assert [r["regret"] for r in rows] == [r for _, _, r in evals]
+    assert all(r["seed"] == 2 and r["games"] != r["games"] for r in rows)  # games: nan
+    assert [r["wall_seconds"] for r in rows] == pytest.approx([100.0, 250.0, 300.0])
+    curves.write_csv(rows, tmp_path / "c.csv")
+    back = curves.read_csv(tmp_path / "c.csv")
+    assert [r["wall_seconds"] for r in back] == pytest.approx([100.0, 250.0, 300.0])
+    table = curves.markdown_table(curves.summarize(back, [1_000_000, 4_000_000]), "strict")
+    assert "| strict | 1 M | — | 2 min | 1 | 190.0 ± 1.0 |" in table
+    assert "| strict | 4 M | — | 5 min | 1 | 230.0 ± 1.0 |" in table
