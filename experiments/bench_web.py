@@ -481,6 +481,20 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
         for k in db:
             db[k] += a["db"][k] - b["db"][k]
     out["db_per_move"] = {k: round(v / per, 2) for k, v in db.items()}
+    if "moves" in before["stats"][0]:  # where the server ran the changes (on its loop or not)
+        runs = {
+            k: sum(
+                a["moves"][k] - b["moves"][k]
+                for a, b in zip(after["stats"], before["stats"], strict=True)
+            )
+            for k in ("inline", "threaded", "inline_s")
+        }
+        out["changes"] = {
+            "on_loop": runs["inline"],
+            "in_threads": runs["threaded"],
+            "on_loop_ms_mean": round(1000 * runs["inline_s"] / max(runs["inline"], 1), 3),
+            "on_loop_ms_max": round(1000 * after["stats"][0]["moves"]["inline_max_s"], 2),
+        }
     if pg_cpu:
         out["postgres_cpu_ms_per_move"] = round(
             (after["pg_cpu_s"] - before["pg_cpu_s"]) * 1000 / per, 3
@@ -585,6 +599,14 @@ def main() -> int:
         "--batch-moves", action="store_true", help="run the servers with --batch-moves"
     )
     parser.add_argument(
+        "--serve-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="one more `yahtzee serve` option for the servers (repeatable), such as "
+        "--serve-arg=--ws-deflate or --serve-arg=--moves-in-threads",
+    )
+    parser.add_argument(
         "--profile",
         default=None,
         metavar="FILE",
@@ -650,6 +672,7 @@ def main() -> int:
                     "--trust-proxy",
                     "--bench-stats",
                     *(["--batch-moves"] if args.batch_moves else []),
+                    *args.serve_arg,
                 ],
                 log=Path(tmp) / f"server{i}.log",
                 cpus=args.server_cpus,
@@ -727,6 +750,7 @@ def main() -> int:
             "errors": errors,
             "command": " ".join(sys.argv[1:]),
             "batch_moves": args.batch_moves,
+            "serve_args": args.serve_arg,
             "server_cpus": sorted(args.server_cpus) if args.server_cpus else None,
             "client_cpus": sorted(args.client_cpus) if args.client_cpus else None,
             "load_average": [round(x, 2) for x in os.getloadavg()],

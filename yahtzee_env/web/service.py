@@ -87,7 +87,9 @@ class Service:
 
     ``clock``: the wall clock of the turn deadlines (tests move it). ``origins``: the other
     origins whose pages may make moves; ``hosts``: the ``Host`` names answered (None: any).
-    ``batch_moves``: group the changes that arrive together (`run_change`; off by default)."""
+    ``batch_moves``: group the changes that arrive together (`run_change`; off by default).
+    ``inline_moves``: a change of a table in memory may run on the event loop where it is
+    cheap and the database is free now (`locks.TableLocks.run`; on by default, SQLite only)."""
 
     def __init__(
         self,
@@ -98,8 +100,10 @@ class Service:
         hosts: frozenset[str] | None = None,
         clock: Callable[[], float] | None = None,
         batch_moves: bool = False,
+        inline_moves: bool = True,
     ) -> None:
         self.storage = storage
+        self.inline_moves = inline_moves
         self.limits = limits = limits or Limits()
         self.tables = Tables(storage, limits.tables_per_player, limits.tables_per_address)
         if clock is not None:
@@ -330,14 +334,18 @@ class Service:
         return self.fanout.publish(await self.run_change(code, run), skip)
 
     async def run_change(self, code: Any, work: Callable[[str], Any]) -> Any:
-        """``work(code)`` under the table's lock, in a worker thread; with ``batch_moves``
-        (a database of one process, the table in memory, no coach) batched with the other
-        tables' changes (`batch.MoveBatcher`: one worker-thread call, one transaction)."""
+        """``work(code)`` under the table's lock, in a worker thread; for a table in memory
+        without the coach, on a database of one process: on the event loop where it is
+        cheap (``inline_moves``), or with ``batch_moves`` batched with the other tables'
+        changes (`batch.MoveBatcher`: one worker-thread call, one transaction)."""
         code = clean_code(code)
         table = self.tables.loaded.get(code)
         batcher = self.batcher
-        if batcher is None or self.storage.multi_process or table is None or table.coach:
+        if table is None or table.coach or self.storage.multi_process:
             return await self.locks.run(code, work)
+        if batcher is None:
+            inline = self.storage.held_if_free if self.inline_moves else None
+            return await self.locks.run(code, work, inline)
         async with self.locks.hold(code):
             return await batcher.run(code, work)
 
