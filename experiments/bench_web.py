@@ -487,11 +487,19 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
                 a["moves"][k] - b["moves"][k]
                 for a, b in zip(after["stats"], before["stats"], strict=True)
             )
-            for k in ("inline", "threaded", "inline_s")
+            for k in ("inline", "threaded", "busy_db", "inline_s")
         }
+        if "gc" in before["stats"][0]:  # the collector's pauses of server 0 in the window
+            g0, g1 = before["stats"][0]["gc"], after["stats"][0]["gc"]
+            out["gc_pauses"] = {
+                "count": [b - a for a, b in zip(g0["count"], g1["count"], strict=True)],
+                "ms_per_move": round(1000 * (sum(g1["total_s"]) - sum(g0["total_s"])) / per, 3),
+                "max_ms_ever": [round(1000 * x, 1) for x in g1["max_s"]],
+            }
         out["changes"] = {
             "on_loop": runs["inline"],
             "in_threads": runs["threaded"],
+            "in_threads_db_busy": runs["busy_db"],
             "on_loop_ms_mean": round(1000 * runs["inline_s"] / max(runs["inline"], 1), 3),
             "on_loop_ms_max": round(1000 * after["stats"][0]["moves"]["inline_max_s"], 2),
         }

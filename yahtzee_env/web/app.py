@@ -215,6 +215,8 @@ def create_app(
         middleware.insert(0, Middleware(ProxyHeadersMiddleware, trusted_hosts=trust_proxy))
     app = Starlette(routes=route_list(bench_stats), lifespan=lifespan, middleware=middleware)
     app.state.service = service
+    if bench_stats:
+        service.gc_pauses.start()
     return app
 
 

@@ -39,7 +39,7 @@ from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.locks import TableLocks
 from yahtzee_env.web.logins import DEVICE_DAYS, LoginThrottle
 from yahtzee_env.web.matchmaking import Matchmaker
-from yahtzee_env.web.memory import Closes, give_back
+from yahtzee_env.web.memory import Closes, GcPauses, give_back, tune_gc
 from yahtzee_env.web.ratings import Ratings
 from yahtzee_env.web.renames import joined_as, rename_seat
 from yahtzee_env.web.spectators import Spectators
@@ -133,6 +133,7 @@ class Service:
         )
         self.refusals = RefusalLog()
         self.closes = Closes()
+        self.gc_pauses = GcPauses()  # measured only under `yahtzee serve --bench-stats`
         self.origins, self.hosts = origins, hosts
         # a place to play (issue 32): the quick-match queue, ratings, spectators
         self.matchmaker = Matchmaker(
@@ -534,8 +535,8 @@ class Service:
 
     async def socket_closed(self) -> None:
         """A socket closed: after every few hundred, the heap goes back to the system."""
-        if self.closes.closed():
-            await run_in_threadpool(give_back)
+        if self.closes.closed():  # a full collection stops every thread: the sweep's
+            await run_in_threadpool(give_back, False)
 
     async def ticker(self) -> None:
         while True:  # at start-up first: deadlines that passed while the server was down
@@ -562,7 +563,8 @@ class Service:
         stop = self.fanout.listen(self.storage)
         try:
             async with anyio.create_task_group() as tg:
-                if prewarm:
+                if prewarm:  # `yahtzee serve`: a long-running process
+                    tune_gc()
                     tg.start_soon(self.warm_coach)
                 tg.start_soon(self.sweeper)
                 tg.start_soon(self.spectators.check)

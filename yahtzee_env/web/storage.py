@@ -1105,6 +1105,10 @@ class Storage:
         )
 
 
+HELD_WAIT_S = 0.002  # the longest the event loop waits for SQLite's connection (`held_if_free`)
+BUSY_BACKOFF_S = 0.05  # after a wait that ran out, how long the loop does not wait again
+
+
 class Checkpointer:
     """SQLite's WAL checkpoints, out of the commits (issue 33): a commit may run on the
     event loop (`Storage.held_if_free`), and SQLite's automatic checkpoint, run by the
@@ -1159,6 +1163,7 @@ class SQLiteStorage(Storage):
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
         self.lock = threading.RLock()
+        self.busy_until = 0.0  # `held_if_free` does not wait before this (time.monotonic)
         self.db.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode: a commit survives the process being killed (kill -9); only
         # an OS crash or power cut can lose the last commits.
@@ -1178,7 +1183,14 @@ class SQLiteStorage(Storage):
 
     @contextlib.contextmanager
     def held_if_free(self) -> Iterator[bool]:
+        """Free now, or within `HELD_WAIT_S` (the holder is another thread's short piece of
+        work, which runs meanwhile: the wait lets the GIL go). A wait that ran out means
+        something long holds the database: for `BUSY_BACKOFF_S` nobody waits again."""
         free = self.lock.acquire(blocking=False)
+        if not free and time.monotonic() >= self.busy_until:
+            free = self.lock.acquire(timeout=HELD_WAIT_S)
+            if not free:
+                self.busy_until = time.monotonic() + BUSY_BACKOFF_S
         try:
             yield free
         finally:
