@@ -161,9 +161,10 @@ def run(
     permessage-deflate; ``ws_impl``: one of `WS_IMPLS` as uvicorn has it (None: ours)."""
     import uvicorn
 
-    from yahtzee_env.web.memory import limit_arenas
+    from yahtzee_env.web.memory import limit_arenas, tune_gc
 
     limit_arenas()  # before the worker threads: freed memory goes back (`memory`)
+    tune_gc()  # a long-running process: what start-up made is out of the collector's way
     ws = ws_impl or websocket_protocol() or "auto"
     if workers > 1:  # the workers import the protocol classes by name (no pickled classes)
         os.environ["YAHTZEE_HEADER_TIMEOUT"] = str(header_timeout)

@@ -39,7 +39,7 @@ from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.locks import TableLocks
 from yahtzee_env.web.logins import DEVICE_DAYS, LoginThrottle
 from yahtzee_env.web.matchmaking import Matchmaker
-from yahtzee_env.web.memory import Closes, GcPauses, give_back, tune_gc
+from yahtzee_env.web.memory import Closes, GcPauses, give_back
 from yahtzee_env.web.ratings import Ratings
 from yahtzee_env.web.renames import joined_as, rename_seat
 from yahtzee_env.web.spectators import Spectators
@@ -563,8 +563,7 @@ class Service:
         stop = self.fanout.listen(self.storage)
         try:
             async with anyio.create_task_group() as tg:
-                if prewarm:  # `yahtzee serve`: a long-running process
-                    tune_gc()
+                if prewarm:
                     tg.start_soon(self.warm_coach)
                 tg.start_soon(self.sweeper)
                 tg.start_soon(self.spectators.check)
