@@ -108,19 +108,21 @@ def test_the_guard_refuses_a_stale_rev_and_writes_nothing(db):
         storage.close()
 
 
-def batch_of_moves(tmp_path, n: int, break_one: bool = False):
-    """``n`` tables, one move each queued together on a `MoveBatcher` (SQLite): the
-    results (or exceptions), the batcher, the tables and the storage's counts."""
+def batch_of_moves(tmp_path, n: int, break_one: bool = False, on_loop: bool = False):
+    """``n`` tables, one move each queued together on a `MoveBatcher` (SQLite; ``on_loop``:
+    the batcher of the event loop): the results (or exceptions), the batcher, the tables
+    and the storage's counts."""
     import asyncio
 
     from yahtzee_env.web.batch import MoveBatcher
+    from yahtzee_env.web.locks import TableLocks
     from yahtzee_env.web.storage import open_storage
     from yahtzee_env.web.tables import Tables
 
     storage = open_storage(tmp_path / "web.sqlite3")
     tables = Tables(storage)
     made = [tables.create({"seats": ["human", "medium"]}, f"10.0.0.{i}", None) for i in range(n)]
-    batcher = MoveBatcher(storage, tables)
+    batcher = MoveBatcher(storage, tables, locks=TableLocks(budget_s=60.0) if on_loop else None)
     roll = {"type": "roll", "hold": [0]}
 
     def work_of(i: int, table, token):
@@ -149,15 +151,18 @@ def batch_of_moves(tmp_path, n: int, break_one: bool = False):
     return results, batcher, tables, storage, storage.trips.since(before), made
 
 
-def test_moves_queued_together_commit_together(tmp_path):
+@pytest.mark.parametrize("on_loop", [False, True], ids=["threads", "loop"])
+def test_moves_queued_together_commit_together(tmp_path, on_loop):
     """Group commit: 6 moves at 6 tables, queued together, run in one batch and one
-    transaction; the stale one (409) is refused alone, the 5 others are committed (a new
-    server on the file reads them back)."""
+    transaction (in a worker thread, or on the event loop); the stale one (409) is refused
+    alone, the 5 others are committed (a new server on the file reads them back)."""
     from yahtzee_env.web.storage import open_storage
     from yahtzee_env.web.tables import Tables, WebError
 
-    results, batcher, _tables, storage, spent, made = batch_of_moves(tmp_path, 6)
+    results, batcher, _tables, storage, spent, made = batch_of_moves(tmp_path, 6, False, on_loop)
     assert batcher.batches == 1 and batcher.moves == 6
+    if on_loop:
+        assert batcher.locks.inline == 6
     assert spent["transactions"] == 1, spent
     assert isinstance(results[0], WebError) and results[0].code == "stale_seq"
     assert all(isinstance(r, dict) and r["seq"] == 1 for r in results[1:]), results
@@ -166,14 +171,15 @@ def test_moves_queued_together_commit_together(tmp_path):
     assert [len(again.load(t.code).log) for t, _ in made] == [0] + [1] * 5
 
 
-def test_a_batch_whose_commit_fails_acknowledges_none_of_its_moves(tmp_path):
+@pytest.mark.parametrize("on_loop", [False, True], ids=["threads", "loop"])
+def test_a_batch_whose_commit_fails_acknowledges_none_of_its_moves(tmp_path, on_loop):
     """A move of the batch fails half-written: the whole group rolls back, every move of
     it fails (none is acknowledged), and their tables' copies in memory are dropped, so
-    the next use rebuilds them at the database's state."""
+    the next use rebuilds them at the database's state (threads or the loop alike)."""
     from yahtzee_env.web.storage import open_storage
     from yahtzee_env.web.tables import Tables
 
-    results, _batcher, tables, storage, _spent, made = batch_of_moves(tmp_path, 4, True)
+    results, _batcher, tables, storage, _spent, made = batch_of_moves(tmp_path, 4, True, on_loop)
     assert all(isinstance(r, Exception) for r in results), results
     assert not any(t.code in tables.loaded for t, _ in made)
     assert [len(tables.load(t.code).log) for t, _ in made] == [0] * 4
@@ -213,17 +219,20 @@ def test_a_move_at_a_table_in_memory_runs_on_the_event_loop_on_sqlite(db, new_ta
 
     from yahtzee_env.web.app import create_app
 
-    with TestClient(create_app(db)) as c:
-        locks = c.app.state.service.locks
-        locks.budget_s = 60.0  # no move is "slow" on a busy test machine
-        code, tokens, state = new_table(c, ("human", "medium"))
-        end = play_out(c, code, tokens["0"], state=state)
-        if str(db).startswith("postgresql"):
-            assert locks.inline == 0
-        else:  # (a move finding the connection held by another thread goes to one)
-            assert locks.inline >= 13 and locks.inline > locks.threaded
-    with TestClient(create_app(db)) as again:
-        assert again.get(f"/api/tables/{code}").json()["seq"] == end["seq"]
+    for group in (True, False):  # moves committed with those arriving with them, or alone
+        with TestClient(create_app(db, group_commit=group)) as c:
+            service = c.app.state.service
+            locks = service.locks
+            locks.budget_s = 60.0  # no move is "slow" on a busy test machine
+            code, tokens, state = new_table(c, ("human", "medium"))
+            end = play_out(c, code, tokens["0"], state=state)
+            if str(db).startswith("postgresql"):
+                assert locks.inline == 0 and service.grouped is None
+            else:  # (a move finding the connection held by another thread goes to one)
+                assert locks.inline >= 13 and locks.inline > locks.threaded
+                assert (service.grouped.moves >= locks.inline) if group else not service.grouped
+        with TestClient(create_app(db)) as again:
+            assert again.get(f"/api/tables/{code}").json()["seq"] == end["seq"]
     with TestClient(create_app(db, inline_moves=False)) as c:
         code, tokens, state = new_table(c, ("human", "medium"))
         assert play_out(c, code, tokens["0"], state=state)["over"]
@@ -418,3 +427,21 @@ def test_the_collectors_pauses_are_measured_and_a_server_tunes_it(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_a_move_on_sqlite_writes_no_news_for_other_processes(db, new_table, act, monkeypatch):
+    """The news of a change (`Tables._news`, JSON for the other processes' copies to follow)
+    is made only where other processes share the database: on SQLite nobody hears it."""
+    from starlette.testclient import TestClient
+
+    from yahtzee_env.web.app import create_app
+
+    made = []
+    with TestClient(create_app(db)) as c:
+        tables = c.app.state.service.tables
+        real = tables._news
+        monkeypatch.setattr(tables, "_news", lambda *a: made.append(1) or real(*a))
+        code, tokens, state = new_table(c, ("human", "easy"))
+        reply = act(c, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state)
+        assert reply.status_code == 200, reply.text
+    assert bool(made) == str(db).startswith("postgresql")

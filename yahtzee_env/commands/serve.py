@@ -127,6 +127,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "SQLite, whose last move was cheap runs on the event loop when the database is free)",
     )
     parser.add_argument(
+        "--commit-each",
+        action="store_true",
+        help="commit each move on the event loop alone (by default the moves that arrive "
+        "together there commit together, each answered after that commit)",
+    )
+    parser.add_argument(
         "--ws-deflate",
         action="store_true",
         help="offer permessage-deflate on the WebSockets (off by default: it costs the server "
@@ -242,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
         "bench_stats": args.bench_stats,
         "batch_moves": args.batch_moves,
         "inline_moves": not args.moves_in_threads,
+        "group_commit": not args.commit_each,
     }
     ws = {"ws_deflate": args.ws_deflate, "ws_impl": args.ws_impl}
     limits = {

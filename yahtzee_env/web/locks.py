@@ -90,12 +90,16 @@ class TableLocks:
         try:
             return work(code)
         finally:
-            spent = time.thread_time() - start
-            self.inline += 1
-            self.inline_s += spent
-            self.inline_max_s = max(self.inline_max_s, spent)
-            if spent > self.budget_s:
-                self.note_slow(code)
+            self.timed_on_loop(code, time.thread_time() - start)
+
+    def timed_on_loop(self, code: str, spent: float) -> None:
+        """A piece of table ``code``'s work took ``spent`` seconds on the loop: counted,
+        and over the budget, the table's next piece goes to a worker thread."""
+        self.inline += 1
+        self.inline_s += spent
+        self.inline_max_s = max(self.inline_max_s, spent)
+        if spent > self.budget_s:
+            self.note_slow(code)
 
     def timed(self, code: str, work: Callable[[str], Any]) -> Any:
         """``work(code)`` in the worker thread, its own CPU time measured (not the waits

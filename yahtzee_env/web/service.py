@@ -89,7 +89,9 @@ class Service:
     origins whose pages may make moves; ``hosts``: the ``Host`` names answered (None: any).
     ``batch_moves``: group the changes that arrive together (`run_change`; off by default).
     ``inline_moves``: a change of a table in memory may run on the event loop where it is
-    cheap and the database is free now (`locks.TableLocks.run`; on by default, SQLite only)."""
+    cheap and the database is free now (`locks.TableLocks.run`; on by default, SQLite only),
+    and with ``group_commit`` the changes arriving together commit together there
+    (`batch.MoveBatcher` on the loop; on by default)."""
 
     def __init__(
         self,
@@ -101,6 +103,7 @@ class Service:
         clock: Callable[[], float] | None = None,
         batch_moves: bool = False,
         inline_moves: bool = True,
+        group_commit: bool = True,
     ) -> None:
         self.storage = storage
         self.inline_moves = inline_moves
@@ -115,6 +118,9 @@ class Service:
         self.locks = TableLocks()
         self.fanout = Fanout(self.hub, self.tables, self.locks)
         self.batcher = MoveBatcher(storage, self.tables) if batch_moves else None
+        self.grouped = None  # the moves on the event loop, committed together (`batch`)
+        if inline_moves and group_commit and not batch_moves and not storage.multi_process:
+            self.grouped = MoveBatcher(storage, self.tables, locks=self.locks)
         self.slots = SocketSlots(limits)
         self.per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
         self.per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
@@ -344,6 +350,8 @@ class Service:
         batcher = self.batcher
         if table is None or table.coach or self.storage.multi_process:
             return await self.locks.run(code, work)
+        if batcher is None and self.grouped is not None and code not in self.locks.slow:
+            batcher = self.grouped  # on the loop, committed with the moves arriving with it
         if batcher is None:
             inline = self.storage.held_if_free if self.inline_moves else None
             return await self.locks.run(code, work, inline)
