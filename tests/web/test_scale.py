@@ -219,18 +219,18 @@ def test_a_move_at_a_table_in_memory_runs_on_the_event_loop_on_sqlite(db, new_ta
 
     from yahtzee_env.web.app import create_app
 
-    for group in (True, False):  # moves committed with those arriving with them, or alone
-        with TestClient(create_app(db, group_commit=group)) as c:
+    for group in (False, True):  # each move committed alone, or with the batch it came in
+        with TestClient(create_app(db, batch_moves=group)) as c:
             service = c.app.state.service
             locks = service.locks
             locks.budget_s = 60.0  # no move is "slow" on a busy test machine
             code, tokens, state = new_table(c, ("human", "medium"))
             end = play_out(c, code, tokens["0"], state=state)
             if str(db).startswith("postgresql"):
-                assert locks.inline == 0 and service.grouped is None
+                assert locks.inline == 0
             else:  # (a move finding the connection held by another thread goes to one)
                 assert locks.inline >= 13 and locks.inline > locks.threaded
-                assert (service.grouped.moves >= locks.inline) if group else not service.grouped
+                assert (service.batcher.moves >= locks.inline) if group else not service.batcher
         with TestClient(create_app(db)) as again:
             assert again.get(f"/api/tables/{code}").json()["seq"] == end["seq"]
     with TestClient(create_app(db, inline_moves=False)) as c:

@@ -117,20 +117,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--batch-moves",
         action="store_true",
-        help="run the moves that arrive together in one worker-thread call and, on SQLite, "
-        "commit them in one transaction (group commit; each is answered after that commit)",
+        help="run the moves that arrive together as one batch (on the event loop, or with "
+        "--moves-in-threads in one worker-thread call) and, on SQLite, commit them in one "
+        "transaction (group commit; each is answered after that commit)",
     )
     parser.add_argument(
         "--moves-in-threads",
         action="store_true",
         help="run every move in a worker thread (by default a move at a table in memory, on "
         "SQLite, whose last move was cheap runs on the event loop when the database is free)",
-    )
-    parser.add_argument(
-        "--commit-each",
-        action="store_true",
-        help="commit each move on the event loop alone (by default the moves that arrive "
-        "together there commit together, each answered after that commit)",
     )
     parser.add_argument(
         "--ws-deflate",
@@ -248,7 +243,6 @@ def run(args: argparse.Namespace) -> int:
         "bench_stats": args.bench_stats,
         "batch_moves": args.batch_moves,
         "inline_moves": not args.moves_in_threads,
-        "group_commit": not args.commit_each,
     }
     ws = {"ws_deflate": args.ws_deflate, "ws_impl": args.ws_impl}
     limits = {

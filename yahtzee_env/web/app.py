@@ -165,7 +165,6 @@ def create_app(
     bench_stats: bool = False,
     batch_moves: bool = False,
     inline_moves: bool = True,
-    group_commit: bool = True,
 ) -> Starlette:
     """The ASGI app over the database at ``db_path``: a SQLite file, a ``postgresql://``
     URL, or an open `Storage`. Its server object is ``app.state.service``.
@@ -183,8 +182,7 @@ def create_app(
     worker-thread call and, on SQLite, commit in one transaction (`batch.MoveBatcher`;
     off by default). ``inline_moves``: a move at a table in memory, on SQLite, runs on the
     event loop where it is cheap and the database is free (`locks.TableLocks.run`; on by
-    default); ``group_commit``: there, the moves that arrive together commit together
-    (`batch.MoveBatcher` on the loop; on by default)."""
+    default; with ``batch_moves``, the batches run there)."""
     storage = db_path if isinstance(db_path, Storage) else open_storage(db_path)
     origins = frozenset(o.rstrip("/") for o in allowed_origins)
     hosts = None if allowed_hosts is None else frozenset(h.strip().lower() for h in allowed_hosts)
@@ -196,7 +194,6 @@ def create_app(
         clock=clock,
         batch_moves=batch_moves,
         inline_moves=inline_moves,
-        group_commit=group_commit,
     )
 
     @contextlib.asynccontextmanager

@@ -17,12 +17,14 @@ ahead of the database, are dropped (rebuilt at their next use). Work that may ta
 table not in memory, a table with the coach) does not come here: it runs in its own thread
 (`locks.TableLocks.run`), so it never holds up the others.
 
-On the event loop (issue 33, second round; the default of `yahtzee serve` on SQLite): a
-batcher given the tables' locks (`locks.TableLocks`) waits one turn of the loop for the
-moves that arrive with the first, then runs the batch on the loop itself when the database
-is free (`Storage.held_if_free`; else in a worker thread as above), each move timed: a
-table whose move took over the budget runs its next one in a thread, outside the batches.
-A BEGIN and a COMMIT were a third of a move's own cost; here a batch pays them once.
+On the event loop (issue 33, second round: ``--batch-moves`` where the moves run on the
+loop, on SQLite): a batcher given the tables' locks (`locks.TableLocks`) waits one turn of
+the loop for the moves that arrive with the first, then runs the batch on the loop itself
+when the database is free (`Storage.held_if_free`; else in a worker thread as above), each
+move timed: a table whose move took over the budget runs its next one in a thread, outside
+the batches.
+A batch pays one BEGIN and one COMMIT (about 4 moves a transaction at 1,000 players), but
+measured it saved the server under 2% of its CPU time per move: not the default.
 """
 
 from __future__ import annotations

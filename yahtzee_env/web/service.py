@@ -89,9 +89,8 @@ class Service:
     origins whose pages may make moves; ``hosts``: the ``Host`` names answered (None: any).
     ``batch_moves``: group the changes that arrive together (`run_change`; off by default).
     ``inline_moves``: a change of a table in memory may run on the event loop where it is
-    cheap and the database is free now (`locks.TableLocks.run`; on by default, SQLite only),
-    and with ``group_commit`` the changes arriving together commit together there
-    (`batch.MoveBatcher` on the loop; on by default)."""
+    cheap and the database is free now (`locks.TableLocks.run`; on by default, SQLite only);
+    with ``batch_moves`` too, the batches run there (`batch.MoveBatcher` on the loop)."""
 
     def __init__(
         self,
@@ -103,7 +102,6 @@ class Service:
         clock: Callable[[], float] | None = None,
         batch_moves: bool = False,
         inline_moves: bool = True,
-        group_commit: bool = True,
     ) -> None:
         self.storage = storage
         self.inline_moves = inline_moves
@@ -117,10 +115,10 @@ class Service:
         self.hub = Hub()
         self.locks = TableLocks()
         self.fanout = Fanout(self.hub, self.tables, self.locks)
-        self.batcher = MoveBatcher(storage, self.tables) if batch_moves else None
-        self.grouped = None  # the moves on the event loop, committed together (`batch`)
-        if inline_moves and group_commit and not batch_moves and not storage.multi_process:
-            self.grouped = MoveBatcher(storage, self.tables, locks=self.locks)
+        self.batcher = None  # the moves committed together: on the loop, or in threads
+        if batch_moves:
+            on_loop = self.locks if inline_moves and not storage.multi_process else None
+            self.batcher = MoveBatcher(storage, self.tables, locks=on_loop)
         self.slots = SocketSlots(limits)
         self.per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
         self.per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
@@ -350,8 +348,8 @@ class Service:
         batcher = self.batcher
         if table is None or table.coach or self.storage.multi_process:
             return await self.locks.run(code, work)
-        if batcher is None and self.grouped is not None and code not in self.locks.slow:
-            batcher = self.grouped  # on the loop, committed with the moves arriving with it
+        if batcher is not None and batcher.locks is not None and code in self.locks.slow:
+            batcher = None  # a slow table's move: not on the loop, not in a batch
         if batcher is None:
             inline = self.storage.held_if_free if self.inline_moves else None
             return await self.locks.run(code, work, inline)
