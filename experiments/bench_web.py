@@ -41,7 +41,8 @@ The server alone (issue 33): ``--server-cpus 0 --client-cpus 1`` pins the server
 server's own ``getrusage`` through ``GET /api/bench-stats``, which ``yahtzee serve
 --bench-stats`` turns on), moves a second, the database round trips, statements and
 transactions per move (counted by the storage layer, `storage.Trips`), and the bytes of the
-server's messages per move; p50/p99/p99.9 of the round trips. ``--profile FILE`` samples
+server's messages per move (as text, and on the wire: the loopback interface's bytes, both
+ways, frames and compression included); p50/p99/p99.9 of the round trips. ``--profile FILE`` samples
 server 0 with py-spy (the thread holding the GIL) over the window and reports its top
 frames. ``--no-crash`` skips the ``kill -9`` check.
 
@@ -413,6 +414,17 @@ def cpu_list(text: str) -> set[int]:
     return cpus
 
 
+def loopback_bytes() -> int | None:
+    """Bytes sent over the loopback interface so far (``/proc/net/dev``; the whole machine's:
+    the server's messages, the players', and the database's where it is on loopback)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/net/dev").read_text().splitlines():
+            name, _, counters = line.partition(":")
+            if name.strip() == "lo":
+                return int(counters.split()[8])  # transmit bytes
+    return None
+
+
 def user_sys(pid: int) -> tuple[float, float]:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     tick = os.sysconf("SC_CLK_TCK")
@@ -468,6 +480,10 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
     }
     by_type = sum((p.bytes_by_type for p in crowd), Counter())
     out["bytes_per_move_by_type"] = {k: round(v / per, 1) for k, v in by_type.items()}
+    if before.get("loopback_bytes") is not None and after.get("loopback_bytes") is not None:
+        # on the wire, both ways, frames and compression included (the machine's loopback)
+        wire = after["loopback_bytes"] - before["loopback_bytes"]
+        out["loopback_bytes_per_move"] = round(wire / per, 1)
     out["server_cpu_ms_per_move"] = round(out["server_cpu_s"] * 1000 / per, 3)
     (u0, s0), (u1, s1) = before["user_sys_s"], after["user_sys_s"]
     out["server0_user_sys_ms_per_move"] = [
@@ -481,6 +497,28 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
         for k in db:
             db[k] += a["db"][k] - b["db"][k]
     out["db_per_move"] = {k: round(v / per, 2) for k, v in db.items()}
+    if "moves" in before["stats"][0]:  # where the server ran the changes (on its loop or not)
+        runs = {
+            k: sum(
+                a["moves"][k] - b["moves"][k]
+                for a, b in zip(after["stats"], before["stats"], strict=True)
+            )
+            for k in ("inline", "threaded", "busy_db", "inline_s")
+        }
+        if "gc" in before["stats"][0]:  # the collector's pauses of server 0 in the window
+            g0, g1 = before["stats"][0]["gc"], after["stats"][0]["gc"]
+            out["gc_pauses"] = {
+                "count": [b - a for a, b in zip(g0["count"], g1["count"], strict=True)],
+                "ms_per_move": round(1000 * (sum(g1["total_s"]) - sum(g0["total_s"])) / per, 3),
+                "max_ms_ever": [round(1000 * x, 1) for x in g1["max_s"]],
+            }
+        out["changes"] = {
+            "on_loop": runs["inline"],
+            "in_threads": runs["threaded"],
+            "in_threads_db_busy": runs["busy_db"],
+            "on_loop_ms_mean": round(1000 * runs["inline_s"] / max(runs["inline"], 1), 3),
+            "on_loop_ms_max": round(1000 * after["stats"][0]["moves"]["inline_max_s"], 2),
+        }
     if pg_cpu:
         out["postgres_cpu_ms_per_move"] = round(
             (after["pg_cpu_s"] - before["pg_cpu_s"]) * 1000 / per, 3
@@ -585,6 +623,14 @@ def main() -> int:
         "--batch-moves", action="store_true", help="run the servers with --batch-moves"
     )
     parser.add_argument(
+        "--serve-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="one more `yahtzee serve` option for the servers (repeatable), such as "
+        "--serve-arg=--ws-deflate or --serve-arg=--moves-in-threads",
+    )
+    parser.add_argument(
         "--profile",
         default=None,
         metavar="FILE",
@@ -650,6 +696,7 @@ def main() -> int:
                     "--trust-proxy",
                     "--bench-stats",
                     *(["--batch-moves"] if args.batch_moves else []),
+                    *args.serve_arg,
                 ],
                 log=Path(tmp) / f"server{i}.log",
                 cpus=args.server_cpus,
@@ -681,6 +728,7 @@ def main() -> int:
             row = {
                 "cpu_s": [srv.cpu_seconds() for srv in servers],
                 "user_sys_s": user_sys(servers[0].proc.pid),
+                "loopback_bytes": loopback_bytes(),
                 "stats": [bench_stats(srv.url) for srv in servers],
             }
             if postmaster is not None:
@@ -727,6 +775,7 @@ def main() -> int:
             "errors": errors,
             "command": " ".join(sys.argv[1:]),
             "batch_moves": args.batch_moves,
+            "serve_args": args.serve_arg,
             "server_cpus": sorted(args.server_cpus) if args.server_cpus else None,
             "client_cpus": sorted(args.client_cpus) if args.client_cpus else None,
             "load_average": [round(x, 2) for x in os.getloadavg()],

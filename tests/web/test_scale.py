@@ -108,19 +108,21 @@ def test_the_guard_refuses_a_stale_rev_and_writes_nothing(db):
         storage.close()
 
 
-def batch_of_moves(tmp_path, n: int, break_one: bool = False):
-    """``n`` tables, one move each queued together on a `MoveBatcher` (SQLite): the
-    results (or exceptions), the batcher, the tables and the storage's counts."""
+def batch_of_moves(tmp_path, n: int, break_one: bool = False, on_loop: bool = False):
+    """``n`` tables, one move each queued together on a `MoveBatcher` (SQLite; ``on_loop``:
+    the batcher of the event loop): the results (or exceptions), the batcher, the tables
+    and the storage's counts."""
     import asyncio
 
     from yahtzee_env.web.batch import MoveBatcher
+    from yahtzee_env.web.locks import TableLocks
     from yahtzee_env.web.storage import open_storage
     from yahtzee_env.web.tables import Tables
 
     storage = open_storage(tmp_path / "web.sqlite3")
     tables = Tables(storage)
     made = [tables.create({"seats": ["human", "medium"]}, f"10.0.0.{i}", None) for i in range(n)]
-    batcher = MoveBatcher(storage, tables)
+    batcher = MoveBatcher(storage, tables, locks=TableLocks(budget_s=60.0) if on_loop else None)
     roll = {"type": "roll", "hold": [0]}
 
     def work_of(i: int, table, token):
@@ -149,15 +151,18 @@ def batch_of_moves(tmp_path, n: int, break_one: bool = False):
     return results, batcher, tables, storage, storage.trips.since(before), made
 
 
-def test_moves_queued_together_commit_together(tmp_path):
+@pytest.mark.parametrize("on_loop", [False, True], ids=["threads", "loop"])
+def test_moves_queued_together_commit_together(tmp_path, on_loop):
     """Group commit: 6 moves at 6 tables, queued together, run in one batch and one
-    transaction; the stale one (409) is refused alone, the 5 others are committed (a new
-    server on the file reads them back)."""
+    transaction (in a worker thread, or on the event loop); the stale one (409) is refused
+    alone, the 5 others are committed (a new server on the file reads them back)."""
     from yahtzee_env.web.storage import open_storage
     from yahtzee_env.web.tables import Tables, WebError
 
-    results, batcher, _tables, storage, spent, made = batch_of_moves(tmp_path, 6)
+    results, batcher, _tables, storage, spent, made = batch_of_moves(tmp_path, 6, False, on_loop)
     assert batcher.batches == 1 and batcher.moves == 6
+    if on_loop:
+        assert batcher.locks.inline == 6
     assert spent["transactions"] == 1, spent
     assert isinstance(results[0], WebError) and results[0].code == "stale_seq"
     assert all(isinstance(r, dict) and r["seq"] == 1 for r in results[1:]), results
@@ -166,14 +171,15 @@ def test_moves_queued_together_commit_together(tmp_path):
     assert [len(again.load(t.code).log) for t, _ in made] == [0] + [1] * 5
 
 
-def test_a_batch_whose_commit_fails_acknowledges_none_of_its_moves(tmp_path):
+@pytest.mark.parametrize("on_loop", [False, True], ids=["threads", "loop"])
+def test_a_batch_whose_commit_fails_acknowledges_none_of_its_moves(tmp_path, on_loop):
     """A move of the batch fails half-written: the whole group rolls back, every move of
     it fails (none is acknowledged), and their tables' copies in memory are dropped, so
-    the next use rebuilds them at the database's state."""
+    the next use rebuilds them at the database's state (threads or the loop alike)."""
     from yahtzee_env.web.storage import open_storage
     from yahtzee_env.web.tables import Tables
 
-    results, _batcher, tables, storage, _spent, made = batch_of_moves(tmp_path, 4, True)
+    results, _batcher, tables, storage, _spent, made = batch_of_moves(tmp_path, 4, True, on_loop)
     assert all(isinstance(r, Exception) for r in results), results
     assert not any(t.code in tables.loaded for t, _ in made)
     assert [len(tables.load(t.code).log) for t, _ in made] == [0] * 4
@@ -201,3 +207,241 @@ def test_a_server_with_batch_moves_plays_a_game_through_the_batcher(db, new_tabl
         assert c.post(f"/api/tables/{code}/act", json=body).status_code == 409
     with TestClient(create_app(db)) as again:
         assert again.get(f"/api/tables/{code}").json()["seq"] == end["seq"]
+
+
+# ---------------------------------------------------------------- the second round (issue 33)
+def test_a_move_at_a_table_in_memory_runs_on_the_event_loop_on_sqlite(db, new_table, play_out):
+    """SQLite: the moves of a table in memory run on the event loop (no worker thread),
+    each committed before its answer: a new server on the file has every move. PostgreSQL
+    (a network away, other processes' row locks): every move in a worker thread. With
+    ``inline_moves=False`` (``yahtzee serve --moves-in-threads``) none runs on the loop."""
+    from starlette.testclient import TestClient
+
+    from yahtzee_env.web.app import create_app
+
+    for group in (False, True):  # each move committed alone, or with the batch it came in
+        with TestClient(create_app(db, batch_moves=group)) as c:
+            service = c.app.state.service
+            locks = service.locks
+            locks.budget_s = 60.0  # no move is "slow" on a busy test machine
+            code, tokens, state = new_table(c, ("human", "medium"))
+            end = play_out(c, code, tokens["0"], state=state)
+            if str(db).startswith("postgresql"):
+                assert locks.inline == 0
+            else:  # (a move finding the connection held by another thread goes to one)
+                assert locks.inline >= 13 and locks.inline > locks.threaded
+                assert (service.batcher.moves >= locks.inline) if group else not service.batcher
+        with TestClient(create_app(db)) as again:
+            assert again.get(f"/api/tables/{code}").json()["seq"] == end["seq"]
+    with TestClient(create_app(db, inline_moves=False)) as c:
+        code, tokens, state = new_table(c, ("human", "medium"))
+        assert play_out(c, code, tokens["0"], state=state)["over"]
+        assert c.app.state.service.locks.inline == 0
+
+
+def burn(seconds: float) -> None:
+    import time
+
+    start = time.thread_time()
+    while time.thread_time() - start < seconds:
+        pass
+
+
+def test_a_table_whose_work_is_slow_leaves_the_event_loop():
+    """`TableLocks.run` with a free database: cheap work runs on the loop's thread; work
+    over the budget marks its table slow, whose next piece runs in a worker thread (the
+    other tables stay on the loop); a cheap piece there brings the table back."""
+    import asyncio
+    import contextlib
+    import threading
+
+    from yahtzee_env.web.locks import TableLocks
+
+    locks = TableLocks(budget_s=0.01)
+    where: list[bool] = []  # True: on the loop's thread
+
+    @contextlib.contextmanager
+    def free():
+        yield True
+
+    def work(seconds):
+        def run(code):
+            where.append(threading.current_thread() is loop_thread)
+            burn(seconds)
+            return code
+
+        return run
+
+    async def main():
+        nonlocal loop_thread
+        loop_thread = threading.current_thread()
+        assert await locks.run("AAAA2222", work(0), free) == "AAAA2222"
+        await locks.run("AAAA2222", work(0.03), free)  # over the budget, on the loop
+        await locks.run("AAAA2222", work(0), free)  # now in a thread: cheap there
+        await locks.run("BBBB3333", work(0), free)  # another table: on the loop
+        await locks.run("AAAA2222", work(0), free)  # back on the loop
+
+    loop_thread = None
+    asyncio.run(main())
+    assert where == [True, True, False, True, True]
+    assert locks.inline == 4 and locks.threaded == 1 and not locks.slow
+
+
+def test_a_busy_sqlite_connection_is_waited_for_briefly_then_not(tmp_path):
+    """`SQLiteStorage.held_if_free`: free, it is held for the block; held by another thread
+    for longer than `HELD_WAIT_S`, it yields False (the move goes to a worker thread) and
+    does not wait again for `BUSY_BACKOFF_S`; a holder that lets go within the wait is
+    waited for."""
+    import threading
+    import time
+
+    from yahtzee_env.web import storage as st
+
+    s = st.SQLiteStorage(tmp_path / "web.sqlite3")
+    try:
+        with s.held_if_free() as free:
+            assert free and s.lock._is_owned()
+        taken, release = threading.Event(), threading.Event()
+
+        def hold(seconds=None):
+            with s.lock:
+                taken.set()
+                release.wait(seconds)
+
+        t = threading.Thread(target=hold)
+        t.start()
+        taken.wait(5)
+        with s.held_if_free() as free:
+            assert not free
+        assert s.busy_until > time.monotonic()
+        start = time.monotonic()
+        with s.held_if_free() as free:  # backing off: no wait at all
+            assert not free
+        assert time.monotonic() - start < st.HELD_WAIT_S * 50  # (generous: no timing asserted)
+        release.set()
+        t.join(5)
+        s.busy_until = 0.0
+        taken.clear()
+        t = threading.Thread(target=hold, args=(st.HELD_WAIT_S / 10,))
+        release.clear()
+        t.start()
+        taken.wait(5)
+        with s.held_if_free() as free:  # the holder lets go within the wait (usually)
+            pass
+        t.join(5)
+        with s.held_if_free() as free:
+            assert free
+    finally:
+        s.close()
+
+
+def test_sqlite_checkpoints_run_in_their_own_thread_not_in_a_commit(tmp_path):
+    """The storage's connection never checkpoints (``wal_autocheckpoint=0``: a commit on
+    the event loop never copies the log back); the `Checkpointer` thread does, on its own
+    connection, and stops with the storage. ``:memory:`` has none."""
+    import time
+
+    from yahtzee_env.web import storage as st
+
+    s = st.SQLiteStorage(tmp_path / "web.sqlite3")
+    assert s.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    s.checkpoints.stop()
+    s.checkpoints = st.Checkpointer(str(tmp_path / "web.sqlite3"), every=0.01)
+    deadline = time.monotonic() + 10
+    while s.checkpoints.done < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert s.checkpoints.done >= 2
+    thread = s.checkpoints.thread
+    s.close()
+    assert not thread.is_alive()
+    memory = st.SQLiteStorage(":memory:")
+    assert memory.checkpoints is None
+    memory.close()
+
+
+@pytest.mark.backends("sqlite")
+def test_permessage_deflate_is_offered_only_with_ws_deflate(tmp_path):
+    """``yahtzee serve`` answers a handshake that offers permessage-deflate without it (the
+    messages go uncompressed), and with it under ``--ws-deflate``."""
+    import base64
+    import os
+    import socket
+
+    from yahtzee_env.web.local_server import LocalServer
+
+    def extensions(args):
+        srv = LocalServer(tmp_path / f"web{len(args)}.sqlite3", args)
+        srv.start()
+        try:
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as sock:
+                key = base64.b64encode(os.urandom(16)).decode()
+                sock.sendall(
+                    (
+                        f"GET /ws/AAAA2222 HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\n"
+                        "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                        "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n"
+                    ).encode()
+                )
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    chunk = sock.recv(4096)
+                    if not chunk:
+                        break
+                    head += chunk
+            assert head.startswith(b"HTTP/1.1 101"), head
+            return b"permessage-deflate" in head.lower()
+        finally:
+            srv.kill()
+
+    assert extensions([]) is False
+    assert extensions(["--ws-deflate"]) is True
+
+
+def test_the_collectors_pauses_are_measured_and_a_server_tunes_it(tmp_path):
+    """`memory.GcPauses` counts the collections while started; `memory.tune_gc` (run by
+    `server.run`, in a process of its own here) freezes what start-up made and sets the
+    young generation's threshold; `give_back(False)` collects the young generations only."""
+    import gc
+    import subprocess
+    import sys
+
+    from yahtzee_env.web import memory
+
+    pauses = memory.GcPauses()
+    pauses.start()
+    try:
+        gc.collect()
+        gc.collect(0)
+    finally:
+        pauses.stop()
+    snap = pauses.snapshot()
+    assert snap["count"][2] >= 1 and snap["count"][0] >= 1
+    assert snap["total_s"][2] >= 0 and snap["max_s"][2] <= snap["total_s"][2] + 1e-9
+    gc.collect()
+    assert pauses.snapshot()["count"] == snap["count"]  # stopped: no longer counted
+    assert isinstance(memory.give_back(False), bool)
+    code = (
+        "import gc; from yahtzee_env.web import memory; memory.tune_gc(); "
+        "print(gc.get_threshold() == memory.GC_THRESHOLD, gc.get_freeze_count() > 0)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True"]
+
+
+def test_a_move_on_sqlite_writes_no_news_for_other_processes(db, new_table, act, monkeypatch):
+    """The news of a change (`Tables._news`, JSON for the other processes' copies to follow)
+    is made only where other processes share the database: on SQLite nobody hears it."""
+    from starlette.testclient import TestClient
+
+    from yahtzee_env.web.app import create_app
+
+    made = []
+    with TestClient(create_app(db)) as c:
+        tables = c.app.state.service.tables
+        real = tables._news
+        monkeypatch.setattr(tables, "_news", lambda *a: made.append(1) or real(*a))
+        code, tokens, state = new_table(c, ("human", "easy"))
+        reply = act(c, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state)
+        assert reply.status_code == 200, reply.text
+    assert bool(made) == str(db).startswith("postgresql")

@@ -117,8 +117,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--batch-moves",
         action="store_true",
-        help="run the moves that arrive together in one worker-thread call and, on SQLite, "
-        "commit them in one transaction (group commit; each is answered after that commit)",
+        help="run the moves that arrive together as one batch (on the event loop, or with "
+        "--moves-in-threads in one worker-thread call) and, on SQLite, commit them in one "
+        "transaction (group commit; each is answered after that commit)",
+    )
+    parser.add_argument(
+        "--moves-in-threads",
+        action="store_true",
+        help="run every move in a worker thread (by default a move at a table in memory, on "
+        "SQLite, whose last move was cheap runs on the event loop when the database is free)",
+    )
+    parser.add_argument(
+        "--ws-deflate",
+        action="store_true",
+        help="offer permessage-deflate on the WebSockets (off by default: it costs the server "
+        "more CPU time than it saves bytes on a ~2 KB message)",
+    )
+    parser.add_argument(
+        "--ws-impl",
+        choices=("websockets-sansio", "websockets", "wsproto"),
+        default=None,
+        help="another of uvicorn's WebSocket implementations (for comparisons; default: the "
+        "sans-I/O one, with this server's release of finished sockets)",
     )
     parser.add_argument(
         "--header-timeout",
@@ -222,7 +242,9 @@ def run(args: argparse.Namespace) -> int:
         "prewarm": True,
         "bench_stats": args.bench_stats,
         "batch_moves": args.batch_moves,
+        "inline_moves": not args.moves_in_threads,
     }
+    ws = {"ws_deflate": args.ws_deflate, "ws_impl": args.ws_impl}
     limits = {
         "expire_idle_s": args.expire_after * 86_400,
         "expire_solo_s": args.expire_solo * 3600,
@@ -242,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.workers == 1:
         app = create_app(storage, limits=Limits(**limits), **options)
-        run_server(app, args.host, args.port, header_timeout=args.header_timeout)
+        run_server(app, args.host, args.port, header_timeout=args.header_timeout, **ws)
         return 0
     storage.close()
     os.environ[DB_ENV] = str(db)  # for the workers' app factory
@@ -253,5 +275,6 @@ def run(args: argparse.Namespace) -> int:
         args.port,
         header_timeout=args.header_timeout,
         workers=args.workers,
+        **ws,
     )
     return 0

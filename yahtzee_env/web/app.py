@@ -164,6 +164,7 @@ def create_app(
     clock: Callable[[], float] | None = None,
     bench_stats: bool = False,
     batch_moves: bool = False,
+    inline_moves: bool = True,
 ) -> Starlette:
     """The ASGI app over the database at ``db_path``: a SQLite file, a ``postgresql://``
     URL, or an open `Storage`. Its server object is ``app.state.service``.
@@ -179,12 +180,20 @@ def create_app(
     (the process's CPU time and the storage's round trips; off by default).
     ``batch_moves``: the moves that arrive together at tables in memory run in one
     worker-thread call and, on SQLite, commit in one transaction (`batch.MoveBatcher`;
-    off by default)."""
+    off by default). ``inline_moves``: a move at a table in memory, on SQLite, runs on the
+    event loop where it is cheap and the database is free (`locks.TableLocks.run`; on by
+    default; with ``batch_moves``, the batches run there)."""
     storage = db_path if isinstance(db_path, Storage) else open_storage(db_path)
     origins = frozenset(o.rstrip("/") for o in allowed_origins)
     hosts = None if allowed_hosts is None else frozenset(h.strip().lower() for h in allowed_hosts)
     service = Service(
-        storage, limits, origins=origins, hosts=hosts, clock=clock, batch_moves=batch_moves
+        storage,
+        limits,
+        origins=origins,
+        hosts=hosts,
+        clock=clock,
+        batch_moves=batch_moves,
+        inline_moves=inline_moves,
     )
 
     @contextlib.asynccontextmanager
@@ -206,6 +215,8 @@ def create_app(
         middleware.insert(0, Middleware(ProxyHeadersMiddleware, trusted_hosts=trust_proxy))
     app = Starlette(routes=route_list(bench_stats), lifespan=lifespan, middleware=middleware)
     app.state.service = service
+    if bench_stats:
+        service.gc_pauses.start()
     return app
 
 

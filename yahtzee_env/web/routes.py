@@ -171,6 +171,14 @@ async def bench_stats(request: Request) -> Response:
             "db": service.storage.trips.snapshot(),
             "sockets": service.hub.count(),
             "tables_in_memory": len(service.tables.loaded),
+            "gc": service.gc_pauses.snapshot(),
+            "moves": {  # where the changes ran (`locks.TableLocks.run`)
+                "inline": service.locks.inline,
+                "threaded": service.locks.threaded,
+                "busy_db": service.locks.busy_db,
+                "inline_s": service.locks.inline_s,
+                "inline_max_s": service.locks.inline_max_s,
+            },
         }
     )
 

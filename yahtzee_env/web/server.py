@@ -15,6 +15,10 @@
 - h11's limit on an incomplete request head (16 KiB), WebSocket frames of at most 64 KiB,
   keep-alive pings on every socket (a vanished peer is released), a cap on concurrent
   connections (503 beyond it), and the forwarded address only from ``--trust-proxy``.
+- No permessage-deflate by default (issue 33): compressing and decompressing every message
+  was a tenth of the server's time per move, for messages of about 2 KB on the wire
+  (``ws_deflate`` turns it on). ``ws_impl`` picks another of uvicorn's WebSocket
+  implementations (for comparisons; the default is the sans-I/O one, released as below).
 - `ClientErrorFilter`: uvicorn logs some client errors itself (an invalid request, invalid
   UTF-8 in a text frame, at ERROR with a traceback); they become one WARNING line each,
   rate-bounded (a client's mistake is not the server's error).
@@ -138,22 +142,34 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+WS_IMPLS = ("websockets-sansio", "websockets", "wsproto")  # uvicorn's, for `ws_impl`
+
+
 def run(
-    app, host: str, port: int, *, header_timeout: float = HEADER_TIMEOUT, workers: int = 1
+    app,
+    host: str,
+    port: int,
+    *,
+    header_timeout: float = HEADER_TIMEOUT,
+    workers: int = 1,
+    ws_deflate: bool = False,
+    ws_impl: str | None = None,
 ) -> None:
     """Serve ``app`` on ``host:port`` with the settings above (blocks until stopped).
     ``workers`` above 1: ``app`` is the import string of an app factory, run in that many
-    processes sharing the listening socket (uvicorn's supervisor)."""
+    processes sharing the listening socket (uvicorn's supervisor). ``ws_deflate``: offer
+    permessage-deflate; ``ws_impl``: one of `WS_IMPLS` as uvicorn has it (None: ours)."""
     import uvicorn
 
-    from yahtzee_env.web.memory import limit_arenas
+    from yahtzee_env.web.memory import limit_arenas, tune_gc
 
     limit_arenas()  # before the worker threads: freed memory goes back (`memory`)
-    ws = websocket_protocol() or "auto"
+    tune_gc()  # a long-running process: what start-up made is out of the collector's way
+    ws = ws_impl or websocket_protocol() or "auto"
     if workers > 1:  # the workers import the protocol classes by name (no pickled classes)
         os.environ["YAHTZEE_HEADER_TIMEOUT"] = str(header_timeout)
         http = f"{__name__}:HeaderTimeoutH11Protocol"
-        if ws != "auto":
+        if ws_impl is None and ws != "auto":
             ws = f"{__name__}:ReleasingWebSocketProtocol"
         extra = {"factory": True, "workers": workers}
     else:
@@ -166,6 +182,7 @@ def run(
         http=http,
         ws=ws,
         ws_max_size=WS_MAX_SIZE,
+        ws_per_message_deflate=ws_deflate,
         ws_ping_interval=20.0,
         ws_ping_timeout=20.0,
         timeout_keep_alive=KEEP_ALIVE,

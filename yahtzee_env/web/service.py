@@ -39,7 +39,7 @@ from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.locks import TableLocks
 from yahtzee_env.web.logins import DEVICE_DAYS, LoginThrottle
 from yahtzee_env.web.matchmaking import Matchmaker
-from yahtzee_env.web.memory import Closes, give_back
+from yahtzee_env.web.memory import Closes, GcPauses, give_back
 from yahtzee_env.web.ratings import Ratings
 from yahtzee_env.web.renames import joined_as, rename_seat
 from yahtzee_env.web.spectators import Spectators
@@ -87,7 +87,10 @@ class Service:
 
     ``clock``: the wall clock of the turn deadlines (tests move it). ``origins``: the other
     origins whose pages may make moves; ``hosts``: the ``Host`` names answered (None: any).
-    ``batch_moves``: group the changes that arrive together (`run_change`; off by default)."""
+    ``batch_moves``: group the changes that arrive together (`run_change`; off by default).
+    ``inline_moves``: a change of a table in memory may run on the event loop where it is
+    cheap and the database is free now (`locks.TableLocks.run`; on by default, SQLite only);
+    with ``batch_moves`` too, the batches run there (`batch.MoveBatcher` on the loop)."""
 
     def __init__(
         self,
@@ -98,8 +101,10 @@ class Service:
         hosts: frozenset[str] | None = None,
         clock: Callable[[], float] | None = None,
         batch_moves: bool = False,
+        inline_moves: bool = True,
     ) -> None:
         self.storage = storage
+        self.inline_moves = inline_moves
         self.limits = limits = limits or Limits()
         self.tables = Tables(storage, limits.tables_per_player, limits.tables_per_address)
         if clock is not None:
@@ -110,7 +115,10 @@ class Service:
         self.hub = Hub()
         self.locks = TableLocks()
         self.fanout = Fanout(self.hub, self.tables, self.locks)
-        self.batcher = MoveBatcher(storage, self.tables) if batch_moves else None
+        self.batcher = None  # the moves committed together: on the loop, or in threads
+        if batch_moves:
+            on_loop = self.locks if inline_moves and not storage.multi_process else None
+            self.batcher = MoveBatcher(storage, self.tables, locks=on_loop)
         self.slots = SocketSlots(limits)
         self.per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
         self.per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
@@ -129,6 +137,7 @@ class Service:
         )
         self.refusals = RefusalLog()
         self.closes = Closes()
+        self.gc_pauses = GcPauses()  # measured only under `yahtzee serve --bench-stats`
         self.origins, self.hosts = origins, hosts
         # a place to play (issue 32): the quick-match queue, ratings, spectators
         self.matchmaker = Matchmaker(
@@ -330,14 +339,20 @@ class Service:
         return self.fanout.publish(await self.run_change(code, run), skip)
 
     async def run_change(self, code: Any, work: Callable[[str], Any]) -> Any:
-        """``work(code)`` under the table's lock, in a worker thread; with ``batch_moves``
-        (a database of one process, the table in memory, no coach) batched with the other
-        tables' changes (`batch.MoveBatcher`: one worker-thread call, one transaction)."""
+        """``work(code)`` under the table's lock, in a worker thread; for a table in memory
+        without the coach, on a database of one process: on the event loop where it is
+        cheap (``inline_moves``), or with ``batch_moves`` batched with the other tables'
+        changes (`batch.MoveBatcher`: one worker-thread call, one transaction)."""
         code = clean_code(code)
         table = self.tables.loaded.get(code)
         batcher = self.batcher
-        if batcher is None or self.storage.multi_process or table is None or table.coach:
+        if table is None or table.coach or self.storage.multi_process:
             return await self.locks.run(code, work)
+        if batcher is not None and batcher.locks is not None and code in self.locks.slow:
+            batcher = None  # a slow table's move: not on the loop, not in a batch
+        if batcher is None:
+            inline = self.storage.held_if_free if self.inline_moves else None
+            return await self.locks.run(code, work, inline)
         async with self.locks.hold(code):
             return await batcher.run(code, work)
 
@@ -526,8 +541,8 @@ class Service:
 
     async def socket_closed(self) -> None:
         """A socket closed: after every few hundred, the heap goes back to the system."""
-        if self.closes.closed():
-            await run_in_threadpool(give_back)
+        if self.closes.closed():  # a full collection stops every thread: the sweep's
+            await run_in_threadpool(give_back, False)
 
     async def ticker(self) -> None:
         while True:  # at start-up first: deadlines that passed while the server was down

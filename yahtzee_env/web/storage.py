@@ -425,6 +425,13 @@ class Storage:
     def close(self) -> None:
         raise NotImplementedError
 
+    @contextlib.contextmanager
+    def held_if_free(self) -> Iterator[bool]:
+        """Hold the database for the block if it is free now, without waiting: yields True
+        (the block may run its statements on this thread at once: the event loop, issue 33)
+        or False (it is busy, or a network away: the caller uses a worker thread)."""
+        yield False
+
     def _publish(self, conn, code: str, rev: int, origin: str, news: str | None = None) -> None:
         """Tell the other processes, on ``conn``, that table ``code`` is at ``rev``."""
 
@@ -1098,6 +1105,49 @@ class Storage:
         )
 
 
+HELD_WAIT_S = 0.002  # the longest the event loop waits for SQLite's connection (`held_if_free`)
+BUSY_BACKOFF_S = 0.05  # after a wait that ran out, how long the loop does not wait again
+
+
+class Checkpointer:
+    """SQLite's WAL checkpoints, out of the commits (issue 33): a commit may run on the
+    event loop (`Storage.held_if_free`), and SQLite's automatic checkpoint, run by the
+    commit that takes the log past 1,000 pages, copies pages back into the database file
+    and syncs it: milliseconds to much more on a slow disk, for every table on the loop.
+    So the storage's connection never checkpoints (``wal_autocheckpoint=0``) and this
+    thread, on a connection of its own, runs a passive checkpoint every ``every`` seconds
+    (it never waits for a writer, nor makes one wait; the log starts over from the
+    beginning at the first commit after a checkpoint that copied it all)."""
+
+    def __init__(self, path: str, every: float = 1.0) -> None:
+        self.path, self.every = path, every
+        self.done = 0  # checkpoints run (the tests)
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, name="sqlite-checkpoints", daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as err:  # the storage's own connection reports the database
+            log.warning("no WAL checkpoints for %s: %s", self.path, err)
+            return
+        try:
+            while not self._stop.wait(self.every):
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    self.done += 1
+                except sqlite3.Error as err:  # busy, or the file went: the next one tries
+                    log.debug("WAL checkpoint of %s: %s", self.path, err)
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.thread is not threading.current_thread():
+            self.thread.join(10)
+
+
 class SQLiteStorage(Storage):
     """The embedded default: one SQLite file (or ``:memory:``), one connection behind a lock,
     WAL mode. For one server process only (`multi_process` is False)."""
@@ -1113,6 +1163,7 @@ class SQLiteStorage(Storage):
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
         self.lock = threading.RLock()
+        self.busy_until = 0.0  # `held_if_free` does not wait before this (time.monotonic)
         self.db.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode: a commit survives the process being killed (kill -9); only
         # an OS crash or power cut can lose the last commits.
@@ -1120,9 +1171,31 @@ class SQLiteStorage(Storage):
         self.db.execute("PRAGMA foreign_keys=ON")
         if migrate:
             self.migrate()
+        self.checkpoints: Checkpointer | None = None
+        if str(path) != ":memory:":  # a commit never runs a checkpoint (`Checkpointer`)
+            self.db.execute("PRAGMA wal_autocheckpoint=0")
+            self.checkpoints = Checkpointer(str(path))
 
     def close(self) -> None:
+        if self.checkpoints is not None:
+            self.checkpoints.stop()
         self.db.close()
+
+    @contextlib.contextmanager
+    def held_if_free(self) -> Iterator[bool]:
+        """Free now, or within `HELD_WAIT_S` (the holder is another thread's short piece of
+        work, which runs meanwhile: the wait lets the GIL go). A wait that ran out means
+        something long holds the database: for `BUSY_BACKOFF_S` nobody waits again."""
+        free = self.lock.acquire(blocking=False)
+        if not free and time.monotonic() >= self.busy_until:
+            free = self.lock.acquire(timeout=HELD_WAIT_S)
+            if not free:
+                self.busy_until = time.monotonic() + BUSY_BACKOFF_S
+        try:
+            yield free
+        finally:
+            if free:
+                self.lock.release()
 
     @contextlib.contextmanager
     def _transaction(self, conn):

@@ -890,7 +890,7 @@ class Tables:
                         table = self._catch_up(table)
                 shape, seq = self._shape(table), len(table.log)
                 yield table
-                if lock.wrote:
+                if lock.wrote and self.storage.multi_process:  # nobody else to tell on SQLite
                     lock.news = self._news(table, shape, seq)
         except WebError:
             raise  # refused before any change: the copy in memory is still the database's
