@@ -50,6 +50,19 @@ def test_strategy_features_follow_the_rules() -> None:
     np.testing.assert_array_equal(feats[:, 2] > 0.5, upper + 5 * open_faces >= 63)
 
 
+@pytest.mark.parametrize("threshold", [63, 50])
+def test_one_observation_gets_the_batch_numbers_bit_for_bit(threshold) -> None:
+    """The one-row path (a CPU seat's decision, `_strategy_row`, plain Python) gives exactly
+    the batch's float32 numbers on every state of 64 random games, so a level decides the
+    same alone as in a batch."""
+    obs = _random_states(n_steps=400)  # 64 games played out: every kind of state
+    batch = strategy_features(obs, threshold)
+    rows = np.concatenate([strategy_features(o, threshold) for o in obs])
+    assert rows.dtype == np.float32 and rows.shape == batch.shape
+    np.testing.assert_array_equal(rows.view(np.uint32), batch.view(np.uint32))
+    assert len(np.unique(batch, axis=0)) > 500  # the states cover many feature values
+
+
 def test_model_input_versions() -> None:
     obs = _random_states(n_steps=10)
     assert model_input(obs, 1) is obs

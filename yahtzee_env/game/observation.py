@@ -188,6 +188,8 @@ def strategy_features(obs: np.ndarray, threshold: int = UPPER_BONUS_THRESHOLD) -
     """
     obs = np.atleast_2d(np.asarray(obs, dtype=np.float32))
     n = len(obs)
+    if n == 1:  # one decision (a CPU seat's): the same numbers, without numpy's per-call cost
+        return _strategy_row(obs[0].tolist(), threshold)
     out = np.zeros((n, STRATEGY_SIZE), dtype=np.float32)
     upper = np.rint(np.minimum(obs[:, UPPER_INDEX], 1.0) * threshold)  # the integer total
     open_upper = obs[:, OPEN_SLICE][:, :6]
@@ -209,6 +211,39 @@ def strategy_features(obs: np.ndarray, threshold: int = UPPER_BONUS_THRESHOLD) -
     out[:, 12] = obs[:, OPEN_SLICE][:, 6:].sum(axis=1) / 7.0
     out[:, 13] = obs[:, POINTS_SLICE].max(axis=1)
     return out
+
+
+def _clip(x: float) -> float:
+    return -1.0 if x < -1.0 else 1.0 if x > 1.0 else x
+
+
+def _strategy_row(row: list[float], threshold: int) -> np.ndarray:
+    """`strategy_features` of one observation (a list of its 72 float32 values), in plain
+    Python: bit for bit the batch's numbers (`tests/test_observation.py` checks it on every
+    state of many games). The sums are of small integers, exact in both; a quotient of two
+    integers computed in float64 and rounded once to float32 is float32's own quotient."""
+    upper = round(min(row[UPPER_INDEX], 1.0) * threshold)  # round: half to even, as np.rint
+    open_flags = row[OPEN_SLICE]
+    upper_flags = open_flags[:6]
+    open_faces = sum(face * flag for face, flag in enumerate(upper_flags, 1))
+    filled_faces = sum(face * (1.0 - flag) for face, flag in enumerate(upper_flags, 1))
+    counts = [round(c * NUM_DICE) for c in row[COUNTS_SLICE]]
+    reach = upper + 5 * open_faces - threshold
+    most = min(max(max(counts), 1), 5)
+    present = [c > 0 for c in counts]
+    out = [
+        _clip((upper - 3 * filled_faces) / 21.0),
+        _clip((upper + 3 * open_faces - threshold) / 21.0),
+        float(reach >= 0),
+        _clip(reach / 42.0),
+        *(float(most == k) for k in range(1, 6)),
+        float(any(all(present[i : i + 4]) for i in range(3))),
+        float(all(present[0:5]) or all(present[1:6])),
+        float(3 in counts and 2 in counts),
+        sum(open_flags[6:]) / 7.0,
+        max(row[POINTS_SLICE]),
+    ]
+    return np.array([out], dtype=np.float32)
 
 
 def model_input(
