@@ -29,10 +29,10 @@ METHODS = {
 }
 
 
-def _objective_limit(raw: dict[str, Any]) -> str:
-    """What the level plays for, as a limit: the score, or (``"objective": "win"``) a win at
-    a 2-seat table only."""
-    if raw.get("objective") == "win":
+def _objective_limit(objective: str | None) -> str:
+    """What the level plays for (`Manifest.objective`), as a limit: the score, or ``"win"``
+    at a 2-seat table only."""
+    if objective == "win":
         return (
             "- It plays to win only at a 2-seat table (it is shown both cards there); alone and "
             "at 3-4 seats it plays as hard does. Its model of the opponent is an expected-score "
@@ -188,7 +188,7 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         f"- It learned the **{manifest.rules}** rules; under another preset it still plays "
         "(the mask keeps its moves legal) but as it learned, labelled "
         f'"trained for {manifest.rules} rules".',
-        _objective_limit(raw),
+        _objective_limit(manifest.objective),
         "- Its numbers hold for the benchmark's protocol; other seeds give other sample "
         "means within the CIs, and the expected score is the sharper estimate.",
         "",

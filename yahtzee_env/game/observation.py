@@ -219,7 +219,7 @@ def _clip(x: float) -> float:
 
 def _strategy_row(row: list[float], threshold: int) -> np.ndarray:
     """`strategy_features` of one observation (a list of its 72 float32 values), in plain
-    Python: bit for bit the batch's numbers (`tests/test_observation.py` checks it on every
+    Python: bit for bit the batch's numbers (`tests/test_reward_only.py` checks it on every
     state of many games). The sums are of small integers, exact in both; a quotient of two
     integers computed in float64 and rounded once to float32 is float32's own quotient."""
     upper = round(min(row[UPPER_INDEX], 1.0) * threshold)  # round: half to even, as np.rint
