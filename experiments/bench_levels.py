@@ -1,5 +1,6 @@
 """Per-decision latency of the shipped CPU levels (numpy only), one observation at a time
-and batched.
+(``act``, a CPU seat's call; and the same row through ``act_batch``, the batch path, for
+comparison) and batched.
 
     OPENBLAS_NUM_THREADS=1 python experiments/bench_levels.py
 """
@@ -36,22 +37,30 @@ def main() -> None:
     obs, masks = recorded_states(4096, args.seed)
     print(
         f"{'level':<8} {'hidden':<16} {'single (µs/decision)':>22} "
-        f"{'batched 4096 (µs/decision)':>28}"
+        f"{'one row by act_batch':>22} {'batched 4096 (µs/decision)':>28}"
     )
     for level in LEVELS:
         policy = load_opponent(level)
         hidden = str(list(policy.manifest.hidden))
-        best_single = best_batch = float("inf")
-        for _ in range(3):
+        best_single = best_row = best_batch = float("inf")
+        for _ in range(3):  # interleaved, the best of three of each
             t0 = time.perf_counter()
             for i in range(args.decisions):
                 j = i % len(obs)
                 policy.act(obs[j], masks[j])
             best_single = min(best_single, (time.perf_counter() - t0) / args.decisions)
             t0 = time.perf_counter()
+            for i in range(args.decisions):
+                j = i % len(obs)
+                policy.act_batch(obs[j : j + 1], masks[j : j + 1])
+            best_row = min(best_row, (time.perf_counter() - t0) / args.decisions)
+            t0 = time.perf_counter()
             policy.act_batch(obs, masks)
             best_batch = min(best_batch, (time.perf_counter() - t0) / len(obs))
-        print(f"{level:<8} {hidden:<16} {best_single * 1e6:>22.1f} {best_batch * 1e6:>28.2f}")
+        print(
+            f"{level:<8} {hidden:<16} {best_single * 1e6:>22.1f} {best_row * 1e6:>22.1f} "
+            f"{best_batch * 1e6:>28.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import pytest
 
 from yahtzee_env.envs.vector import YahtzeeVectorEnv
 from yahtzee_env.game.engine import NUM_ACTIONS
-from yahtzee_env.game.observation import OBS_SIZE
+from yahtzee_env.game.observation import OBS_SIZE, decode_roll, decode_rolls
 from yahtzee_env.policies.models import (
     LEVELS,
     LEVELS_DIR,
@@ -128,6 +128,37 @@ def test_turn_value_round_trip(turn_value: Path) -> None:
 def test_garbage_observation_is_refused(mlp: Path) -> None:
     with pytest.raises(ValueError, match="five dice"):
         load_opponent(mlp).act(np.zeros(OBS_SIZE, np.float32), np.ones(NUM_ACTIONS, bool))
+
+
+@pytest.mark.parametrize(
+    "level",
+    [lv for lv in ("easy", "medium", "hard", "expert") if (LEVELS_DIR / f"{lv}.json").exists()],
+)
+def test_one_decision_is_the_batch_row(level: str) -> None:
+    """`MLPPolicy.act` decodes one row in plain Python (the roll, the canonical holds) and must
+    choose what `act_batch` chooses for that row, on every state of random games (holds after
+    each roll and box choices, the features' fast path too where the level reads them)."""
+    policy = load_opponent(level)
+    env = YahtzeeVectorEnv(num_envs=64)
+    obs, _ = env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    checked = 0
+    for _ in range(39):  # 13 rounds of roll, roll, box
+        masks = env.action_masks()
+        batch = policy.act_batch(obs, masks)
+        assert [policy.act(o, m) for o, m in zip(obs, masks, strict=True)] == list(batch)
+        np.testing.assert_array_equal([decode_roll(o.tolist()) for o in obs], decode_rolls(obs))
+        checked += len(obs)
+        obs, *_ = env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+    assert checked == 64 * 39
+
+
+def test_one_row_roll_decoding_refuses_what_the_batch_refuses() -> None:
+    rows = np.zeros((3, OBS_SIZE), np.float32)
+    rows[1, 30:36] = [0.2, 0.2, 0.2, 0.2, 0.0, 0.0]  # four dice
+    rows[2, 30:36] = [1.2, 0.0, 0.0, 0.0, 0.0, 0.0]  # six of one face
+    assert [decode_roll(r.tolist()) for r in rows] == [-1, -1, -1]
+    assert list(decode_rolls(rows[:2])) == [-1, -1]
 
 
 def test_truncated_weights(model: Path) -> None:

@@ -265,6 +265,17 @@ def decode_rolls(obs: np.ndarray) -> np.ndarray:
     return roll_index_from_counts(counts)
 
 
+_ROLL_OF_COUNTS = {tuple(int(c) for c in counts): i for i, counts in enumerate(COUNTS)}
+
+
+def decode_roll(row: list[float]) -> int:
+    """`decode_rolls` of one observation (a list of its 72 values), in plain Python: the roll's
+    index, or -1 where it does not show five dice (a CPU seat's decision, without numpy's
+    per-call cost)."""
+    # round: half to even, as np.rint
+    return _ROLL_OF_COUNTS.get(tuple(round(v * NUM_DICE) for v in row[COUNTS_SLICE]), -1)
+
+
 def decode_batch(obs: np.ndarray, threshold: int) -> dict[str, np.ndarray]:
     """The game state an observation shows: ``roll``, ``rolls_left``, ``filled``, ``upper``
     (capped at ``threshold``) and ``yahtzee_state``, each an int64 array over the batch."""

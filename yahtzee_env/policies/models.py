@@ -31,7 +31,13 @@ import numpy as np
 from yahtzee_env.fileio import UnsafeFileError, atomic_write, read_regular_file
 from yahtzee_env.game.dice import CANONICAL_HOLDS, NUM_HOLDS
 from yahtzee_env.game.engine import NUM_ACTIONS
-from yahtzee_env.game.observation import INPUT_SIZES, decode_rolls, model_input
+from yahtzee_env.game.observation import (
+    INPUT_SIZES,
+    OBS_SIZE,
+    decode_roll,
+    decode_rolls,
+    model_input,
+)
 from yahtzee_env.game.rules import PRESETS, UPPER_BONUS_THRESHOLD, RuleSet
 from yahtzee_env.policies.turn_value import TurnValuePolicy, feature_size, turn_value_table
 
@@ -347,7 +353,21 @@ class MLPPolicy:
         """Nothing to reseed: the policy is deterministic."""
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        return int(self.act_batch(observation, action_mask)[0])
+        """One decision (a CPU seat's): `act_batch`'s choice for one row, the same logits (the
+        network sees a ``[1, n]`` batch), with the mask decoded in plain Python."""
+        obs = np.asarray(observation, dtype=np.float32)
+        allowed = np.array(action_mask, dtype=bool)
+        if obs.shape != (OBS_SIZE,) or allowed.shape != (NUM_ACTIONS,):
+            return int(self.act_batch(observation, action_mask)[0])  # its checks and errors
+        if not allowed.any():
+            raise ValueError("an action_mask has no legal action")
+        if self.canonical_holds:
+            roll = decode_roll(obs.tolist())
+            if roll < 0:
+                raise ValueError("an observation does not show five dice (not a Yahtzee-v0 obs)")
+            allowed[:NUM_HOLDS] &= CANONICAL_HOLDS[roll]
+        logits = self.logits(obs[None])[0]
+        return int(np.argmax(np.where(allowed, logits, -np.inf)))
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         logits = np.array(self.logits(observations), ndmin=2)

@@ -120,6 +120,9 @@ class OnnxPolicy(MLPPolicy):
         out = self.session.run(["logits"], {"obs": x, "mask": mask})[0]
         return out if np.ndim(observations) == 2 else out[0]
 
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.act_batch(observation, action_mask)[0])  # the graph's, one row
+
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """The graph's own ``action``: its features, canonical-holds restriction and masked
         argmax (the ONNX file plays exactly as it would anywhere else)."""
