@@ -43,8 +43,12 @@ server's own ``getrusage`` through ``GET /api/bench-stats``, which ``yahtzee ser
 transactions per move (counted by the storage layer, `storage.Trips`), and the bytes of the
 server's messages per move (as text, and on the wire: the loopback interface's bytes, both
 ways, frames and compression included); p50/p99/p99.9 of the round trips. ``--profile FILE`` samples
-server 0 with py-spy (the thread holding the GIL) over the window and reports its top
-frames. ``--no-crash`` skips the ``kill -9`` check.
+server 0 with py-spy (the thread holding the GIL; with ``--profile-threads``, every thread
+on a CPU, without stopping the server) over the window and reports its top frames;
+``--perf FILE`` samples it with Linux perf (CPU time of every thread, the kernel and the C
+libraries included) and reports its top objects and symbols, each also in milliseconds per
+move; ``server.server0_threads`` splits server 0's CPU time per move between its event loop
+and its other threads. ``--no-crash`` skips the ``kill -9`` check.
 
     python experiments/bench_web.py --players 1000 --think 1.0 --ramp 5 \
         --server-cpus 0 --client-cpus 1
