@@ -43,8 +43,12 @@ server's own ``getrusage`` through ``GET /api/bench-stats``, which ``yahtzee ser
 transactions per move (counted by the storage layer, `storage.Trips`), and the bytes of the
 server's messages per move (as text, and on the wire: the loopback interface's bytes, both
 ways, frames and compression included); p50/p99/p99.9 of the round trips. ``--profile FILE`` samples
-server 0 with py-spy (the thread holding the GIL) over the window and reports its top
-frames. ``--no-crash`` skips the ``kill -9`` check.
+server 0 with py-spy (the thread holding the GIL; with ``--profile-threads``, every thread
+on a CPU, without stopping the server) over the window and reports its top frames;
+``--perf FILE`` samples it with Linux perf (CPU time of every thread, the kernel and the C
+libraries included) and reports its top objects and symbols, each also in milliseconds per
+move; ``server.server0_threads`` splits server 0's CPU time per move between its event loop
+and its other threads. ``--no-crash`` skips the ``kill -9`` check.
 
     python experiments/bench_web.py --players 1000 --think 1.0 --ramp 5 \
         --server-cpus 0 --client-cpus 1
@@ -448,6 +452,34 @@ def process_cpu(pid: int, children: bool = False) -> float:
     return total
 
 
+def thread_cpu(pid: int) -> dict[int, float]:
+    """CPU seconds (user + system) of each thread of process ``pid`` (``/proc/PID/task``;
+    the thread whose id is the pid is the main thread: the server's event loop)."""
+    out: dict[int, float] = {}
+    for stat in Path(f"/proc/{pid}/task").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            out[int(stat.parent.name)] = (int(fields[11]) + int(fields[12])) / os.sysconf(
+                "SC_CLK_TCK"
+            )
+    return out
+
+
+def threads_per_move(before: dict, after: dict, process_s: float, per: int) -> dict:
+    """Server 0's CPU time per move by thread: the event loop (the main thread) and the
+    others (worker threads, the storage's checkpointer, PostgreSQL's listener): the
+    process's time less the loop's (a worker thread that ended in the window is gone from
+    ``/proc/PID/task``, its time is not), and the busiest of those still there."""
+    spent = {tid: after["cpu"].get(tid, 0.0) - before["cpu"].get(tid, 0.0) for tid in after["cpu"]}
+    loop = spent.pop(before["pid"], 0.0)
+    others = sorted((v for v in spent.values() if v > 0), reverse=True)
+    return {
+        "event_loop_ms": round(loop * 1000 / per, 3),
+        "other_threads_ms": round((process_s - loop) * 1000 / per, 3),
+        "other_threads_busiest_ms": [round(v * 1000 / per, 3) for v in others[:8]],
+    }
+
+
 def bench_stats(url: str) -> dict:
     """The server's own account of what it spent (``yahtzee serve --bench-stats``)."""
     req = urllib.request.Request(f"{url}/api/bench-stats", headers={"X-Forwarded-For": "10.99.0.1"})
@@ -519,6 +551,10 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
             "on_loop_ms_mean": round(1000 * runs["inline_s"] / max(runs["inline"], 1), 3),
             "on_loop_ms_max": round(1000 * after["stats"][0]["moves"]["inline_max_s"], 2),
         }
+    if "threads" in before:
+        out["server0_threads"] = threads_per_move(
+            before["threads"], after["threads"], (u1 - u0) + (s1 - s0), per
+        )
     if pg_cpu:
         out["postgres_cpu_ms_per_move"] = round(
             (after["pg_cpu_s"] - before["pg_cpu_s"]) * 1000 / per, 3
@@ -526,11 +562,15 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
     return out
 
 
-def profile_top(path: Path, top: int = 15) -> dict:
+def profile_top(path: Path, top: int = 15, cpu_ms_per_move: float | None = None) -> dict:
     """The top frames of a py-spy ``--format raw`` profile (collapsed stacks): by samples
-    on the stack (inclusive) and at its top (self), as shares of all samples."""
+    on the stack (inclusive) and at its top (self), as shares of all samples. A profile
+    of every thread (``--profile-threads``) has the thread as its first frame: the
+    samples are also counted by thread, and with ``cpu_ms_per_move`` (the server's CPU
+    time per move, by the kernel) each share is also given as milliseconds per move."""
     inclusive: Counter = Counter()
     leaf: Counter = Counter()
+    threads: Counter = Counter()
     total = 0
     for line in path.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
@@ -538,18 +578,56 @@ def profile_top(path: Path, top: int = 15) -> dict:
             continue
         n = int(count)
         total += n
+        parts = stack.split(";")
+        if parts[0].startswith("thread ("):
+            threads[parts.pop(0)] += n
+        if not parts:
+            continue
         frames = [
             f.split(" (")[0] + " (" + f.split(" (")[-1].split(":")[0].rsplit("/", 1)[-1] + ")"
-            for f in stack.split(";")
+            for f in parts
         ]
         leaf[frames[-1]] += n
         for f in set(frames):
             inclusive[f] += n
 
     def share(c: Counter) -> list:
-        return [[f, round(100 * n / max(total, 1), 1)] for f, n in c.most_common(top)]
+        rows = []
+        for f, n in c.most_common(top):
+            row = [f, round(100 * n / max(total, 1), 1)]
+            if cpu_ms_per_move is not None:
+                row.append(round(cpu_ms_per_move * n / max(total, 1), 4))
+            rows.append(row)
+        return rows
 
-    return {"samples": total, "self_pct": share(leaf), "inclusive_pct": share(inclusive)}
+    out = {"samples": total, "self_pct": share(leaf), "inclusive_pct": share(inclusive)}
+    if threads:
+        out["threads_pct"] = share(threads)
+    return out
+
+
+def perf_top(path: Path, cpu_ms_per_move: float, top: int = 25) -> dict:
+    """The top shared objects and symbols of a ``perf record`` file by their samples (CPU
+    time: each sample is a thread on a CPU), as shares and as milliseconds per move."""
+    import subprocess
+
+    def table(sort: str) -> list:
+        text = subprocess.run(
+            ["perf", "report", "-i", str(path), "--stdio", "--no-children", "--sort", sort,
+             "--percent-limit", "0.3"],
+            capture_output=True, text=True, check=False,
+        ).stdout  # fmt: skip
+        rows = []
+        for line in text.splitlines():
+            parts = line.split(None, 1)
+            if len(parts) == 2 and parts[0].endswith("%") and not line.startswith("#"):
+                pct = float(parts[0].rstrip("%"))
+                rows.append(
+                    [" ".join(parts[1].split()), pct, round(cpu_ms_per_move * pct / 100, 4)]
+                )
+        return rows[:top]
+
+    return {"by_object": table("dso"), "by_symbol": table("dso,sym")}
 
 
 def main() -> int:
@@ -638,6 +716,24 @@ def main() -> int:
         "(collapsed stacks to FILE; "
         "the top frames go in the report)",
     )
+    parser.add_argument(
+        "--profile-threads",
+        action="store_true",
+        help="with --profile: sample every thread of server 0 while it runs on a CPU "
+        "(py-spy without --gil, idle threads left out: each sample is a thread on a CPU, so "
+        "the shares are of CPU time, worker threads included), not only the GIL's holder",
+    )
+    parser.add_argument(
+        "--perf",
+        default=None,
+        metavar="FILE",
+        help="sample server 0 with Linux perf (cpu-clock, every thread, the kernel and the "
+        "C code included: sqlite3, uvloop, orjson, numpy) over the metered window; the "
+        "top shared objects and symbols by CPU go in the report",
+    )
+    parser.add_argument(
+        "--profile-rate", type=int, default=250, help="py-spy's samples a second per thread"
+    )
     parser.add_argument("--json", default=None, help="write the numbers here")
     args = parser.parse_args()
     if args.servers > 1 and args.db is None:
@@ -717,11 +813,23 @@ def main() -> int:
                 import subprocess
 
                 exe = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+                which = ["--threads", "--nonblocking"] if args.profile_threads else ["--gil"]
                 spy.append(
                     subprocess.Popen(
                         [exe, "record", "--pid", str(servers[0].proc.pid), "--format", "raw",
-                         "--rate", "250", "--gil", "--duration", str(int(args.seconds)),
-                         "--output", args.profile],
+                         "--rate", str(args.profile_rate), *which,
+                         "--duration", str(int(args.seconds)), "--output", args.profile],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    )
+                )  # fmt: skip
+            if args.perf and not meters:
+                import subprocess
+
+                spy.append(
+                    subprocess.Popen(
+                        ["perf", "record", "-g", "-F", str(args.profile_rate), "-e", "cpu-clock",
+                         "-p", str(servers[0].proc.pid), "-o", args.perf, "--", "sleep",
+                         str(int(args.seconds))],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                     )
                 )  # fmt: skip
@@ -730,6 +838,10 @@ def main() -> int:
                 "user_sys_s": user_sys(servers[0].proc.pid),
                 "loopback_bytes": loopback_bytes(),
                 "stats": [bench_stats(srv.url) for srv in servers],
+                "threads": {
+                    "pid": servers[0].proc.pid,
+                    "cpu": thread_cpu(servers[0].proc.pid),
+                },
             }
             if postmaster is not None:
                 row["pg_cpu_s"] = process_cpu(postmaster, children=True)
@@ -781,9 +893,17 @@ def main() -> int:
             "load_average": [round(x, 2) for x in os.getloadavg()],
             "server": spending(meters, crowd, postmaster is not None),
         }
-        if spy:
-            spy[0].wait(60)
-            result["profile"] = profile_top(Path(args.profile))
+        for proc in spy:
+            proc.wait(60)
+        if args.perf:
+            result["perf"] = perf_top(Path(args.perf), result["server"]["server_cpu_ms_per_move"])
+        if args.profile:
+            result["profile"] = profile_top(
+                Path(args.profile),
+                cpu_ms_per_move=result["server"]["server_cpu_ms_per_move"]
+                if args.profile_threads and args.servers == 1
+                else None,
+            )
         if args.servers > 1:
             fan = []
             for p in crowd:  # a move's state, or a newer one (pushes coalesce), at the watcher
