@@ -58,6 +58,22 @@ REPORTED = {
         (250.52214449462144, "expected score", 10_000,
          "our run, graded by 0.1.0 (docs/ppo_long/ppo-long-s2/benchmark-120012800.json)"),
     ),
+    "ppo-long-lam09-s0": (
+        "PPO, `configs/ppo-long.yaml` with λ 0.9 (`ppo.gae_lambda=0.9`), seed 0 (120 M env-steps; "
+        "checkpoint not shipped)",
+        _PPO_LONG,
+        "the agent",
+        (251.21277018894853, "expected score", 10_000,
+         "our run, graded by 0.2.0 (docs/ppo_long/ppo-long-lam09-s0/benchmark-120012800.json)"),
+    ),
+    "ppo-long-lam09-s1": (
+        "PPO, `configs/ppo-long.yaml` with λ 0.9 (`ppo.gae_lambda=0.9`), seed 1 (120 M env-steps; "
+        "checkpoint not shipped)",
+        _PPO_LONG,
+        "the agent",
+        (250.97761744887234, "expected score", 10_000,
+         "our run, graded by 0.2.0 (docs/ppo_long/ppo-long-lam09-s1/benchmark-120012800.json)"),
+    ),
     "glenn-heuristic": (
         "Glenn's best hand-made heuristic",
         knowledge(reward="none (hand-made heuristic)", teacher="none"),
