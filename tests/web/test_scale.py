@@ -482,3 +482,51 @@ def test_a_move_on_sqlite_writes_no_news_for_other_processes(db, new_table, act,
         reply = act(c, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state)
         assert reply.status_code == 200, reply.text
     assert bool(made) == str(db).startswith("postgresql")
+
+
+def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
+    """A move in the middle of a game leaves ``over`` (and the two indexes on it) alone: its
+    guarded UPDATE sets the rev and the time only; the move that ends the game sets it, and
+    the table leaves the host's open tables (both backends). On SQLite, that is two pages
+    fewer in the log per move: a re-roll commits at most 4 (the table's row, its index by
+    time, the log's row and its index)."""
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables import Tables
+
+    storage = open_storage(db)
+    try:
+        tables = Tables(storage)
+        player = tables.create_player("Ada")
+        session = storage.player_by_id(player["player_id"])
+        table, _ = tables.create({"seats": ["human", "easy"]}, "1.2.3.4", session)
+        guards = []
+        real = storage._guarded
+
+        def guarded(lock, origin):
+            guard, rest = real(lock, origin)
+            guards.append(guard[0])
+            return guard, rest
+
+        storage._guarded = guarded
+        sqlite = not storage.multi_process
+        if sqlite:
+            storage.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        roll = {"type": "roll", "hold": [0]}
+        table, _ = tables.act(table.code, 0, None, roll, len(table.log), table.idx, session["id"])
+        if sqlite:  # the frames of the log since the checkpoint: this move's commit's pages
+            frames = storage.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+            assert frames <= 4, frames
+        assert "over" not in guards[-1] and "updated" in guards[-1], guards
+        assert [t["code"] for t in storage.tables_of(session["id"])] == [table.code]
+        while not table.game.over:
+            options = tables.state(table)["options"]
+            intent = {"type": "score", "box": max(options, key=options.get)}
+            table, _ = tables.act(
+                table.code, 0, None, intent, len(table.log), table.idx, session["id"]
+            )
+        assert "over" in guards[-1], guards[-1]
+        assert sum("over" in text for text in guards) == 1
+        assert storage.tables_of(session["id"]) == []
+        assert Tables(storage).load(table.code).game.over
+    finally:
+        storage.close()

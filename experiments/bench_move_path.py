@@ -1,0 +1,108 @@
+"""The server's work for one move without the web (issue 33, fourth round): `Tables.act` (the
+intent, the CPU seats' moves after it, the SQLite commit) and the table's state for the ack,
+on a temporary SQLite file, in this thread. Reports the thread's CPU time per move, split
+into the commit (`Storage._commit_pending`) and the rest, and the WAL's frames (pages) per
+commit: the storage's checkpointer is stopped and a passive checkpoint runs here every
+``--checkpoint-every`` moves, outside the timing (the log then starts over, as in the
+server), its count of the log's frames summed.
+
+A lever of the storage or the game is measured here first, where the machine's other
+processes do not count (``time.thread_time``), then in ``bench_web.py``.
+
+    python experiments/bench_move_path.py --tables 200 --moves 4000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from yahtzee_env.web.storage import open_storage  # noqa: E402
+from yahtzee_env.web.tables import Tables  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tables", type=int, default=200)
+    parser.add_argument("--moves", type=int, default=4000)
+    parser.add_argument("--opponent", default="medium")
+    parser.add_argument("--checkpoint-every", type=int, default=200)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "web.sqlite3"
+        storage = open_storage(path)
+        tables = Tables(storage, 10**6, 10**6)
+        made = []
+        for i in range(args.tables):
+            table, tokens = tables.create(
+                {"seats": ["human", args.opponent]}, f"10.{i // 250}.{i % 250}.1", None
+            )
+            made.append((table.code, tokens[0]))
+        if storage.checkpoints is not None:  # checkpoints here, between the timed moves
+            storage.checkpoints.stop()
+        storage.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        frames = 0
+        commit_s = [0.0]
+        real = storage._commit_pending
+
+        def timed(lock, origin):
+            start = time.thread_time()
+            try:
+                return real(lock, origin)
+            finally:
+                commit_s[0] += time.thread_time() - start
+
+        storage._commit_pending = timed
+        trips = storage.trips.snapshot()
+        moves = 0
+        spent = 0.0
+        while moves < args.moves:
+            start = time.thread_time()
+            for code, token in made[: args.checkpoint_every]:
+                table = tables.loaded[code]
+                game = table.game
+                if game.over:
+                    intent = {"type": "next"}
+                elif game.rolls_left == 2:
+                    intent = {"type": "roll", "hold": [0]}
+                else:
+                    options = tables.state(table)["options"]
+                    intent = {"type": "score", "box": max(options, key=options.get)}
+                table, first = tables.act(code, 0, token, intent, len(table.log), table.idx)
+                tables.state(table, first)
+                moves += 1
+            spent += time.thread_time() - start
+            frames += storage.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+            made = made[args.checkpoint_every :] + made[: args.checkpoint_every]
+        counts = storage.trips.since(trips)
+        page = storage.db.execute("PRAGMA page_size").fetchone()[0]
+        storage._commit_pending = real
+        storage.close()
+    out = {
+        "command": " ".join(sys.argv[1:] if argv is None else argv),
+        "tables": args.tables,
+        "moves": moves,
+        "cpu_us_per_move": round(1e6 * spent / moves, 1),
+        "commit_us_per_move": round(1e6 * commit_s[0] / moves, 1),
+        "rest_us_per_move": round(1e6 * (spent - commit_s[0]) / moves, 1),
+        "wal_frames_per_commit": round(frames / max(1, counts["transactions"]), 2),
+        "page_size": page,
+        "per_move": {k: round(v / moves, 3) for k, v in counts.items()},
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+    print(json.dumps(out, indent=1))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+    return out
+
+
+if __name__ == "__main__":
+    main()
