@@ -51,6 +51,7 @@ behind a lock, PostgreSQL's connections come from a pool.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -361,6 +362,21 @@ class StaleCopy(RuntimeError):
 TABLE_UPDATE = re.compile(r"UPDATE tables SET ((?:\w+ = \?)(?:, \w+ = \?)*) WHERE code = \?$")
 
 
+@functools.lru_cache(maxsize=256)
+def _table_update_columns(text: str) -> tuple[str, ...] | None:
+    """The columns a statement sets if it is an UPDATE of one table's row (None: it is not)."""
+    found = TABLE_UPDATE.match(text)
+    return tuple(a.split(" = ")[0] for a in found.group(1).split(", ")) if found else None
+
+
+@functools.lru_cache(maxsize=256)
+def _guard_text(columns: tuple[str, ...], notify: bool) -> str:
+    """The guarded UPDATE of a table's row setting ``columns`` (`Storage._guarded`)."""
+    sets = ", ".join(f"{name} = ?" for name in columns)
+    returning = "pg_notify(?, ?) AS notified" if notify else "rev"
+    return f"UPDATE tables SET {sets} WHERE code = ? AND rev = ? RETURNING {returning}"
+
+
 class Trips:
     """What a storage has asked of its database, counted where it asks (issue 33):
     ``round_trips`` (waits for the database's answer: every statement on SQLite, BEGIN and
@@ -401,10 +417,6 @@ class Storage:
     def __init__(self) -> None:
         self._local = threading.local()  # .conn, .lock: this thread's open transaction
         self._sql_cache: dict[str, str] = {}
-        # `_guarded`'s caches: a statement's columns if it is an UPDATE of a table's row
-        # (None: it is not), and the guarded UPDATE's text for a set of columns
-        self._table_update_columns: dict[str, list[str] | None] = {}
-        self._guard_texts: dict[tuple, str] = {}
         self.trips = Trips()
 
     # ------------------------------------------------------------------ backend hooks
@@ -552,27 +564,14 @@ class Storage:
         at the commit) and the block's other statements, in their order."""
         fields: dict[str, Any] = {"rev": lock.rev + 1}
         rest = []
-        columns = self._table_update_columns
         for text, params in lock.pending:
-            names = columns.get(text, ())
-            if names == ():  # a statement not seen before: is it an UPDATE of a table's row?
-                found = TABLE_UPDATE.match(text)
-                names = [a.split(" = ")[0] for a in found.group(1).split(", ")] if found else None
-                if len(columns) < 256:
-                    columns[text] = names
+            names = _table_update_columns(text)
             if names is not None and params[-1] == lock.code:
                 fields.update(zip(names, params[:-1], strict=True))
             else:
                 rest.append((text, params))
         notify = self.multi_process and origin is not None
-        key = (*fields, notify)
-        text = self._guard_texts.get(key)
-        if text is None:
-            sets = ", ".join(f"{name} = ?" for name in fields)
-            text = f"UPDATE tables SET {sets} WHERE code = ? AND rev = ? RETURNING "
-            text += "pg_notify(?, ?) AS notified" if notify else "rev"
-            if len(self._guard_texts) < 256:
-                self._guard_texts[key] = text
+        text = _guard_text(tuple(fields), notify)
         params: tuple = (*fields.values(), lock.code, lock.rev)
         if notify:
             payload = f"{lock.code} {lock.rev + 1} {origin}" + (
