@@ -480,9 +480,14 @@ def threads_per_move(before: dict, after: dict, process_s: float, per: int) -> d
     }
 
 
-def bench_stats(url: str) -> dict:
-    """The server's own account of what it spent (``yahtzee serve --bench-stats``)."""
-    req = urllib.request.Request(f"{url}/api/bench-stats", headers={"X-Forwarded-For": "10.99.0.1"})
+def bench_stats(url: str, since: float | None = None) -> dict:
+    """The server's own account of what it spent (``yahtzee serve --bench-stats``); with
+    ``since`` (the server's clock, from an earlier account), its longest collector pauses
+    after it."""
+    query = "" if since is None else f"?since={since!r}"
+    req = urllib.request.Request(
+        f"{url}/api/bench-stats{query}", headers={"X-Forwarded-For": "10.99.0.1"}
+    )
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read())
 
@@ -543,6 +548,7 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
                 "count": [b - a for a, b in zip(g0["count"], g1["count"], strict=True)],
                 "ms_per_move": round(1000 * (sum(g1["total_s"]) - sum(g0["total_s"])) / per, 3),
                 "max_ms_ever": [round(1000 * x, 1) for x in g1["max_s"]],
+                "max_ms": [round(1000 * x, 1) for x in g1.get("max_s_since", g1["max_s"])],
             }
         out["changes"] = {
             "on_loop": runs["inline"],
@@ -837,7 +843,10 @@ def main() -> int:
                 "cpu_s": [srv.cpu_seconds() for srv in servers],
                 "user_sys_s": user_sys(servers[0].proc.pid),
                 "loopback_bytes": loopback_bytes(),
-                "stats": [bench_stats(srv.url) for srv in servers],
+                "stats": [
+                    bench_stats(srv.url, meters[0][1]["stats"][i]["gc"]["now"] if meters else None)
+                    for i, srv in enumerate(servers)
+                ],
                 "threads": {
                     "pid": servers[0].proc.pid,
                     "cpu": thread_cpu(servers[0].proc.pid),

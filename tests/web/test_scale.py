@@ -455,6 +455,12 @@ def test_the_collectors_pauses_are_measured_and_a_server_tunes_it(tmp_path):
     snap = pauses.snapshot()
     assert snap["count"][2] >= 1 and snap["count"][0] >= 1
     assert snap["total_s"][2] >= 0 and snap["max_s"][2] <= snap["total_s"][2] + 1e-9
+    # the longest pause of a window: only the pauses that ended after its start count
+    assert pauses.snapshot(since=snap["now"])["max_s_since"] == [0.0, 0.0, 0.0]
+    pauses.recent.append((snap["now"] + 1.0, 1, 0.25))
+    pauses.recent.append((snap["now"] - 1.0, 1, 0.5))
+    assert pauses.longest_since(snap["now"]) == [0.0, 0.25, 0.0]
+    assert pauses.longest_since(snap["now"] - 2.0)[1] == 0.5
     gc.collect()
     assert pauses.snapshot()["count"] == snap["count"]  # stopped: no longer counted
     assert isinstance(memory.give_back(False), bool)
@@ -464,6 +470,26 @@ def test_the_collectors_pauses_are_measured_and_a_server_tunes_it(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_the_bench_stats_give_a_windows_longest_collector_pauses(tmp_path):
+    """``GET /api/bench-stats?since=T`` (the benchmark's second reading, T from its first's
+    ``gc.now``) gives each generation's longest pause after T; a ``since`` that is not a
+    number is refused by name, and the route is absent without ``bench_stats``."""
+    from starlette.testclient import TestClient
+
+    from yahtzee_env.web.app import create_app
+
+    with TestClient(create_app(tmp_path / "a.sqlite3", bench_stats=True)) as c:
+        first = c.get("/api/bench-stats").json()["gc"]
+        assert "max_s_since" not in first and first["now"] > 0
+        c.app.state.service.gc_pauses.recent.append((first["now"] + 0.5, 0, 0.125))
+        later = c.get("/api/bench-stats", params={"since": first["now"]}).json()["gc"]
+        assert later["max_s_since"][0] >= 0.125 and later["now"] >= first["now"]
+        bad = c.get("/api/bench-stats", params={"since": "soon"})
+        assert bad.status_code == 400 and bad.json()["code"] == "bad_since"
+    with TestClient(create_app(tmp_path / "b.sqlite3")) as c:
+        assert c.get("/api/bench-stats").status_code == 404
 
 
 def test_a_move_on_sqlite_writes_no_news_for_other_processes(db, new_table, act, monkeypatch):

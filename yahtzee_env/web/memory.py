@@ -16,6 +16,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import time
+from collections import deque
 
 M_ARENA_MAX = -8  # mallopt's parameter (glibc's malloc.h)
 TRIM_EVERY = 200  # closed sockets between two trims
@@ -63,12 +65,17 @@ def tune_gc() -> None:
 class GcPauses:
     """The time the cyclic garbage collector stops the process for (issue 33: every thread
     waits for it, the event loop too), by generation: ``count``, ``total_s`` and ``max_s``,
-    measured from `gc.callbacks` while `start` has been called (for the load benchmark)."""
+    measured from `gc.callbacks` while `start` has been called (for the load benchmark), and
+    the last ``RECENT`` pauses as ``(time.monotonic() at its end, generation, seconds)``, so
+    that a benchmark can take the longest of its own window (`longest_since`)."""
+
+    RECENT = 4096
 
     def __init__(self) -> None:
         self.count = [0, 0, 0]
         self.total_s = [0.0, 0.0, 0.0]
         self.max_s = [0.0, 0.0, 0.0]
+        self.recent: deque[tuple[float, int, float]] = deque(maxlen=self.RECENT)
         self._began = 0.0
 
     def start(self) -> None:
@@ -80,8 +87,6 @@ class GcPauses:
             gc.callbacks.remove(self._callback)
 
     def _callback(self, phase: str, info: dict) -> None:
-        import time
-
         if phase == "start":
             self._began = time.perf_counter()
             return
@@ -90,9 +95,25 @@ class GcPauses:
         self.count[gen] += 1
         self.total_s[gen] += spent
         self.max_s[gen] = max(self.max_s[gen], spent)
+        self.recent.append((time.monotonic(), gen, spent))
 
-    def snapshot(self) -> dict:
-        return {"count": list(self.count), "total_s": list(self.total_s), "max_s": list(self.max_s)}
+    def longest_since(self, since: float) -> list[float]:
+        """The longest pause of each generation that ended after ``since`` (`time.monotonic`),
+        among the last ``RECENT``."""
+        out = [0.0, 0.0, 0.0]
+        for ended, gen, spent in self.recent:
+            if ended > since:
+                out[gen] = max(out[gen], spent)
+        return out
+
+    def snapshot(self, since: float | None = None) -> dict:
+        """The counts and times so far; with ``since``, also ``max_s_since``: the longest
+        pause of each generation after it (and ``now``, this process's `time.monotonic`)."""
+        out = {"count": list(self.count), "total_s": list(self.total_s), "max_s": list(self.max_s)}
+        out["now"] = time.monotonic()
+        if since is not None:
+            out["max_s_since"] = self.longest_since(since)
+        return out
 
 
 class Closes:

@@ -165,13 +165,17 @@ async def bench_stats(request: Request) -> Response:
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
     service = request.app.state.service
+    try:  # the benchmark's window: the collector's longest pauses since this clock reading
+        since = float(request.query_params["since"]) if "since" in request.query_params else None
+    except ValueError:
+        return JSONResponse({"error": "since must be a number", "code": "bad_since"}, 400)
     return JSONResponse(
         {
             "cpu_s": usage.ru_utime + usage.ru_stime,
             "db": service.storage.trips.snapshot(),
             "sockets": service.hub.count(),
             "tables_in_memory": len(service.tables.loaded),
-            "gc": service.gc_pauses.snapshot(),
+            "gc": service.gc_pauses.snapshot(since),
             "moves": {  # where the changes ran (`locks.TableLocks.run`)
                 "inline": service.locks.inline,
                 "threaded": service.locks.threaded,
