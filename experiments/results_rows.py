@@ -74,6 +74,14 @@ REPORTED = {
         (250.97761744887234, "expected score", 10_000,
          "our run, graded by 0.2.0 (docs/ppo_long/ppo-long-lam09-s1/benchmark-120012800.json)"),
     ),
+    "ppo-long-lam09-s2": (
+        "PPO, `configs/ppo-long.yaml` with λ 0.9 (`ppo.gae_lambda=0.9`), seed 2 (120 M env-steps; "
+        "checkpoint not shipped)",
+        _PPO_LONG,
+        "the agent",
+        (251.184884619309, "expected score", 10_000,
+         "our run, graded by 0.2.0 (docs/ppo_long/ppo-long-lam09-s2/benchmark-120012800.json)"),
+    ),
     "glenn-heuristic": (
         "Glenn's best hand-made heuristic",
         knowledge(reward="none (hand-made heuristic)", teacher="none"),
