@@ -513,10 +513,10 @@ def test_a_new_level_is_its_files(tmp_path: Path) -> None:
     [
         ("easy", 2, "reward-only", "score", None, 262_144),
         ("medium", 2, "reward-only", "score", None, 1_261_568),
-        ("hard", 4, "reward-only", "score", None, 118_013_952),
+        ("hard", 5, "reward-only", "score", None, 120_012_800),
         ("expert", 1, "distilled", "score", "optimal", 0),
         ("master", 1, "model-based", "score", None, 1_479_711),
-        ("duelist", 1, "search", "win", None, 118_013_952),  # hard's network's env-steps
+        ("duelist", 1, "search", "win", None, 120_012_800),  # hard's network's env-steps
     ],
 )
 def test_shipped_manifests_say_how_the_level_was_made(
