@@ -29,7 +29,7 @@ SOLITAIRE = {
     "master": "master (learned turn values + expectimax through the rules model, 40,000 "
     "games, seed 0)",
     "expert": "expert (the solver distilled into a 256×256×256 MLP)",
-    "hard": "hard (PPO, `configs/ppo-long.yaml`, 118 M env-steps, seed 0)",
+    "hard": "hard (PPO, `configs/ppo-long.yaml` with λ 0.9, 120 M env-steps, seed 0)",
     "duelist": "duelist (plays to win at 2 seats: the solver's moves and an exact win-probability "
     "search over the last turns; alone and at 3-4 seats it plays hard's network)",
     "heuristic": "heuristic (built-in baseline)",
