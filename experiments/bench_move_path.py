@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yahtzee_env.web.storage import open_storage  # noqa: E402
-from yahtzee_env.web.tables import Tables  # noqa: E402
+from yahtzee_env.web.storage import open_storage
+from yahtzee_env.web.tables import Tables
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -492,6 +492,49 @@ def test_the_bench_stats_give_a_windows_longest_collector_pauses(tmp_path):
         assert c.get("/api/bench-stats").status_code == 404
 
 
+def test_a_kept_event_holds_no_list_for_the_collector_to_walk(tmp_path):
+    """A table's kept events hold tuples of numbers, not lists (issue 33, fifth round): a
+    collection stops tracking them, so only the event's two dicts reach the older
+    generations. The page's JSON is the same."""
+    import gc
+
+    from yahtzee_env.web.hub import encode
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables import Tables
+
+    storage = open_storage(tmp_path / "t.sqlite3")
+    try:
+        tables = Tables(storage, 100, 100)
+        table, tokens = tables.create({"seats": ["human", "easy"]}, "10.0.0.1", None)
+        table, _ = tables.act(table.code, 0, tokens[0], {"type": "roll", "hold": [0, 1]}, 0, 0)
+        options = tables.state(table)["options"]
+        box = max(options, key=options.get)
+        table, _ = tables.act(table.code, 0, tokens[0], {"type": "score", "box": box}, 1, 0)
+
+        def containers(obj):
+            if isinstance(obj, dict):
+                yield obj
+                for value in obj.values():
+                    yield from containers(value)
+            elif isinstance(obj, (list, tuple)):
+                yield obj
+                for value in obj:
+                    yield from containers(value)
+
+        kinds = {e["type"] for e in table.events}
+        assert {"roll", "score"} <= kinds
+        for event in table.events:
+            assert not any(isinstance(c, list) for c in containers(event)), event
+        gc.collect()
+        for event in table.events:  # what the collector still walks: the event and its msg
+            tracked = [c for c in containers(event) if gc.is_tracked(c)]
+            assert all(isinstance(c, dict) for c in tracked) and len(tracked) <= 2, tracked
+        text = encode({"events": table.events})
+        assert '"dice_before":[' in text and "(" not in text
+    finally:
+        storage.close()
+
+
 def test_a_move_on_sqlite_writes_no_news_for_other_processes(db, new_table, act, monkeypatch):
     """The news of a change (`Tables._news`, JSON for the other processes' copies to follow)
     is made only where other processes share the database: on SQLite nobody hears it."""

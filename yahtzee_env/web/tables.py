@@ -272,20 +272,23 @@ class Table:
         game = self.game
         name = self.seats[seat].name
         dice = game.dice
-        event: dict[str, Any] = {"seq": len(self.log), "seat": seat, "dice_before": list(dice)}
+        # the event holds tuples, not lists: the collector stops tracking a tuple of numbers at
+        # its first young collection, so a kept event costs the later collections two dicts
+        # (not seven containers); the JSON is the same (issue 33, fifth round)
+        event: dict[str, Any] = {"seq": len(self.log), "seat": seat, "dice_before": tuple(dice)}
         if action < NUM_HOLDS:
-            kept = kept_faces(dice, action)
+            kept = tuple(kept_faces(dice, action))
             game.step(action)
             n = NUM_DICE - len(kept)
             key = "narr.reroll_all" if not kept else "narr.keep_all" if n == 0 else "narr.keep"
             self.held = positions_of(game.dice, kept)
             event.update(
                 type="roll",
-                kept=[i for i in range(NUM_DICE) if action >> i & 1],
-                dice=list(game.dice),
+                kept=tuple(i for i in range(NUM_DICE) if action >> i & 1),
+                dice=tuple(game.dice),
                 text=describe_reroll(name, kept, game.dice),
                 # the page's words: a catalogue key and its values (`text` is for the API)
-                msg={"key": key, "name": name, "kept": kept, "n": n, "dice": list(game.dice)},
+                msg={"key": key, "name": name, "kept": kept, "n": n, "dice": tuple(game.dice)},
             )
         else:
             box = action - BOX_ACTION_OFFSET
@@ -300,7 +303,7 @@ class Table:
             msg.update(box=BOX_NAMES[box], points=points, extra=extra)
             event.update(type="score", box=BOX_NAMES[box], points=points, text=text, msg=msg)
             if not game.over:
-                event["next_dice"] = list(game.dice)
+                event["next_dice"] = tuple(game.dice)
         if regret is not None:
             event["regret"] = round(regret, 4)
         if decision is not None:
