@@ -284,7 +284,7 @@ class Table:
             self.held = positions_of(game.dice, kept)
             event.update(
                 type="roll",
-                kept=tuple(i for i in range(NUM_DICE) if action >> i & 1),
+                kept=tuple([i for i in range(NUM_DICE) if action >> i & 1]),
                 dice=tuple(game.dice),
                 text=describe_reroll(name, kept, game.dice),
                 # the page's words: a catalogue key and its values (`text` is for the API)
