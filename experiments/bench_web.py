@@ -48,7 +48,14 @@ on a CPU, without stopping the server) over the window and reports its top frame
 ``--perf FILE`` samples it with Linux perf (CPU time of every thread, the kernel and the C
 libraries included) and reports its top objects and symbols, each also in milliseconds per
 move; ``server.server0_threads`` splits server 0's CPU time per move between its event loop
-and its other threads. ``--no-crash`` skips the ``kill -9`` check.
+and its other threads. ``server.beside_the_slow_moves`` sets the window's slowest moves
+(at or above its p99) beside what stalled them: server 0's collector pauses by generation,
+SQLite's checkpoint holding the storage's lock, and this load generator's own collector
+pauses; ``server.client_cpu_share`` is this load generator's share of its CPU (a busy one's
+own queue is in the round trips it measures). The load generator's own collector is frozen
+and off during the load unless ``--client-gc``: its pauses would stop every simulated player
+at once (real players are on machines of their own) and be counted as the server's.
+``--no-crash`` skips the ``kill -9`` check.
 
     python experiments/bench_web.py --players 1000 --think 1.0 --ramp 5 \
         --server-cpus 0 --client-cpus 1
@@ -66,9 +73,11 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import gc
 import json
 import os
 import random
+import resource
 import socket
 import sys
 import tempfile
@@ -82,6 +91,11 @@ from pathlib import Path
 import numpy as np
 
 from yahtzee_env.web.local_server import LocalServer
+
+try:  # measures this load generator's own collector; older versions of the package lack it
+    from yahtzee_env.web import memory
+except ImportError:  # (this script measures the server of an earlier commit too)
+    memory = None
 
 LOCAL_POSTGRES = "local-postgres"
 
@@ -492,6 +506,11 @@ def bench_stats(url: str, since: float | None = None) -> dict:
         return json.loads(r.read())
 
 
+def window_start(stats: dict) -> float | None:
+    """The server's clock at an earlier account (`bench_stats`), where it tells it."""
+    return stats.get("gc", {}).get("now")
+
+
 def percentiles(values_ms) -> dict:
     if not len(values_ms):
         return {"p50_ms": None, "p99_ms": None, "p999_ms": None}
@@ -501,6 +520,44 @@ def percentiles(values_ms) -> dict:
         "p99_ms": round(float(p99), 2),
         "p999_ms": round(float(p999), 2),
     }
+
+
+def beside_the_slow_moves(crowd: list, t0: float, t1: float, stalls: dict) -> dict:
+    """What the slowest moves of the window (those at or above its p99) had beside them:
+    for each kind of stall (``name -> [(end, seconds), ...]`` on this machine's monotonic
+    clock, which the servers' `time.monotonic` and this process's `time.perf_counter`
+    share), how many stalls of at least 5 ms came in the window, and the share of the slow
+    moves and of all moves whose round trip overlapped one (``during``) or began within
+    250 ms after one ended (``after``: the queue a stall leaves behind it)."""
+    ends = np.array([at for p in crowd for at in p.acks], dtype=float)
+    lat = np.array([x for p in crowd for x in p.latencies], dtype=float)
+    keep = (ends >= t0) & (ends <= t1)
+    ends, lat = ends[keep], lat[keep]
+    if not lat.size:
+        return {}
+    starts = ends - lat
+    slow = lat >= np.percentile(lat, 99)
+    out = {"slow_moves": int(slow.sum()), "slow_from_ms": round(float(lat[slow].min()) * 1000, 1)}
+    anything = np.zeros(lat.size, dtype=bool)
+    for name, spans in stalls.items():
+        spans = [(end, spent) for end, spent in spans if spent >= 0.005 and t0 <= end <= t1]
+        during = np.zeros(lat.size, dtype=bool)
+        after = np.zeros(lat.size, dtype=bool)
+        for end, spent in spans:
+            during |= (starts <= end) & (ends >= end - spent)
+            after |= (starts > end) & (starts <= end + 0.25)
+        anything |= during | after
+        out[name] = {
+            "stalls": len(spans),
+            "total_ms": round(1000 * sum(spent for _, spent in spans), 1),
+            "longest_ms": round(1000 * max((spent for _, spent in spans), default=0.0), 1),
+            "slow_during": round(float(during[slow].mean()), 3),
+            "slow_after": round(float((after & ~during)[slow].mean()), 3),
+            "all_during": round(float(during.mean()), 3),
+            "all_after": round(float((after & ~during).mean()), 3),
+        }
+    out["slow_beside_none"] = round(float((~anything)[slow].mean()), 3)
+    return out
 
 
 def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
@@ -550,6 +607,21 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
                 "max_ms_ever": [round(1000 * x, 1) for x in g1["max_s"]],
                 "max_ms": [round(1000 * x, 1) for x in g1.get("max_s_since", g1["max_s"])],
             }
+            if "cpu_s" in g0:  # the collecting thread's CPU time: the collector's own work
+                out["gc_pauses"]["cpu_ms_per_move"] = round(
+                    1000 * (sum(g1["cpu_s"]) - sum(g0["cpu_s"])) / per, 3
+                )
+            stalls = {}
+            if "pauses_since" in g1:
+                for gen, name in enumerate(("gc_young", "gc_middle", "gc_full")):
+                    stalls[name] = [(e, w) for e, g, w, _c in g1["pauses_since"] if g == gen]
+            holds = after["stats"][0].get("checkpoint_holds_since")
+            if holds is not None:
+                stalls["wal_checkpoint_lock"] = [tuple(h) for h in holds]
+            if "client_gc" in after:  # this load generator's own pauses
+                stalls["client_gc"] = [(e, w) for e, _g, w, _c in after["client_gc"]]
+            if stalls:
+                out["beside_the_slow_moves"] = beside_the_slow_moves(crowd, t0, t1, stalls)
         out["changes"] = {
             "on_loop": runs["inline"],
             "in_threads": runs["threaded"],
@@ -560,6 +632,11 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
     if "threads" in before:
         out["server0_threads"] = threads_per_move(
             before["threads"], after["threads"], (u1 - u0) + (s1 - s0), per
+        )
+    if "client_cpu_s" in before:  # this load generator's share of its CPU: a busy one's
+        # own queue is in the round trips it measures
+        out["client_cpu_share"] = round(
+            (after["client_cpu_s"] - before["client_cpu_s"]) / max(t1 - t0, 1e-9), 3
         )
     if pg_cpu:
         out["postgres_cpu_ms_per_move"] = round(
@@ -740,6 +817,14 @@ def main() -> int:
     parser.add_argument(
         "--profile-rate", type=int, default=250, help="py-spy's samples a second per thread"
     )
+    parser.add_argument(
+        "--client-gc",
+        action="store_true",
+        help="leave this load generator's own garbage collector on during the load (by "
+        "default it is frozen and off then: its pauses, tens of ms for a thousand players in "
+        "one process, would stop every simulated player at once and be counted as the "
+        "server's round trips)",
+    )
     parser.add_argument("--json", default=None, help="write the numbers here")
     args = parser.parse_args()
     if args.servers > 1 and args.db is None:
@@ -812,6 +897,10 @@ def main() -> int:
             postmaster = int((pg.dir / "data" / "postmaster.pid").read_text().split()[0])
         meters: list = []
         spy: list = []
+        client_gc = memory.GcPauses() if memory else None  # this load generator's own pauses
+        if client_gc is not None:
+            client_gc.start()
+            stack.callback(client_gc.stop)
 
         def meter():
             if args.profile and not meters:
@@ -843,8 +932,8 @@ def main() -> int:
                 "cpu_s": [srv.cpu_seconds() for srv in servers],
                 "user_sys_s": user_sys(servers[0].proc.pid),
                 "loopback_bytes": loopback_bytes(),
-                "stats": [
-                    bench_stats(srv.url, meters[0][1]["stats"][i]["gc"]["now"] if meters else None)
+                "stats": [  # a server older than its collector's account has no "gc"
+                    bench_stats(srv.url, window_start(meters[0][1]["stats"][i]) if meters else None)
                     for i, srv in enumerate(servers)
                 ],
                 "threads": {
@@ -854,6 +943,9 @@ def main() -> int:
             }
             if postmaster is not None:
                 row["pg_cpu_s"] = process_cpu(postmaster, children=True)
+            row["client_cpu_s"] = time.process_time()
+            if meters and client_gc is not None:
+                row["client_gc"] = client_gc.since(meters[0][0])
             meters.append((time.perf_counter(), row))
 
         for srv in servers:
@@ -862,6 +954,11 @@ def main() -> int:
         server = servers[0]
         urls = [srv.url for srv in servers]
         # ---- phase 1: load
+        if not args.client_gc:  # the players are a thousand machines, not one collector
+            gc.collect()
+            gc.freeze()
+            gc.disable()
+            stack.callback(gc.enable)
         crowd, elapsed, crashed = asyncio.run(
             load(
                 server.url,
@@ -899,6 +996,8 @@ def main() -> int:
             "serve_args": args.serve_arg,
             "server_cpus": sorted(args.server_cpus) if args.server_cpus else None,
             "client_cpus": sorted(args.client_cpus) if args.client_cpus else None,
+            "client_gc": args.client_gc,
+            "client_max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "load_average": [round(x, 2) for x in os.getloadavg()],
             "server": spending(meters, crowd, postmaster is not None),
         }

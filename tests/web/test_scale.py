@@ -457,9 +457,11 @@ def test_the_collectors_pauses_are_measured_and_a_server_tunes_it(tmp_path):
     assert snap["total_s"][2] >= 0 and snap["max_s"][2] <= snap["total_s"][2] + 1e-9
     # the longest pause of a window: only the pauses that ended after its start count
     assert pauses.snapshot(since=snap["now"])["max_s_since"] == [0.0, 0.0, 0.0]
-    pauses.recent.append((snap["now"] + 1.0, 1, 0.25))
-    pauses.recent.append((snap["now"] - 1.0, 1, 0.5))
+    assert snap["cpu_s"][2] >= 0 and snap["cpu_s"][0] >= 0
+    pauses.recent.append((snap["now"] + 1.0, 1, 0.25, 0.125))
+    pauses.recent.append((snap["now"] - 1.0, 1, 0.5, 0.5))
     assert pauses.longest_since(snap["now"]) == [0.0, 0.25, 0.0]
+    assert pauses.since(snap["now"]) == [[snap["now"] + 1.0, 1, 0.25, 0.125]]
     assert pauses.longest_since(snap["now"] - 2.0)[1] == 0.5
     gc.collect()
     assert pauses.snapshot()["count"] == snap["count"]  # stopped: no longer counted
@@ -483,9 +485,10 @@ def test_the_bench_stats_give_a_windows_longest_collector_pauses(tmp_path):
     with TestClient(create_app(tmp_path / "a.sqlite3", bench_stats=True)) as c:
         first = c.get("/api/bench-stats").json()["gc"]
         assert "max_s_since" not in first and first["now"] > 0
-        c.app.state.service.gc_pauses.recent.append((first["now"] + 0.5, 0, 0.125))
+        c.app.state.service.gc_pauses.recent.append((first["now"] + 0.5, 0, 0.125, 0.1))
         later = c.get("/api/bench-stats", params={"since": first["now"]}).json()["gc"]
         assert later["max_s_since"][0] >= 0.125 and later["now"] >= first["now"]
+        assert [first["now"] + 0.5, 0, 0.125, 0.1] in later["pauses_since"]
         bad = c.get("/api/bench-stats", params={"since": "soon"})
         assert bad.status_code == 400 and bad.json()["code"] == "bad_since"
     with TestClient(create_app(tmp_path / "b.sqlite3")) as c:

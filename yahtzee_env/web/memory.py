@@ -66,8 +66,11 @@ class GcPauses:
     """The time the cyclic garbage collector stops the process for (issue 33: every thread
     waits for it, the event loop too), by generation: ``count``, ``total_s`` and ``max_s``,
     measured from `gc.callbacks` while `start` has been called (for the load benchmark), and
-    the last ``RECENT`` pauses as ``(time.monotonic() at its end, generation, seconds)``, so
-    that a benchmark can take the longest of its own window (`longest_since`)."""
+    the last ``RECENT`` pauses as ``(time.monotonic() at its end, generation, seconds,
+    CPU seconds of the collecting thread)``, so that a benchmark can take the longest of its
+    own window (`longest_since`) and set its slow moves beside them (`since`). A pause
+    whose wall time is far above its CPU time was the machine's (the thread descheduled
+    while it held the GIL), not the collector's work."""
 
     RECENT = 4096
 
@@ -75,8 +78,9 @@ class GcPauses:
         self.count = [0, 0, 0]
         self.total_s = [0.0, 0.0, 0.0]
         self.max_s = [0.0, 0.0, 0.0]
-        self.recent: deque[tuple[float, int, float]] = deque(maxlen=self.RECENT)
-        self._began = 0.0
+        self.cpu_s = [0.0, 0.0, 0.0]
+        self.recent: deque[tuple[float, int, float, float]] = deque(maxlen=self.RECENT)
+        self._began = self._began_cpu = 0.0
 
     def start(self) -> None:
         if self._callback not in gc.callbacks:
@@ -88,31 +92,41 @@ class GcPauses:
 
     def _callback(self, phase: str, info: dict) -> None:
         if phase == "start":
-            self._began = time.perf_counter()
+            self._began, self._began_cpu = time.perf_counter(), time.thread_time()
             return
         gen = min(int(info.get("generation", 2)), 2)
         spent = time.perf_counter() - self._began
+        cpu = time.thread_time() - self._began_cpu
         self.count[gen] += 1
         self.total_s[gen] += spent
+        self.cpu_s[gen] += cpu
         self.max_s[gen] = max(self.max_s[gen], spent)
-        self.recent.append((time.monotonic(), gen, spent))
+        self.recent.append((time.monotonic(), gen, spent, cpu))
 
     def longest_since(self, since: float) -> list[float]:
         """The longest pause of each generation that ended after ``since`` (`time.monotonic`),
         among the last ``RECENT``."""
         out = [0.0, 0.0, 0.0]
-        for ended, gen, spent in self.recent:
+        for ended, gen, spent, _cpu in self.recent:
             if ended > since:
                 out[gen] = max(out[gen], spent)
         return out
 
+    def since(self, since: float) -> list[list[float]]:
+        """The pauses that ended after ``since``, among the last ``RECENT``: ``[end, generation,
+        seconds, CPU seconds]`` each."""
+        return [[ended, gen, spent, cpu] for ended, gen, spent, cpu in self.recent if ended > since]
+
     def snapshot(self, since: float | None = None) -> dict:
         """The counts and times so far; with ``since``, also ``max_s_since``: the longest
-        pause of each generation after it (and ``now``, this process's `time.monotonic`)."""
+        pause of each generation after it, and ``pauses_since``, each of them (and ``now``,
+        this process's `time.monotonic`)."""
         out = {"count": list(self.count), "total_s": list(self.total_s), "max_s": list(self.max_s)}
+        out["cpu_s"] = list(self.cpu_s)
         out["now"] = time.monotonic()
         if since is not None:
             out["max_s_since"] = self.longest_since(since)
+            out["pauses_since"] = self.since(since)
         return out
 
 

@@ -169,8 +169,13 @@ async def bench_stats(request: Request) -> Response:
         since = float(request.query_params["since"]) if "since" in request.query_params else None
     except ValueError:
         return JSONResponse({"error": "since must be a number", "code": "bad_since"}, 400)
+    checkpoints = getattr(service.storage, "checkpoints", None)  # SQLite's `Checkpointer`
+    held = None
+    if checkpoints is not None and since is not None:  # its locked passes in the window
+        held = [[ended, spent] for ended, spent in list(checkpoints.held) if ended > since]
     return JSONResponse(
         {
+            "checkpoint_holds_since": held,
             "cpu_s": usage.ru_utime + usage.ru_stime,
             "db": service.storage.trips.snapshot(),
             "sockets": service.hub.count(),

@@ -59,6 +59,7 @@ import re
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -1140,11 +1141,16 @@ class Checkpointer:
     may leave frames behind (the count it answers is of the log when it began, so it
     cannot tell), a second one runs holding ``hold`` (the storage's lock: no commit
     meanwhile), which copies only what came during the first and lets the log start over.
-    ``done``: checkpoints run; ``complete``: those that copied the whole log (the tests)."""
+    ``done``: checkpoints run; ``complete``: those that copied the whole log (the tests);
+    ``held``: the last ``RECENT`` second passes, ``(time.monotonic() at its end, seconds the
+    lock was held)`` (the load benchmark sets the slow moves beside them)."""
+
+    RECENT = 4096
 
     def __init__(self, path: str, every: float = 1.0, hold=None) -> None:
         self.path, self.every, self.hold = path, every, hold
         self.done = self.complete = 0
+        self.held: deque[tuple[float, float]] = deque(maxlen=self.RECENT)
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self.run, name="sqlite-checkpoints", daemon=True)
         self.thread.start()
@@ -1154,7 +1160,9 @@ class Checkpointer:
         _busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         if self.hold is not None:  # what was committed meanwhile, with no commit now
             with self.hold:
+                began = time.perf_counter()
                 _busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                self.held.append((time.monotonic(), time.perf_counter() - began))
         self.done += 1
         whole = copied >= frames
         self.complete += whole
