@@ -17,7 +17,10 @@ run's config. A zip saved by any other script (as ``examples/sb3_maskable_ppo.py
 has no config: its input version comes from its observation space (72 floats: version 1, 86:
 version 2), and its holds mode and rules are the env's defaults (all 32 holds, official)
 unless given. What was assumed is in the policy's ``assumed`` (the CLI prints it and writes it
-into the benchmark row and the exported manifest).
+into the benchmark row and the exported manifest). A run's zip also says what it knew
+(``knew``: its observation, reward shaping, holds and teacher, from the config), so a
+benchmark row of a checkpoint states its track; a zip without a config says nothing
+(``yahtzee benchmark --knew`` states it).
 """
 
 from __future__ import annotations
@@ -182,7 +185,7 @@ def load_sb3_policy(
     data, weights, activation = read_sb3_zip(zip_path)
     width = weights[0][0].shape[0]
     if run is not None:  # issue 16.2: the input version comes from the config, never the width
-        from yahtzee_agents.export import check_input_version
+        from yahtzee_agents.export import check_input_version, level_facts
         from yahtzee_agents.train import load_run_config
 
         cfg = load_run_config(run)
@@ -200,6 +203,7 @@ def load_sb3_policy(
             raise ModelFormatError(f"{path}: {err}") from None
         name, trained, assumed = cfg.name, cfg.env.rules, {}
         canonical = cfg.env.canonical_holds
+        knew = level_facts(cfg, _timesteps(data) or 0)["knew"]  # what the run's config gave it
     else:
         size = _observation_size(data, os.fspath(path))
         versions = {n: v for v, n in INPUT_SIZES.items()}
@@ -215,6 +219,7 @@ def load_sb3_policy(
             raise ModelFormatError(f"{path}: rules must be a preset name, got {trained!r}")
         chosen = holds or ENV_DEFAULT_HOLDS
         canonical, name = chosen == "canonical", path.stem
+        knew = None  # a zip without its config cannot say what it knew (--knew can)
         assumed = {
             "input_version": {"value": version, "from": f"observation space ({size} floats)"},
             "holds": {"value": chosen, "from": "given" if holds else "Yahtzee-v0's default"},
@@ -231,10 +236,15 @@ def load_sb3_policy(
     )
     policy.trained_rules = trained
     policy.assumed = assumed
-    policy.timesteps = (
-        data.get("num_timesteps") if isinstance(data.get("num_timesteps"), int) else None
-    )
+    policy.timesteps = _timesteps(data)
+    if knew is not None:
+        policy.knew = knew  # the benchmark row's "knew", from "the agent" (its run's config)
     return policy
+
+
+def _timesteps(data: dict[str, Any]) -> int | None:
+    steps = data.get("num_timesteps")
+    return steps if isinstance(steps, int) else None
 
 
 def describe_assumed(assumed: dict[str, Any]) -> str:

@@ -719,3 +719,33 @@ def test_track_logs_the_tensorboard_scalars_to_wandb_offline(tmp_path: Path) -> 
     data = log.read_bytes()
     missing = [t for t in tags if t.encode() not in data]
     assert not missing, missing
+
+
+def test_a_runs_checkpoint_says_what_it_knew(tiny_run: Path, tmp_path: Path) -> None:
+    """A zip inside a run folder (a checkpoint, best/, final/) takes what it knew from the
+    run's config, so its benchmark row states its track; the same zip without its run folder
+    cannot say, and its row says "nobody" rather than a guess."""
+    import shutil
+
+    from yahtzee_agents.export import level_facts
+    from yahtzee_agents.sources import load_sb3_policy
+    from yahtzee_agents.train import load_run_config
+    from yahtzee_env.policies.knowledge import knowledge_of
+
+    inside = tiny_run / "best" / "model.zip"
+    policy = load_sb3_policy(inside)
+    cfg = load_run_config(tiny_run)
+    assert knowledge_of(policy) == level_facts(cfg, policy.timesteps)["knew"]
+    loose = tmp_path / "loose.zip"
+    shutil.copy(inside, loose)
+    assert set(knowledge_of(load_sb3_policy(loose)).values()) == {"not stated"}
+    rows = {}
+    for label, source in (("inside", inside), ("loose", loose)):
+        json_out = tmp_path / f"{label}.json"
+        out = _cli("benchmark", str(source), "--games", "20", "--no-progress",
+                   "--json", str(json_out))  # fmt: skip
+        assert out.returncode == 0, out.stderr[-2000:]
+        rows[label] = json.loads(json_out.read_text())
+    assert rows["inside"]["knew_from"] == "the agent"
+    assert rows["inside"]["knew"] == knowledge_of(policy)
+    assert rows["loose"]["knew_from"] == "nobody"
