@@ -52,9 +52,11 @@ and its other threads. ``server.beside_the_slow_moves`` sets the window's slowes
 (at or above its p99) beside what stalled them: server 0's collector pauses by generation,
 SQLite's checkpoint holding the storage's lock, and this load generator's own collector
 pauses; ``server.client_cpu_share`` is this load generator's share of its CPU (a busy one's
-own queue is in the round trips it measures). The load generator's own collector is frozen
-and off during the load unless ``--client-gc``: its pauses would stop every simulated player
-at once (real players are on machines of their own) and be counted as the server's.
+own queue is in the round trips it measures); ``server.server0_rss_mb`` is server 0's
+memory at the window's start and end and its peak (``/proc/PID/status``). The load
+generator's own collector is frozen and off during the load unless ``--client-gc``: its
+pauses would stop every simulated player at once (real players are on machines of their
+own) and be counted as the server's.
 ``--no-crash`` skips the ``kill -9`` check.
 
     python experiments/bench_web.py --players 1000 --think 1.0 --ramp 5 \
@@ -443,6 +445,16 @@ def loopback_bytes() -> int | None:
     return None
 
 
+def rss_mb(pid: int) -> dict:
+    """Process ``pid``'s memory now (``VmRSS``) and at its peak (``VmHWM``), in MiB."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out["now" if key == "VmRSS" else "peak"] = round(int(value.split()[0]) / 1024, 1)
+    return out
+
+
 def user_sys(pid: int) -> tuple[float, float]:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     tick = os.sysconf("SC_CLK_TCK")
@@ -628,6 +640,12 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
             "in_threads_db_busy": runs["busy_db"],
             "on_loop_ms_mean": round(1000 * runs["inline_s"] / max(runs["inline"], 1), 3),
             "on_loop_ms_max": round(1000 * after["stats"][0]["moves"]["inline_max_s"], 2),
+        }
+    if "rss_mb" in before:  # server 0's memory at the window's start and end, and its peak
+        out["server0_rss_mb"] = {
+            "start": before["rss_mb"].get("now"),
+            "end": after["rss_mb"].get("now"),
+            "peak": after["rss_mb"].get("peak"),
         }
     if "threads" in before:
         out["server0_threads"] = threads_per_move(
@@ -931,6 +949,7 @@ def main() -> int:
             row = {
                 "cpu_s": [srv.cpu_seconds() for srv in servers],
                 "user_sys_s": user_sys(servers[0].proc.pid),
+                "rss_mb": rss_mb(servers[0].proc.pid),
                 "loopback_bytes": loopback_bytes(),
                 "stats": [  # a server older than its collector's account has no "gc"
                     bench_stats(srv.url, window_start(meters[0][1]["stats"][i]) if meters else None)

@@ -26,6 +26,7 @@ from yahtzee_env.web.app import STATIC_DIR, create_app
 from yahtzee_env.web.guard import RefusalLog
 from yahtzee_env.web.hub import CLOSE_BINARY, CLOSE_GONE, CLOSE_SLOW, Client, Hub
 from yahtzee_env.web.limits import Limits
+from yahtzee_env.web.service import Service
 from yahtzee_env.web.storage import open_storage
 
 # The front door and the server's bounds are the same on either storage: SQLite only, but
@@ -517,6 +518,54 @@ def test_idle_tables_leave_memory_and_come_back(db, new_table, act):
             ).status_code
             == 200
         )
+
+
+def test_a_table_gone_meanwhile_is_no_error_to_evict(db, new_table):
+    """A worker thread may drop a table from memory (a failed change, a reload) while the
+    loop walks them to evict: the walk takes what is left, and raises nothing."""
+    with TestClient(create_app(db)) as c:
+        tables = c.app.state.service.tables
+        code, _, _ = new_table(c)
+        other, _, _ = new_table(c)
+
+        def busy(name):  # as a worker thread would, between the walk's look and its drop
+            tables.loaded.pop(name, None)
+            return False
+
+        assert tables.evict(idle_s=600, keep=0, busy=busy) == []
+        assert not tables.loaded
+        assert c.get(f"/api/tables/{code}").status_code == 200  # back from the database
+        assert c.get(f"/api/tables/{other}").status_code == 200
+
+
+def test_a_failing_sweep_leaves_the_server_up(db, new_table, act, monkeypatch, caplog):
+    """A sweep (the background chore that evicts and expires tables) that raises is logged
+    and runs again at its next round: it never ends the server's life under its players
+    (issue 33: an error in a background task closed the storage, and every move and every
+    new table after it failed while the server still answered)."""
+    calls = []
+
+    async def sweep(self):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyError("a table that a worker thread dropped")
+        return {"evicted": [], "expired": []}
+
+    monkeypatch.setattr(Service, "sweep", sweep)
+    with (
+        caplog.at_level(logging.ERROR),
+        TestClient(create_app(db, limits=Limits(sweep_every_s=0.05))) as c,
+    ):
+        code, tokens, state = new_table(c)
+        deadline = time.monotonic() + 10
+        while len(calls) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(calls) >= 3, "the sweeper stopped after its error"
+        reply = act(c, code, 0, tokens["0"], {"type": "roll", "hold": [0]}, state=state)
+        assert reply.status_code == 200, reply.text  # the storage is still open
+        assert reply.json()["rolls_left"] == state["rolls_left"] - 1
+        assert c.post("/api/tables", json={"seats": ["human", "easy"]}).status_code == 200
+    assert any("sweep" in r.getMessage() and r.exc_info for r in caplog.records)
 
 
 @BOTH

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import math
 import secrets
 from collections.abc import Callable
@@ -46,6 +47,8 @@ from yahtzee_env.web.spectators import Spectators
 from yahtzee_env.web.stats import player_statistics
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables import Tables, WebError, clean_code, clean_name, cpu_levels
+
+log = logging.getLogger("yahtzee.web")
 
 
 def login_name(body: dict[str, Any]) -> str:
@@ -551,9 +554,17 @@ class Service:
             await anyio.sleep(self.limits.clock_every_s)
 
     async def sweeper(self) -> None:
+        """`sweep` every `Limits.sweep_every_s`. A sweep that fails is logged and the next
+        one runs: an error here must not end the server's life (the task group's end closes
+        the storage, and every move after it would fail while the server still answered)."""
         while True:
             await anyio.sleep(self.limits.sweep_every_s)
-            await self.sweep()
+            try:
+                await self.sweep()
+            except Exception:
+                log.exception(
+                    "the sweep failed; the next one runs in %s s", self.limits.sweep_every_s
+                )
 
     async def warm_coach(self) -> None:
         """Prepare every preset's coach: the cached tables load (a worker thread), the

@@ -726,7 +726,8 @@ class Tables:
 
     def evict(self, idle_s: float, keep: int, busy=lambda code: False) -> list[str]:
         """Drop from memory the tables idle for ``idle_s`` seconds, and the least recently
-        used beyond ``keep``, but none that ``busy(code)``; return their codes."""
+        used beyond ``keep``, but none that ``busy(code)``; return their codes. A worker
+        thread may drop a table meanwhile (a failed change, `_build`): it is no error."""
         now = time.monotonic()
         over = len(self.loaded) - keep
         gone = []
@@ -734,8 +735,8 @@ class Tables:
             if busy(code):
                 continue
             if over > 0 or now - table.used > idle_s:
-                del self.loaded[code]
-                gone.append(code)
+                if self.loaded.pop(code, None) is not None:
+                    gone.append(code)
                 over -= 1
         return gone
 
