@@ -91,6 +91,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from rss_web import rss_mib  # this folder's: the scripts run from it
 
 from yahtzee_env.web.local_server import LocalServer
 
@@ -447,12 +448,7 @@ def loopback_bytes() -> int | None:
 
 def rss_mb(pid: int) -> dict:
     """Process ``pid``'s memory now (``VmRSS``) and at its peak (``VmHWM``), in MiB."""
-    out = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            out["now" if key == "VmRSS" else "peak"] = round(int(value.split()[0]) / 1024, 1)
-    return out
+    return {"now": rss_mib(pid), "peak": rss_mib(pid, "VmHWM")}
 
 
 def user_sys(pid: int) -> tuple[float, float]:

@@ -26,11 +26,13 @@ from pathlib import Path
 from yahtzee_env.web.local_server import LocalServer
 
 
-def rss_mib(pid: int) -> float:
+def rss_mib(pid: int, field: str = "VmRSS") -> float:
+    """Process ``pid``'s memory in MiB: resident now (``VmRSS``), or another field of
+    ``/proc/PID/status`` (``VmHWM``: its peak)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return round(int(line.split()[1]) / 1024, 1)
-    raise RuntimeError("no VmRSS")
+    raise RuntimeError(f"no {field}")
 
 
 def create(url: str, address: str) -> str:
