@@ -107,8 +107,8 @@ def export_npz(
 
 
 def level_facts(cfg: Any, env_steps: int) -> dict[str, Any]:
-    """How a model was made, for its manifest: ``method`` (``"reward-only"``: PPO on the
-    game's reward alone; ``"distilled"``: imitating ``teacher`` first), ``objective``
+    """How a model was made, for its manifest: ``method`` (``"ppo"``: PPO with no
+    teacher, whatever aids its ``knew`` states; ``"distilled"``: imitating ``teacher`` first), ``objective``
     (``"score"``: the game's score), and ``env_steps``
     (PPO env-steps behind the weights; 0 for a distilled policy before PPO), and ``knew``: what
     the model knew (`yahtzee_env.policies.knowledge`), from the config."""
@@ -116,7 +116,7 @@ def level_facts(cfg: Any, env_steps: int) -> dict[str, Any]:
 
     teacher = cfg.warm_start.teacher
     return {
-        "method": "reward-only" if teacher == "none" else "distilled",
+        "method": "ppo" if teacher == "none" else "distilled",
         "objective": "score",  # trained for the game's score (solitaire), not the win
         "teacher": None if teacher == "none" else teacher,
         "env_steps": int(env_steps),

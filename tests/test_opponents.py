@@ -511,9 +511,9 @@ def test_a_new_level_is_its_files(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("level", "version", "method", "objective", "teacher", "env_steps"),
     [
-        ("easy", 2, "reward-only", "score", None, 262_144),
-        ("medium", 2, "reward-only", "score", None, 1_261_568),
-        ("hard", 5, "reward-only", "score", None, 120_012_800),
+        ("easy", 2, "ppo", "score", None, 262_144),
+        ("medium", 2, "ppo", "score", None, 1_261_568),
+        ("hard", 5, "ppo", "score", None, 120_012_800),
         ("expert", 1, "distilled", "score", "optimal", 0),
         ("master", 1, "model-based", "score", None, 1_479_711),
         ("duelist", 1, "search", "win", None, 120_012_800),  # hard's network's env-steps

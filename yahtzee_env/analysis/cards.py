@@ -19,7 +19,7 @@ from typing import Any
 from yahtzee_env.policies.knowledge import FIELDS, knowledge_of_manifest, track
 
 METHODS = {
-    "reward-only": "PPO (sb3-contrib MaskablePPO) on the native vector env, no teacher",
+    "ppo": "PPO (sb3-contrib MaskablePPO) on the native vector env, no teacher",
     "distilled": "imitation of a teacher (softmax of its action values), before or with PPO",
     "model-based": "turn-start values learned from its own games, each turn played by "
     "expectimax through the exact rules",
