@@ -107,9 +107,9 @@ def export_npz(
 
 
 def level_facts(cfg: Any, env_steps: int) -> dict[str, Any]:
-    """How a model was made, for its manifest: ``method`` (``"ppo"``: PPO with no
-    teacher, whatever aids its ``knew`` states; ``"distilled"``: imitating ``teacher`` first), ``objective``
-    (``"score"``: the game's score), and ``env_steps``
+    """How a model was made, for its manifest: ``method`` (``"ppo"``: PPO with no teacher,
+    whatever aids its ``knew`` states; ``"distilled"``: imitating ``teacher`` first),
+    ``objective`` (``"score"``: the game's score), and ``env_steps``
     (PPO env-steps behind the weights; 0 for a distilled policy before PPO), and ``knew``: what
     the model knew (`yahtzee_env.policies.knowledge`), from the config."""
     from yahtzee_env.policies.knowledge import knowledge_of_training

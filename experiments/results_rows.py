@@ -206,7 +206,7 @@ def main() -> None:
     only = set(args.only.split(",")) if args.only else None
     out = ROOT / "results"
     out.mkdir(exist_ok=True)
-    for name, description in SOLITAIRE.items():
+    for name in SOLITAIRE:
         if only is None or name in only:
             row = benchmark(name, workers=args.workers)
             write(out / f"{name}.json", solitaire_row(name, row))

@@ -378,16 +378,16 @@ def test_report_intervals_are_rlibles_stratified_bootstrap() -> None:
     scores = np.random.default_rng(5).normal(250.0, 3.0, size=(7, 3))  # 7 seeds x 3 tasks
     reps = 2_000
     for statistic, theirs in ((iqm, metrics.aggregate_iqm), (np.mean, metrics.aggregate_mean)):
-        state = np.random.get_state()
+        state = np.random.get_state()  # noqa: NPY002 (rliable draws from the global one)
         try:
-            np.random.seed(11)
+            np.random.seed(11)  # noqa: NPY002
             _, intervals = library.get_interval_estimates(
                 {"a": scores}, lambda x, f=theirs: np.array([f(x)]), reps=reps
             )
-            np.random.seed(11)  # the same draws, in the order StratifiedBootstrap makes them
-            picks = np.stack([np.random.choice(7, (7, 3), replace=True) for _ in range(reps)])
+            np.random.seed(11)  # noqa: NPY002 (the same draws, in StratifiedBootstrap's order)
+            picks = np.stack([np.random.choice(7, (7, 3)) for _ in range(reps)])  # noqa: NPY002
         finally:
-            np.random.set_state(state)
+            np.random.set_state(state)  # noqa: NPY002
         low, high = intervals["a"][:, 0]
         ours = percentile_interval(scores, picks, lambda x, f=statistic: float(f(x)))
         assert ours == pytest.approx((low, high), rel=1e-9)

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from yahtzee_env.policies.knowledge import FIELDS, VOCABULARY, head
+from yahtzee_env.policies.knowledge import FIELDS, VOCABULARY
 
 MAX_ROW_BYTES = 2_000_000
 SHA256 = "^[0-9a-f]{64}$"
@@ -358,7 +358,7 @@ def same_weights_problems(rows: Iterable[dict[str, Any]]) -> list[str]:
                     problems.append(
                         f"{a['agent']!r} and {b['agent']!r} name the same weights (sha256 "
                         f"{digest[:12]}...) as different agents: one of them must say "
-                        f"\"same_weights_as\": the other's agent"
+                        f'"same_weights_as": the other\'s agent'
                     )
     return problems
 

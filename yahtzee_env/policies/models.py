@@ -123,9 +123,10 @@ class Manifest:
     version: int | None = None
     """The level's version: a retrained level gets a higher one (None in older files)."""
     method: str | None = None
-    """``"ppo"`` (PPO with no teacher; ``"reward-only"`` in older files), ``"distilled"`` (imitating a
-    teacher first, then PPO) or ``"model-based"`` (a turn-value network learned from played
-    games, played by expectimax through the rules); None in older files."""
+    """``"ppo"`` (PPO with no teacher; ``"reward-only"`` in older files), ``"distilled"``
+    (imitating a teacher first, then PPO), ``"model-based"`` (a turn-value network learned
+    from played games, played by expectimax through the rules) or ``"search"``; None in older
+    files."""
     env_steps: int | None = None
     """Env-steps behind the exported weights (0: the distilled policy before PPO)."""
     objective: str | None = None
