@@ -246,6 +246,7 @@ def export_onnx(
     *,
     rules: str = "official",
     level: str | None = None,
+    knew: dict[str, str] | None = None,
 ) -> Path:
     """Write a numpy `MLPPolicy` as one standalone ONNX file that plays on its own: inputs
     ``obs`` float32[N, 72] (the env's observation) and ``mask`` bool[N, 45] (any mask the env
@@ -253,7 +254,8 @@ def export_onnx(
     (input version 2), applies the canonical-holds restriction of a canonical-holds model,
     and outputs ``action`` int64[N] (the masked argmax) and ``logits`` float32[N, 45]
     (unmasked). ``metadata_props`` hold the holds mode, rules, observation version, level
-    (only when exported as one) and weights digest, checked by `load_onnx_policy`."""
+    (only when exported as one), weights digest, and what the agent knew (``knew``: given, else
+the policy's own where it states it), checked by `load_onnx_policy`."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -290,6 +292,12 @@ def export_onnx(
     )
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     onnx_model.ir_version = min(onnx_model.ir_version, 9)
-    helper.set_model_props(onnx_model, onnx_metadata(policy, rules=rules, level=level))
+    if knew is None:
+        from yahtzee_env.policies.knowledge import UNKNOWN, knowledge_of
+
+        knew = knowledge_of(policy)
+        knew = None if knew == UNKNOWN else knew
+    meta = onnx_metadata(policy, rules=rules, level=level, knew=knew)
+    helper.set_model_props(onnx_model, meta)
     onnx.checker.check_model(onnx_model)
     return atomic_write(path, onnx_model.SerializeToString())
