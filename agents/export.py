@@ -254,8 +254,8 @@ def export_onnx(
     (input version 2), applies the canonical-holds restriction of a canonical-holds model,
     and outputs ``action`` int64[N] (the masked argmax) and ``logits`` float32[N, 45]
     (unmasked). ``metadata_props`` hold the holds mode, rules, observation version, level
-    (only when exported as one), weights digest, and what the agent knew (``knew``: given, else
-the policy's own where it states it), checked by `load_onnx_policy`."""
+    (only when exported as one), weights digest, and what the agent knew (``knew``: given,
+    else the policy's own where it states it), checked by `load_onnx_policy`."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 

@@ -35,6 +35,7 @@ from yahtzee_env.policies.knowledge import (
     KnowledgeError,
     check_knowledge,
     knowledge,
+    knowledge_of,
     knowledge_of_training,
     knowledge_of_turn_values,
     track,
@@ -226,8 +227,9 @@ def test_results_rows_schema_and_generated_tables() -> None:
     assert code == 0, out
     readme = (ROOT / "README.md").read_text()
     for row in rows:
-        if row["kind"] == "solitaire" and row["standard"]:
-            assert row.get("description", row["agent"]) in readme
+        if row["kind"] == "solitaire" and row["standard"]:  # the levels and the baselines
+            shown = f"`{row['agent']}` alone" if row.get("same_weights_as") else None
+            assert (shown or row.get("description", row["agent"])) in readme
     master = next(line for line in readme.splitlines() if line.startswith("| master"))
     assert "model-based (exact rules model)" in master and "reward-only" not in master
 
@@ -492,6 +494,66 @@ def test_the_committed_model_cards_are_generated_and_hub_shaped(level: str) -> N
     )
     for section in ("## Method", "## What it knew", "## Benchmark", "## Intended use", "## Limits"):
         assert section in body
-    assert f"Track: **{row['track']}**" in body
+    assert f"Track: **{track(knowledge_of(load_opponent(level)))}**" in body
+    if row.get("same_weights_as"):  # the duelist alone: hard's network, and the card says so
+        assert f"alone it plays {row['same_weights_as']}'s network" in body
     code, out, _ = _yahtzee("card", level, "--results", str(RESULTS))
     assert code == 0 and out == text
+
+
+def test_a_card_for_your_own_agent_from_its_row(tmp_path: Path) -> None:
+    """`yahtzee card ROW.json` writes a card for any benchmarked agent; a malformed row in a
+    level's results folder is skipped with a warning naming it."""
+    yaml = pytest.importorskip("yaml")
+    knew = {"observation": "raw 72 floats", "reward": "none", "actions": "all 32 holds",
+            "model": "none", "teacher": "none"}  # fmt: skip
+    row = yahtzee_env.benchmark("greedy", games=64, name="my-agent", knew=knew)
+    (tmp_path / "row.json").write_text(json.dumps(row))
+    code, out, err = _yahtzee("card", str(tmp_path / "row.json"))
+    assert code == 0, err
+    front, body = out.split("---\n", 2)[1:]
+    metrics = yaml.safe_load(front)["model-index"][0]["results"][0]["metrics"]
+    assert metrics[0]["value"] == f"{row['expected_score']:.2f} +/- {row['expected_ci95']:.2f}"
+    assert "# my-agent" in body and "Track: **no learning (hand-made)**" in body
+    assert f"yahtzee verify {tmp_path / 'row.json'} MODEL" in body
+    code, _, err = _yahtzee("card", str(RESULTS / "glenn-heuristic.json"))
+    assert code == 2 and "'reported' row" in err
+    bad = tmp_path / "results"
+    bad.mkdir()
+    shutil.copy(RESULTS / "hard.json", bad / "hard.json")
+    (bad / "broken.json").write_text('{"row_format": "yahtzee-rl-benchmark-row", "kind": 1}')
+    code, out, err = _yahtzee("card", "hard", "--results", str(bad))
+    assert code == 0 and "model-index" in out
+    assert "warning: skipped" in err and "broken.json" in err
+
+
+def test_one_network_is_one_row_unless_a_row_says_so(tmp_path: Path) -> None:
+    """Two rows whose models have one weights digest under different agents are refused by
+    `yahtzee results` (and --check) unless one says ``same_weights_as`` the other; the
+    leaderboard then shows that network once, naming the other row in it."""
+    from yahtzee_env.analysis.results import leaderboard_table, same_weights_problems
+
+    rows = load_rows(RESULTS)
+    assert same_weights_problems(rows) == []
+    hard = json.loads((RESULTS / "hard.json").read_text())
+    copy_ = {**hard, "agent": "hard-again", "description": "hard under another name"}
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for name, row in (("hard", hard), ("hard-again", copy_)):
+        (folder / f"{name}.json").write_text(json.dumps(row))
+    (problem,) = same_weights_problems(load_rows(folder))
+    assert "'hard-again' and 'hard' name the same weights" in problem
+    code, _, err = _yahtzee("results", "--dir", str(folder), "--update", "--check")
+    assert code == 1 and "same_weights_as" in err
+    copy_["same_weights_as"] = "hard"
+    (folder / "hard-again.json").write_text(json.dumps(copy_))
+    assert same_weights_problems(load_rows(folder)) == []
+    table = leaderboard_table(load_rows(folder), "docs")
+    assert "hard under another name" not in table and "`hard-again` alone" in table
+    duelist = json.loads((RESULTS / "duelist.json").read_text())
+    assert duelist["same_weights_as"] == "hard" and duelist["knew"] == hard["knew"]
+    lam09 = json.loads((RESULTS / "ppo-long-lam09-s0.json").read_text())
+    assert (
+        lam09["model"]["sha256"] == hard["model"]["sha256"]
+        and "= level hard" in (lam09["description"])
+    )

@@ -536,6 +536,19 @@ def test_shipped_manifests_say_how_the_level_was_made(
     assert load_opponent(level).manifest.weights_sha256 == manifest.weights_sha256
 
 
+def test_an_older_manifest_method_reward_only_is_read_as_ppo(mlp: Path) -> None:
+    """Manifests written before the rename said ``"method": "reward-only"`` for PPO with no
+    teacher (whatever its aids); they load, read as ``ppo``; an unknown method is refused."""
+    from yahtzee_env.policies.models import read_manifest
+
+    data = json.loads(mlp.read_text())
+    mlp.write_text(json.dumps({**data, "method": "reward-only"}))
+    assert read_manifest(mlp).method == "ppo" and load_opponent(mlp).manifest.method == "ppo"
+    mlp.write_text(json.dumps({**data, "method": "reward only"}))
+    with pytest.raises(ModelFormatError, match="manifest 'method' must be one of"):
+        read_manifest(mlp)
+
+
 def test_master_is_the_learned_turn_values_played_by_expectimax() -> None:
     """The shipped master: its manifest says how it was made (40,000 learning games, the
     learner's config hash), and its numpy table is the torch network's at every turn start."""

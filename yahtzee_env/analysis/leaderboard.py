@@ -482,7 +482,7 @@ def _knew_lines(row: dict[str, Any]) -> list[str]:
     if row["knew_from"] == "nobody":
         lines.append(
             "    (not stated: nothing in the agent or its file says what it knew; state it with "
-            "--knew \"observation=...;reward=...;actions=...;model=...;teacher=...\", or "
+            '--knew "observation=...;reward=...;actions=...;model=...;teacher=...", or '
             "export it again with `yahtzee export`, whose files carry it)"
         )
     spread = row.get("seed_spread")

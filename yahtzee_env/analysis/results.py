@@ -451,7 +451,7 @@ def leaderboard_table(rows: Iterable[dict[str, Any]], style: str = "readme") -> 
             "| agent | track | expected score ± 95% CI | regret/game |",
             "|---|---|--:|--:|",
         ]
-        for r, _ in short_rows(rows):
+        for r, also in short_rows(rows):
             if r["kind"] == "reported":
                 rep = r["reported"]
                 games = f", {rep['games']:,} games" if rep["games"] else ""
@@ -459,7 +459,7 @@ def leaderboard_table(rows: Iterable[dict[str, Any]], style: str = "readme") -> 
             else:
                 score = _ci(r["expected_score"], r["expected_ci95"])
                 regret = f"{r['regret_per_game']:.2f}"
-            cells = [_label(r), r["track"], score, regret]
+            cells = [_label(r, also), r["track"], score, regret]
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         return "\n".join(lines)
     header = ["agent", "track", *FIELDS, "expected score ± CI", "mean ± 95% CI", "regret/game"]
