@@ -89,7 +89,7 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         "",
         f"# {level} (yahtzee-rl level, version {manifest.version})",
         "",
-        f"A CPU opponent of [yahtzee-rl](https://github.com/yahtzee-rl/yahtzee-rl) "
+        f"A CPU opponent of yahtzee-rl "
         f"{package_version()}: `{manifest.kind}` {layers}, {arch['activation']}; it plays with "
         "numpy alone (`yahtzee_env.policies.models.load_opponent`).",
         "",
