@@ -550,6 +550,10 @@ def test_one_network_is_one_row_unless_a_row_says_so(tmp_path: Path) -> None:
     assert same_weights_problems(load_rows(folder)) == []
     table = leaderboard_table(load_rows(folder), "docs")
     assert "hard under another name" not in table and "`hard-again` alone" in table
+    copy_["model"] = {**copy_["model"], "sha256": "1" * 64}  # says so, but other weights
+    (folder / "hard-again.json").write_text(json.dumps(copy_))
+    (problem,) = same_weights_problems(load_rows(folder))
+    assert "says \"same_weights_as\": 'hard', but its weights" in problem
     duelist = json.loads((RESULTS / "duelist.json").read_text())
     assert duelist["same_weights_as"] == "hard" and duelist["knew"] == hard["knew"]
     lam09 = json.loads((RESULTS / "ppo-long-lam09-s0.json").read_text())

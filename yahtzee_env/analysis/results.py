@@ -341,16 +341,25 @@ def load_rows(folder: str | os.PathLike) -> list[dict[str, Any]]:
     return [read_row(p) for p in paths]
 
 
-def same_weights_problems(rows: Iterable[dict[str, Any]]) -> list[str]:
+def same_weights_problems(rows: Sequence[dict[str, Any]]) -> list[str]:
     """Pairs of rows whose models have one weights digest under different agents, neither
-    saying so (``same_weights_as`` naming the other, or both naming a third): one network
-    must not look like two agents on a leaderboard."""
+    saying so (``same_weights_as`` naming the other, or both naming a third), and rows that
+    say ``same_weights_as`` an agent whose weights differ from theirs: one network must not
+    look like two agents on a leaderboard, nor two networks like one."""
     by_digest: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         digest = (r.get("model") or {}).get("sha256")
         if digest:
             by_digest.setdefault(digest, []).append(r)
     problems = []
+    digest_of = {r["agent"]: d for d, group in by_digest.items() for r in group}
+    for r in rows:
+        same, digest = r.get("same_weights_as"), (r.get("model") or {}).get("sha256")
+        if same in digest_of and digest and digest != digest_of[same]:
+            problems.append(
+                f'{r["agent"]!r} says "same_weights_as": {same!r}, but its weights (sha256 '
+                f"{digest[:12]}...) are not {same!r}'s ({digest_of[same][:12]}...)"
+            )
     for digest, group in by_digest.items():
         for i, a in enumerate(group):
             for b in group[i + 1 :]:
