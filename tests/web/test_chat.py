@@ -132,6 +132,9 @@ def test_a_blocked_account_cannot_chat_to_nor_join_the_blocker_and_is_not_told(a
         assert reply.status_code == 200, reply.text
         with host.websocket_connect(f"/ws/{code}") as socket:
             socket.receive_json()  # the state
+            socket.send_json({"type": "hello"})  # the host's seat: chat reaches seated sockets
+            while socket.receive_json()["type"] != "hello":
+                pass
             unheard = say(guest, code, 1, text="hi again")
             assert unheard.status_code == 200, unheard.text
             echo = unheard.json()["message"]
