@@ -279,6 +279,6 @@ def test_the_session_cannot_be_used_cross_site(client):
 def test_old_sessions_expire(client, app):
     guest(client)
     storage = app.state.service.storage
-    assert storage.expire_sessions(86_400) == 0
-    assert storage.expire_sessions(86_400, now=time.time() + 200 * 86_400) == 1
+    assert storage.accounts.expire_sessions(86_400) == 0
+    assert storage.accounts.expire_sessions(86_400, now=time.time() + 200 * 86_400) == 1
     assert client.get("/api/session").json()["player"] is None

@@ -25,7 +25,7 @@ from yahtzee_env.web.tables import CODE_ALPHABET, CODE_LENGTH
 def replay_totals(db, code):
     """The engine's totals for a stored table: replay the logged actions from the seed."""
     storage = open_storage(db, migrate=False)
-    row = storage.load_table(code)
+    row = storage.tables.load_table(code)
     storage.close()
     seed, seats = row["seed"], len(row["seats"])
     rng = np.random.default_rng([seed, 0])
@@ -234,7 +234,7 @@ def test_bad_table_requests(client, db, body, status, words):
     assert reply.status_code == status
     assert words in reply.json()["error"]
     storage = open_storage(db, migrate=False)
-    assert storage.count_tables() == 0  # nothing stored
+    assert storage.tables.count_tables() == 0  # nothing stored
     storage.close()
 
 

@@ -89,7 +89,7 @@ def receive_state(ws, until) -> dict:
 def replay_totals(url: str, code: str) -> list[int]:
     """The engine's totals for the stored table, replayed from its seed and log."""
     storage = open_storage(url, migrate=False)
-    row = storage.load_table(code)
+    row = storage.tables.load_table(code)
     storage.close()
     rng = np.random.default_rng([row["seed"], 0])
     game = Game(row["rules"], num_players=len(row["seats"]))
@@ -209,12 +209,12 @@ def test_cpu_moves_a_dead_instance_left_are_played_by_another(pg_url):
                 break
         assert first == 1
         # instance A commits the start, then dies before the CPU moves (their own commit)
-        sa.start_table(table.code, [s.row() for s in table.seats], first)
-        assert sa.load_table(table.code)["actions"] == {}
+        sa.tables.start_table(table.code, [s.row() for s in table.seats], first)
+        assert sa.tables.load_table(table.code)["actions"] == {}
         seen = [b.load(table.code), Tables(sb).load(table.code)]  # B, then a third instance
         for r in seen:
             assert r.game.current == 0 and len(r.log) > 0  # the CPU's turn has been played
-        assert len(sb.load_table(table.code)["actions"][0]) == len(seen[0].log)  # once
+        assert len(sb.tables.load_table(table.code)["actions"][0]) == len(seen[0].log)  # once
         assert seen[1].log == seen[0].log
     finally:
         sa.close()

@@ -51,7 +51,7 @@ def online_table(new_table):
 def logged_actions(db, code) -> int:
     storage = open_storage(db, migrate=False)
     try:
-        return sum(len(game) for game in storage.load_table(code)["actions"].values())
+        return sum(len(game) for game in storage.tables.load_table(code)["actions"].values())
     finally:
         storage.close()
 

@@ -47,7 +47,9 @@ def test_review_losses_equal_the_coachs_grading(client, db, new_table, play_out)
     assert r["totals"] == final["result"]["totals"]
     # seat 0's losses are the regrets the coach logged while the game was played
     storage = open_storage(db, migrate=False)
-    logged = [regret for seat, _, regret in storage.load_table(code)["actions"][0] if seat == 0]
+    logged = [
+        regret for seat, _, regret in storage.tables.load_table(code)["actions"][0] if seat == 0
+    ]
     storage.close()
     mine = [d["loss"] for t in r["turns"] if t["seat"] == 0 for d in t["decisions"]]
     assert len(mine) == len(logged) and None not in logged

@@ -94,18 +94,18 @@ def test_the_guard_refuses_a_stale_rev_and_writes_nothing(db):
     try:
         tables = Tables(storage)
         table, _tokens = tables.create({"seats": ["human", "easy"]}, "1.2.3.4", None)
-        rev = storage.table_rev(table.code)
+        rev = storage.tables.table_rev(table.code)
         with pytest.raises(StaleCopy), storage.lock_table(table.code, optimistic=True) as lock:
             lock.rev = rev - 1  # a copy one change behind
-            storage.append_actions(table.code, 0, 0, [(0, 5, None)])
-        assert storage.table_rev(table.code) == rev
-        assert storage.load_table(table.code)["actions"] == {}
+            storage.tables.append_actions(table.code, 0, 0, [(0, 5, None)])
+        assert storage.tables.table_rev(table.code) == rev
+        assert storage.tables.load_table(table.code)["actions"] == {}
         with storage.lock_table(table.code, optimistic=True) as lock:
             lock.rev = rev
-            storage.append_actions(table.code, 0, 0, [(0, 5, None)])
-            storage.set_clock(table.code, None, "")
-        assert storage.table_rev(table.code) == rev + 1
-        assert storage.load_table(table.code)["actions"] == {0: [(0, 5, None)]}
+            storage.tables.append_actions(table.code, 0, 0, [(0, 5, None)])
+            storage.tables.set_clock(table.code, None, "")
+        assert storage.tables.table_rev(table.code) == rev + 1
+        assert storage.tables.load_table(table.code)["actions"] == {0: [(0, 5, None)]}
     finally:
         storage.close()
 
@@ -297,7 +297,7 @@ def test_a_busy_sqlite_connection_is_waited_for_briefly_then_not(tmp_path):
     import threading
     import time
 
-    from yahtzee_env.web import storage as st
+    from yahtzee_env.web.storage import sqlite as st
 
     s = st.SQLiteStorage(tmp_path / "web.sqlite3")
     try:
@@ -343,7 +343,7 @@ def test_sqlite_checkpoints_run_in_their_own_thread_not_in_a_commit(tmp_path):
     connection, and stops with the storage. ``:memory:`` has none."""
     import time
 
-    from yahtzee_env.web import storage as st
+    from yahtzee_env.web.storage import sqlite as st
 
     s = st.SQLiteStorage(tmp_path / "web.sqlite3")
     assert s.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
@@ -369,7 +369,7 @@ def test_the_wal_starts_over_though_commits_land_during_each_checkpoint(tmp_path
     was committed through it (a count of pages, no timing)."""
     import time
 
-    from yahtzee_env.web import storage as st
+    from yahtzee_env.web.storage import sqlite as st
 
     def wal_after_load(hold: bool) -> tuple[int, int]:
         path = tmp_path / f"web-{hold}.sqlite3"
@@ -569,7 +569,7 @@ def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
     try:
         tables = Tables(storage)
         player = tables.create_player("Ada")
-        session = storage.player_by_id(player["player_id"])
+        session = storage.players.player_by_id(player["player_id"])
         table, _ = tables.create({"seats": ["human", "easy"]}, "1.2.3.4", session)
         guards = []
         real = storage._guarded
@@ -589,7 +589,7 @@ def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
             frames = storage.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
             assert frames <= 4, frames
         assert "over" not in guards[-1] and "updated" in guards[-1], guards
-        assert [t["code"] for t in storage.tables_of(session["id"])] == [table.code]
+        assert [t["code"] for t in storage.players.tables_of(session["id"])] == [table.code]
         while not table.game.over:
             options = tables.state(table)["options"]
             intent = {"type": "score", "box": max(options, key=options.get)}
@@ -598,7 +598,7 @@ def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
             )
         assert "over" in guards[-1], guards[-1]
         assert sum("over" in text for text in guards) == 1
-        assert storage.tables_of(session["id"]) == []
+        assert storage.players.tables_of(session["id"]) == []
         assert Tables(storage).load(table.code).game.over
     finally:
         storage.close()

@@ -17,7 +17,7 @@ is lost:
   password (a dummy hash is verified), and spends the sign-in budget (`service.login_budget`).
 
 Deleting an account needs its password: its statistics, sessions, recovery codes and blocks
-go; the games stay, its seats and chat messages under `people_store.DELETED_NAME`. The
+go; the games stay, its seats and chat messages under `storage.people.DELETED_NAME`. The
 export is every row about the player, as JSON (no hash, no token).
 """
 
@@ -27,9 +27,9 @@ import re
 import secrets
 from typing import Any
 
-import yahtzee_env.web.people_store as people
 from yahtzee_env.web.accounts import BAD_LOGIN, USERNAME, Accounts, check_password
 from yahtzee_env.web.storage import token_hash
+from yahtzee_env.web.storage.people import DELETED_NAME
 from yahtzee_env.web.tables import CODE_ALPHABET, WebError
 
 RECOVERY_CODES = 8
@@ -63,7 +63,7 @@ class AccountCare:
         self.code_hasher = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
 
     def account(self, player_id: int | None) -> dict[str, Any]:
-        row = self.storage.account(player_id=player_id) if player_id is not None else None
+        row = self.storage.accounts.account(player_id=player_id) if player_id is not None else None
         if row is None:
             raise WebError("sign in first: this needs an account", 403, "no_account")
         return row
@@ -87,7 +87,7 @@ class AccountCare:
             code = new_code()
             codes.setdefault(code[:GROUP], code)  # selectors unique within the account
         rows = [(sel, self.code_hasher.hash(code.replace("-", ""))) for sel, code in codes.items()]
-        people.replace_recovery_codes(self.storage, player_id, rows)
+        self.storage.accounts.replace_recovery_codes(player_id, rows)
         return list(codes.values())
 
     def regenerate(self, player_id: int | None, body: dict[str, Any]) -> list[str]:
@@ -104,23 +104,27 @@ class AccountCare:
         if not isinstance(username, str):
             raise WebError("username must be a string", 400, "bad_login")
         username = username.strip().casefold()[:64]
-        row = self.storage.account(username=username) if USERNAME.fullmatch(username) else None
+        row = (
+            self.storage.accounts.account(username=username)
+            if USERNAME.fullmatch(username)
+            else None
+        )
         password = check_password(body.get("password"), username)
         stored = None
         if row is not None and code is not None:
-            stored = people.recovery_code(self.storage, row["player_id"], code[:GROUP])
+            stored = self.storage.accounts.recovery_code(row["player_id"], code[:GROUP])
         try:  # the same work whether or not the account and code exist
             self.code_hasher.verify(stored["code_hash"] if stored else self.dummy, code or "0" * 12)
         except (VerificationError, InvalidHashError):
             stored = None
-        if stored is None or not people.use_recovery_code(
-            self.storage, row["player_id"], stored["selector"]
+        if stored is None or not self.storage.accounts.use_recovery_code(
+            row["player_id"], stored["selector"]
         ):
             raise WebError(BAD_LOGIN.replace("password", "recovery code"), 401, "bad_recovery")
         player_id = row["player_id"]
-        self.storage.set_password_hash(player_id, self.accounts.hasher.hash(password))
-        self.storage.delete_sessions(player_id=player_id)  # whoever had it is signed out
-        return player_id, row["username"], people.recovery_codes_left(self.storage, player_id)
+        self.storage.accounts.set_password_hash(player_id, self.accounts.hasher.hash(password))
+        self.storage.accounts.delete_sessions(player_id=player_id)  # whoever had it is signed out
+        return player_id, row["username"], self.storage.accounts.recovery_codes_left(player_id)
 
     @property
     def dummy(self) -> str:
@@ -137,8 +141,10 @@ class AccountCare:
         password = check_password(body.get("password"), row["username"])
         if password == body.get("current"):
             raise WebError("the new password is the old one", 400, "password_same")
-        self.storage.set_password_hash(row["player_id"], self.accounts.hasher.hash(password))
-        self.storage.delete_sessions(player_id=row["player_id"])
+        self.storage.accounts.set_password_hash(
+            row["player_id"], self.accounts.hasher.hash(password)
+        )
+        self.storage.accounts.delete_sessions(player_id=row["player_id"])
         return row["username"]
 
     def check_delete(self, player_id: int | None, body: dict[str, Any]) -> list[str]:
@@ -146,14 +152,14 @@ class AccountCare:
         table's lock) before `delete`."""
         row = self.account(player_id)
         self.verify_password(row, body.get("password"))
-        return people.seat_tables(self.storage, row["player_id"])
+        return self.storage.people.seat_tables(row["player_id"])
 
     def delete(self, player_id: int) -> None:
-        people.delete_account(self.storage, player_id, token_hash(secrets.token_urlsafe(32)))
+        self.storage.people.delete_account(player_id, token_hash(secrets.token_urlsafe(32)))
 
     def export(self, player_id: int | None) -> dict[str, Any]:
         self.account(player_id)
-        return people.export(self.storage, player_id)
+        return self.storage.people.export(player_id)
 
 
 def forget_seats(table, player_id: int) -> list[int]:
@@ -163,7 +169,7 @@ def forget_seats(table, player_id: int) -> list[int]:
     for s in table.seats:
         if player_id not in (s.player_id, s.owner_id):
             continue
-        s.name, s.player_id, s.owner_id, s.token_hash = people.DELETED_NAME, None, None, None
+        s.name, s.player_id, s.owner_id, s.token_hash = DELETED_NAME, None, None, None
         if s.kind == "human":
             s.away = "left"
         changed.append(s.seat)

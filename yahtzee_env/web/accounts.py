@@ -101,29 +101,33 @@ class Accounts:
 
     def new_session(self, player_id: int) -> str:
         token = secrets.token_urlsafe(32)
-        self.storage.create_session(token, player_id)
+        self.storage.accounts.create_session(token, player_id)
         return token
 
     def remember_device(self, token: str, player_id: int) -> None:
         """The browser ``token`` (its device cookie) just signed in as ``player_id``."""
-        self.storage.add_device(token, player_id)
+        self.storage.accounts.add_device(token, player_id)
 
     def known_device(self, token: Any, username: str) -> bool:
         """Whether the device cookie ``token`` signed in to account ``username`` before."""
         if not isinstance(token, str) or not token or len(token) > 128:
             return False
-        row = self.storage.account(username=username) if USERNAME.fullmatch(username) else None
+        row = (
+            self.storage.accounts.account(username=username)
+            if USERNAME.fullmatch(username)
+            else None
+        )
         if row is None:
             return False
-        return self.storage.device_signed_in(token, row["player_id"], DEVICE_DAYS * 86_400)
+        return self.storage.accounts.device_signed_in(token, row["player_id"], DEVICE_DAYS * 86_400)
 
     def session_player(self, token: Any):
         if not isinstance(token, str) or not token or len(token) > 128:
             return None
-        return self.storage.session_player(token, SESSION_DAYS * 86_400)
+        return self.storage.accounts.session_player(token, SESSION_DAYS * 86_400)
 
     def account_name(self, player_id: int) -> str | None:
-        row = self.storage.account(player_id=player_id)
+        row = self.storage.accounts.account(player_id=player_id)
         return row["username"] if row else None
 
     def sign_up(self, body: dict[str, Any], session) -> tuple[int, str]:
@@ -133,7 +137,7 @@ class Accounts:
         password = check_password(body.get("password"), username)
         if session is not None and self.account_name(session["id"]) is not None:
             raise WebError("you are signed in already: sign out first", 409, "signed_in")
-        if self.storage.account(username=username) is not None:
+        if self.storage.accounts.account(username=username) is not None:
             raise WebError("that user name is taken", 409, "username_taken")
         password_hash = self.hasher.hash(password)
         if session is not None:
@@ -142,8 +146,8 @@ class Accounts:
             from yahtzee_env.web.tables import clean_name
 
             name = clean_name(body.get("name"), default=body.get("username").strip())
-            player_id = self.storage.create_player(name, secrets.token_urlsafe(24))
-        if not self.storage.create_account(player_id, username, password_hash):
+            player_id = self.storage.players.create_player(name, secrets.token_urlsafe(24))
+        if not self.storage.accounts.create_account(player_id, username, password_hash):
             raise WebError("that user name is taken", 409, "username_taken")
         return player_id, username
 
@@ -158,20 +162,26 @@ class Accounts:
         if not isinstance(username, str) or not isinstance(password, str):
             raise WebError("username and password must be strings", 400, "bad_login")
         username = username.strip().casefold()[:64]
-        row = self.storage.account(username=username) if USERNAME.fullmatch(username) else None
+        row = (
+            self.storage.accounts.account(username=username)
+            if USERNAME.fullmatch(username)
+            else None
+        )
         try:
             self.hasher.verify(row["password_hash"] if row else self.dummy_hash, password)
         except (VerificationError, InvalidHashError):
             row = None
         else:
             if row is not None and self.hasher.check_needs_rehash(row["password_hash"]):
-                self.storage.set_password_hash(row["player_id"], self.hasher.hash(password))
+                self.storage.accounts.set_password_hash(
+                    row["player_id"], self.hasher.hash(password)
+                )
         if row is None:
             raise WebError(BAD_LOGIN, 401, "bad_login")
         player_id = row["player_id"]
         guest = session is not None and self.account_name(session["id"]) is None
         if guest and session["id"] != player_id:  # the guest's games come along
-            self.storage.adopt(session["id"], player_id)
+            self.storage.players.adopt(session["id"], player_id)
         return player_id, row["username"]
 
 

@@ -13,7 +13,7 @@ player.
 - **Mute** is the page's (per device, per table): the server sends every message.
 - **Report**: a seated player reports another seat; the report is stored with the table's
   last `REPORT_CONTEXT` messages, once per reporter and target at a table, for a moderator
-  (`people_store.reports`).
+  (`storage.people.PeopleStore.reports`).
 - **Block**: a signed-in player blocks the account at a seat: that account can no longer
   join a table where the blocker sits, nor chat at a table where the blocker sits.
 - **Kick**: the host removes a player; the computer (the table's fill level) takes the
@@ -25,7 +25,6 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-import yahtzee_env.web.people_store as people
 from yahtzee_env.web.limits import RateLimiter
 from yahtzee_env.web.tables import Seat, Tables, WebError
 
@@ -82,27 +81,26 @@ class Chat:
         owner = s.owner_id if s.owner_id is not None else f"{code}:{s.seat}"
         if s.owner_id is not None:
             others = [o.owner_id for o in table.seats if o.owner_id not in (None, s.owner_id)]
-            if people.is_blocked(self.storage, s.owner_id, others):
+            if self.storage.people.is_blocked(s.owner_id, others):
                 raise WebError("a player at this table has blocked you", 403, "blocked")
         idx = max(table.idx, 0)
-        if people.chat_count(self.storage, table.code, idx) >= MAX_CHAT_PER_GAME:
+        if self.storage.people.chat_count(table.code, idx) >= MAX_CHAT_PER_GAME:
             raise WebError("this game's chat is full", 429, "chat_full")
         if not self.rate.allow(("chat", owner)):
             raise WebError("you are chatting too fast: wait a moment", 429, "chat_budget")
         message = {"code": table.code, "idx": idx, "seat": s.seat, "player_id": s.owner_id}
         message.update(name=s.name, kind=kind, body=text)
-        return people.add_chat(self.storage, message)
+        return self.storage.people.add_chat(message)
 
     def messages(self, code: str, after: int = 0) -> list[dict[str, Any]]:
         self.tables.load(code)  # an unknown table is refused (and spends the lookup budget)
-        return people.chat_of(self.storage, code, after=after)
+        return self.storage.people.chat_of(code, after=after)
 
     def report(self, code: str, body: dict[str, Any], player_id: int | None) -> dict[str, Any]:
         table, s = self._speaker(code, body, player_id)
         target = self._other(table, body.get("target"), s)
-        last = people.chat_of(self.storage, table.code, limit=REPORT_CONTEXT)
-        stored = people.add_report(
-            self.storage,
+        last = self.storage.people.chat_of(table.code, limit=REPORT_CONTEXT)
+        stored = self.storage.people.add_report(
             {
                 "code": table.code,
                 "reporter_id": s.owner_id,
@@ -117,26 +115,23 @@ class Chat:
 
     def block(self, code: str, body: dict[str, Any], player_id: int | None) -> dict[str, Any]:
         """The asker (an account) blocks the account at seat ``target``."""
-        if player_id is None or self.storage.account(player_id=player_id) is None:
+        if player_id is None or self.storage.accounts.account(player_id=player_id) is None:
             raise WebError("sign in to block a player", 403, "no_account")
         table, s = self._speaker(code, body, player_id)
         target = self._other(table, body.get("target"), s)
         blocked = target.owner_id
-        if blocked is None or self.storage.account(player_id=blocked) is None:
+        if blocked is None or self.storage.accounts.account(player_id=blocked) is None:
             raise WebError("that player has no account to block", 409, "not_an_account")
-        if len(people.blocks_of(self.storage, player_id)) >= MAX_BLOCKS:
+        if len(self.storage.people.blocks_of(player_id)) >= MAX_BLOCKS:
             raise WebError(f"you have blocked {MAX_BLOCKS} accounts", 409, "blocks_full")
-        people.block(self.storage, player_id, blocked)
+        self.storage.people.block(player_id, blocked)
         return {"blocked": target.seat}
 
     def check_join(self, code: str, player_id: int | None) -> None:
         """A blocked account does not join a table where one who blocked it sits."""
         if player_id is None:
             return
-        rows = self.storage._query(
-            "SELECT owner_id FROM seats WHERE code = ? AND owner_id IS NOT NULL", (code,)
-        )
-        if people.is_blocked(self.storage, player_id, [r["owner_id"] for r in rows]):
+        if self.storage.people.is_blocked(player_id, self.storage.tables.seat_owners(code)):
             raise WebError("a player at this table has blocked you", 403, "blocked")
 
     @staticmethod
@@ -161,7 +156,7 @@ class Chat:
                 raise WebError("that seat is yours", 409, "not_a_player")
             level = table.fill_level
             table.seats[s.seat] = Seat(s.seat, level, level)
-            self.storage.update_seat(table.code, table.seats[s.seat].row())
+            self.storage.tables.update_seat(table.code, table.seats[s.seat].row())
             if table.started and table.game is not None:
                 if table.game.over and table.online and table.all_confirmed():
                     tables.next_game(table)
@@ -172,7 +167,7 @@ class Chat:
 
 def review_chat(storage, code: str, idx: int) -> list[dict[str, Any]]:
     """The messages of game ``idx`` of table ``code``, for its review."""
-    return people.chat_of(storage, code, idx=idx, limit=MAX_CHAT_PER_GAME)
+    return storage.people.chat_of(code, idx=idx, limit=MAX_CHAT_PER_GAME)
 
 
 __all__ = ["EMOTES", "MAX_CHAT", "Chat", "clean_text", "review_chat"]

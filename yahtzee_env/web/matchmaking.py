@@ -34,6 +34,7 @@ from starlette.concurrency import run_in_threadpool
 from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.accounts import device_of
 from yahtzee_env.web.storage import Storage, token_hash
+from yahtzee_env.web.storage.queue import CLAIMED, matched
 from yahtzee_env.web.tables import (
     DEFAULT_FILL,
     MAX_SEATS,
@@ -51,8 +52,6 @@ STALE_S = 15.0  # a waiting row not polled for this long is never seated (and sw
 KEPT_S = 120.0  # a matched (or claimed) row its player never read is swept after this
 QUICK_TURN_TIMER = 60  # seconds per turn at a quick-match table (absent players are played)
 log = logging.getLogger("yahtzee.web")
-QUEUE_LOCK = 20_263_201  # pg_advisory_xact_lock key of the queue
-CLAIMED = "~"  # the prefix of a row's table_code while its table is being made
 
 
 def _int_in(body: dict[str, Any], key: str, default: int, low: int, high: int, code: str) -> int:
@@ -88,19 +87,6 @@ class Matchmaker:
     def clock(self) -> float:
         return self.tables.clock()  # the tables' wall clock (tests move it)
 
-    # ----------------------------------------------------------------- the queue's SQL
-    def _locked(self, conn) -> None:
-        if self.storage.dialect == "postgresql":
-            self.storage._exec(conn, "SELECT pg_advisory_xact_lock(?)", (QUEUE_LOCK,))
-
-    def _row(self, conn, player_id: int) -> dict[str, Any] | None:
-        rows = self.storage._exec(conn, "SELECT * FROM queue WHERE player_id = ?", (player_id,))
-        return rows[0] if rows else None
-
-    def _count(self, conn, where: str = "", params: tuple = ()) -> int:
-        sql = "SELECT COUNT(*) AS n FROM queue" + (f" WHERE {where}" if where else "")
-        return int(self.storage._exec(conn, sql, params)[0]["n"])
-
     # ----------------------------------------------------------------- the intents
     def request(
         self, body: dict[str, Any], player: dict[str, Any], address: str, device: str | None
@@ -109,94 +95,70 @@ class Matchmaker:
         want = parse_request(body)
         name = clean_name(body.get("name"), default=player["name"])
         self.tables.check_caps(player["id"], None)  # a host of too many tables cannot host one
-        now, addr = self.clock(), token_hash(f"addr:{address}")
-        storage = self.storage
-        with storage.transaction() as conn:
-            self._locked(conn)
-            if self._row(conn, player["id"]) is not None:
-                raise WebError(
-                    "you are already waiting for a game: cancel it first", 409, "already_queued"
-                )
-            if self._count(conn, "addr_hash = ?", (addr,)) >= self.per_address:
-                raise WebError(
-                    f"{self.per_address} players from your address are already waiting",
-                    429,
-                    "queue_address",
-                )
-            if self._count(conn) >= self.total:
-                raise WebError("the quick-match queue is full: try again soon", 503, "queue_full")
-            storage._exec(
-                conn,
-                "INSERT INTO queue (player_id, addr_hash, device, seats, rules, fill_level, "
-                "name, created, deadline, seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    player["id"],
-                    addr,
-                    device,
-                    want["seats"],
-                    want["rules"],
-                    want["fill_level"],
-                    name,
-                    now,
-                    now + want["wait"],
-                    now,
-                ),
+        now = self.clock()
+        row = {
+            "player_id": player["id"],
+            "addr_hash": token_hash(f"addr:{address}"),
+            "device": device,
+            "seats": want["seats"],
+            "rules": want["rules"],
+            "fill_level": want["fill_level"],
+            "name": name,
+            "created": now,
+            "deadline": now + want["wait"],
+            "seen": now,
+        }
+        refused = self.storage.queue.add(row, self.per_address, self.total)
+        if refused == "already_queued":
+            raise WebError(
+                "you are already waiting for a game: cancel it first", 409, "already_queued"
             )
+        if refused == "queue_address":
+            raise WebError(
+                f"{self.per_address} players from your address are already waiting",
+                429,
+                "queue_address",
+            )
+        if refused == "queue_full":
+            raise WebError("the quick-match queue is full: try again soon", 503, "queue_full")
         return self.status(player)
 
     def cancel(self, player: dict[str, Any]) -> dict[str, Any]:
         """Leave the queue: the row is deleted (a player already seated keeps the table)."""
-        with self.storage.transaction() as conn:
-            self._locked(conn)
-            row = self._row(conn, player["id"])
-            if row is not None and row["table_code"] and not row["table_code"].startswith(CLAIMED):
-                self.storage._exec(conn, "DELETE FROM queue WHERE player_id = ?", (player["id"],))
-                return {"state": "matched", "code": row["table_code"], "seat": row["seat"]}
-            self.storage._exec(conn, "DELETE FROM queue WHERE player_id = ?", (player["id"],))
+        row = self.storage.queue.take(player["id"])
+        if row is not None and matched(row):
+            return {"state": "matched", "code": row["table_code"], "seat": row["seat"]}
         return {"state": "idle"}
 
     def status(self, player: dict[str, Any]) -> dict[str, Any]:
         """Where ``player`` stands: ``idle`` (not queued), ``waiting`` (with the seconds
         left and how many wait for the same game), or ``matched`` (the table's code and
         seat: read once, then the row is gone). Pairs the queue first (`advance`)."""
-        with self.storage.transaction() as conn:
-            self._locked(conn)
-            row = self._row(conn, player["id"])
-            if row is None:
-                return {"state": "idle"}
-            code = row["table_code"]
-            if code and not code.startswith(CLAIMED):
-                self.storage._exec(conn, "DELETE FROM queue WHERE player_id = ?", (player["id"],))
-                return {"state": "matched", "code": code, "seat": row["seat"]}
-            self.storage._exec(
-                conn, "UPDATE queue SET seen = ? WHERE player_id = ?", (self.clock(), player["id"])
-            )
+        row = self.storage.queue.poll(player["id"], self.clock())
+        if row is None:
+            return {"state": "idle"}
+        code = row["table_code"]
+        if matched(row):
+            return {"state": "matched", "code": code, "seat": row["seat"]}
         if not code:
             self.advance(row["seats"], row["rules"])
             return self._waiting(player)
         return {"state": "matching"}
 
     def _waiting(self, player: dict[str, Any]) -> dict[str, Any]:
-        with self.storage.transaction() as conn:
-            row = self._row(conn, player["id"])
-            if row is None:
-                return {"state": "idle"}
-            code = row["table_code"]
-            if code and not code.startswith(CLAIMED):
-                self.storage._exec(conn, "DELETE FROM queue WHERE player_id = ?", (player["id"],))
-                return {"state": "matched", "code": code, "seat": row["seat"]}
-            waiting = self._count(
-                conn,
-                "seats = ? AND rules = ? AND table_code IS NULL AND seen >= ?",
-                (row["seats"], row["rules"], self.clock() - STALE_S),
-            )
+        row = self.storage.queue.waiting(player["id"], self.clock() - STALE_S)
+        if row is None:
+            return {"state": "idle"}
+        code = row["table_code"]
+        if matched(row):
+            return {"state": "matched", "code": code, "seat": row["seat"]}
         return {
             "state": "waiting" if not code else "matching",
             "seats": row["seats"],
             "rules": row["rules"],
             "fill": row["fill_level"],
             "wait_left": round(max(0.0, row["deadline"] - self.clock()), 1),
-            "waiting": waiting,
+            "waiting": row["waiting"],
         }
 
     # ----------------------------------------------------------------- pairing
@@ -204,23 +166,14 @@ class Matchmaker:
         """Claim the next group of request (seats, rules), if one is due: the claim id and
         its rows, oldest first."""
         now = self.clock()
-        with self.storage.transaction() as conn:
-            self._locked(conn)
-            rows = self.storage._exec(
-                conn,
-                "SELECT * FROM queue WHERE seats = ? AND rules = ? AND table_code IS NULL "
-                "AND seen >= ? ORDER BY created, player_id LIMIT ?",
-                (seats, rules, now - STALE_S, seats),
-            )
-            if not rows or (len(rows) < seats and rows[0]["deadline"] > now):
-                return None
-            claim = CLAIMED + secrets.token_hex(8)
-            for r in rows:
-                self.storage._exec(
-                    conn,
-                    "UPDATE queue SET table_code = ?, seen = ? WHERE player_id = ?",
-                    (claim, now, r["player_id"]),
-                )
+        claim = CLAIMED + secrets.token_hex(8)
+
+        def due(rows: list[dict[str, Any]]) -> bool:  # a full group, or the oldest waited
+            return len(rows) >= seats or rows[0]["deadline"] <= now
+
+        rows = self.storage.queue.claim(seats, rules, now, now - STALE_S, claim, due)
+        if rows is None:
+            return None
         return claim, rows
 
     def advance(self, seats: int, rules: str) -> list[str]:
@@ -240,24 +193,12 @@ class Matchmaker:
             except Exception:
                 self._release(claim)
                 raise
-            with self.storage.transaction() as conn:
-                for player_id, seat in placed.items():
-                    self.storage._exec(
-                        conn,
-                        "UPDATE queue SET table_code = ?, seat = ? WHERE player_id = ? "
-                        "AND table_code = ?",
-                        (code, seat, player_id, claim),
-                    )
+            self.storage.queue.place(claim, code, placed)
             made.append(code)
 
     def _release(self, claim: str, drop: int | None = None) -> None:
         """Hand a claimed group back to the queue (but the player ``drop``, whose row goes)."""
-        with self.storage.transaction() as conn:
-            if drop is not None:
-                self.storage._exec(conn, "DELETE FROM queue WHERE player_id = ?", (drop,))
-            self.storage._exec(
-                conn, "UPDATE queue SET table_code = NULL WHERE table_code = ?", (claim,)
-            )
+        self.storage.queue.release(claim, drop)
 
     def _seat(self, rows: list[dict[str, Any]]) -> tuple[str, dict[int, int]]:
         """The table of a claimed group: the oldest hosts, the others join, the computer
@@ -279,39 +220,17 @@ class Matchmaker:
             placed[row["player_id"]] = seat
         self.tables.start(table.code, 0, None, host["player_id"])
         devices = [(table.code, placed[r["player_id"]], r["device"]) for r in rows if r["device"]]
-        note_devices(self.storage, devices)
+        self.storage.tables.note_devices(devices)
         return table.code, placed
 
     # ----------------------------------------------------------------- housekeeping
     def sweep(self) -> int:
         """Delete the rows nobody polls any more, and matched rows never read; how many."""
         now = self.clock()
-        with self.storage.transaction() as conn:
-            self._locked(conn)
-            where = "(table_code IS NULL AND seen < ?) OR (table_code IS NOT NULL AND seen < ?)"
-            params = (now - STALE_S * 4, now - KEPT_S)
-            n = self._count(conn, where, params)
-            if n:
-                self.storage._exec(conn, f"DELETE FROM queue WHERE {where}", params)
-        return n
+        return self.storage.queue.sweep(now - STALE_S * 4, now - KEPT_S)
 
     def size(self) -> int:
-        with self.storage.transaction() as conn:
-            return self._count(conn)
-
-
-def note_devices(storage: Storage, devices: list[tuple[str, int, str]]) -> None:
-    """Record the (hashed) browser each seat was taken from: ``(code, seat, device)``."""
-    if not devices:
-        return
-    with storage.transaction() as conn:
-        for code, seat, device in devices:
-            storage._exec(
-                conn,
-                "INSERT INTO seat_devices (code, seat, device) VALUES (?, ?, ?) "
-                "ON CONFLICT (code, seat) DO UPDATE SET device = excluded.device",
-                (code, seat, device),
-            )
+        return self.storage.queue.size()
 
 
 async def note_seats(request, service, code: str, seats: list[int]) -> None:
@@ -319,7 +238,7 @@ async def note_seats(request, service, code: str, seats: list[int]) -> None:
     device = device_of(request)
     if device and seats:
         devices = [(code, s, device) for s in seats]
-        await run_in_threadpool(note_devices, service.storage, devices)
+        await run_in_threadpool(service.storage.tables.note_devices, devices)
 
 
 __all__ = [
@@ -327,7 +246,6 @@ __all__ = [
     "WAITS",
     "WAIT_RANGE",
     "Matchmaker",
-    "note_devices",
     "note_seats",
     "parse_request",
 ]

@@ -94,21 +94,10 @@ async def quick_cancel(request: Request, service: Service) -> Response:
 # ----------------------------------------------------------------- open tables
 def open_tables(storage) -> list[dict[str, Any]]:
     """The listed online tables that have not started and have a free seat, newest first."""
-    rows = storage._query(
-        "SELECT code, rules, turn_timer, match, created FROM tables WHERE listed = 1 AND "
-        "started = 0 AND online = 1 ORDER BY created DESC LIMIT ?",
-        (OPEN_TABLES_SHOWN,),
-    )
-    if not rows:
-        return []
-    marks = ",".join("?" * len(rows))
-    seats = storage._query(
-        f"SELECT code, seat, kind, name FROM seats WHERE code IN ({marks}) ORDER BY code, seat",
-        tuple(r["code"] for r in rows),
-    )
+    rows = storage.tables.listed(OPEN_TABLES_SHOWN)
     out = []
     for r in rows:
-        mine = [s for s in seats if s["code"] == r["code"]]
+        mine = r["seats"]
         free = sum(s["kind"] == "friend" for s in mine)
         if not free or not mine:
             continue
@@ -158,23 +147,11 @@ async def list_table(request: Request, service: Service) -> Response:
             raise WebError(
                 "only an online table that has not started can be listed", 409, "not_listable"
             )
-        if on:
-            host = storage._query(
-                "SELECT host_player, host_addr FROM tables WHERE code = ?", (code,)
+        if on and storage.tables.listed_by_host(code) >= LISTED_PER_HOST:
+            raise WebError(
+                f"you already list {LISTED_PER_HOST} open tables", 429, "too_many_listed"
             )
-            column, value = ("host_player", host[0]["host_player"])
-            if value is None:
-                column, value = ("host_addr", host[0]["host_addr"])
-            listed = storage._query(
-                f"SELECT COUNT(*) AS n FROM tables WHERE {column} = ? AND listed = 1 AND "
-                "started = 0 AND code <> ?",
-                (value, code),
-            )
-            if int(listed[0]["n"]) >= LISTED_PER_HOST:
-                raise WebError(
-                    f"you already list {LISTED_PER_HOST} open tables", 429, "too_many_listed"
-                )
-        storage._tx([("UPDATE tables SET listed = ? WHERE code = ?", (int(on), code))])
+        storage.tables.set_listed(code, on)
         return {"code": code, "listed": on}
 
     return JSONResponse(await service.locks.run(request.path_params["code"], work))

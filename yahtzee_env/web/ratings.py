@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from yahtzee_env.web.storage import Storage
+from yahtzee_env.web.storage.ratings import RatedGame
 
 SCALE = 40.0  # shown rating = SCALE * mu: openskill's new player (mu 25) shows 1000
 PROVISIONAL_GAMES = 10  # an account is provisional for its first games
@@ -128,25 +129,18 @@ class Ratings:
     def of(self, player_id: int) -> dict[str, Any] | None:
         """The account's rating and place, or None if ``player_id`` is no account."""
         s = self.storage
-        if s.account(player_id=player_id) is None:
+        if s.accounts.account(player_id=player_id) is None:
             return None
-        rows = s._query("SELECT mu, sigma, games FROM ratings WHERE player_id = ?", (player_id,))
-        out = view(rows[0] if rows else None)
-        if rows:
-            ahead = s._query("SELECT COUNT(*) AS n FROM ratings WHERE mu > ?", (rows[0]["mu"],))
-            out["place"] = int(ahead[0]["n"]) + 1
+        row = s.ratings.of(player_id)
+        out = view(row)
+        if row is not None:
+            out["place"] = s.ratings.place(row["mu"])
         return out
 
     def leaderboard(self, player_id: int | None = None) -> dict[str, Any]:
         """The top `LEADERBOARD_SIZE` accounts, the asker's own place, the CPU levels."""
-        rows = self.storage._query(
-            "SELECT r.player_id AS player_id, r.mu AS mu, r.sigma AS sigma, r.games AS games, "
-            "a.username AS username FROM ratings r JOIN accounts a ON a.player_id = r.player_id "
-            "ORDER BY r.mu DESC, r.player_id LIMIT ?",
-            (LEADERBOARD_SIZE,),
-        )
         top = []
-        for place, r in enumerate(rows, 1):
+        for place, r in enumerate(self.storage.ratings.top(LEADERBOARD_SIZE), 1):
             entry = {"place": place, "name": r["username"], **view(r)}
             entry["me"] = r["player_id"] == player_id
             top.append(entry)
@@ -156,27 +150,16 @@ class Ratings:
         return {"top": top, "me": me, "cpu": levels, "provisional_games": PROVISIONAL_GAMES}
 
     # ----------------------------------------------------------------- rating a game
-    def _entrants(self, conn, table) -> list[tuple[int, Any]] | None:
+    @staticmethod
+    def _entrants(game: RatedGame, table) -> list[tuple[int, Any]] | None:
         """The seats that take part: ``(seat, player_id or CPU level)``; None when the
         game is not rated (a coach, a CPU level without a rating)."""
-        s, cpus = self.storage, cpu_ratings()
+        cpus = cpu_ratings()
         if table.coach:
             return None
         humans = [x for x in table.seats if x.kind == "human" and x.player_id is not None]
-        ids = sorted({x.player_id for x in humans})
-        accounts: set[int] = set()
-        if ids:
-            marks = ",".join("?" * len(ids))
-            rows = s._exec(
-                conn, f"SELECT player_id FROM accounts WHERE player_id IN ({marks})", tuple(ids)
-            )
-            accounts = {r["player_id"] for r in rows}
-        devices = {
-            r["seat"]: r["device"]
-            for r in s._exec(
-                conn, "SELECT seat, device FROM seat_devices WHERE code = ?", (table.code,)
-            )
-        }
+        accounts = game.accounts(sorted({x.player_id for x in humans}))
+        devices = game.devices()
         mine = [x for x in humans if x.player_id in accounts]
         out: list[tuple[int, Any]] = []
         for x in mine:
@@ -194,27 +177,23 @@ class Ratings:
                 out.append((x.seat, x.kind))
         return sorted(out) if enough(out) else None
 
-    def _still_in(self, conn, table, entrants) -> list[tuple[int, Any]]:
+    @staticmethod
+    def _still_in(game: RatedGame, entrants) -> list[tuple[int, Any]]:
         """``entrants`` but the accounts already rated for this game (they left it)."""
-        rows = self.storage._exec(
-            conn,
-            "SELECT player_id FROM rated_games WHERE code = ? AND idx = ?",
-            (table.code, table.idx),
-        )
-        done = {r["player_id"] for r in rows}
+        done = game.rated()
         return [(seat, who) for seat, who in entrants if who not in done]
 
     def game_over(self, table) -> list[dict[str, Any]]:
         """Rate the finished current game of ``table`` (inside the transaction of its last
         moves); the accounts' changes ``{player_id, before, after}`` (empty: not rated)."""
-        with self.storage.transaction() as conn:
-            entrants = self._entrants(conn, table)
-            entrants = self._still_in(conn, table, entrants) if entrants else []
+        with self.storage.ratings.game(table.code, table.idx) as game:
+            entrants = self._entrants(game, table)
+            entrants = self._still_in(game, entrants) if entrants else []
             if not enough(entrants):
                 return []
             abandoned = {x.seat for x in table.seats if x.kind == "human" and x.away is not None}
             ranks = ranks_of(table.game.totals(), abandoned)
-            return self._rate(conn, table, entrants, [ranks[seat] for seat, _ in entrants])
+            return self._rate(game, entrants, [ranks[seat] for seat, _ in entrants])
 
     def left(self, table, seats: list[int]) -> list[dict[str, Any]]:
         """The players of ``seats`` left the rated game of ``table`` before its end (under
@@ -223,52 +202,38 @@ class Ratings:
         rates the others without them. Leaving and coming back does not undo it."""
         if table.game is None or table.game.over:
             return []
-        with self.storage.transaction() as conn:
-            entrants = self._entrants(conn, table)
-            entrants = self._still_in(conn, table, entrants) if entrants else []
+        with self.storage.ratings.game(table.code, table.idx) as game:
+            entrants = self._entrants(game, table)
+            entrants = self._still_in(game, entrants) if entrants else []
             leavers = {seat for seat, who in entrants if isinstance(who, int) and seat in seats}
             if not leavers or not enough(entrants):
                 return []
             ranks = [2 if seat in leavers else 1 for seat, _ in entrants]
-            return self._rate(conn, table, entrants, ranks, recorded=leavers)
+            return self._rate(game, entrants, ranks, recorded=leavers)
 
-    def _rate(self, conn, table, entrants, ranks, recorded=None) -> list[dict[str, Any]]:
+    @staticmethod
+    def _rate(game: RatedGame, entrants, ranks, recorded=None) -> list[dict[str, Any]]:
         """Rate ``entrants`` at ``ranks`` and store the accounts' new ratings; the game is
         recorded as rated for the seats in ``recorded`` (None: every account's)."""
-        s, m, current, ratings = self.storage, model(), {}, []
+        m, current, ratings = model(), {}, []
         for _seat, who in entrants:
             if isinstance(who, int):
-                rows = s._exec(conn, "SELECT * FROM ratings WHERE player_id = ?", (who,))
-                current[who] = rows[0] if rows else None
+                current[who] = game.rating(who)
                 row = current[who] or {"mu": m.mu, "sigma": m.sigma}
             else:
                 row = cpu_ratings()[who]
             ratings.append([m.rating(mu=row["mu"], sigma=row["sigma"])])
         new = m.rate(ratings, ranks=ranks)
-        return self._store(conn, table, entrants, current, new, recorded)
-
-    def _store(self, conn, table, entrants, current, new, recorded) -> list[dict[str, Any]]:
-        s, now, changes = self.storage, time.time(), []
+        now, changes = time.time(), []
         for (seat, who), [rating] in zip(entrants, new, strict=True):
             if not isinstance(who, int):
                 continue  # a CPU level's rating is fixed
             old = current[who]
-            before = old["mu"] if old else model().mu
+            before = old["mu"] if old else m.mu
             games = (old["games"] if old else 0) + 1
-            s._exec(
-                conn,
-                "INSERT INTO ratings (player_id, mu, sigma, games, updated) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (player_id) DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, "
-                "games = excluded.games, updated = excluded.updated",
-                (who, rating.mu, rating.sigma, games, now),
-            )
+            game.store(who, rating.mu, rating.sigma, games, now)
             if recorded is None or seat in recorded:
-                s._exec(
-                    conn,
-                    "INSERT INTO rated_games (code, idx, player_id, mu_before, mu_after, "
-                    "finished) VALUES (?, ?, ?, ?, ?, ?)",
-                    (table.code, table.idx, who, before, rating.mu, now),
-                )
+                game.record(who, before, rating.mu, now)
             changes.append({"player_id": who, "before": shown(before), "after": shown(rating.mu)})
         return changes
 

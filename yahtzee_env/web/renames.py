@@ -42,7 +42,7 @@ def rename_seat(
                 )
         if mine.name != name:
             mine.name = name
-            tables.storage.update_seat(table.code, mine.row())
+            tables.storage.tables.update_seat(table.code, mine.row())
         return table
 
 

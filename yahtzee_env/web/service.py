@@ -248,7 +248,7 @@ class Service:
 
         def work():
             player = session if session is not None else self.tables.player(body.get("player"))
-            results = self.storage.results_of(player["id"])
+            results = self.storage.players.results_of(player["id"])
             return {"name": player["name"], **player_statistics(results, cpu_levels())}
 
         return await run_in_threadpool(work)
@@ -437,9 +437,9 @@ class Service:
 
         def work():
             if session is not None:
-                storage.rename_player(session["id"], name)
+                storage.players.rename_player(session["id"], name)
                 return session["id"], None, accounts.account_name(session["id"])
-            player_id = storage.create_player(name, secrets.token_urlsafe(24))
+            player_id = storage.players.create_player(name, secrets.token_urlsafe(24))
             return player_id, accounts.new_session(player_id), None
 
         player_id, token, account = await run_in_threadpool(work)
@@ -472,11 +472,11 @@ class Service:
         def run():
             player_id, username = work(body, session)
             if old:
-                storage.delete_sessions(token=old)
+                storage.accounts.delete_sessions(token=old)
             token = self.accounts.new_session(player_id)
             self.accounts.remember_device(device, player_id)
             codes = self.care.new_codes(player_id) if new else None  # shown once
-            name = storage.player_by_id(player_id)["name"]
+            name = storage.players.player_by_id(player_id)["name"]
             return player_id, username, token, name, codes
 
         try:
@@ -497,9 +497,9 @@ class Service:
             raise WebError("everywhere must be true or false")
         if session is not None:
             if everywhere:
-                await run_in_threadpool(self.storage.delete_sessions, player_id=session["id"])
+                await run_in_threadpool(self.storage.accounts.delete_sessions, player_id=session["id"])
             else:
-                await run_in_threadpool(self.storage.delete_sessions, token=token)
+                await run_in_threadpool(self.storage.accounts.delete_sessions, token=token)
         return {"player": None, "account": None}
 
     # ----------------------------------------------------------------- housekeeping
@@ -519,9 +519,9 @@ class Service:
         )
         for code in expired:
             self.hub.close_table(code, CLOSE_GONE, "this table expired")
-        await run_in_threadpool(self.storage.expire_sessions, SESSION_DAYS * 86_400)
+        await run_in_threadpool(self.storage.accounts.expire_sessions, SESSION_DAYS * 86_400)
         await run_in_threadpool(self.matchmaker.sweep)
-        await run_in_threadpool(self.storage.expire_devices, DEVICE_DAYS * 86_400)
+        await run_in_threadpool(self.storage.accounts.expire_devices, DEVICE_DAYS * 86_400)
         self.fanout.forget_idle()
         for limiter in (self.per_address, self.per_token, self.lookups, self.logins):
             limiter.forget_full()
@@ -531,7 +531,7 @@ class Service:
     async def tick(self) -> list[str]:
         """Play the turns (and votes) whose deadline has passed; return their tables."""
         tables = self.tables
-        due = await run_in_threadpool(self.storage.due, tables.clock())
+        due = await run_in_threadpool(self.storage.tables.due, tables.clock())
         done = []
         for code in due:
             try:

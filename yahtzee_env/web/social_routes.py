@@ -31,7 +31,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-import yahtzee_env.web.people_store as people
 from yahtzee_env.web.account_care import forget_seats
 from yahtzee_env.web.accounts import SESSION_COOKIE, device_token
 from yahtzee_env.web.chat import review_chat
@@ -43,7 +42,7 @@ from yahtzee_env.web.tables import WebError
 
 
 def profile(service: Service, player_id: int, username: str) -> dict[str, Any]:
-    name = service.storage.player_by_id(player_id)["name"]
+    name = service.storage.players.player_by_id(player_id)["name"]
     return {"player": {"id": player_id, "name": name}, "account": username}
 
 
@@ -121,7 +120,7 @@ async def delete_account(request: Request, service: Service) -> Response:
         with tables.locked(c) as table:
             changed = forget_seats(table, player_id)
             if changed:
-                service.storage.update_seats(c, [table.seats[i].row() for i in changed])
+                service.storage.tables.update_seats(c, [table.seats[i].row() for i in changed])
                 if table.started and table.game is not None and not table.game.over:
                     tables.run_cpus(table)
                     tables._clock(table)
@@ -151,7 +150,7 @@ async def blocks(request: Request, service: Service) -> Response:
     _body, session = await asked(request, service)
     if session is None:
         raise WebError("sign in first: this needs an account", 403, "no_account")
-    rows = await run_in_threadpool(people.blocks_of, service.storage, session["id"])
+    rows = await run_in_threadpool(service.storage.people.blocks_of, session["id"])
     return JSONResponse({"blocked": rows})
 
 
@@ -163,7 +162,7 @@ async def unblock(request: Request, service: Service) -> Response:
     target = body.get("player_id")
     if isinstance(target, bool) or not isinstance(target, int):
         raise WebError("player_id must be an integer")
-    await run_in_threadpool(people.unblock, service.storage, session["id"], target)
+    await run_in_threadpool(service.storage.people.unblock, session["id"], target)
     return JSONResponse({"unblocked": target})
 
 

@@ -69,18 +69,15 @@ class Spectators:
     # ----------------------------------------------------------------- the link
     def code_of(self, watch_id: Any) -> str:
         """The table of a watch link (404 ``unknown_watch`` if it is off or never was)."""
-        rows = self.storage._query(
-            "SELECT code FROM tables WHERE watch = ?", (clean_watch_id(watch_id),)
-        )
-        if not rows:
+        code = self.storage.tables.by_watch(clean_watch_id(watch_id))
+        if code is None:
             raise WebError(
                 "no table has that watch link (or its host turned it off)", 404, "unknown_watch"
             )
-        return rows[0]["code"]
+        return code
 
     def link_of(self, code: str) -> str | None:
-        rows = self.storage._query("SELECT watch FROM tables WHERE code = ?", (code,))
-        return rows[0]["watch"] if rows else None
+        return self.storage.tables.watch_of(code)
 
     def set_link(self, code: str, on: bool) -> str | None:
         """Turn table ``code``'s watch link on (a new id, unless it has one) or off;
@@ -90,7 +87,7 @@ class Spectators:
             watch = secrets.token_urlsafe(WATCH_ID_BYTES)
         elif not on:
             watch = None
-        self.storage._tx([("UPDATE tables SET watch = ? WHERE code = ?", (watch, code))])
+        self.storage.tables.set_watch(code, watch)
         return watch
 
     def closed(self, code: str) -> None:
@@ -138,13 +135,7 @@ class Spectators:
                 continue
             codes = list(self.ids)
             with contextlib.suppress(Exception):
-                marks = ",".join("?" * len(codes))
-                rows = await run_in_threadpool(
-                    self.storage._query,
-                    f"SELECT code, watch FROM tables WHERE code IN ({marks})",
-                    tuple(codes),
-                )
-                now = {r["code"]: r["watch"] for r in rows}
+                now = await run_in_threadpool(self.storage.tables.watches, codes)
                 for code in codes:
                     if code in self.ids and now.get(code) != self.ids[code]:
                         self.closed(code)

@@ -566,7 +566,7 @@ class Tables:
     def create_player(self, name: Any) -> dict[str, Any]:
         name = clean_name(name)
         token = secrets.token_urlsafe(24)
-        player_id = self.storage.create_player(name, token)
+        player_id = self.storage.players.create_player(name, token)
         return {"player_id": player_id, "name": name, "token": token}
 
     def player(self, token: Any, required: bool = True):
@@ -574,7 +574,7 @@ class Tables:
             return None
         if not isinstance(token, str) or not token:
             raise WebError("a player token is required", 403, "player_token")
-        row = self.storage.player_by_token(token)
+        row = self.storage.players.player_by_token(token)
         if row is None:
             raise WebError("unknown player token (create a profile first)", 403, "player_token")
         return row
@@ -639,7 +639,7 @@ class Tables:
         addr_hash = token_hash(f"addr:{address}") if address is not None else None
         self.check_caps(player["id"] if player else None, addr_hash)
         code = new_code()
-        while self.storage.table_exists(code):  # 2**-39 per table: never, in practice
+        while self.storage.tables.table_exists(code):  # 2**-39 per table: never, in practice
             code = new_code()
         tokens: dict[int, str] = {}
         seats: list[Seat] = []
@@ -692,7 +692,7 @@ class Tables:
             "host_addr": addr_hash,
             "turn_timer": timer,
         }
-        self.storage.create_table(row, [s.row() for s in seats])
+        self.storage.tables.create_table(row, [s.row() for s in seats])
         self.keep(table)
         with self.locked(code) as table:
             if table.started:
@@ -709,7 +709,7 @@ class Tables:
         for value, cap, key, who in caps:
             if value is None or cap is None:
                 continue
-            if self.storage.open_tables(**{key: value}) >= cap:
+            if self.storage.tables.open_tables(**{key: value}) >= cap:
                 raise WebError(
                     f"{who} {cap} unfinished tables: finish one (or wait for it to "
                     "expire) before creating another",
@@ -744,7 +744,7 @@ class Tables:
         """Delete tables never started for ``unstarted_s`` seconds or idle for ``idle_s``
         (unfinished solo and online games sooner: ``solo_s``, ``abandoned_s``), but those
         in ``keep`` (in use now); their seat tokens die with them. Their codes."""
-        codes = self.storage.expire(unstarted_s, idle_s, keep, **hours)
+        codes = self.storage.tables.expire(unstarted_s, idle_s, keep, **hours)
         for code in codes:
             self.loaded.pop(code, None)
         return codes
@@ -755,7 +755,7 @@ class Tables:
         code = clean_code(code)
         table = self.loaded.get(code)
         if table is not None and self.storage.multi_process:
-            rev = self.storage.table_rev(code)
+            rev = self.storage.tables.table_rev(code)
             if rev is None:
                 self.loaded.pop(code, None)
                 raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
@@ -787,7 +787,7 @@ class Tables:
 
     def _build(self, code: str) -> Table:
         """Rebuild table ``code`` from the database (its rows, then its log replayed)."""
-        row = self.storage.load_table(code)
+        row = self.storage.tables.load_table(code)
         if row is None:
             self.loaded.pop(code, None)
             raise WebError(f"no table has the code {code!r}", 404, "unknown_table")
@@ -839,7 +839,7 @@ class Tables:
         """``table`` brought to the database's state: the new actions of its current game
         applied, if nothing else changed (another process's move: the common case), else
         rebuilt from the whole log."""
-        new = self.storage.table_changes(table.code, table.idx, len(table.log))
+        new = self.storage.tables.table_changes(table.code, table.idx, len(table.log))
         if new is None:
             return self._build(table.code)  # gone: raises 404
         same = (
@@ -981,7 +981,7 @@ class Tables:
             token = secrets.token_urlsafe(18)
             seat.token_hash = token_hash(token)
         unique_names(table.seats, keep=[s.seat for s in table.seats if s is not seat])
-        self.storage.update_seat(table.code, seat.row())
+        self.storage.tables.update_seat(table.code, seat.row())
         return table, seat.seat, token
 
     def start(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Table:
@@ -1008,7 +1008,7 @@ class Tables:
         table.started = True
         first = table.begin_game(0, first=0)  # the host rolls first
         table.games.append({"idx": 0, "match_no": 0, "first": first})
-        self.storage.start_table(table.code, [s.row() for s in table.seats], first)
+        self.storage.tables.start_table(table.code, [s.row() for s in table.seats], first)
         self.run_cpus(table)
         self._clock(table)
         return table
@@ -1156,7 +1156,7 @@ class Tables:
         table.votes = set()
         first = table.begin_game(idx, first)
         table.games.append({"idx": idx, "match_no": match_no, "first": first})
-        self.storage.start_game(table.code, idx, match_no, first)
+        self.storage.tables.start_game(table.code, idx, match_no, first)
         self.run_cpus(table)
 
     def run_cpus(self, table: Table) -> None:
@@ -1194,7 +1194,7 @@ class Tables:
         table.armed = key
         saved = (table.deadline, json.dumps(sorted(table.votes, key=str)) if table.votes else "")
         if force or saved != table.saved_clock:
-            self.storage.set_clock(table.code, *saved)
+            self.storage.tables.set_clock(table.code, *saved)
             table.saved_clock = saved
 
     def _time_out(self, table: Table) -> bool:  # under the table's lock
@@ -1214,14 +1214,14 @@ class Tables:
                 if table.votes:
                     for s in late:
                         s.away = "timeout"
-                    self.storage.update_seats(table.code, [s.row() for s in late])
+                    self.storage.tables.update_seats(table.code, [s.row() for s in late])
                     self.next_game(table)
                 else:  # nobody confirmed: no game starts; the table waits, without a clock
                     table.deadline = None
             else:
                 seat = table.seats[game.current]
                 seat.away = "timeout"
-                self.storage.update_seat(table.code, seat.row())
+                self.storage.tables.update_seat(table.code, seat.row())
                 first = len(table.log)
                 self._cpu_moves(table, timed_out=seat.seat)
                 self._commit(table, first)
@@ -1241,7 +1241,7 @@ class Tables:
         for s in back:
             s.away = None
         if back:
-            self.storage.update_seats(table.code, [s.row() for s in back])
+            self.storage.tables.update_seats(table.code, [s.row() for s in back])
             self.run_cpus(table)
             self._clock(table)
         return bool(back)
@@ -1279,12 +1279,12 @@ class Tables:
                     )
                 for i in seats:
                     table.seats[i] = Seat(i, "friend", f"(seat {i + 1} free)")
-                self.storage.update_seats(table.code, [table.seats[i].row() for i in seats])
+                self.storage.tables.update_seats(table.code, [table.seats[i].row() for i in seats])
                 return table
             left = [table.seats[i] for i in seats if table.seats[i].kind == "human"]
             for s in left:
                 s.away = "left"
-            self.storage.update_seats(table.code, [s.row() for s in left])
+            self.storage.tables.update_seats(table.code, [s.row() for s in left])
             if self.on_leave is not None and not table.game.over:
                 self.on_leave(table, [s.seat for s in left])
             if table.game.over and table.online and table.all_confirmed():
@@ -1342,11 +1342,11 @@ class Tables:
                 table.seats[s.seat] = Seat(s.seat, table.fill_level, table.fill_level)
                 if counts:
                     table.seats[s.seat].name = f"{table.fill_level} #{counts + 1}"
-                self.storage.update_seat(table.code, table.seats[s.seat].row())
+                self.storage.tables.update_seat(table.code, table.seats[s.seat].row())
                 return table
             if s.away is None:
                 s.away = "host"
-                self.storage.update_seat(table.code, s.row())
+                self.storage.tables.update_seat(table.code, s.row())
             if table.game.over and table.online and table.all_confirmed():
                 self.next_game(table)
             self.run_cpus(table)
@@ -1378,12 +1378,14 @@ class Tables:
                 other.seat = i
                 if other.kind == "friend":
                     other.name = f"(seat {i + 1} free)"
-            self.storage.update_seats(table.code, [o.row() for o in table.seats], replace=True)
+            self.storage.tables.update_seats(
+                table.code, [o.row() for o in table.seats], replace=True
+            )
             return table
 
     def open_tables(self, player_id: int) -> list[dict[str, Any]]:
         """The player's unfinished tables, for the lobby's "Your open tables"."""
-        return self.storage.tables_of(player_id)
+        return self.storage.players.tables_of(player_id)
 
     def _commit(self, table: Table, first: int) -> None:
         results = []
@@ -1410,7 +1412,7 @@ class Tables:
                         "online": table.online,
                     }
                 )
-        self.storage.append_actions(
+        self.storage.tables.append_actions(
             table.code, table.idx, first, table.log[first:], results, over=game.over
         )
         if game.over and self.on_game_over is not None:
@@ -1461,7 +1463,7 @@ class Tables:
         )
         if not (table.public or seated or self._may_review(table, body)):
             raise WebError("only the players of this table can open its reviews", 403, "private")
-        row = self.storage.load_table(table.code)
+        row = self.storage.tables.load_table(table.code)
         return {
             "code": table.code,
             "idx": idx,
@@ -1484,7 +1486,7 @@ class Tables:
                     continue
         player = body.get("player")
         if isinstance(player, str) and player:
-            row = self.storage.player_by_token(player)
+            row = self.storage.players.player_by_token(player)
             if row is not None and any(s.player_id == row["id"] for s in table.seats):
                 return True
         return False
