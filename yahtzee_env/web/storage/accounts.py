@@ -22,7 +22,7 @@ class AccountStore(Store):
                     (
                         "INSERT INTO accounts (player_id, username, password_hash, created) "
                         "VALUES (?, ?, ?, ?)",
-                        (player_id, username, password_hash, time.time()),
+                        (player_id, username, password_hash, self.db.clock()),
                     )
                 ]
             )
@@ -46,7 +46,7 @@ class AccountStore(Store):
         self.db._tx([(sql, (password_hash, player_id))])
 
     def create_session(self, token: str, player_id: int) -> None:
-        now = time.time()
+        now = self.db.clock()
         sql = "INSERT INTO sessions (token_hash, player_id, created, seen) VALUES (?, ?, ?, ?)"
         self.db._tx([(sql, (token_hash(token), player_id, now, now))])
 
@@ -55,7 +55,7 @@ class AccountStore(Store):
         rows = self.db._query(
             "SELECT p.id AS id, p.name AS name FROM sessions s JOIN players p "
             "ON p.id = s.player_id WHERE s.token_hash = ? AND s.created > ?",
-            (token_hash(token), time.time() - max_age_s),
+            (token_hash(token), self.db.clock() - max_age_s),
         )
         return rows[0] if rows else None
 
@@ -67,7 +67,7 @@ class AccountStore(Store):
 
     def expire_sessions(self, max_age_s: float, now: float | None = None) -> int:
         """Delete the sessions older than ``max_age_s``; return how many."""
-        cutoff = (time.time() if now is None else now) - max_age_s
+        cutoff = (self.db.clock() if now is None else now) - max_age_s
         rows = self.db._query("SELECT COUNT(*) AS n FROM sessions WHERE created < ?", (cutoff,))
         if rows[0]["n"]:
             self.db._tx([("DELETE FROM sessions WHERE created < ?", (cutoff,))])
@@ -80,18 +80,18 @@ class AccountStore(Store):
             "INSERT INTO devices (token_hash, player_id, created) VALUES (?, ?, ?) "
             "ON CONFLICT (token_hash, player_id) DO UPDATE SET created = excluded.created"
         )
-        self.db._tx([(sql, (token_hash(token), player_id, time.time()))])
+        self.db._tx([(sql, (token_hash(token), player_id, self.db.clock()))])
 
     def device_signed_in(self, token: str, player_id: int, max_age_s: float) -> bool:
         """Whether the browser ``token`` signed in as ``player_id`` within ``max_age_s``."""
         rows = self.db._query(
             "SELECT 1 AS x FROM devices WHERE token_hash = ? AND player_id = ? AND created > ?",
-            (token_hash(token), player_id, time.time() - max_age_s),
+            (token_hash(token), player_id, self.db.clock() - max_age_s),
         )
         return bool(rows)
 
     def expire_devices(self, max_age_s: float) -> None:
-        cutoff = time.time() - max_age_s
+        cutoff = self.db.clock() - max_age_s
         self.db._tx([("DELETE FROM devices WHERE created < ?", (cutoff,))])
 
     # ------------------------------------------------------------------ recovery codes

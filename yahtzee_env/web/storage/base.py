@@ -59,6 +59,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,7 @@ class Database:
 
     def __init__(self) -> None:
         self._local = threading.local()  # .conn, .lock: this thread's open transaction
+        self.clock: Callable[[], float] = time.time  # the stored times' clock (tests move it)
         self._sql_cache: dict[str, str] = {}
         self.trips = Trips()
 

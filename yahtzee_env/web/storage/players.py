@@ -3,7 +3,6 @@ at, and their finished games' results."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from yahtzee_env.web.storage.base import Store, token_hash
@@ -17,7 +16,7 @@ class PlayerStore(Store):
             rows = self.db._exec(
                 conn,
                 "INSERT INTO players (token_hash, name, created) VALUES (?, ?, ?) RETURNING id",
-                (token_hash(token), name, time.time()),
+                (token_hash(token), name, self.db.clock()),
             )
         return int(rows[0]["id"])
 

@@ -6,7 +6,6 @@ accepted action as one row of the log: the server rebuilds any table by replayin
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,7 +16,7 @@ class TableStore(Store):
     """``storage.tables``: everything stored per table."""
 
     def create_table(self, table: dict[str, Any], seats: list[dict[str, Any]]) -> None:
-        now = time.time()
+        now = self.db.clock()
         statements = [
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
@@ -73,13 +72,12 @@ class TableStore(Store):
             (code, idx, match_no, first),
         )
 
-    @staticmethod
-    def _touch(code: str, over: bool | None = None) -> tuple[str, tuple]:
+    def _touch(self, code: str, over: bool | None = None) -> tuple[str, tuple]:
         if over is None:
-            return ("UPDATE tables SET updated = ? WHERE code = ?", (time.time(), code))
+            return ("UPDATE tables SET updated = ? WHERE code = ?", (self.db.clock(), code))
         return (
             "UPDATE tables SET updated = ?, over = ? WHERE code = ?",
-            (time.time(), int(over), code),
+            (self.db.clock(), int(over), code),
         )
 
     def update_seat(self, code: str, seat: dict[str, Any]) -> None:
@@ -208,15 +206,23 @@ class TableStore(Store):
         """Delete the tables never started for ``unstarted_s`` seconds, those idle for
         ``idle_s``, the unfinished games against the computer idle for ``solo_s`` and the
         unfinished online games idle for ``abandoned_s`` (None: ``idle_s``), but those in
-        ``keep`` (their seats and tokens go with them; results stay); return their codes."""
-        now = time.time() if now is None else now
+        ``keep`` (their seats and tokens go with them; results stay); return their codes.
+
+        A table whose turn clock runs is never deleted before its deadline, and an unfinished
+        online game with a turn clock waits at least the clock times its human seats after
+        its last move (each of them may take a whole turn: a 1-day table of two players
+        idles two days before the abandon rule may take it)."""
+        now = self.db.clock() if now is None else now
         solo_s = idle_s if solo_s is None else solo_s
         abandoned_s = idle_s if abandoned_s is None else abandoned_s
         rows = self.db._query(
-            "SELECT code FROM tables WHERE (started = 0 AND updated < ?) OR updated < ?"
-            " OR (online = 0 AND over = 0 AND updated < ?)"
-            " OR (online = 1 AND started = 1 AND over = 0 AND updated < ?)",
-            (now - unstarted_s, now - idle_s, now - solo_s, now - abandoned_s),
+            "SELECT code FROM tables t WHERE (t.deadline IS NULL OR t.deadline <= ?) AND ("
+            "(t.started = 0 AND t.updated < ?) OR t.updated < ?"
+            " OR (t.online = 0 AND t.over = 0 AND t.updated < ?)"
+            " OR (t.online = 1 AND t.started = 1 AND t.over = 0 AND t.updated < ?"
+            " AND t.updated + t.turn_timer * (SELECT COUNT(*) FROM seats s"
+            " WHERE s.code = t.code AND s.kind = 'human') < ?))",
+            (now, now - unstarted_s, now - idle_s, now - solo_s, now - abandoned_s, now),
         )
         keep = set(keep)
         codes = [r["code"] for r in rows if r["code"] not in keep]
@@ -249,7 +255,7 @@ class TableStore(Store):
             )
             for i, (seat, action, regret) in enumerate(actions)
         ]
-        now = time.time()
+        now = self.db.clock()
         statements += [
             (
                 "INSERT INTO results (player_id, code, idx, seat, score, outcome, yahtzees, "
