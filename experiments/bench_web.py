@@ -93,10 +93,10 @@ from pathlib import Path
 import numpy as np
 from rss_web import rss_mib  # this folder's: the scripts run from it
 
-from yahtzee_env.web.local_server import LocalServer
+from yahtzee_env.web.door.local_server import LocalServer
 
 try:  # measures this load generator's own collector; older versions of the package lack it
-    from yahtzee_env.web import memory
+    from yahtzee_env.web.door import memory
 except ImportError:  # (this script measures the server of an earlier commit too)
     memory = None
 
@@ -881,7 +881,7 @@ def main() -> int:
         own_cpus = os.sched_getaffinity(0)
         pg = None
         if args.db == LOCAL_POSTGRES:
-            from yahtzee_env.web.local_postgres import LocalPostgres
+            from yahtzee_env.web.door.local_postgres import LocalPostgres
 
             if args.server_cpus:  # the cluster's processes inherit the affinity
                 os.sched_setaffinity(0, args.server_cpus)

@@ -16,7 +16,7 @@ pytest.importorskip("argon2", reason="needs the web extra (argon2-cffi)")
 from starlette.testclient import TestClient
 
 import yahtzee_env.web.storage.people as people
-from yahtzee_env.web.account_care import RECOVERY_CODES, clean_code
+from yahtzee_env.web.people.account_care import RECOVERY_CODES, clean_code
 from yahtzee_env.web.storage import open_storage
 
 PASSWORD = "correct horse battery"

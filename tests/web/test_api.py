@@ -16,10 +16,10 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 from starlette.testclient import TestClient
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
-from yahtzee_env.web.app import create_app
+from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.storage import SCHEMA_VERSION, SQLiteStorage, open_storage
-from yahtzee_env.web.tables import CODE_ALPHABET, CODE_LENGTH
+from yahtzee_env.web.tables.authority import CODE_ALPHABET, CODE_LENGTH
 
 
 def replay_totals(db, code):

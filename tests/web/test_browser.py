@@ -28,7 +28,7 @@ pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
-from yahtzee_env.web.local_server import LocalServer, free_port
+from yahtzee_env.web.door.local_server import LocalServer, free_port
 
 TIMEOUT_MS = 20_000  # what a page waits for at most (the fixtures' pages too)
 

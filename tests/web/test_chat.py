@@ -12,8 +12,8 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 
 from starlette.testclient import TestClient
 
-from yahtzee_env.web.chat import CHAT_BURST, EMOTES, MAX_CHAT
-from yahtzee_env.web.review import LABELS, label_of
+from yahtzee_env.web.people.chat import CHAT_BURST, EMOTES, MAX_CHAT
+from yahtzee_env.web.tables.review import LABELS, label_of
 
 PASSWORD = "correct horse battery"
 

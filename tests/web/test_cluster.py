@@ -32,9 +32,9 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
-from yahtzee_env.web.local_server import LocalServer, free_port
+from yahtzee_env.web.door.local_server import LocalServer, free_port
 from yahtzee_env.web.storage import SCHEMA_VERSION, open_storage
-from yahtzee_env.web.tables import Tables, WebError
+from yahtzee_env.web.tables.authority import Tables, WebError
 
 WAIT_S = 10  # the longest any reply or pushed state is awaited (never a timing assertion)
 
@@ -517,7 +517,7 @@ def test_a_move_heard_while_a_socket_opens_reaches_it(pg_url, tmp_path, monkeypa
     has heard it; the socket must still be brought to the new state."""
     import uvicorn
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     a = LocalServer(pg_url, log=tmp_path / "a.log")
     a.start()

@@ -20,9 +20,9 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS
 from yahtzee_env.game.words import BOX_LABELS
 from yahtzee_env.solver.coach import Coach
-from yahtzee_env.web.app import languages
-from yahtzee_env.web.deal import new_game
-from yahtzee_env.web.names import CODES as NAME_CODES
+from yahtzee_env.web.door.app import languages
+from yahtzee_env.web.tables.deal import new_game
+from yahtzee_env.web.tables.names import CODES as NAME_CODES
 from yahtzee_env.web.storage import open_storage
 
 STATIC = Path(__file__).parents[2] / "yahtzee_env" / "web" / "static"
@@ -234,7 +234,7 @@ def test_narration_and_errors_carry_keys(client, new_table, act):
 
 
 def test_a_third_language_is_one_file(tmp_path, monkeypatch):
-    import yahtzee_env.web.routes as web_app
+    import yahtzee_env.web.door.routes as web_app
 
     (tmp_path / "i18n").mkdir()
     for path in I18N.glob("*.json"):

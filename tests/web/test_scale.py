@@ -64,7 +64,7 @@ def test_a_stale_copy_falls_back_to_the_locked_path(db, new_table, act):
     state, sent to B, is applied there."""
     from starlette.testclient import TestClient
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     with TestClient(create_app(db)) as a, TestClient(create_app(db)) as b:
         code, tokens, state = new_table(a, ("human", "medium"))
@@ -88,7 +88,7 @@ def test_the_guard_refuses_a_stale_rev_and_writes_nothing(db):
     """`lock_table(optimistic=True)` at a rev the row is no longer at: `StaleCopy`, and none
     of the block's writes is in the database (both backends)."""
     from yahtzee_env.web.storage import StaleCopy, open_storage
-    from yahtzee_env.web.tables import Tables
+    from yahtzee_env.web.tables.authority import Tables
 
     storage = open_storage(db)
     try:
@@ -116,10 +116,10 @@ def batch_of_moves(tmp_path, n: int, break_one: bool = False, on_loop: bool = Fa
     and the storage's counts."""
     import asyncio
 
-    from yahtzee_env.web.batch import MoveBatcher
-    from yahtzee_env.web.locks import TableLocks
+    from yahtzee_env.web.tables.batch import MoveBatcher
+    from yahtzee_env.web.tables.locks import TableLocks
     from yahtzee_env.web.storage import open_storage
-    from yahtzee_env.web.tables import Tables
+    from yahtzee_env.web.tables.authority import Tables
 
     storage = open_storage(tmp_path / "web.sqlite3")
     tables = Tables(storage)
@@ -159,7 +159,7 @@ def test_moves_queued_together_commit_together(tmp_path, on_loop):
     transaction (in a worker thread, or on the event loop); the stale one (409) is refused
     alone, the 5 others are committed (a new server on the file reads them back)."""
     from yahtzee_env.web.storage import open_storage
-    from yahtzee_env.web.tables import Tables, WebError
+    from yahtzee_env.web.tables.authority import Tables, WebError
 
     results, batcher, _tables, storage, spent, made = batch_of_moves(tmp_path, 6, False, on_loop)
     assert batcher.batches == 1 and batcher.moves == 6
@@ -179,7 +179,7 @@ def test_a_batch_whose_commit_fails_acknowledges_none_of_its_moves(tmp_path, on_
     it fails (none is acknowledged), and their tables' copies in memory are dropped, so
     the next use rebuilds them at the database's state (threads or the loop alike)."""
     from yahtzee_env.web.storage import open_storage
-    from yahtzee_env.web.tables import Tables
+    from yahtzee_env.web.tables.authority import Tables
 
     results, _batcher, tables, storage, _spent, made = batch_of_moves(tmp_path, 4, True, on_loop)
     assert all(isinstance(r, Exception) for r in results), results
@@ -197,7 +197,7 @@ def test_a_server_with_batch_moves_plays_a_game_through_the_batcher(db, new_tabl
     a stale move is still refused, and a new server on the file has every move."""
     from starlette.testclient import TestClient
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     with TestClient(create_app(db, batch_moves=True)) as c:
         code, tokens, state = new_table(c, ("human", "medium"))
@@ -219,7 +219,7 @@ def test_a_move_at_a_table_in_memory_runs_on_the_event_loop_on_sqlite(db, new_ta
     ``inline_moves=False`` (``yahtzee serve --moves-in-threads``) none runs on the loop."""
     from starlette.testclient import TestClient
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     for group in (False, True):  # each move committed alone, or with the batch it came in
         with TestClient(create_app(db, batch_moves=group)) as c:
@@ -257,7 +257,7 @@ def test_a_table_whose_work_is_slow_leaves_the_event_loop():
     import contextlib
     import threading
 
-    from yahtzee_env.web.locks import TableLocks
+    from yahtzee_env.web.tables.locks import TableLocks
 
     locks = TableLocks(budget_s=0.01)
     where: list[bool] = []  # True: on the loop's thread
@@ -404,7 +404,7 @@ def test_permessage_deflate_is_offered_only_with_ws_deflate(tmp_path):
     import os
     import socket
 
-    from yahtzee_env.web.local_server import LocalServer
+    from yahtzee_env.web.door.local_server import LocalServer
 
     def extensions(args):
         srv = LocalServer(tmp_path / f"web{len(args)}.sqlite3", args)
@@ -443,7 +443,7 @@ def test_the_collectors_pauses_are_measured_and_a_server_tunes_it(tmp_path):
     import subprocess
     import sys
 
-    from yahtzee_env.web import memory
+    from yahtzee_env.web.door import memory
 
     pauses = memory.GcPauses()
     pauses.start()
@@ -467,7 +467,7 @@ def test_the_collectors_pauses_are_measured_and_a_server_tunes_it(tmp_path):
     assert pauses.snapshot()["count"] == snap["count"]  # stopped: no longer counted
     assert isinstance(memory.give_back(False), bool)
     code = (
-        "import gc; from yahtzee_env.web import memory; memory.tune_gc(); "
+        "import gc; from yahtzee_env.web.door import memory; memory.tune_gc(); "
         "print(gc.get_threshold() == memory.GC_THRESHOLD, gc.get_freeze_count() > 0)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -480,7 +480,7 @@ def test_the_bench_stats_give_a_windows_longest_collector_pauses(tmp_path):
     number is refused by name, and the route is absent without ``bench_stats``."""
     from starlette.testclient import TestClient
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     with TestClient(create_app(tmp_path / "a.sqlite3", bench_stats=True)) as c:
         first = c.get("/api/bench-stats").json()["gc"]
@@ -501,9 +501,9 @@ def test_a_kept_event_holds_no_list_for_the_collector_to_walk(tmp_path):
     generations. The page's JSON is the same."""
     import gc
 
-    from yahtzee_env.web.hub import encode
+    from yahtzee_env.web.door.hub import encode
     from yahtzee_env.web.storage import open_storage
-    from yahtzee_env.web.tables import Tables
+    from yahtzee_env.web.tables.authority import Tables
 
     storage = open_storage(tmp_path / "t.sqlite3")
     try:
@@ -543,7 +543,7 @@ def test_a_move_on_sqlite_writes_no_news_for_other_processes(db, new_table, act,
     is made only where other processes share the database: on SQLite nobody hears it."""
     from starlette.testclient import TestClient
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     made = []
     with TestClient(create_app(db)) as c:
@@ -563,7 +563,7 @@ def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
     fewer in the log per move: a re-roll commits at most 4 (the table's row, its index by
     time, the log's row and its index)."""
     from yahtzee_env.web.storage import open_storage
-    from yahtzee_env.web.tables import Tables
+    from yahtzee_env.web.tables.authority import Tables
 
     storage = open_storage(db)
     try:

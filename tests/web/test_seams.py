@@ -10,7 +10,7 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 
 from starlette.testclient import TestClient
 
-from yahtzee_env.web.app import create_app
+from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.limits import Limits
 
 HOUR, DAY = 3600.0, 86_400.0

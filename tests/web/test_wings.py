@@ -97,3 +97,60 @@ def test_the_checkers_catch_sql_and_private_calls():
     assert sql_strings(bad) == ["SELECT code FROM tables WHERE code = ?", "DELETE FROM "]
     assert len(private_calls(bad)) == 3
     assert sql_strings('"""SELECT x FROM y"""\nx = "select a table"\n') == []
+
+
+# ------------------------------------------------------------------ the maps
+NAMED = re.compile(r"(?<!`)`([a-z_]+)`(?!`)")  # `module` in a docstring (``code`` is not)
+MAX_METHODS = 40  # a class past this is a part waiting for a name
+MAX_FUNCTION_LINES = 80
+
+
+def wing_map(folder: Path) -> set[str]:
+    """The modules and folders a package's ``__init__.py`` docstring names."""
+    doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")))
+    return set(NAMED.findall(doc or ""))
+
+
+def test_each_wing_names_what_it_holds():
+    """Each folder's ``__init__.py`` names every module and folder in it, and no other."""
+    folders = [WEB, *sorted(p.parent for p in WEB.glob("*/__init__.py"))]
+    assert {p.name for p in folders[1:]} == {"door", "people", "storage", "tables"}
+    for folder in folders:
+        held = {p.stem for p in folder.glob("*.py") if p.name != "__init__.py"}
+        held |= {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+        assert wing_map(folder) == held, folder.relative_to(PACKAGE)
+
+
+def test_the_page_names_its_modules():
+    """``static/js/main.js``'s opening comment names every module of the page."""
+    js = WEB / "static" / "js"
+    head = (js / "main.js").read_text(encoding="utf-8").split("\nimport", 1)[0]
+    named = set(re.findall(r"([a-z_]+)\.js", head))
+    assert named == {p.stem for p in js.glob("*.js")} - {"main"}
+
+
+def classes_and_functions():
+    for path in sorted(WEB.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            yield path.relative_to(WEB), node
+
+
+def test_no_class_of_the_web_server_holds_over_40_methods():
+    big = [
+        f"{path}:{node.name} ({n})"
+        for path, node in classes_and_functions()
+        if isinstance(node, ast.ClassDef)
+        and (n := sum(isinstance(b, ast.FunctionDef | ast.AsyncFunctionDef) for b in node.body))
+        > MAX_METHODS
+    ]
+    assert not big, f"classes over {MAX_METHODS} methods: {big}"
+
+
+def test_no_function_of_the_web_server_is_over_80_lines():
+    long = [
+        f"{path}:{node.name} ({lines})"
+        for path, node in classes_and_functions()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (lines := node.end_lineno - node.lineno + 1) > MAX_FUNCTION_LINES
+    ]
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"

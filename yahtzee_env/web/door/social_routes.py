@@ -31,14 +31,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from yahtzee_env.web.account_care import forget_seats
-from yahtzee_env.web.accounts import SESSION_COOKIE, device_token
-from yahtzee_env.web.chat import review_chat
-from yahtzee_env.web.guard import client_address
-from yahtzee_env.web.movelog import move_log
-from yahtzee_env.web.routes import MAX_SINCE_DIGITS, asked, endpoint, set_session
-from yahtzee_env.web.service import Service, login_name, pid, who
-from yahtzee_env.web.tables import WebError
+from yahtzee_env.web.people.account_care import forget_seats
+from yahtzee_env.web.people.accounts import SESSION_COOKIE, device_token
+from yahtzee_env.web.people.chat import review_chat
+from yahtzee_env.web.door.guard import client_address
+from yahtzee_env.web.tables.movelog import move_log
+from yahtzee_env.web.door.routes import MAX_SINCE_DIGITS, asked, endpoint, set_session
+from yahtzee_env.web.door.service import Service, login_name, pid, who
+from yahtzee_env.web.tables.authority import WebError
 
 
 def profile(service: Service, player_id: int, username: str) -> dict[str, Any]:

@@ -87,14 +87,14 @@ from starlette.middleware import Middleware
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-import yahtzee_env.web.play as play
-import yahtzee_env.web.routes as http
-import yahtzee_env.web.social_routes as social
-from yahtzee_env.web.guard import GuardMiddleware
+import yahtzee_env.web.door.play as play
+import yahtzee_env.web.door.routes as http
+import yahtzee_env.web.door.social_routes as social
+from yahtzee_env.web.door.guard import GuardMiddleware
 from yahtzee_env.web.limits import Limits
-from yahtzee_env.web.routes import STATIC_DIR, languages
-from yahtzee_env.web.service import Service
-from yahtzee_env.web.sockets import table_socket
+from yahtzee_env.web.door.routes import STATIC_DIR, languages
+from yahtzee_env.web.door.service import Service
+from yahtzee_env.web.door.sockets import table_socket
 from yahtzee_env.web.storage import Storage, open_storage
 
 POST = ["POST"]
@@ -223,7 +223,7 @@ def create_app(
 def app_from_env() -> Starlette:
     """The app of each ``yahtzee serve --workers N`` process: the database is ``$YAHTZEE_DB``,
     the other options the JSON object ``$YAHTZEE_SERVE_OPTIONS`` (`yahtzee serve` sets both)."""
-    from yahtzee_env.web.server import ClientErrorFilter
+    from yahtzee_env.web.door.server import ClientErrorFilter
 
     options = json.loads(os.environ.get("YAHTZEE_SERVE_OPTIONS") or "{}")
     limits = Limits(**options.pop("limits", {}))

@@ -27,10 +27,10 @@ import contextlib
 import logging
 from typing import Any
 
-from yahtzee_env.web.hub import Client, Hub, encode
-from yahtzee_env.web.locks import TableLocks
+from yahtzee_env.web.door.hub import Client, Hub, encode
+from yahtzee_env.web.tables.locks import TableLocks
 from yahtzee_env.web.storage import Storage
-from yahtzee_env.web.tables import Tables, WebError
+from yahtzee_env.web.tables.authority import Tables, WebError
 
 log = logging.getLogger("yahtzee.web")
 

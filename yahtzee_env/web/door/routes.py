@@ -22,13 +22,13 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
 from yahtzee_env.game.rules import BOX_NAMES, NUM_UPPER, PRESETS
-from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, device_token
-from yahtzee_env.web.guard import client_address
-from yahtzee_env.web.logins import DEVICE_COOKIE, DEVICE_DAYS
-from yahtzee_env.web.matchmaking import DEFAULT_WAIT, WAIT_RANGE, WAITS, note_seats
-from yahtzee_env.web.service import MAX_BODY, Service, parse_json
+from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, device_token
+from yahtzee_env.web.door.guard import client_address
+from yahtzee_env.web.people.logins import DEVICE_COOKIE, DEVICE_DAYS
+from yahtzee_env.web.people.matchmaking import DEFAULT_WAIT, WAIT_RANGE, WAITS, note_seats
+from yahtzee_env.web.door.service import MAX_BODY, Service, parse_json
 from yahtzee_env.web.storage import SchemaError, describe_target
-from yahtzee_env.web.tables import (
+from yahtzee_env.web.tables.authority import (
     DEFAULT_FILL,
     MAX_SEATS,
     MIN_SEATS,
@@ -40,7 +40,7 @@ from yahtzee_env.web.tables import (
     main_levels,
 )
 
-STATIC_DIR = Path(__file__).with_name("static")
+STATIC_DIR = Path(__file__).parents[1] / "static"  # yahtzee_env/web/static
 MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
 DEFAULT_RETRY_AFTER = 1  # s: a 429 whose budget refills within a second
 

@@ -12,10 +12,10 @@ import anyio
 from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from yahtzee_env.web.hub import CLOSE_FULL, CLOSE_UNKNOWN, Client
-from yahtzee_env.web.sockets import TableSocket
-from yahtzee_env.web.spectators import Spectators, clean_watch_id, redact
-from yahtzee_env.web.tables import WebError
+from yahtzee_env.web.door.hub import CLOSE_FULL, CLOSE_UNKNOWN, Client
+from yahtzee_env.web.door.sockets import TableSocket
+from yahtzee_env.web.door.spectators import Spectators, clean_watch_id, redact
+from yahtzee_env.web.tables.authority import WebError
 
 
 async def watch_socket(ws: WebSocket) -> None:

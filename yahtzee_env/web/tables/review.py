@@ -32,7 +32,7 @@ import numpy as np
 
 from yahtzee_env.game.engine import BOX_ACTION_OFFSET, NUM_ACTIONS
 from yahtzee_env.game.rules import BOX_NAMES, RuleSet
-from yahtzee_env.web.deal import new_game
+from yahtzee_env.web.tables.deal import new_game
 
 WORST = 3  # costliest decisions listed per seat
 TIE_ORDER = [*range(BOX_ACTION_OFFSET, NUM_ACTIONS), *range(BOX_ACTION_OFFSET)]

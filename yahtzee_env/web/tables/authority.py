@@ -63,10 +63,10 @@ from yahtzee_env.game.engine import (
 from yahtzee_env.game.match import match_is_decided, match_winners
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
 from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
-from yahtzee_env.web.coaches import Coaches, CoachWarming
-from yahtzee_env.web.deal import new_game
-from yahtzee_env.web.names import name_problem
-from yahtzee_env.web.review import review_game
+from yahtzee_env.web.tables.coaches import Coaches, CoachWarming
+from yahtzee_env.web.tables.deal import new_game
+from yahtzee_env.web.tables.names import name_problem
+from yahtzee_env.web.tables.review import review_game
 from yahtzee_env.web.storage import StaleCopy, Storage, token_hash
 
 log = logging.getLogger("yahtzee.web")

@@ -30,8 +30,8 @@ from typing import Any
 import anyio
 from starlette.concurrency import run_in_threadpool
 
-from yahtzee_env.web.hub import CLOSE_GONE, Client
-from yahtzee_env.web.tables import WebError
+from yahtzee_env.web.door.hub import CLOSE_GONE, Client
+from yahtzee_env.web.tables.authority import WebError
 
 CHECK_EVERY_S = 2.0
 WATCH_ID_BYTES = 12

@@ -24,10 +24,10 @@ from typing import Any
 import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from yahtzee_env.web.guard import client_address, cross_site, host_refused
-from yahtzee_env.web.hub import CLOSE_BINARY, CLOSE_FULL, CLOSE_ORIGIN, CLOSE_UNKNOWN, Client
-from yahtzee_env.web.service import Service, parse_json
-from yahtzee_env.web.tables import WebError, clean_code
+from yahtzee_env.web.door.guard import client_address, cross_site, host_refused
+from yahtzee_env.web.door.hub import CLOSE_BINARY, CLOSE_FULL, CLOSE_ORIGIN, CLOSE_UNKNOWN, Client
+from yahtzee_env.web.door.service import Service, parse_json
+from yahtzee_env.web.tables.authority import WebError, clean_code
 
 
 def message_id(value: Any) -> int | str | None:

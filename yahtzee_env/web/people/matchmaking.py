@@ -32,10 +32,10 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.game.rules import PRESETS
-from yahtzee_env.web.accounts import device_of
+from yahtzee_env.web.people.accounts import device_of
 from yahtzee_env.web.storage import Storage, token_hash
 from yahtzee_env.web.storage.queue import CLAIMED, matched
-from yahtzee_env.web.tables import (
+from yahtzee_env.web.tables.authority import (
     DEFAULT_FILL,
     MAX_SEATS,
     MIN_SEATS,

@@ -29,24 +29,24 @@ import anyio
 from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.game.rules import PRESETS
-from yahtzee_env.web.account_care import AccountCare
-from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
-from yahtzee_env.web.batch import MoveBatcher
-from yahtzee_env.web.chat import Chat
-from yahtzee_env.web.fanout import Fanout
-from yahtzee_env.web.guard import RefusalLog
-from yahtzee_env.web.hub import CLOSE_GONE, Client, Hub
+from yahtzee_env.web.people.account_care import AccountCare
+from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
+from yahtzee_env.web.tables.batch import MoveBatcher
+from yahtzee_env.web.people.chat import Chat
+from yahtzee_env.web.door.fanout import Fanout
+from yahtzee_env.web.door.guard import RefusalLog
+from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
-from yahtzee_env.web.locks import TableLocks
-from yahtzee_env.web.logins import DEVICE_DAYS, LoginThrottle
-from yahtzee_env.web.matchmaking import Matchmaker
-from yahtzee_env.web.memory import Closes, GcPauses, give_back
-from yahtzee_env.web.ratings import Ratings
-from yahtzee_env.web.renames import joined_as, rename_seat
-from yahtzee_env.web.spectators import Spectators
-from yahtzee_env.web.stats import player_statistics
+from yahtzee_env.web.tables.locks import TableLocks
+from yahtzee_env.web.people.logins import DEVICE_DAYS, LoginThrottle
+from yahtzee_env.web.people.matchmaking import Matchmaker
+from yahtzee_env.web.door.memory import Closes, GcPauses, give_back
+from yahtzee_env.web.people.ratings import Ratings
+from yahtzee_env.web.tables.renames import joined_as, rename_seat
+from yahtzee_env.web.door.spectators import Spectators
+from yahtzee_env.web.people.stats import player_statistics
 from yahtzee_env.web.storage import Storage
-from yahtzee_env.web.tables import Tables, WebError, clean_code, clean_name, cpu_levels
+from yahtzee_env.web.tables.authority import Tables, WebError, clean_code, clean_name, cpu_levels
 
 log = logging.getLogger("yahtzee.web")
 

@@ -161,7 +161,7 @@ def run(
     permessage-deflate; ``ws_impl``: one of `WS_IMPLS` as uvicorn has it (None: ours)."""
     import uvicorn
 
-    from yahtzee_env.web.memory import limit_arenas, tune_gc
+    from yahtzee_env.web.door.memory import limit_arenas, tune_gc
 
     limit_arenas()  # before the worker threads: freed memory goes back (`memory`)
     tune_gc()  # a long-running process: what start-up made is out of the collector's way

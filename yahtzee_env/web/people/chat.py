@@ -26,7 +26,7 @@ import unicodedata
 from typing import Any
 
 from yahtzee_env.web.limits import RateLimiter
-from yahtzee_env.web.tables import Seat, Tables, WebError
+from yahtzee_env.web.tables.authority import Seat, Tables, WebError
 
 MAX_CHAT = 200  # characters of a message
 CHAT_RATE, CHAT_BURST = 0.5, 5  # messages a second per person, and a burst

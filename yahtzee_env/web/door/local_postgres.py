@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from yahtzee_env.web.local_server import free_port
+from yahtzee_env.web.door.local_server import free_port
 
 NOBODY = 65534
 MISSING = (
