@@ -17,9 +17,9 @@ pytest.importorskip("argon2", reason="needs the web extra (argon2-cffi)")
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from yahtzee_env.web.people.accounts import BAD_LOGIN, SESSION_COOKIE
 from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.limits import Limits
+from yahtzee_env.web.people.accounts import BAD_LOGIN, SESSION_COOKIE
 from yahtzee_env.web.people.logins import DEVICE_COOKIE
 
 PASSWORD = "correct horse battery"

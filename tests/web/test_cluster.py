@@ -34,7 +34,8 @@ from websockets.sync.client import connect
 from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.door.local_server import LocalServer, free_port
 from yahtzee_env.web.storage import SCHEMA_VERSION, open_storage
-from yahtzee_env.web.tables.authority import Tables, WebError
+from yahtzee_env.web.tables.authority import Tables
+from yahtzee_env.web.tables.table import WebError
 
 WAIT_S = 10  # the longest any reply or pushed state is awaited (never a timing assertion)
 
@@ -155,9 +156,9 @@ def wait_for(predicate, what: str):
 
 
 def test_a_copy_follows_a_change_from_its_notification(pg_url):
-    """The notification of a change carries what changed (`Tables._news`): a copy one revision
+    """The notification of a change carries what changed (`Replicas.news`): a copy one revision
     behind follows it without reading the database, to the state a rebuild from the log
-    gives; a copy further behind cannot, and reads the database instead (`Tables.refresh`)."""
+    gives; a copy further behind cannot, and reads the database instead (`Replicas.refresh`)."""
     sa, sb = open_storage(pg_url), open_storage(pg_url)
     heard: list[tuple] = []
     stop = sb.listen(lambda *note: heard.append(note))
@@ -181,14 +182,14 @@ def test_a_copy_follows_a_change_from_its_notification(pg_url):
             note = wait_for(lambda r=state["rev"]: [n for n in heard if n[1] == r], "the note")
             code_, rev, origin, news = note[0]
             assert (code_, origin) == (code, a.instance) and news is not None
-            followed = b.follow(code, rev, news)
+            followed = b.replicas.follow(code, rev, news)
             assert followed is not None and followed.rev == rev
             assert b.state(followed) == Tables(sb).state(Tables(sb).load(code)) == state
         assert len(state["events"]) > 4  # CPU turns were among the followed actions
         state = move(move(state))  # two changes: B's copy is two revisions behind
         note = wait_for(lambda r=state["rev"]: [n for n in heard if n[1] == r], "the note")
-        assert b.follow(code, state["rev"], note[0][3]) is None
-        assert b.state(b.refresh(code, state["rev"])) == state
+        assert b.replicas.follow(code, state["rev"], note[0][3]) is None
+        assert b.state(b.replicas.refresh(code, state["rev"])) == state
     finally:
         stop()
         sa.close()

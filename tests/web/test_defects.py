@@ -20,13 +20,13 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from yahtzee_env.web.people.accounts import SESSION_COOKIE
 from yahtzee_env.web.door.app import create_app
-from yahtzee_env.web.limits import Limits
-from yahtzee_env.web.people.logins import LoginThrottle
 from yahtzee_env.web.door.server import ClientErrorFilter
+from yahtzee_env.web.limits import Limits
+from yahtzee_env.web.people.accounts import SESSION_COOKIE
+from yahtzee_env.web.people.logins import LoginThrottle
 from yahtzee_env.web.people.stats import in_level_order, player_statistics
-from yahtzee_env.web.tables.authority import WebError, clean_name
+from yahtzee_env.web.tables.table import WebError, clean_name
 
 pytestmark = pytest.mark.backends("sqlite")
 BOTH = pytest.mark.backends("sqlite", "postgresql")

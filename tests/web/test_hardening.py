@@ -25,8 +25,8 @@ from starlette.websockets import WebSocketDisconnect
 from yahtzee_env.web.door.app import STATIC_DIR, create_app
 from yahtzee_env.web.door.guard import RefusalLog
 from yahtzee_env.web.door.hub import CLOSE_BINARY, CLOSE_GONE, CLOSE_SLOW, Client, Hub
-from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.door.service import Service
+from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.storage import open_storage
 
 # The front door and the server's bounds are the same on either storage: SQLite only, but

@@ -116,10 +116,10 @@ def batch_of_moves(tmp_path, n: int, break_one: bool = False, on_loop: bool = Fa
     and the storage's counts."""
     import asyncio
 
-    from yahtzee_env.web.tables.batch import MoveBatcher
-    from yahtzee_env.web.tables.locks import TableLocks
     from yahtzee_env.web.storage import open_storage
     from yahtzee_env.web.tables.authority import Tables
+    from yahtzee_env.web.tables.batch import MoveBatcher
+    from yahtzee_env.web.tables.locks import TableLocks
 
     storage = open_storage(tmp_path / "web.sqlite3")
     tables = Tables(storage)
@@ -159,7 +159,8 @@ def test_moves_queued_together_commit_together(tmp_path, on_loop):
     transaction (in a worker thread, or on the event loop); the stale one (409) is refused
     alone, the 5 others are committed (a new server on the file reads them back)."""
     from yahtzee_env.web.storage import open_storage
-    from yahtzee_env.web.tables.authority import Tables, WebError
+    from yahtzee_env.web.tables.authority import Tables
+    from yahtzee_env.web.tables.table import WebError
 
     results, batcher, _tables, storage, spent, made = batch_of_moves(tmp_path, 6, False, on_loop)
     assert batcher.batches == 1 and batcher.moves == 6
@@ -539,7 +540,7 @@ def test_a_kept_event_holds_no_list_for_the_collector_to_walk(tmp_path):
 
 
 def test_a_move_on_sqlite_writes_no_news_for_other_processes(db, new_table, act, monkeypatch):
-    """The news of a change (`Tables._news`, JSON for the other processes' copies to follow)
+    """The news of a change (`Replicas.news`, JSON for the other processes' copies to follow)
     is made only where other processes share the database: on SQLite nobody hears it."""
     from starlette.testclient import TestClient
 
@@ -548,8 +549,8 @@ def test_a_move_on_sqlite_writes_no_news_for_other_processes(db, new_table, act,
     made = []
     with TestClient(create_app(db)) as c:
         tables = c.app.state.service.tables
-        real = tables._news
-        monkeypatch.setattr(tables, "_news", lambda *a: made.append(1) or real(*a))
+        real = tables.replicas.news
+        monkeypatch.setattr(tables.replicas, "news", lambda *a: made.append(1) or real(*a))
         code, tokens, state = new_table(c, ("human", "easy"))
         reply = act(c, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state)
         assert reply.status_code == 200, reply.text

@@ -57,7 +57,10 @@ class Limits:
     login_burst: int = 120
     login_free_failures: int = 3  # failed sign-ins of one name before it slows down
     login_delay_s: float = 0.5  # the first delay; it doubles with each failure more ...
-    login_delay_max_s: float = 8.0  # ... up to this (a known device is never slowed)
+    login_delay_max_s: float = 15.0  # ... up to this (a known device is never slowed)
+    login_waiting: int = 16  # sign-ins of one user name waiting their turn (one at a time)
+    hash_workers: int = 2  # argon2 runs at once (19 MiB each) ...
+    hash_queue: int = 64  # ... and waiting for a slot (past it: 503 with Retry-After)
     login_forget_s: float = 60.0  # one failure is forgotten every this many seconds
     clock_every_s: float = 0.5  # how often the turn deadlines are checked
     queue_per_address: int = 4  # players of one address waiting for a quick match at once

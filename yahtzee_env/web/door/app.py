@@ -91,10 +91,10 @@ import yahtzee_env.web.door.play as play
 import yahtzee_env.web.door.routes as http
 import yahtzee_env.web.door.social_routes as social
 from yahtzee_env.web.door.guard import GuardMiddleware
-from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.door.routes import STATIC_DIR, languages
 from yahtzee_env.web.door.service import Service
 from yahtzee_env.web.door.sockets import table_socket
+from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.storage import Storage, open_storage
 
 POST = ["POST"]

@@ -28,9 +28,10 @@ import logging
 from typing import Any
 
 from yahtzee_env.web.door.hub import Client, Hub, encode
-from yahtzee_env.web.tables.locks import TableLocks
 from yahtzee_env.web.storage import Storage
-from yahtzee_env.web.tables.authority import Tables, WebError
+from yahtzee_env.web.tables.authority import Tables
+from yahtzee_env.web.tables.locks import TableLocks
+from yahtzee_env.web.tables.table import WebError
 
 log = logging.getLogger("yahtzee.web")
 
@@ -163,7 +164,7 @@ class Fanout:
         table = self.tables.loaded.get(code)
         seq = len(table.log) if table is not None else 0
         try:
-            table = self.tables.follow(code, rev, news)
+            table = self.tables.replicas.follow(code, rev, news)
             if table is None:
                 return False
             state = self.tables.state(table)
@@ -188,7 +189,7 @@ class Fanout:
                 def work(c: str, target=target):
                     table = self.tables.loaded.get(c)
                     seen = (table.idx, len(table.log)) if table is not None else None
-                    return seen, self.tables.state(self.tables.refresh(c, target))
+                    return seen, self.tables.state(self.tables.replicas.refresh(c, target))
 
                 try:
                     seen, state = await self.locks.run(code, work)

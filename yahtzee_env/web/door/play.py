@@ -27,13 +27,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 
-from yahtzee_env.web.people.accounts import device_of
 from yahtzee_env.web.door.guard import client_address
 from yahtzee_env.web.door.routes import asked, endpoint, page
 from yahtzee_env.web.door.service import Service, who
 from yahtzee_env.web.door.spectators import redact
-from yahtzee_env.web.tables.authority import WebError, clean_code
 from yahtzee_env.web.door.watch import watch_socket
+from yahtzee_env.web.people.accounts import device_of
+from yahtzee_env.web.tables.table import WebError, clean_code
 
 OPEN_TABLES_SHOWN = 20
 LISTED_PER_HOST = 2  # unstarted tables one host may list at once

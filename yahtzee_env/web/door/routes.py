@@ -22,13 +22,13 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
 from yahtzee_env.game.rules import BOX_NAMES, NUM_UPPER, PRESETS
-from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, device_token
 from yahtzee_env.web.door.guard import client_address
+from yahtzee_env.web.door.service import MAX_BODY, Service, parse_json
+from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, device_token
 from yahtzee_env.web.people.logins import DEVICE_COOKIE, DEVICE_DAYS
 from yahtzee_env.web.people.matchmaking import DEFAULT_WAIT, WAIT_RANGE, WAITS, note_seats
-from yahtzee_env.web.door.service import MAX_BODY, Service, parse_json
 from yahtzee_env.web.storage import SchemaError, describe_target
-from yahtzee_env.web.tables.authority import (
+from yahtzee_env.web.tables.table import (
     DEFAULT_FILL,
     MAX_SEATS,
     MIN_SEATS,

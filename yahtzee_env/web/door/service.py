@@ -22,31 +22,32 @@ import json
 import logging
 import math
 import secrets
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
 from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.game.rules import PRESETS
-from yahtzee_env.web.people.account_care import AccountCare
-from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
-from yahtzee_env.web.tables.batch import MoveBatcher
-from yahtzee_env.web.people.chat import Chat
 from yahtzee_env.web.door.fanout import Fanout
 from yahtzee_env.web.door.guard import RefusalLog
 from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
-from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
-from yahtzee_env.web.tables.locks import TableLocks
-from yahtzee_env.web.people.logins import DEVICE_DAYS, LoginThrottle
-from yahtzee_env.web.people.matchmaking import Matchmaker
 from yahtzee_env.web.door.memory import Closes, GcPauses, give_back
-from yahtzee_env.web.people.ratings import Ratings
-from yahtzee_env.web.tables.renames import joined_as, rename_seat
 from yahtzee_env.web.door.spectators import Spectators
+from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
+from yahtzee_env.web.people.account_care import AccountCare
+from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
+from yahtzee_env.web.people.chat import Chat
+from yahtzee_env.web.people.logins import DEVICE_DAYS, HashGate, LoginThrottle, NameTurns
+from yahtzee_env.web.people.matchmaking import Matchmaker
+from yahtzee_env.web.people.ratings import Ratings
 from yahtzee_env.web.people.stats import player_statistics
 from yahtzee_env.web.storage import Storage
-from yahtzee_env.web.tables.authority import Tables, WebError, clean_code, clean_name, cpu_levels
+from yahtzee_env.web.tables.authority import Tables
+from yahtzee_env.web.tables.batch import MoveBatcher
+from yahtzee_env.web.tables.locks import TableLocks
+from yahtzee_env.web.tables.renames import joined_as, rename_seat
+from yahtzee_env.web.tables.table import WebError, clean_code, clean_name, cpu_levels
 
 log = logging.getLogger("yahtzee.web")
 
@@ -138,6 +139,8 @@ class Service:
             limits.login_forget_s,
             limits.max_keys,
         )
+        self.name_turns = NameTurns(limits.login_waiting)  # one sign-in per name at a time
+        self.hash_gate = HashGate(limits.hash_workers, limits.hash_queue)  # argon2, bounded
         self.refusals = RefusalLog()
         self.closes = Closes()
         self.gc_pauses = GcPauses()  # measured only under `yahtzee serve --bench-stats`
@@ -189,14 +192,22 @@ class Service:
                 retry_after=max(1, math.ceil(wait)),
             )
 
-    async def wait_for_name(self, name: str, device: str | None) -> None:
-        """A user name with failed sign-ins (or recoveries) waits before its secret is checked
-        (`logins.LoginThrottle`), unless the browser ``device`` signed in to it before."""
-        delay = self.throttle.delay(name)
-        if delay and not (
-            device and await run_in_threadpool(self.accounts.known_device, device, name)
-        ):
-            await anyio.sleep(delay)
+    @contextlib.asynccontextmanager
+    async def checking(self, name: str, device: str | None) -> AsyncIterator[None]:
+        """The turn of user name ``name`` to have a secret checked (a password, a recovery
+        code): a browser that signed in to it before (its ``device`` cookie) goes at once;
+        anyone else waits in the name's line, one at a time, and then the delay that the
+        name's failed sign-ins earned (`logins`), so guesses at one account from any number
+        of addresses are checked a few a minute."""
+        if device and await run_in_threadpool(self.accounts.known_device, device, name):
+            yield
+            return
+        line = self.name_turns.waiting(name) + 1
+        async with self.name_turns.turn(name, line * self.limits.login_delay_max_s):
+            delay = self.throttle.delay(name)
+            if delay:
+                await anyio.sleep(delay)
+            yield
 
     def new_player_budget(self, address: str) -> None:
         """A new player (a profile, a guest session, an account without one) spends a token
@@ -266,8 +277,10 @@ class Service:
         if not code:
             raise WebError(f"no game has the id {str(gid)[:30]!r}", 404, "no_game")
         player = pid(session)
-        game = await self.locks.run(code, lambda _: self.tables.review_request(gid, body, player))
-        return await run_in_threadpool(self.tables.review_of, game)
+        game = await self.locks.run(
+            code, lambda _: self.tables.reviews.review_request(gid, body, player)
+        )
+        return await run_in_threadpool(self.tables.reviews.review_of, game)
 
     # ----------------------------------------------------------------- tables: the intents
     async def create_player(self, body: dict[str, Any], address: str) -> dict[str, Any]:
@@ -291,7 +304,7 @@ class Service:
 
         def work(c: str):
             self.chat.check_join(c, pid(session))  # a blocked account does not join
-            table, seat, token = self.tables.join(c, body, session)
+            table, seat, token = self.tables.seating.join(c, body, session)
             reply = {"seat": seat, "state": self.tables.state(table), "mine": self.mine(c, session)}
             reply["joined_as"] = joined_as(body.get("name"), table.seats[seat].name)
             if token is not None:
@@ -317,7 +330,7 @@ class Service:
                     raise WebError("you have no seat at this table", 403, "not_your_seat")
             else:
                 seats = [table.seat_of_token(body.get("seat"), token)]
-            back = self.tables.reconnected(table, seats)
+            back = self.tables.seating.reconnected(table, seats)
             return seats, self.tables.state(table) if back else None
 
         seats, state = await self.locks.run(code, work)
@@ -362,7 +375,7 @@ class Service:
     async def start(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The host starts the table (its seat defaults to 0)."""
         body = {**body, "seat": body.get("seat", 0)}
-        return await self.change(code, body, session, self.tables.start, skip)
+        return await self.change(code, body, session, self.tables.seating.start, skip)
 
     async def act(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """A move (``action``), made from the state ``(game, seq)``."""
@@ -381,11 +394,11 @@ class Service:
 
     async def leave(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The asker leaves: the seat is free again (before the start) or the computer's."""
-        return await self.change(code, body, session, self.tables.leave, skip)
+        return await self.change(code, body, session, self.tables.seating.leave, skip)
 
     async def back(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The asker takes their seat back from the computer."""
-        return await self.change(code, body, session, self.tables.back, skip)
+        return await self.change(code, body, session, self.tables.seating.back, skip)
 
     async def rename(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The asker plays as ``name`` at this table (a name nobody else there has)."""
@@ -400,7 +413,7 @@ class Service:
         here = self.hub.connected(clean_code(code))  # read on the event loop
 
         def work(c, seat, token, player):
-            return self.tables.hand_to_cpu(c, body.get("target"), seat, token, player, here)
+            return self.tables.seating.hand_over(c, body.get("target"), seat, token, player, here)
 
         return await self.change(code, body, session, work, skip)
 
@@ -409,7 +422,9 @@ class Service:
         here = self.hub.connected(clean_code(code))  # read on the event loop
 
         def work(c, seat, token, player):
-            return self.tables.remove_seat(c, body.get("target"), seat, token, player, here)
+            return self.tables.seating.hand_over(
+                c, body.get("target"), seat, token, player, here, remove=True
+            )
 
         return await self.change(code, body, session, work, skip)
 
@@ -464,8 +479,6 @@ class Service:
         if new and session is None:
             self.new_player_budget(address)
         name = login_name(body)
-        if not new:
-            await self.wait_for_name(name, device if known else None)
         work = self.accounts.sign_up if new else self.accounts.sign_in
         storage = self.storage
 
@@ -479,12 +492,16 @@ class Service:
             name = storage.players.player_by_id(player_id)["name"]
             return player_id, username, token, name, codes
 
-        try:
-            player_id, username, token, name, codes = await run_in_threadpool(run)
-        except WebError as err:
-            if err.code == "bad_login":
-                self.throttle.failed(name)
-            raise
+        if new:
+            player_id, username, token, name, codes = await self.hash_gate.run(run)
+        else:
+            async with self.checking(name, device if known else None):
+                try:
+                    player_id, username, token, name, codes = await self.hash_gate.run(run)
+                except WebError as err:
+                    if err.code == "bad_login":
+                        self.throttle.failed(name)
+                    raise
         reply = {"player": {"id": player_id, "name": name}, "account": username}
         if codes:
             reply["recovery_codes"] = codes
@@ -537,7 +554,7 @@ class Service:
         done = []
         for code in due:
             try:
-                state = await self.locks.run(code, lambda c: tables.state(tables.time_out(c)))
+                state = await self.locks.run(code, lambda c: tables.state(tables.timer.time_out(c)))
             except WebError:
                 continue
             self.fanout.publish(state)

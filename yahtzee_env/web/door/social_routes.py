@@ -31,14 +31,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from yahtzee_env.web.door.guard import client_address
+from yahtzee_env.web.door.routes import MAX_SINCE_DIGITS, asked, endpoint, set_session
+from yahtzee_env.web.door.service import Service, login_name, pid, who
 from yahtzee_env.web.people.account_care import forget_seats
 from yahtzee_env.web.people.accounts import SESSION_COOKIE, device_token
 from yahtzee_env.web.people.chat import review_chat
-from yahtzee_env.web.door.guard import client_address
 from yahtzee_env.web.tables.movelog import move_log
-from yahtzee_env.web.door.routes import MAX_SINCE_DIGITS, asked, endpoint, set_session
-from yahtzee_env.web.door.service import Service, login_name, pid, who
-from yahtzee_env.web.tables.authority import WebError
+from yahtzee_env.web.tables.table import WebError
 
 
 def profile(service: Service, player_id: int, username: str) -> dict[str, Any]:
@@ -76,7 +76,7 @@ async def change_password(request: Request, service: Service) -> Response:
             session["id"]
         )
 
-    reply, token = await run_in_threadpool(work)
+    reply, token = await service.hash_gate.run(work)
     return set_session(JSONResponse({**reply, "changed": True}), request, token)
 
 
@@ -84,7 +84,7 @@ async def change_password(request: Request, service: Service) -> Response:
 async def recovery_codes(request: Request, service: Service) -> Response:
     body, session = await asked(request, service)
     account_budget(request, service, session)
-    codes = await run_in_threadpool(service.care.regenerate, pid(session), body)
+    codes = await service.hash_gate.run(service.care.regenerate, pid(session), body)
     return JSONResponse({"recovery_codes": codes})
 
 
@@ -93,19 +93,19 @@ async def recover(request: Request, service: Service) -> Response:
     body, _session = await asked(request, service)
     service.login_budget(client_address(request.scope))
     name = login_name(body)
-    await service.wait_for_name(name, device_token(request))  # as a wrong password does
 
     def work():
         player_id, username, left = service.care.recover(body)
         token = service.accounts.new_session(player_id)
         return {**profile(service, player_id, username), "recovery_codes_left": left}, token
 
-    try:
-        reply, token = await run_in_threadpool(work)
-    except WebError as err:
-        if err.code == "bad_recovery":
-            service.throttle.failed(name)
-        raise
+    async with service.checking(name, device_token(request)):  # as a password is checked
+        try:
+            reply, token = await service.hash_gate.run(work)
+        except WebError as err:
+            if err.code == "bad_recovery":
+                service.throttle.failed(name)
+            raise
     return set_session(JSONResponse(reply), request, token)
 
 
@@ -113,7 +113,7 @@ async def recover(request: Request, service: Service) -> Response:
 async def delete_account(request: Request, service: Service) -> Response:
     body, session = await asked(request, service)
     account_budget(request, service, session)
-    codes = await run_in_threadpool(service.care.check_delete, pid(session), body)
+    codes = await service.hash_gate.run(service.care.check_delete, pid(session), body)
     player_id, tables = session["id"], service.tables
 
     def rename(c: str):
@@ -123,7 +123,7 @@ async def delete_account(request: Request, service: Service) -> Response:
                 service.storage.tables.update_seats(c, [table.seats[i].row() for i in changed])
                 if table.started and table.game is not None and not table.game.over:
                     tables.run_cpus(table)
-                    tables._clock(table)
+                    tables.timer.arm(table)
             return tables.state(table)
 
     for code in codes:

@@ -31,7 +31,7 @@ import anyio
 from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.web.door.hub import CLOSE_GONE, Client
-from yahtzee_env.web.tables.authority import WebError
+from yahtzee_env.web.tables.table import WebError
 
 CHECK_EVERY_S = 2.0
 WATCH_ID_BYTES = 12

@@ -26,7 +26,8 @@ import unicodedata
 from typing import Any
 
 from yahtzee_env.web.limits import RateLimiter
-from yahtzee_env.web.tables.authority import Seat, Tables, WebError
+from yahtzee_env.web.tables.authority import Tables
+from yahtzee_env.web.tables.table import Seat, WebError
 
 MAX_CHAT = 200  # characters of a message
 CHAT_RATE, CHAT_BURST = 0.5, 5  # messages a second per person, and a burst
@@ -161,7 +162,7 @@ class Chat:
                 if table.game.over and table.online and table.all_confirmed():
                     tables.next_game(table)
                 tables.run_cpus(table)
-                tables._clock(table)
+                tables.timer.arm(table)
             return table
 
 

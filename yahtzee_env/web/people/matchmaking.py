@@ -35,11 +35,11 @@ from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.people.accounts import device_of
 from yahtzee_env.web.storage import Storage, token_hash
 from yahtzee_env.web.storage.queue import CLAIMED, matched
-from yahtzee_env.web.tables.authority import (
+from yahtzee_env.web.tables.authority import Tables
+from yahtzee_env.web.tables.table import (
     DEFAULT_FILL,
     MAX_SEATS,
     MIN_SEATS,
-    Tables,
     WebError,
     clean_name,
     cpu_levels,
@@ -216,9 +216,9 @@ class Matchmaker:
         table, _ = self.tables.create(body, None, people[0])
         placed = {host["player_id"]: 0}
         for person, row in zip(people[1:], rows[1:], strict=True):
-            _, seat, _ = self.tables.join(table.code, {"name": row["name"]}, person)
+            _, seat, _ = self.tables.seating.join(table.code, {"name": row["name"]}, person)
             placed[row["player_id"]] = seat
-        self.tables.start(table.code, 0, None, host["player_id"])
+        self.tables.seating.start(table.code, 0, None, host["player_id"])
         devices = [(table.code, placed[r["player_id"]], r["device"]) for r in rows if r["device"]]
         self.storage.tables.note_devices(devices)
         return table.code, placed

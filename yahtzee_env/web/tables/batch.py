@@ -36,9 +36,9 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from yahtzee_env.web.tables.locks import TableLocks
 from yahtzee_env.web.storage import StaleCopy, Storage
 from yahtzee_env.web.tables.authority import Tables
+from yahtzee_env.web.tables.locks import TableLocks
 
 MAX_BATCH = 16  # moves handed to the worker at once (each waits for its batch: keep it short)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from yahtzee_env.web.tables.authority import Seat, Table
+from yahtzee_env.web.tables.table import Seat, Table
 
 
 def game_events(table: Table) -> list[dict[str, Any]]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from yahtzee_env.web.tables.authority import Table, Tables, WebError, clean_name
+from yahtzee_env.web.tables.authority import Tables
+from yahtzee_env.web.tables.table import Table, WebError, clean_name
 
 
 def joined_as(asked: Any, given: str) -> dict[str, Any]:

@@ -112,6 +112,23 @@ def review_game(
             del open_turn[seat]
     if not game.over:
         raise ValueError("the game is not finished")
+    timeline, costliest, total_loss, labels = summaries(turns, n)
+    return {
+        "rules": rules.name,
+        "seats": seats,
+        "totals": game.totals(),
+        "turns": turns,
+        "timeline": timeline,
+        "costliest": costliest,
+        "total_loss": total_loss,
+        "labels": labels,
+        "thresholds": [{"label": name, "max": bound} for name, bound in LABELS],
+    }
+
+
+def summaries(turns: list[dict[str, Any]], n: int) -> tuple[dict, dict, dict, dict]:
+    """Each seat's summaries of a game's graded ``turns``: its expected-score timeline, its
+    costliest decisions, its total loss and how many decisions got each label."""
     timeline: dict[str, list[float]] = {}
     costliest: dict[str, list[dict[str, Any]]] = {}
     total_loss: dict[str, float] = {}
@@ -128,17 +145,7 @@ def review_game(
         }
         costly = sorted((x for x in graded if x[0]["loss"] > 1e-6), key=lambda x: -x[0]["loss"])
         costliest[str(seat)] = [{**d, "round": r} for d, r in costly[:WORST]]
-    return {
-        "rules": rules.name,
-        "seats": seats,
-        "totals": game.totals(),
-        "turns": turns,
-        "timeline": timeline,
-        "costliest": costliest,
-        "total_loss": total_loss,
-        "labels": labels,
-        "thresholds": [{"label": name, "max": bound} for name, bound in LABELS],
-    }
+    return timeline, costliest, total_loss, labels
 
 
 __all__ = ["LABELS", "best_action", "label_of", "review_game"]
