@@ -94,6 +94,7 @@ from yahtzee_env.web.door.guard import GuardMiddleware
 from yahtzee_env.web.door.routes import STATIC_DIR, languages
 from yahtzee_env.web.door.service import Service
 from yahtzee_env.web.door.sockets import table_socket
+from yahtzee_env.web.door.watch import watch_socket
 from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.storage import Storage, open_storage
 
@@ -146,8 +147,20 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/api/account/{what}", http.no_account_action, methods=POST),
         Route("/api/me/tables", http.my_tables),
         Route("/api/games/{gid}", social.game_review, methods=POST),
-        *play.routes(),
+        # a place to play (issue 32): quick match, open tables, ratings, spectators
+        Route("/leaderboard", http.page),
+        Route("/w/{wid}", http.page),
+        Route("/api/quick", play.quick_request, methods=POST),
+        Route("/api/quick", play.quick_status),
+        Route("/api/quick/cancel", play.quick_cancel, methods=POST),
+        Route("/api/open-tables", play.list_open_tables),
+        Route("/api/tables/{code}/list", play.list_table, methods=POST),
+        Route("/api/leaderboard", play.leaderboard),
+        Route("/api/tables/{code}/watch", play.watch_link, methods=POST),
+        Route("/api/tables/{code}/watch", play.watch_link_of),
+        Route("/api/watch/{wid}", play.watched_table),
         WebSocketRoute("/ws/{code}", table_socket),
+        WebSocketRoute("/ws/watch/{wid}", watch_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
     return [*extra, *routes]

@@ -28,6 +28,7 @@ import logging
 from typing import Any
 
 from yahtzee_env.web.door.hub import Client, Hub, encode
+from yahtzee_env.web.door.spectators import Spectators
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.locks import TableLocks
@@ -39,8 +40,9 @@ log = logging.getLogger("yahtzee.web")
 class Fanout:
     """The sockets' view of every table: what was pushed, what is wanted next."""
 
-    def __init__(self, hub: Hub, tables: Tables, locks: TableLocks) -> None:
+    def __init__(self, hub: Hub, tables: Tables, locks: TableLocks, spectators: Spectators) -> None:
         self.hub, self.tables, self.locks = hub, tables, locks
+        self.spectators = spectators  # the states go to a table's spectators too
         self.pushed: dict[str, int] = {}  # code -> the rev of the last state sent here
         self.wanted: dict[str, int | None] = {}  # code -> the rev to show next (None: the db's)
         self.refreshing: set[str] = set()  # tables whose refresh task runs
@@ -50,7 +52,6 @@ class Fanout:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.encoded: tuple[dict[str, Any] | None, str] = (None, "")  # the last state's text
         hub.on_presence = self.presence_changed
-        self.spectators = None  # `spectators.Spectators`: the states go to them too
 
     # ----------------------------------------------------------------- this process's states
     def present(self, state: dict[str, Any]) -> dict[str, Any]:
@@ -59,8 +60,7 @@ class Fanout:
         connected = self.hub.connected(state["code"])
         for seat in state.get("seats", ()):
             seat["connected"] = seat["kind"] == "cpu" or seat["seat"] in connected
-        if self.spectators is not None:
-            state["spectators"] = self.spectators.count(state["code"])
+        state["spectators"] = self.spectators.count(state["code"])
         return state
 
     def publish(self, state: dict[str, Any], skip: Client | None = None) -> dict[str, Any]:
@@ -80,12 +80,11 @@ class Fanout:
             pushed[code] = max(pushed.get(code, -1), state["rev"])
         if any(c is not skip for c in clients):
             self.hub.broadcast(code, self.envelope("state", state), skip=skip)
-        if self.spectators is not None:
-            self.spectators.push(state)
+        self.spectators.push(state)
 
     def audience(self, code: str) -> int:
         """The sockets here that follow table ``code``: its own, and its spectators'."""
-        watching = self.spectators.count(code) if self.spectators is not None else 0
+        watching = self.spectators.count(code)
         return self.hub.count(code) + watching
 
     def envelope(self, kind: str, state: dict[str, Any], msg_id: Any = None) -> str:
@@ -129,7 +128,7 @@ class Fanout:
         if code in self.opening:  # a socket of it is opening: it may have read the older state
             old = self.missed.get(code, -1)
             self.missed[code] = None if old is None else max(old, rev)
-        watched = list(self.spectators.watchers) if self.spectators is not None else []
+        watched = list(self.spectators.watchers)
         for table in [code] if code else {*self.hub.clients, *watched}:
             if not self.audience(table):
                 continue

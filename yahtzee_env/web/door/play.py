@@ -25,13 +25,11 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, WebSocketRoute
 
 from yahtzee_env.web.door.guard import client_address
-from yahtzee_env.web.door.routes import asked, endpoint, page
+from yahtzee_env.web.door.routes import asked, endpoint
 from yahtzee_env.web.door.service import Service, who
 from yahtzee_env.web.door.spectators import redact
-from yahtzee_env.web.door.watch import watch_socket
 from yahtzee_env.web.people.accounts import device_of
 from yahtzee_env.web.tables.table import WebError, clean_code
 
@@ -209,21 +207,4 @@ async def watched_table(request: Request, service: Service) -> Response:
     return JSONResponse(redact(state, watch_id))
 
 
-def routes() -> list:
-    return [
-        Route("/leaderboard", page),
-        Route("/w/{wid}", page),
-        Route("/api/quick", quick_request, methods=["POST"]),
-        Route("/api/quick", quick_status),
-        Route("/api/quick/cancel", quick_cancel, methods=["POST"]),
-        Route("/api/open-tables", list_open_tables),
-        Route("/api/tables/{code}/list", list_table, methods=["POST"]),
-        Route("/api/leaderboard", leaderboard),
-        Route("/api/tables/{code}/watch", watch_link, methods=["POST"]),
-        Route("/api/tables/{code}/watch", watch_link_of),
-        Route("/api/watch/{wid}", watched_table),
-        WebSocketRoute("/ws/watch/{wid}", watch_socket),
-    ]
-
-
-__all__ = ["open_tables", "routes"]
+__all__ = ["open_tables"]

@@ -256,12 +256,6 @@ async def my_tables(request: Request, service: Service) -> Response:
     return JSONResponse(await service.my_tables(await service.session_of(request)))
 
 
-@endpoint
-async def game_review(request: Request, service: Service) -> Response:
-    body, session = await asked(request, service)
-    return JSONResponse(await service.review(request.path_params["gid"], body, session))
-
-
 # ----------------------------------------------------------------- a table
 @endpoint
 async def get_table(request: Request, service: Service) -> Response:

@@ -110,7 +110,14 @@ class Service:
         self.storage = storage
         self.inline_moves = inline_moves
         self.limits = limits = limits or Limits()
-        self.tables = Tables(storage, limits.tables_per_player, limits.tables_per_address)
+        self.ratings = Ratings(storage)
+        self.tables = Tables(
+            storage,
+            limits.tables_per_player,
+            limits.tables_per_address,
+            on_game_over=self.ratings.game_over,  # rated in the transaction of the last moves
+            on_leave=self.ratings.left,
+        )
         if clock is not None:  # the turn deadlines and the stored times (expiry) alike
             self.tables.clock = storage.clock = clock
         self.accounts = Accounts(storage)
@@ -118,7 +125,8 @@ class Service:
         self.chat = Chat(self.tables, limits.max_keys)  # chat, reports, blocks, kicks
         self.hub = Hub()
         self.locks = TableLocks()
-        self.fanout = Fanout(self.hub, self.tables, self.locks)
+        self.spectators = Spectators(storage, self.hub)  # a table's read-only link
+        self.fanout = Fanout(self.hub, self.tables, self.locks, self.spectators)
         self.batcher = None  # the moves committed together: on the loop, or in threads
         if batch_moves:
             on_loop = self.locks if inline_moves and not storage.multi_process else None
@@ -145,15 +153,10 @@ class Service:
         self.closes = Closes()
         self.gc_pauses = GcPauses()  # measured only under `yahtzee serve --bench-stats`
         self.origins, self.hosts = origins, hosts
-        # a place to play (issue 32): the quick-match queue, ratings, spectators
+        # a place to play (issue 32): the quick-match queue (ratings, spectators: above)
         self.matchmaker = Matchmaker(
             storage, self.tables, limits.queue_per_address, limits.queue_total
         )
-        self.ratings = Ratings(storage)
-        self.tables.on_game_over = self.ratings.game_over
-        self.tables.on_leave = self.ratings.left
-        self.spectators = Spectators(self)
-        self.fanout.spectators = self.spectators
 
     # ----------------------------------------------------------------- limits
     def spend(self, token: Any) -> None:

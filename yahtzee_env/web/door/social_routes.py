@@ -13,7 +13,7 @@
     POST /api/tables/CODE/block {seat, token, target}   (an account) block that account
     POST /api/tables/CODE/kick {seat, token, target}    (the host) the computer takes the seat
     GET  /api/tables/CODE/moves                      the current game's moves, newest first
-    POST /api/games/CODE-IDX                         the review (`routes.game_review`) and the
+    POST /api/games/CODE-IDX                         the review (`Service.review`) and the
                                                      game's chat
 
 Each route reads the request and runs the work in a worker thread (hashing is slow on

@@ -82,7 +82,7 @@ class TableSocket:
         if state is None:
             return
         try:
-            await self.serve(state)
+            await self.serve(self.service.fanout.present(state))
         finally:
             self.service.hub.remove(self.client)
             self.client.end()
@@ -177,9 +177,8 @@ class TableSocket:
 
     async def serve(self, state: dict[str, Any]) -> None:
         """Send the first state, then answer the socket's messages until it closes (the
-        sender runs beside it, and either's end ends both)."""
+        sender runs beside it, and either's end ends both); a spectator's socket too."""
         client = self.client
-        self.service.fanout.present(state)
         with contextlib.suppress(WebSocketDisconnect):
             async with anyio.create_task_group() as tg:
                 client.scope = tg.cancel_scope

@@ -30,7 +30,8 @@ from typing import Any
 import anyio
 from starlette.concurrency import run_in_threadpool
 
-from yahtzee_env.web.door.hub import CLOSE_GONE, Client
+from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
+from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.table import WebError
 
 CHECK_EVERY_S = 2.0
@@ -57,9 +58,8 @@ def redact(state: dict[str, Any], watch_id: str) -> dict[str, Any]:
 class Spectators:
     """The spectators of one server process: their sockets per table, the links' ids."""
 
-    def __init__(self, service) -> None:
-        self.service = service
-        self.storage = service.storage
+    def __init__(self, storage: Storage, hub: Hub) -> None:
+        self.storage, self.hub = storage, hub
         self.watchers: dict[str, list[Client]] = {}  # code -> spectator sockets
         self.ids: dict[str, str] = {}  # code -> its watch id, for the tables watched here
 
@@ -110,7 +110,7 @@ class Spectators:
     def changed(self, code: str) -> None:
         """Tell the table's players how many watch now."""
         message = {"type": "spectators", "count": self.count(code)}
-        self.service.hub.broadcast(code, message)
+        self.hub.broadcast(code, message)
 
     def add(self, client: Client, watch_id: str) -> None:
         self.watchers.setdefault(client.code, []).append(client)

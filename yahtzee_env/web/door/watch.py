@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 from starlette.concurrency import run_in_threadpool
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 
 from yahtzee_env.web.door.hub import CLOSE_FULL, CLOSE_UNKNOWN, Client
 from yahtzee_env.web.door.sockets import TableSocket
@@ -25,7 +25,8 @@ async def watch_socket(ws: WebSocket) -> None:
 
 class SpectatorSocket(TableSocket):
     """A spectator's WebSocket: the front door of a table's socket (`TableSocket.handshake`),
-    an anonymous slot, the redacted states, and no intents."""
+    an anonymous slot, the redacted states, and no intents; the table socket's loop
+    (`TableSocket.serve`) with its own answers."""
 
     async def run(self) -> None:
         await self.ws.accept()
@@ -53,7 +54,7 @@ class SpectatorSocket(TableSocket):
         self.client = Client(self.ws, code, self.address, service.limits.send_queue)
         spectators.add(self.client, watch_id)
         try:
-            await self.watch(redact(service.fanout.present(state), watch_id))
+            await self.serve(redact(service.fanout.present(state), watch_id))
         finally:
             spectators.remove(self.client)
             self.client.end()
@@ -62,18 +63,6 @@ class SpectatorSocket(TableSocket):
         if closing is not None and closing[0] != 1006:
             with anyio.move_on_after(1), contextlib.suppress(Exception):
                 await self.ws.close(*closing)
-
-    async def watch(self, state: dict[str, Any]) -> None:
-        client = self.client
-        with contextlib.suppress(WebSocketDisconnect):
-            async with anyio.create_task_group() as tg:
-                client.scope = tg.cancel_scope
-                if client.closing is not None:
-                    tg.cancel_scope.cancel()
-                tg.start_soon(client.send_forever)
-                client.push({"type": "state", "state": state})
-                await self.receive_loop()
-                tg.cancel_scope.cancel()
 
     async def answer(self, msg: dict[str, Any], msg_id: int | str | None) -> None:
         kind = msg.get("type")

@@ -41,6 +41,7 @@ import logging
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from yahtzee_env.game.cpu import cpu_move
@@ -169,6 +170,9 @@ class Tables:
         tables_per_player: int | None = None,
         tables_per_address: int | None = None,
         instance: str | None = None,
+        *,
+        on_game_over: Callable[[Table], Any] | None = None,
+        on_leave: Callable[[Table, list[int]], Any] | None = None,
     ) -> None:
         self.storage = storage
         self.instance = instance or secrets.token_hex(6)  # names this process in notifications
@@ -178,8 +182,8 @@ class Tables:
         self.coaches = Coaches()
         # called with the table when a game ends, inside the transaction of its last moves
         # (`ratings.Ratings.game_over`)
-        self.on_game_over = None
-        self.on_leave = None  # ... and with the table and the seats left before a game's end
+        self.on_game_over = on_game_over
+        self.on_leave = on_leave  # ... and with the table and the seats left before its end
         # its named parts (as lila's Rematcher, Moretimer): each holds one concern
         self.seating = Seating(self)  # joining, starting, leaving, handing seats over
         self.timer = TurnClock(self)  # the turn deadlines
