@@ -142,7 +142,7 @@ class Seating:
             self.tables.timer.arm(table)
             return table
 
-    def _host(self, table: Table, seat: Any, token: Any, player_id: int | None) -> None:
+    def check_host(self, table: Table, seat: Any, token: Any, player_id: int | None) -> None:
         if token is None and seat is None:
             seat = 0
         table.seat_of_token(seat, token, player_id)
@@ -173,7 +173,7 @@ class Seating:
         ``present``: seats with an open socket (a connected player's seat is not taken
         from them)."""
         with self.tables.locked(code) as table:
-            self._host(table, seat, token, player_id)
+            self.check_host(table, seat, token, player_id)
             s = self._target(table, target)
             if remove:
                 return self._remove(table, s, present)
