@@ -156,6 +156,7 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/api/open-tables", play.list_open_tables),
         Route("/api/tables/{code}/list", play.list_table, methods=POST),
         Route("/api/leaderboard", play.leaderboard),
+        Route("/api/tables/{code}/rated", play.rated),
         Route("/api/tables/{code}/watch", play.watch_link, methods=POST),
         Route("/api/tables/{code}/watch", play.watch_link_of),
         Route("/api/watch/{wid}", play.watched_table),

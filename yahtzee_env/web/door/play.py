@@ -7,6 +7,7 @@ spectators; `app.route_list` adds `routes()` to the server's.
     GET  /api/open-tables                 the tables listed as open, with their free seats
     POST /api/tables/CODE/list   {on}     (the host, before the start) list the table or not
     GET  /api/leaderboard                 the top ratings, your own place, the CPU levels'
+    GET  /api/tables/CODE/rated           whether the game rates you, and what leaving costs
     POST /api/tables/CODE/watch  {on}     (the host) the read-only link on or off: {watch}
     GET  /api/tables/CODE/watch          (the host) the link's id: {watch}
     GET  /api/watch/ID                    the table of watch link ID, as spectators see it
@@ -28,7 +29,7 @@ from starlette.responses import JSONResponse, Response
 
 from yahtzee_env.web.door.guard import client_address
 from yahtzee_env.web.door.routes import asked, endpoint
-from yahtzee_env.web.door.service import Service, who
+from yahtzee_env.web.door.service import Service, pid, who
 from yahtzee_env.web.door.spectators import redact
 from yahtzee_env.web.people.accounts import device_of
 from yahtzee_env.web.tables.table import WebError, clean_code
@@ -147,6 +148,10 @@ async def list_table(request: Request, service: Service) -> Response:
             raise WebError(
                 "only an online table that has not started can be listed", 409, "not_listable"
             )
+        if on and not any(s.kind == "friend" for s in table.seats):
+            raise WebError(  # it would never show in the list: say so instead
+                "an open table needs a free seat: make one seat 'a friend'", 409, "no_free_seat"
+            )
         if on and storage.tables.listed_by_host(code) >= LISTED_PER_HOST:
             raise WebError(
                 f"you already list {LISTED_PER_HOST} open tables", 429, "too_many_listed"
@@ -207,6 +212,21 @@ async def watched_table(request: Request, service: Service) -> Response:
         raise err
     state = service.fanout.present(await service.table_state(code))
     return JSONResponse(redact(state, watch_id))
+
+
+@endpoint
+async def rated(request: Request, service: Service) -> Response:
+    """Whether the table's current game rates the session's player, and what leaving it
+    now would cost (`ratings.Ratings.leave_cost`): the page asks before it leaves."""
+    session = await service.session_of(request)
+    service.spend(who({}, session))
+    player, tables = pid(session), service.tables
+
+    def work(c: str) -> dict:
+        return service.ratings.leave_cost(tables.load(c), player)
+
+    code = clean_code(request.path_params["code"])
+    return JSONResponse(await service.locks.run(code, work))
 
 
 __all__ = ["open_tables"]
