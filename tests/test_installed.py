@@ -155,7 +155,7 @@ def test_imported_from_the_install_with_every_level(installed) -> None:
 
 
 def test_serve_answers_every_static_file_and_both_languages(installed) -> None:
-    from yahtzee_env.web.local_server import free_port
+    from yahtzee_env.web.door.local_server import free_port
 
     port = free_port()
     log = installed["work"] / "serve.log"

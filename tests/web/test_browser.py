@@ -27,14 +27,10 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
+from browsing import TIMEOUT_MS, new_player, tid
+
 from yahtzee_env.game.engine import Game, roll_for_first_player
-from yahtzee_env.web.local_server import LocalServer, free_port
-
-TIMEOUT_MS = 20_000  # what a page waits for at most (the fixtures' pages too)
-
-
-def tid(name: str) -> str:
-    return f'[data-testid="{name}"]'
+from yahtzee_env.web.door.local_server import LocalServer, free_port
 
 
 def start_solo(page, url, kinds=("hard", "easy"), coach=False):
@@ -500,16 +496,6 @@ def test_a_refused_watcher_polls_and_says_so_but_a_seated_player_gets_in(browser
 
 # ------------------------------------------------------------------ issue 18: people online
 PRESENCE_S = 5  # the issue's bound: the host sees a guest who left within 5 s
-
-
-def new_player(browser, viewport=None):
-    """A fresh browser context (its own cookies: another person or device) and its page."""
-    ctx = browser.new_context(viewport=viewport or {"width": 900, "height": 1000})
-    pg = ctx.new_page()
-    pg.set_default_timeout(TIMEOUT_MS)
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    return ctx, pg, errors
 
 
 def online_pair(browser, server, timer=0, pace=0):

@@ -12,9 +12,8 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 
 from starlette.testclient import TestClient
 
-import yahtzee_env.web.people_store as people
-from yahtzee_env.web.chat import CHAT_BURST, EMOTES, MAX_CHAT
-from yahtzee_env.web.review import LABELS, label_of
+from yahtzee_env.web.people.chat import CHAT_BURST, EMOTES, MAX_CHAT
+from yahtzee_env.web.tables.review import LABELS, label_of
 
 PASSWORD = "correct horse battery"
 
@@ -116,7 +115,7 @@ def test_a_report_keeps_the_last_messages(app, db):
             host.post(f"/api/tables/{code}/report", json={"seat": 0, "target": 0}).status_code
             == 400
         )
-        (report,) = people.reports(app.state.service.storage, code)
+        (report,) = app.state.service.storage.people.reports(code)
         assert report["target_name"] == "Gina"
         assert [m["body"] for m in report["messages"]] == ["you are bad at this"]
 

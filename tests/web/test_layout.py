@@ -8,18 +8,22 @@ Set ``YAHTZEE_SCREENSHOTS=docs/screens`` to write the screenshots of docs/web.md
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
+from browsing import shot as _shot
+from browsing import tid
+
+
+def shot(page, tmp_path, name: str) -> None:
+    _shot(page, tmp_path, name, min_bytes=0)  # a layout check: any size
+
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
 LONGEST = "W" * 24  # the widest name the lobby takes (24 characters)
-SHOTS = os.environ.get("YAHTZEE_SCREENSHOTS")
 OUT_OF_VIEW = """(ids) => ids.map((id) => {
   const n = document.querySelector(`[data-testid="${id}"]`);
   if (!n) return `${id}: missing`;
@@ -29,18 +33,6 @@ OUT_OF_VIEW = """(ids) => ids.map((id) => {
   const at = [r.left, r.top, r.width, r.height].map(Math.round);
   return ok ? null : `${id}: ${at[0]},${at[1]} ${at[2]}x${at[3]}`;
 }).filter(Boolean)"""
-
-
-def tid(name: str) -> str:
-    return f'[data-testid="{name}"]'
-
-
-def shot(page, tmp_path, name: str) -> None:
-    path = tmp_path / f"{name}.png"
-    page.screenshot(path=str(path))
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(SHOTS) / path.name)
 
 
 def open_solo(page, url, seats: int, name: str = LONGEST) -> None:

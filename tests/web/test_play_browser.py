@@ -9,33 +9,16 @@ are always taken into the test's temporary folder).
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
 import pytest
+from browsing import shot, tid
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("openskill", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
-SHOTS = os.environ.get("YAHTZEE_SCREENSHOTS")
 PHONE = (390, 844, True)
 DESKTOP = (1280, 800, False)
-
-
-def tid(name: str) -> str:
-    return f'[data-testid="{name}"]'
-
-
-def shot(page, tmp_path, name: str) -> None:
-    path = tmp_path / f"{name}.png"
-    page.screenshot(path=str(path))
-    assert path.stat().st_size > 5_000
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(SHOTS) / path.name)
 
 
 def lobby(page, url: str, name: str) -> None:

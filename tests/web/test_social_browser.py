@@ -8,12 +8,10 @@ Set ``YAHTZEE_SCREENSHOTS=docs/screens`` to write the screenshots of docs/web.md
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
-TIMEOUT_MS = 20_000
-SHOTS = os.environ.get("YAHTZEE_SCREENSHOTS")
+from browsing import new_player, shot, tid
+
 PASSWORD = "correct horse battery"
 NEW_PASSWORD = "staple gun orbit lamp"
 
@@ -53,28 +51,8 @@ SET_VISIBILITY = (
 )
 
 
-def tid(name: str) -> str:
-    return f'[data-testid="{name}"]'
-
-
-def shot(page, tmp_path, name: str) -> None:
-    path = tmp_path / f"{name}.png"
-    page.screenshot(path=str(path))
-    assert path.stat().st_size > 5_000
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(SHOTS) / path.name)
-
-
 def person(browser, locale="en-US", viewport=None, init: str = ""):
-    ctx = browser.new_context(viewport=viewport or {"width": 1280, "height": 900}, locale=locale)
-    if init:
-        ctx.add_init_script(init)
-    pg = ctx.new_page()
-    pg.set_default_timeout(TIMEOUT_MS)
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    return ctx, pg, errors
+    return new_player(browser, viewport or {"width": 1280, "height": 900}, locale, init)
 
 
 def online_pair(host, guest, server, timer=0, lang_host="en", lang_guest="en"):

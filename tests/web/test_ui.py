@@ -10,11 +10,10 @@ serves it.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
+from browsing import shot, tid
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
@@ -28,20 +27,6 @@ VIEWPORTS = [  # width, height, touch
     (768, 1024, True),
     (1280, 800, False),
 ]
-SHOTS = os.environ.get("YAHTZEE_SCREENSHOTS")
-
-
-def tid(name: str) -> str:
-    return f'[data-testid="{name}"]'
-
-
-def shot(page, tmp_path, name: str) -> None:
-    path = tmp_path / f"{name}.png"
-    page.screenshot(path=str(path))
-    assert path.stat().st_size > 5_000
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(SHOTS) / path.name)
 
 
 def start_table(page, url, kinds=("greedy",), query="pace=0"):
