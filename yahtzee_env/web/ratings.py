@@ -232,9 +232,29 @@ class Ratings:
             ranks = [2 if seat in leavers else 1 for seat, _ in entrants]
             return self._rate(conn, table, entrants, ranks, recorded=leavers)
 
-    def _rate(self, conn, table, entrants, ranks, recorded=None) -> list[dict[str, Any]]:
-        """Rate ``entrants`` at ``ranks`` and store the accounts' new ratings; the game is
-        recorded as rated for the seats in ``recorded`` (None: every account's)."""
+    def leave_cost(self, table, seats: list[int]) -> dict[str, Any]:
+        """What `left` would do now to the first account of ``seats``, without doing it:
+        ``{"rated": False}``, or ``{"rated": True, "before", "after"}`` (shown ratings), for
+        the page's "leave?" question (issue 46)."""
+        if table.game is None or table.game.over:
+            return {"rated": False}
+        with self.storage.transaction() as conn:
+            entrants = self._entrants(conn, table)
+            entrants = self._still_in(conn, table, entrants) if entrants else []
+            leavers = {seat for seat, who in entrants if isinstance(who, int) and seat in seats}
+            if not leavers or not enough(entrants):
+                return {"rated": False}
+            _current, ratings = self._ratings(conn, entrants)
+        ranks = [2 if seat in leavers else 1 for seat, _ in entrants]
+        new = model().rate(ratings, ranks=ranks)
+        for (seat, _who), [old], [after] in zip(entrants, ratings, new, strict=True):
+            if seat in leavers:
+                return {"rated": True, "before": shown(old.mu), "after": shown(after.mu)}
+        return {"rated": False}
+
+    def _ratings(self, conn, entrants) -> tuple[dict[int, Any], list[list[Any]]]:
+        """The accounts' stored rows (None: not rated yet) and every entrant's openskill
+        rating, in the order of ``entrants``."""
         s, m, current, ratings = self.storage, model(), {}, []
         for _seat, who in entrants:
             if isinstance(who, int):
@@ -244,7 +264,13 @@ class Ratings:
             else:
                 row = cpu_ratings()[who]
             ratings.append([m.rating(mu=row["mu"], sigma=row["sigma"])])
-        new = m.rate(ratings, ranks=ranks)
+        return current, ratings
+
+    def _rate(self, conn, table, entrants, ranks, recorded=None) -> list[dict[str, Any]]:
+        """Rate ``entrants`` at ``ranks`` and store the accounts' new ratings; the game is
+        recorded as rated for the seats in ``recorded`` (None: every account's)."""
+        current, ratings = self._ratings(conn, entrants)
+        new = model().rate(ratings, ranks=ranks)
         return self._store(conn, table, entrants, current, new, recorded)
 
     def _store(self, conn, table, entrants, current, new, recorded) -> list[dict[str, Any]]:

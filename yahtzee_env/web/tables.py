@@ -78,7 +78,7 @@ MAX_NAME = 24
 MIN_SEATS, MAX_SEATS = 2, 4
 EVENTS_KEPT = 64
 TURN_TIMER_RANGE = (10, 3 * 86_400)  # seconds a human has for a turn (0: no timer): 3 days
-TURN_TIMERS = (0, 30, 60, 120, 300, 3600, 86_400, 3 * 86_400)  # the lobby's suggestions
+TURN_TIMERS = (0, 120, 86_400, 3 * 86_400)  # the lobby's turn clocks: off, 2 min, 1 day, 3 days
 ONLINE_TURN_TIMER = 120  # an online table's default; a solo table has none
 MAIN_LEVELS = ("easy", "medium", "hard")  # the seed's levels: the lobby's first choices
 DEFAULT_FILL = "medium"  # the CPU level of the seats nobody took (the lobby's default too)
@@ -527,6 +527,7 @@ class Tables:
         # (`ratings.Ratings.game_over`)
         self.on_game_over = None
         self.on_leave = None  # ... and with the table and the seats left before a game's end
+        self.leave_cost = None  # what leaving would cost (the table, the seats): `leave_preview`
 
     # --------------------------------------------------------------- resources
     def policy(self, level: str, rules: RuleSet):
@@ -1266,6 +1267,18 @@ class Tables:
         """A seated socket opened: seats the computer took for a timeout or the host come
         back (a seat its player left is taken back only by asking: `back`)."""
         return self._back(table, seats, ("timeout", "host"))
+
+    def leave_preview(
+        self, code: Any, seat: Any, token: Any, player_id: int | None = None
+    ) -> dict[str, Any]:
+        """What `leave` would cost the caller now (changes nothing): ``{"rated": False}``
+        or the rating hook's ``{"rated": True, "before", "after"}``."""
+        with self.locked(code) as table:
+            seats = self._caller_seats(table, seat, token, player_id)
+            playing = [i for i in seats if table.seats[i].kind == "human" and table.seats[i].away is None]
+            if not table.started or table.game.over or not playing or self.leave_cost is None:
+                return {"rated": False}
+            return self.leave_cost(table, playing)
 
     def leave(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Table:
         """The caller leaves: before the start their seat is free again (the host's seat
