@@ -35,6 +35,15 @@ def tid(name: str) -> str:
     return f'[data-testid="{name}"]'
 
 
+def more_options(page) -> None:
+    """Open the lobby's More options (every choice but the name, Play, Quick match and the
+    code), once the lobby has its choices."""
+    page.wait_for_selector(tid("more-options"))
+    if not page.evaluate("document.getElementById('more-options').open"):
+        page.click(tid("more-options"))
+    page.wait_for_selector(tid("seat-kind-1"))
+
+
 def shot(page, tmp_path, name: str) -> None:
     path = tmp_path / f"{name}.png"
     page.screenshot(path=str(path))
@@ -45,7 +54,7 @@ def shot(page, tmp_path, name: str) -> None:
 
 def open_solo(page, url, seats: int, name: str = LONGEST) -> None:
     page.goto(f"{url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     page.fill(tid("name"), name)
     page.select_option(tid("seats"), str(seats))
     for i, kind in enumerate(["heuristic", "expert", "medium"][: seats - 1], start=1):
@@ -145,7 +154,7 @@ def test_you_won_by_the_margin(open_page, shared_server):
     """ "You lost to X by N" gave a margin, "You won" did not: now "You won by N"."""
     page = open_page(1280, 800, False, "en-US")
     page.goto(f"{shared_server.url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     page.fill(tid("name"), "Ada")
     page.select_option(tid("seats"), "2")
     page.select_option(tid("seat-kind-1"), "random")  # a CPU that scores badly
@@ -170,7 +179,7 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
 
     page = open_page(390, 844, True, "en-US")
     page.goto(f"{shared_server.url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     api = page.request
     api.post(f"{shared_server.url}/api/session", data={"name": "Hostie"})
     body = {"seats": ["human", "friend"], "online": True, "turn_timer": 60}
@@ -217,7 +226,7 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
 def test_a_taken_name_is_shown_and_changed_on_the_page(open_page, shared_server):
     host = open_page(390, 844, True, "en-US")
     host.goto(f"{shared_server.url}/?pace=0")
-    host.wait_for_selector(tid("seat-kind-1"))
+    more_options(host)
     host.request.post(f"{shared_server.url}/api/session", data={"name": "Hostie"})
     body = {"seats": ["human", "friend"], "online": True}
     code = host.request.post(f"{shared_server.url}/api/tables", data=body).json()["code"]

@@ -29,6 +29,15 @@ def tid(name: str) -> str:
     return f'[data-testid="{name}"]'
 
 
+def more_options(page) -> None:
+    """Open the lobby's More options (every choice but the name, Play, Quick match and the
+    code), once the lobby has its choices."""
+    page.wait_for_selector(tid("more-options"))
+    if not page.evaluate("document.getElementById('more-options').open"):
+        page.click(tid("more-options"))
+    page.wait_for_selector(tid("seat-kind-1"))
+
+
 def shot(page, tmp_path, name: str) -> None:
     path = tmp_path / f"{name}.png"
     page.screenshot(path=str(path))
@@ -65,6 +74,7 @@ def test_two_strangers_are_matched_within_the_wait(open_page, server, tmp_path):
     ann = open_page(*DESKTOP[:2], DESKTOP[2], "en-US")
     bea = open_page(*PHONE[:2], PHONE[2], "it-IT")
     lobby(ann, server.url, "Ann")
+    more_options(ann)
     ann.select_option(tid("quick-seats"), "2")
     ann.select_option(tid("quick-wait"), "120")
     ann.click(tid("quick-match"))
@@ -79,7 +89,8 @@ def test_two_strangers_are_matched_within_the_wait(open_page, server, tmp_path):
     assert ann.locator(tid("quick-match-cancel")).is_visible()
     shot(ann, tmp_path, "quick-match-1280x800-en")
     lobby(bea, server.url, "Bea")
-    assert bea.text_content("#quick-title") == "Partita rapida"
+    assert bea.text_content(f"{tid('quick-match')} > span") == "Partita rapida"
+    more_options(bea)
     bea.select_option(tid("quick-seats"), "2")
     bea.select_option(tid("quick-wait"), "120")
     bea.click(tid("quick-match"))
@@ -98,7 +109,7 @@ def test_cancelling_a_quick_match(open_page, server, tmp_path):
     lobby(page, server.url, "Cy")
     page.click(tid("quick-match"))
     page.locator(f"{tid('quick-match-status')}[data-state='waiting']").wait_for()
-    page.locator("#quick").scroll_into_view_if_needed()
+    page.locator(tid("quick-match-status")).scroll_into_view_if_needed()
     shot(page, tmp_path, "quick-match-390x844-en")
     page.click(tid("quick-match-cancel"))
     page.locator(f"{tid('quick-match-status')}[data-state='cancelled']").wait_for()
@@ -119,6 +130,7 @@ def test_a_rating_moves_after_a_rated_game(open_page, server, tmp_path):
     page.wait_for_selector(f"{tid('rating')}:has-text('Rating')")
     before = page.text_content(tid("rating"))
     assert "1000?" in before and "provisional" in before
+    more_options(page)
     page.select_option(tid("seats"), "2")
     page.select_option(tid("seat-kind-1"), "easy")
     page.click(tid("play"))
@@ -142,6 +154,7 @@ def test_a_rating_moves_after_a_rated_game(open_page, server, tmp_path):
 def test_an_open_table_is_joined_with_one_tap(open_page, server, tmp_path):
     host = open_page(*DESKTOP)
     lobby(host, server.url, "Hal")
+    more_options(host)
     host.select_option(tid("seats"), "3")
     host.select_option(tid("seat-kind-1"), "friend")
     host.select_option(tid("seat-kind-2"), "friend")
@@ -165,6 +178,7 @@ def test_an_open_table_is_joined_with_one_tap(open_page, server, tmp_path):
 def test_a_spectator_sees_a_move_and_cannot_act(open_page, server, tmp_path):
     host = open_page(*DESKTOP)
     lobby(host, server.url, "Hana")
+    more_options(host)
     host.select_option(tid("seats"), "2")
     host.select_option(tid("seat-kind-1"), "easy")
     host.click(tid("play"))
