@@ -59,12 +59,19 @@ OVERLAPS = """(root) => {
   }));
   return out;
 }"""
+# In view: inside the window, and not cut by a panel that scrolls (the card's, on a phone).
 OUT_OF_VIEW = """(ids) => ids.map((id) => {
   const n = document.querySelector(`[data-testid="${id}"]`);
   if (!n) return `${id}: missing`;
   const r = n.getBoundingClientRect();
-  const ok = r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight + .5
+  let ok = r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight + .5
     && r.right <= innerWidth + .5;
+  for (let p = n.parentElement; ok && p; p = p.parentElement) {
+    const cs = getComputedStyle(p);
+    if (cs.overflowY !== 'auto' && cs.overflowY !== 'scroll') continue;
+    const q = p.getBoundingClientRect();
+    ok = r.top >= q.top - .5 && r.bottom <= q.bottom + .5;
+  }
   return ok ? null : `${id}: ${[r.left, r.top, r.width, r.height].map(Math.round).join(',')}`;
 }).filter(Boolean)"""
 # How far the page scrolls once the panels under the card (move log, chat, watch link) are
@@ -347,6 +354,8 @@ def test_a_spectator_fits_and_keeps_up_with_fast_play(browser, open_page, server
         assert watcher.locator(tid("spectating")).is_visible()
         assert watcher.evaluate(OVERLAPS, "#table") == []
         assert watcher.evaluate(OUT_OF_VIEW, card_ids(watcher, 2)[:-4] + ["turn", "spectating"]) == []
+        assert watcher.locator(tid("notify-toggle")).is_hidden()  # no seat, no notices
+        assert watcher.locator(tid("share")).is_hidden()  # a spectator never learns the code
         shot(watcher, tmp_path, "spectator-390x844-it")
         clients = {0: host, 1: guest}
         while not state["over"]:

@@ -59,8 +59,8 @@ export function onState(state, mine) {
   N.wasMine = now;
   if (now && before === false && document.visibilityState === "hidden") tell(state);
   if (!now) clearBadge();
-  const b = $("notify-toggle");  // a table with nobody else to wait for has no notices
-  if (b) b.hidden = !state.online;
+  const b = $("notify-toggle");  // a table with nobody else to wait for, or no seat of ours, has no notices
+  if (b) b.hidden = !state.online || !mine.length;
 }
 
 export function redraw() { label(); }

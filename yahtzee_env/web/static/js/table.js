@@ -308,6 +308,7 @@ function draw(state, { lock = false } = {}) {
   $("hint-button").hidden = !state.coach;
   $("hint-button").disabled = !live || T.hintPending;
   $("tray").hidden = !playing;
+  document.querySelector(".controls").hidden = T.watch;  // a spectator has nothing to press
   renderCard(state, mine, lock);
   if (!T.animating) showMover(playing ? state.current : null, state);
   const notes = state.seats.filter((s) => s.kind === "cpu" && s.trained_for)
