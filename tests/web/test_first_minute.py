@@ -356,7 +356,7 @@ def test_a_spectator_fits_and_keeps_up_with_fast_play(browser, open_page, server
         assert watcher.evaluate(OUT_OF_VIEW, card_ids(watcher, 2)[:-4] + ["turn", "spectating"]) == []
         assert watcher.locator(tid("notify-toggle")).is_hidden()  # no seat, no notices
         assert watcher.locator(tid("share")).is_hidden()  # a spectator never learns the code
-        shot(watcher, tmp_path, "spectator-390x844-it")
+        shot(watcher, tmp_path, "watching-390x844-it")
         clients = {0: host, 1: guest}
         while not state["over"]:
             state = score_now(clients[state["current"]], code, state["current"], state)
