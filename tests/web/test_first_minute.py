@@ -31,14 +31,15 @@ LANGS = {"it": "it-IT", "en": "en-US"}
 # neither are the panels under the card (the move log, the chat, the watch link), which a
 # phone's tray covers until the page is scrolled to them, by design (issue 32).
 OVERLAPS = """(root) => {
-  const sel = 'button, a[href], input, select, summary, [data-testid=table-code], [data-testid=turn],'
-    + ' [data-testid=timer], [data-testid=spectators], [data-testid=spectating], [data-testid=share-status]';
+  const sel = ['button', 'a[href]', 'input', 'select', 'summary', ...['table-code', 'turn', 'timer',
+    'spectators', 'spectating', 'share-status'].map((id) => `[data-testid=${id}]`)].join(', ');
   const clipped = (n, r) => {
     for (let p = n.parentElement; p; p = p.parentElement) {
       const cs = getComputedStyle(p);
       if (cs.overflowX === 'visible' && cs.overflowY === 'visible') continue;
       const q = p.getBoundingClientRect();
-      if (r.top < q.top - .5 || r.bottom > q.bottom + .5 || r.left < q.left - .5 || r.right > q.right + .5) return true;
+      const out = r.top < q.top - .5 || r.bottom > q.bottom + .5;
+      if (out || r.left < q.left - .5 || r.right > q.right + .5) return true;
     }
     return false;
   };
@@ -47,7 +48,8 @@ OVERLAPS = """(root) => {
   const shown = [...document.querySelector(root).querySelectorAll(sel)].filter((n) => {
     if (n.closest(aside)) return false;
     const r = n.getBoundingClientRect();
-    return r.width > 0 && r.height > 0 && n.checkVisibility({ visibilityProperty: true }) && !clipped(n, r);
+    const seen = n.checkVisibility({ visibilityProperty: true });
+    return r.width > 0 && r.height > 0 && seen && !clipped(n, r);
   });
   const out = [];
   shown.forEach((a, i) => shown.slice(i + 1).forEach((b) => {
@@ -134,7 +136,9 @@ def test_a_first_visit_opens_on_play_and_quick_match(
     visit also got a 403 from GET /api/quick (no session yet)."""
     page = open_page(width, height, width < 1000, LANGS[lang])
     refused = []
-    page.on("response", lambda r: refused.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.on(
+        "response", lambda r: refused.append(f"{r.status} {r.url}") if r.status >= 400 else None
+    )
     page.goto(f"{server.url}/")
     lobby_ready(page)
     page.wait_for_load_state("networkidle")
@@ -187,7 +191,9 @@ def test_play_is_two_seats_against_medium_then_the_remembered_choices(open_page,
     assert "hard" in page.text_content(tid("play-what"))
     assert "accounts" in page.text_content(tid("rated-note"))  # a guest is not rated
     page.click(tid("play"))
-    page.wait_for_function(f"() => document.querySelector('{tid('table-code')}').textContent !== '{code}'")
+    page.wait_for_function(
+        f"() => document.querySelector('{tid('table-code')}').textContent !== '{code}'"
+    )
     page.wait_for_selector("#table[data-version]")
     second = page.text_content(tid("table-code"))
     state = page.request.get(f"{url}/api/tables/{second}").json()
@@ -284,7 +290,7 @@ def test_an_online_table_fits_one_screen(
         page.wait_for_selector(f"{tid('timer')}:not([hidden])")
         page.wait_for_timeout(300)  # the sizes settle
         assert page.evaluate("window.scrollY") == 0
-        ids = card_ids(page, seats) + ["timer", "share", "notify-toggle", "leave"]
+        ids = [*card_ids(page, seats), "timer", "share", "notify-toggle", "leave"]
         assert page.evaluate(OUT_OF_VIEW, ids) == []
         assert page.evaluate(BELOW_THE_TRAY) <= 1
         assert page.evaluate(OVERLAPS, "#table") == []
@@ -313,7 +319,7 @@ def test_an_online_table_on_a_short_phone_opens_at_its_top(browser, open_page, s
         page.wait_for_timeout(300)
         assert page.evaluate("window.scrollY") == 0
         head = ["table-code", "turn", "timer", "share", "notify-toggle", "leave"]
-        assert page.evaluate(OUT_OF_VIEW, head + ["roll", "score", "die-0", "die-4"]) == []
+        assert page.evaluate(OUT_OF_VIEW, [*head, "roll", "score", "die-0", "die-4"]) == []
         assert page.evaluate(BELOW_THE_TRAY) <= 1
         assert page.evaluate(OVERLAPS, "#table") == []
     finally:
@@ -353,7 +359,9 @@ def test_a_spectator_fits_and_keeps_up_with_fast_play(browser, open_page, server
         watcher.wait_for_timeout(300)
         assert watcher.locator(tid("spectating")).is_visible()
         assert watcher.evaluate(OVERLAPS, "#table") == []
-        assert watcher.evaluate(OUT_OF_VIEW, card_ids(watcher, 2)[:-4] + ["turn", "spectating"]) == []
+        assert (
+            watcher.evaluate(OUT_OF_VIEW, [*card_ids(watcher, 2)[:-4], "turn", "spectating"]) == []
+        )
         assert watcher.locator(tid("notify-toggle")).is_hidden()  # no seat, no notices
         assert watcher.locator(tid("share")).is_hidden()  # a spectator never learns the code
         shot(watcher, tmp_path, "watching-390x844-it")
@@ -383,14 +391,19 @@ def test_the_end_overlay_has_no_overlaps(open_page, server, width, height, lang)
     code = state["code"]
     while not state["over"]:
         box = max(state["options"], key=state["options"].get)
-        act = {"seat": 0, "seq": state["seq"], "game": state["game"], "action": {"type": "score", "box": box}}
+        act = {
+            "seat": 0,
+            "seq": state["seq"],
+            "game": state["game"],
+            "action": {"type": "score", "box": box},
+        }
         state = page.request.post(f"{url}/api/tables/{code}/act", data=act).json()
     page.goto(f"{url}/t/{code}?pace=0")
     page.wait_for_selector(f"{tid('result')}:not([hidden])")
     assert page.evaluate(OVERLAPS, "#result") == []
-    for button in page.locator(f"#result button, #result a").all():
+    for button in page.locator("#result button, #result a").all():
         box = button.bounding_box()
-        assert 0 <= box["y"] and box["y"] + box["height"] <= height
+        assert box["y"] >= 0 and box["y"] + box["height"] <= height
         top = page.evaluate(
             "([x, y]) => document.elementFromPoint(x, y).closest('button, a').dataset.testid",
             [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
@@ -399,7 +412,7 @@ def test_the_end_overlay_has_no_overlaps(open_page, server, width, height, lang)
 
 
 def test_leaving_a_rated_game_asks_first_and_says_what_it_costs(browser, open_page, server):
-    """"Leave the table" was a silent rated loss (-212 for a new account)."""
+    """ "Leave the table" was a silent rated loss (-212 for a new account)."""
     url = server.url
     page = open_page(390, 844, True, "en-US")
     page.goto(f"{url}/?pace=0")
@@ -455,7 +468,7 @@ def test_a_solo_game_left_waits_in_the_lobby(open_page, server):
 # ------------------------------------------------------------------ words
 @pytest.mark.parametrize(("width", "height"), [(390, 844), (375, 667)])
 def test_box_names_are_whole_on_phones(open_page, server, width, height):
-    """"Totale superi…" and "Bonus superi…" were cut on phones."""
+    """ "Totale superi…" and "Bonus superi…" were cut on phones."""
     page = open_page(width, height, True, "it-IT")
     page.goto(f"{server.url}/?pace=0")
     lobby_ready(page)
@@ -470,7 +483,7 @@ def test_box_names_are_whole_on_phones(open_page, server, width, height):
 
 
 def test_a_long_name_is_whole_in_a_desktop_column(open_page, server):
-    """"Ada Lovela…" was cut in a 270 px desktop column."""
+    """ "Ada Lovela…" was cut in a 270 px desktop column."""
     page = open_page(1280, 800, False, "en-US")
     page.goto(f"{server.url}/?pace=0")
     lobby_ready(page)

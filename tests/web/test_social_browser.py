@@ -307,7 +307,9 @@ def test_the_move_log_share_and_your_move(browser, server, tmp_path):
         # labelled icons: their names (and titles) from the catalogue
         assert page.get_attribute(tid("share"), "aria-label") == "Share the table’s link"
         assert page.get_attribute(tid("share"), "title") == "Share the table’s link"
-        assert page.get_attribute(tid("notify-toggle"), "aria-label") == "Tell me when it is my move"
+        assert (
+            page.get_attribute(tid("notify-toggle"), "aria-label") == "Tell me when it is my move"
+        )
         page.click(tid("share"))  # no navigator.share here: the clipboard
         page.wait_for_selector(f"{tid('share-status')}:has-text('Link copied')")
         assert page.evaluate("() => window.__copied") == f"{server.url}/?join={code}"

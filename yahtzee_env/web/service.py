@@ -130,9 +130,7 @@ class Service:
         per_minute = limits.lookups_per_minute / 60
         self.lookups = RateLimiter(per_minute, limits.lookup_burst, limits.max_keys)
         per_minute = limits.network_lookups_per_minute / 60
-        self.network_lookups = RateLimiter(
-            per_minute, limits.network_lookup_burst, limits.max_keys
-        )
+        self.network_lookups = RateLimiter(per_minute, limits.network_lookup_burst, limits.max_keys)
         per_minute = limits.logins_per_minute / 60
         self.logins = RateLimiter(per_minute, limits.login_burst, limits.max_keys)
         per_hour = limits.players_per_hour / 3600
@@ -426,7 +424,9 @@ class Service:
     async def leave_cost(self, code: Any, session) -> dict[str, Any]:
         """What leaving would cost the asker now (a rated loss, or nothing); changes nothing."""
         player = pid(session)
-        return await self.locks.run(code, lambda c: self.tables.leave_preview(c, None, None, player))
+        return await self.locks.run(
+            code, lambda c: self.tables.leave_preview(c, None, None, player)
+        )
 
     async def back(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The asker takes their seat back from the computer."""

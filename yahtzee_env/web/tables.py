@@ -712,8 +712,7 @@ class Tables:
                 continue
             if self.storage.open_tables(**{key: value}) >= cap:
                 raise WebError(  # 409, no Retry-After: waiting does not help, finishing does
-                    f"{who} {cap} unfinished tables: finish or leave one before creating "
-                    "another",
+                    f"{who} {cap} unfinished tables: finish or leave one before creating another",
                     409,
                     "too_many_tables" if key == "player_id" else "network_tables",
                     max=cap,
@@ -1274,7 +1273,9 @@ class Tables:
         or the rating hook's ``{"rated": True, "before", "after"}``."""
         with self.locked(code) as table:
             seats = self._caller_seats(table, seat, token, player_id)
-            playing = [i for i in seats if table.seats[i].kind == "human" and table.seats[i].away is None]
+            playing = [
+                i for i in seats if table.seats[i].kind == "human" and table.seats[i].away is None
+            ]
             if not table.started or table.game.over or not playing or self.leave_cost is None:
                 return {"rated": False}
             return self.leave_cost(table, playing)
