@@ -153,7 +153,7 @@ def test_a_first_visit_opens_on_play_and_quick_match(
         assert box["height"] >= 56 and box["width"] >= min(160, width / 2 - 20), big
     assert page.evaluate(OVERLAPS, "#lobby") == []
     if (width, lang) in ((390, "it"), (1280, "en")):
-        shot(page, tmp_path, f"lobby-{width}x{height}-{lang}")
+        shot(page, tmp_path, f"first-visit-{width}x{height}-{lang}")
 
 
 def test_play_is_two_seats_against_medium_then_the_remembered_choices(open_page, server):
