@@ -426,7 +426,7 @@ def test_leaving_a_rated_game_asks_first_and_says_what_it_costs(browser, open_pa
         page.request.post(f"{url}/api/tables/{code}/start", data={"seat": 0})
         page.goto(f"{url}/t/{code}?pace=0")
         page.wait_for_selector('button[data-testid^="box-0-"]')
-        preview = page.request.get(f"{url}/api/tables/{code}/leave").json()
+        preview = page.request.get(f"{url}/api/tables/{code}/rated").json()
         assert preview["rated"] and preview["after"] < preview["before"]
         page.click(tid("leave"))
         dialog = page.locator(tid("leave-confirm"))

@@ -14,7 +14,6 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     POST /api/tables/CODE/act    {seat, token, seq, game, action: {type: roll|score|next, ...}}
     POST /api/tables/CODE/hint   {seat, token}
     POST /api/tables/CODE/leave  {seat, token}        the seat goes to the computer
-    GET  /api/tables/CODE/leave                       what leaving would cost now (a rated loss?)
     POST /api/tables/CODE/back   {seat, token}        take the seat back from it
     POST /api/tables/CODE/hand   {target, seat, token} (the host) an absent seat to the CPU
     POST /api/tables/CODE/rename {seat, token, name}  play as another name at this table
@@ -122,7 +121,6 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/api/tables/{code}/act", http.act, methods=POST),
         Route("/api/tables/{code}/hint", http.hint, methods=POST),
         Route("/api/tables/{code}/leave", http.leave, methods=POST),
-        Route("/api/tables/{code}/leave", http.leave_cost, methods=["GET"]),
         Route("/api/tables/{code}/back", http.back, methods=POST),
         Route("/api/tables/{code}/hand", http.hand, methods=POST),
         Route("/api/tables/{code}/rename", http.rename, methods=POST),

@@ -232,29 +232,27 @@ class Ratings:
             ranks = [2 if seat in leavers else 1 for seat, _ in entrants]
             return self._rate(conn, table, entrants, ranks, recorded=leavers)
 
-    def leave_cost(self, table, seats: list[int]) -> dict[str, Any]:
-        """What `left` would do now to the first account of ``seats``, without doing it:
-        ``{"rated": False}``, or ``{"rated": True, "before", "after"}`` (shown ratings), for
-        the page's "leave?" question (issue 46)."""
-        if table.game is None or table.game.over:
+    def leave_cost(self, table, player_id: int | None) -> dict[str, Any]:
+        """What leaving the current game would cost ``player_id`` now, as `left` would rate
+        it (nothing is stored): ``{"rated": False}`` for a game that does not rate them,
+        else ``{"rated": True, "before": R, "after": R'}`` (the shown ratings)."""
+        if player_id is None or table.game is None or table.game.over:
             return {"rated": False}
         with self.storage.transaction() as conn:
             entrants = self._entrants(conn, table)
             entrants = self._still_in(conn, table, entrants) if entrants else []
-            leavers = {seat for seat, who in entrants if isinstance(who, int) and seat in seats}
-            if not leavers or not enough(entrants):
+            mine = {seat for seat, who in entrants if who == player_id}
+            if not mine or not enough(entrants):
                 return {"rated": False}
-            _current, ratings = self._ratings(conn, entrants)
-        ranks = [2 if seat in leavers else 1 for seat, _ in entrants]
-        new = model().rate(ratings, ranks=ranks)
-        for (seat, _who), [old], [after] in zip(entrants, ratings, new, strict=True):
-            if seat in leavers:
-                return {"rated": True, "before": shown(old.mu), "after": shown(after.mu)}
-        return {"rated": False}
+            current, ratings = self._ratings(conn, entrants)
+        new = model().rate(ratings, ranks=[2 if seat in mine else 1 for seat, _ in entrants])
+        after = next(r for (seat, _), [r] in zip(entrants, new, strict=True) if seat in mine)
+        old = current[player_id]
+        before = old["mu"] if old else model().mu
+        return {"rated": True, "before": shown(before), "after": shown(after.mu)}
 
     def _ratings(self, conn, entrants) -> tuple[dict[int, Any], list[list[Any]]]:
-        """The accounts' stored rows (None: not rated yet) and every entrant's openskill
-        rating, in the order of ``entrants``."""
+        """The accounts' stored rating rows (None: never rated) and every entrant's rating."""
         s, m, current, ratings = self.storage, model(), {}, []
         for _seat, who in entrants:
             if isinstance(who, int):

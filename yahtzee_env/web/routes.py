@@ -306,12 +306,6 @@ async def leave(request: Request, service: Service) -> Response:
 
 
 @endpoint
-async def leave_cost(request: Request, service: Service) -> Response:
-    session = await service.session_of(request)
-    return JSONResponse(await service.leave_cost(request.path_params["code"], session))
-
-
-@endpoint
 async def back(request: Request, service: Service) -> Response:
     return await table_intent(request, service, service.back)
 

@@ -155,7 +155,6 @@ class Service:
         self.ratings = Ratings(storage)
         self.tables.on_game_over = self.ratings.game_over
         self.tables.on_leave = self.ratings.left
-        self.tables.leave_cost = self.ratings.leave_cost
         self.spectators = Spectators(self)
         self.fanout.spectators = self.spectators
 
@@ -420,13 +419,6 @@ class Service:
     async def leave(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The asker leaves: the seat is free again (before the start) or the computer's."""
         return await self.change(code, body, session, self.tables.leave, skip)
-
-    async def leave_cost(self, code: Any, session) -> dict[str, Any]:
-        """What leaving would cost the asker now (a rated loss, or nothing); changes nothing."""
-        player = pid(session)
-        return await self.locks.run(
-            code, lambda c: self.tables.leave_preview(c, None, None, player)
-        )
 
     async def back(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The asker takes their seat back from the computer."""

@@ -527,7 +527,6 @@ class Tables:
         # (`ratings.Ratings.game_over`)
         self.on_game_over = None
         self.on_leave = None  # ... and with the table and the seats left before a game's end
-        self.leave_cost = None  # what leaving would cost (the table, the seats): `leave_preview`
 
     # --------------------------------------------------------------- resources
     def policy(self, level: str, rules: RuleSet):
@@ -1265,20 +1264,6 @@ class Tables:
         """A seated socket opened: seats the computer took for a timeout or the host come
         back (a seat its player left is taken back only by asking: `back`)."""
         return self._back(table, seats, ("timeout", "host"))
-
-    def leave_preview(
-        self, code: Any, seat: Any, token: Any, player_id: int | None = None
-    ) -> dict[str, Any]:
-        """What `leave` would cost the caller now (changes nothing): ``{"rated": False}``
-        or the rating hook's ``{"rated": True, "before", "after"}``."""
-        with self.locked(code) as table:
-            seats = self._caller_seats(table, seat, token, player_id)
-            playing = [
-                i for i in seats if table.seats[i].kind == "human" and table.seats[i].away is None
-            ]
-            if not table.started or table.game.over or not playing or self.leave_cost is None:
-                return {"rated": False}
-            return self.leave_cost(table, playing)
 
     def leave(self, code: Any, seat: Any, token: Any, player_id: int | None = None) -> Table:
         """The caller leaves: before the start their seat is free again (the host's seat

@@ -143,7 +143,7 @@ async function createTable(online) {
     const friends = [...$("seat-kinds").querySelectorAll("select")].some((s) => s.value === "friend");
     const choices = lobbyChoices(online || friends);
     const listed = choices.online && $("list-open").checked;
-    if (listed && !friends) throw new ApiError("an open table needs a free seat", "open_needs_seat");
+    if (listed && !friends) throw new ApiError("an open table needs a free seat", "no_free_seat");  // as the server says
     await ensurePlayer(choices.name);
     const reply = await api("/api/tables", choices, { retries: 0 });
     if (listed) await api(`/api/tables/${reply.code}/list`, { on: true }, { retries: 0 });  // the lobby's open tables

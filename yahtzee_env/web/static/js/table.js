@@ -391,13 +391,14 @@ function hostButton(what, seat) {
 }
 
 // Leave: a solo table waits in the lobby's open tables (nothing to ask); an online game
-// that is on asks first, and says what leaving costs (a rated loss: the server's preview).
+// that is on asks first, and says what leaving costs (GET /api/tables/CODE/rated: a rated
+// loss, as the server would rate it now).
 async function askLeave() {
   const state = T.state;
   if (state && !state.online) { T.ended = null; go("/"); return; }
   if (!state || !state.started || state.over) { await leaveNow(); return; }
   let cost = { rated: false };
-  try { cost = await api(`/api/tables/${T.code}/leave`, undefined, { retries: 0 }); } catch { /* asked anyway */ }
+  try { cost = await api(`/api/tables/${T.code}/rated`, undefined, { retries: 0 }); } catch { /* asked anyway */ }
   const change = cost.rated ? cost.after - cost.before : 0;
   $("leave-confirm-text").textContent = cost.rated
     ? t("leave.rated", { change: change > 0 ? `+${change}` : String(change).replace("-", "−"), before: cost.before, after: cost.after })
