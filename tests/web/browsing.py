@@ -18,6 +18,15 @@ def tid(name: str) -> str:
     return f'[data-testid="{name}"]'
 
 
+def more_options(page) -> None:
+    """Open the lobby's More options (every choice but the name, Play, Quick match and the
+    code), once the lobby has its choices."""
+    page.wait_for_selector(tid("more-options"))
+    if not page.evaluate("document.getElementById('more-options').open"):
+        page.click(tid("more-options"))
+    page.wait_for_selector(tid("seat-kind-1"))
+
+
 def shot(page, tmp_path, name: str, min_bytes: int = 5_000) -> None:
     """A screenshot of ``page`` as ``name.png`` (at least ``min_bytes``: not blank)."""
     path = tmp_path / f"{name}.png"

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from browsing import more_options, tid
 from browsing import shot as _shot
-from browsing import tid
 
 
 def shot(page, tmp_path, name: str) -> None:
@@ -37,7 +37,7 @@ OUT_OF_VIEW = """(ids) => ids.map((id) => {
 
 def open_solo(page, url, seats: int, name: str = LONGEST) -> None:
     page.goto(f"{url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     page.fill(tid("name"), name)
     page.select_option(tid("seats"), str(seats))
     for i, kind in enumerate(["heuristic", "expert", "medium"][: seats - 1], start=1):
@@ -137,7 +137,7 @@ def test_you_won_by_the_margin(open_page, shared_server):
     """ "You lost to X by N" gave a margin, "You won" did not: now "You won by N"."""
     page = open_page(1280, 800, False, "en-US")
     page.goto(f"{shared_server.url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     page.fill(tid("name"), "Ada")
     page.select_option(tid("seats"), "2")
     page.select_option(tid("seat-kind-1"), "random")  # a CPU that scores badly
@@ -162,7 +162,7 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
 
     page = open_page(390, 844, True, "en-US")
     page.goto(f"{shared_server.url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     api = page.request
     api.post(f"{shared_server.url}/api/session", data={"name": "Hostie"})
     body = {"seats": ["human", "friend"], "online": True, "turn_timer": 60}
@@ -209,7 +209,7 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
 def test_a_taken_name_is_shown_and_changed_on_the_page(open_page, shared_server):
     host = open_page(390, 844, True, "en-US")
     host.goto(f"{shared_server.url}/?pace=0")
-    host.wait_for_selector(tid("seat-kind-1"))
+    more_options(host)
     host.request.post(f"{shared_server.url}/api/session", data={"name": "Hostie"})
     body = {"seats": ["human", "friend"], "online": True}
     code = host.request.post(f"{shared_server.url}/api/tables", data=body).json()["code"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from browsing import new_player, shot, tid
+from browsing import more_options, new_player, shot, tid
 
 PASSWORD = "correct horse battery"
 NEW_PASSWORD = "staple gun orbit lamp"
@@ -59,14 +59,15 @@ def online_pair(host, guest, server, timer=0, lang_host="en", lang_guest="en"):
     """The host and a guest (two contexts) at a started online table of two seats."""
     host.goto(f"{server.url}/?pace=0&lang={lang_host}")
     host.fill(tid("name"), "Host")
+    more_options(host)
     host.select_option(tid("seats"), "2")
     host.select_option(tid("seat-kind-1"), "friend")
-    host.fill(tid("turn-timer"), str(timer))
+    host.select_option(tid("turn-timer"), str(timer))
     host.click(tid("create-online"))
     host.wait_for_selector(f"{tid('table-code')}:not(:empty)")
     code = host.text_content(tid("table-code"))
     guest.goto(f"{server.url}/?pace=0&lang={lang_guest}&join={code}")
-    guest.wait_for_selector(tid("seat-kind-1"))
+    more_options(guest)
     guest.fill(tid("name"), "Gina")
     guest.click(tid("join"))
     guest.wait_for_selector(f"{tid('table-code')}:has-text('{code}')")
@@ -259,10 +260,11 @@ def test_the_move_log_share_and_your_move(browser, server, tmp_path):
     try:
         page.goto(f"{server.url}/?pace=0&lang=en")
         page.fill(tid("name"), "Ada")
+        more_options(page)
         page.select_option(tid("seats"), "3")
         page.select_option(tid("seat-kind-1"), "friend")
         page.select_option(tid("seat-kind-2"), "friend")
-        page.fill(tid("turn-timer"), str(3 * 86_400))
+        page.select_option(tid("turn-timer"), str(3 * 86_400))
         page.click(tid("create-online"))
         page.wait_for_selector(f"{tid('table-code')}:not(:empty)")
         code = page.text_content(tid("table-code"))
@@ -271,8 +273,12 @@ def test_the_move_log_share_and_your_move(browser, server, tmp_path):
         page.wait_for_function(
             "() => /\\d d \\d+ h/.test(document.querySelector('[data-testid=timer]').textContent)"
         )
-        assert page.text_content(tid("share")) == "Share"
-        assert page.text_content(tid("notify-toggle")) == "Tell me when it is my move"
+        # labelled icons: their names (and titles) from the catalogue
+        assert page.get_attribute(tid("share"), "aria-label") == "Share the table’s link"
+        assert page.get_attribute(tid("share"), "title") == "Share the table’s link"
+        assert (
+            page.get_attribute(tid("notify-toggle"), "aria-label") == "Tell me when it is my move"
+        )
         page.click(tid("share"))  # no navigator.share here: the clipboard
         page.wait_for_selector(f"{tid('share-status')}:has-text('Link copied')")
         assert page.evaluate("() => window.__copied") == f"{server.url}/?join={code}"
@@ -329,6 +335,7 @@ def test_the_review_labels_each_decision_beside_the_best_move(browser, server, t
     try:
         page.goto(f"{server.url}/?pace=0&lang=it")
         page.fill(tid("name"), "Ada")
+        more_options(page)
         page.select_option(tid("seats"), "2")
         page.select_option(tid("seat-kind-1"), "easy")
         page.click(tid("play"))
