@@ -340,6 +340,26 @@ def export_policy(out: Path, runner: Runner, cfg: RunConfig, env_steps: int) -> 
     )  # fmt: skip
 
 
+# ---------------------------------------------------------------------------- throughput
+def throughput(cfg: RunConfig, min_steps: int, seed: int = 0) -> dict[str, Any]:
+    """PPO env-steps a second of this script's compiled loop for ``cfg`` (no evaluation, no
+    checkpoints): the first call (tracing and XLA compilation) timed apart, then at least one
+    update and ``min_steps`` env-steps timed (`experiments/bench_jax.py`)."""
+    env = Yahtzee(cfg.env.rules, canonical_holds=cfg.env.canonical_holds)
+    init, train, _, batch = make_train(cfg, env)
+    updates = max(1, -(-min_steps // batch))
+    t0 = time.perf_counter()
+    runner = init(jax.random.key(seed))
+    compiled = train.lower(runner, updates).compile()
+    compile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    runner, _ = compiled(runner)
+    jax.block_until_ready(runner.params)
+    seconds = time.perf_counter() - t0
+    return {"compile_s": compile_s, "steps": updates * batch, "seconds": seconds,
+            "steps_per_s": updates * batch / seconds}  # fmt: skip
+
+
 # ---------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -27,10 +27,10 @@ from yahtzee_env.game.dice import (  # noqa: E402
     NUM_KEEPS,
     ROLL_OUTCOMES,
 )
-from yahtzee_env.game.engine import NUM_ACTIONS, Game
-from yahtzee_env.game.observation import encode_seat, strategy_features
-from yahtzee_env.game.rules import PRESETS
-from yahtzee_env.jax import OPEN, Yahtzee
+from yahtzee_env.game.engine import NUM_ACTIONS, Game  # noqa: E402
+from yahtzee_env.game.observation import encode_seat, strategy_features  # noqa: E402
+from yahtzee_env.game.rules import PRESETS  # noqa: E402
+from yahtzee_env.jax import OPEN, Yahtzee  # noqa: E402
 
 GAMES = 10_000  # per preset (issue 51)
 MAX_ACTIONS = 39  # 13 turns of at most 3 actions
@@ -250,7 +250,7 @@ def test_illegal_actions_penalize_and_change_nothing():
 
 
 def test_canonical_holds_mask_matches_the_numpy_env(compiled):
-    env, init, step, observe = compiled("official", canonical=True)
+    _, init, step, _ = compiled("official", canonical=True)
     venv = YahtzeeVectorEnv(512, canonical_holds=True, autoreset_mode=AutoresetMode.NEXT_STEP)
     draws = np.random.default_rng(7).integers(0, ROLL_OUTCOMES, (MAX_ACTIONS + 1, 512))
     venv.np_random = FedDice(draws)

@@ -352,7 +352,9 @@ class BoxScoring:
             or isinstance(upper_total, np.ndarray)
             or isinstance(yahtzee_state, np.ndarray)
         )
-        return self._fill(*self._fill_lookups[arrays], roll, box, values, upper_total, yahtzee_state)
+        return self._fill(
+            *self._fill_lookups[arrays], roll, box, values, upper_total, yahtzee_state
+        )
 
     def _fill(self, points_of, is_yahtzee, next_state, roll, box, values, upper_total,
               yahtzee_state) -> Fill:  # fmt: skip

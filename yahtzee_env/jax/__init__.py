@@ -16,6 +16,6 @@ Nothing else in ``yahtzee_env`` imports this package (the core install needs num
 gymnasium only). See docs/env.md, "JAX".
 """
 
-from yahtzee_env.jax.env import OPEN, State, Yahtzee, draw_of, strategy_features
+from yahtzee_env.jax.env import OPEN, State, Yahtzee, draw_of, random_rollout, strategy_features
 
-__all__ = ["OPEN", "State", "Yahtzee", "draw_of", "strategy_features"]
+__all__ = ["OPEN", "State", "Yahtzee", "draw_of", "random_rollout", "strategy_features"]
