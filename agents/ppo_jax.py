@@ -117,7 +117,8 @@ class Runner(NamedTuple):
 
 def make_train(cfg: RunConfig, env: Yahtzee):
     """The compiled pieces of a run: ``init(key) -> Runner``, ``train(runner, n) -> (runner,
-    metrics)`` (n updates, one XLA program), ``evaluate(params, key) -> scores``."""
+    metrics)`` (n updates, one XLA program), ``evaluate(params, key, games) -> scores``
+    (greedy games, as many as ``games`` has rows), and the env-steps of one update."""
     ppo, n_envs = cfg.ppo, cfg.env.num_envs
     batch = n_envs * ppo.n_steps
     n_minibatches = batch // ppo.batch_size
@@ -393,7 +394,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"resumed at {facts['env_steps']:,} env-steps", flush=True)
     else:
         atomic_write(out / "config.json", json.dumps(cfg.to_dict(), indent=2).encode())
-        atomic_write(out / "command.txt", (" ".join(sys.argv) + "\n").encode())
+        command = " ".join(["python -m yahtzee_agents.ppo_jax", *sys.argv[1:]])
+        atomic_write(out / "command.txt", (command + "\n").encode())
     progress = out / "progress.csv"
     new_file = not progress.exists()
     with progress.open("a", newline="") as fh:
