@@ -345,7 +345,7 @@ def draw_of(key: jax.Array) -> jax.Array:
     return jax.random.randint(key, (), 0, ROLL_OUTCOMES, dtype=jnp.int32)
 
 
-_FACES = jnp.arange(1, 7, dtype=jnp.float32)
+_FACES = np.arange(1, 7, dtype=np.float32)  # numpy: importing starts no JAX backend
 
 
 @partial(jax.jit, static_argnums=1)
