@@ -249,6 +249,7 @@ def test_configs_benchmark_and_export_from_the_install(installed) -> None:
     assert graded.returncode == 0, graded.stderr
     onnx_row = json.loads((installed["work"] / "onnx.json").read_text())
     assert onnx_row["mean"] == pytest.approx(row["mean"], abs=1e-6)
+    assert onnx_row["track"] == row["track"] != "not stated"  # the export carries `knew`
 
 
 def test_benchmark_imports_the_users_module_from_the_current_folder(installed) -> None:
