@@ -33,7 +33,7 @@ $(VENV)/.web: pyproject.toml | $(BIN)/python
 CONSTRAINTS = constraints/benchmark.txt
 $(VENV)/.dev: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[train,export,plot,ray,dev]" -c $(CONSTRAINTS)
+	$(BIN)/pip install --quiet -e ".[train,export,plot,ray,jax,dev]" -c $(CONSTRAINTS)
 	touch $@
 
 # The docs site needs the `docs` extra only (mkdocstrings reads the code without importing it).

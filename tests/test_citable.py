@@ -578,7 +578,7 @@ def _evidence() -> list[tuple[Path, dict]]:
 # rows' models are zips that are not in the repository), and the duelist's window-2 record is
 # a setting the shipped duelist no longer plays, on hard version 4's weights (refused by its
 # digest, as it should be).
-NOT_SHIPPED = ("docs/ppo_long/", "docs/ppo_strict/")
+NOT_SHIPPED = ("docs/ppo_long/", "docs/ppo_strict/", "docs/ppo_jax/")
 OLD_SETTING = "docs/duel/versus-2p-duelist-window2.json"
 REPLAYED = ("greedy.json", "random.json", "optimal.json")  # short: re-run here
 

@@ -19,6 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("solver",),  # the exact solver, its oracle and the coach
     ("policies",),  # baselines, the model format and files, the one resolver, the levels
     ("envs",),  # Yahtzee-v0, the vector env, YahtzeeVs-v0, PettingZoo
+    ("jax",),  # Yahtzee-v0 in JAX (the optional jax extra): imported by no other room
     ("analysis",),  # evaluation, tournaments, benchmarks, Ray
     ("__init__",),  # the public API (re-exports, some lazy) and the env registration
     ("play",),  # the terminal game and its coach
@@ -142,6 +143,28 @@ def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
             if found:
                 return found
     return None
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_only_the_jax_room_imports_jax():
+    """The core install is numpy + gymnasium (issue 51): JAX and optax are imported by
+    ``yahtzee_env/jax/`` only, and nothing else in the package imports that room, lazily
+    either (the JAX PPO script, ``agents/ppo_jax.py``, is the training package's)."""
+    for path in SOURCES:
+        me = module_name(path)
+        if room_of(me) == "jax":
+            continue
+        assert not _third_party_imports(path) & {"jax", "jaxlib", "optax", "flax"}, me
+        assert not any(room_of(m) == "jax" for m in imports(path)), me
 
 
 def test_imports_have_no_cycle():
