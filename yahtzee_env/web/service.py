@@ -110,8 +110,8 @@ class Service:
         self.inline_moves = inline_moves
         self.limits = limits = limits or Limits()
         self.tables = Tables(storage, limits.tables_per_player, limits.tables_per_address)
-        if clock is not None:
-            self.tables.clock = clock
+        if clock is not None:  # the turn deadlines and the stored times (expiry) alike
+            self.tables.clock = storage.clock = clock
         self.accounts = Accounts(storage)
         self.care = AccountCare(self.accounts)  # password, recovery codes, delete, export
         self.chat = Chat(self.tables, limits.max_keys)  # chat, reports, blocks, kicks
