@@ -35,11 +35,16 @@ WEIGHTS_SUFFIX = ".f32"
 def offline_levels() -> list[str]:
     """The shipped levels that can play in the page: the plain policy networks, weakest
     first (easy, medium, hard, expert)."""
-    return [
+    return list(_offline_levels())
+
+
+@cache
+def _offline_levels() -> tuple[str, ...]:
+    return tuple(
         level
         for level in LEVELS
         if (LEVELS_DIR / f"{level}.json").exists() and level_manifest(level).kind == MLP
-    ]
+    )
 
 
 @cache

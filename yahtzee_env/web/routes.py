@@ -10,6 +10,7 @@ of that intent reaches. `endpoint` answers a refused request (`WebError`) with i
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import secrets
@@ -41,6 +42,13 @@ from yahtzee_env.web.tables import (
 )
 
 STATIC_DIR = Path(__file__).with_name("static")
+
+
+def offline_levels() -> list[str]:
+    """The levels the page plays offline: the policy networks (`policies.web_levels`)."""
+    from yahtzee_env.policies.web_levels import offline_levels as levels
+
+    return levels()
 MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
 DEFAULT_RETRY_AFTER = 1  # s: a 429 whose budget refills within a second
 
@@ -153,6 +161,66 @@ async def page(request: Request) -> Response:
     return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
 
 
+@functools.cache
+def service_worker_script() -> str:
+    """``static/sw.js`` with what it caches in front (`self.PRECACHE`: the page, its config,
+    every static file, the offline levels' files) and a digest of all of it (`self.VERSION`):
+    any changed file is a new worker, which replaces the cache."""
+    from yahtzee_env.policies.web_levels import web_level
+
+    files = sorted(
+        p for p in STATIC_DIR.rglob("*") if p.is_file() and p.name != "sw.js"
+    )
+    digest = hashlib.sha256()
+    urls = ["/", "/api/config"]
+    for path in files:
+        rel = path.relative_to(STATIC_DIR).as_posix()
+        urls.append(f"/static/{rel}")
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for level in offline_levels():
+        manifest, _ = web_level(level)
+        urls += [f"/levels/{level}.json", f"/levels/{manifest['weights_file']}"]
+        digest.update(manifest["weights_sha256"].encode())
+    worker = (STATIC_DIR / "sw.js").read_text(encoding="utf-8")
+    digest.update(worker.encode())
+    head = f"self.PRECACHE = {json.dumps(urls)};\nself.VERSION = {json.dumps(digest.hexdigest()[:16])};\n"
+    return head + worker
+
+
+async def service_worker(request: Request) -> Response:
+    """The service worker at the site's root (its scope is every page): never cached by
+    HTTP (``no-cache``: the browser checks it at every visit, so a new version is seen)."""
+    script = await run_in_threadpool(service_worker_script)
+    return Response(
+        script,
+        media_type="text/javascript",
+        headers={"Cache-Control": "no-cache", "Service-Worker-Allowed": "/"},
+    )
+
+
+async def level_file(request: Request) -> Response:
+    """A level as the page plays it offline (issue 50): ``/levels/NAME.json`` (the web
+    manifest) or ``/levels/NAME.f32`` (its float32 weights), built from the shipped level
+    (`policies.web_levels`). The digest in the manifest names the weights' version: the
+    service worker keeps both; a browser revalidates them with the ETag."""
+    from yahtzee_env.policies.web_levels import WEIGHTS_SUFFIX, offline_levels, web_level
+
+    name = request.path_params["name"]
+    level, dot, suffix = name.rpartition(".")
+    if not dot or level not in offline_levels() or "." + suffix not in (".json", WEIGHTS_SUFFIX):
+        return JSONResponse(
+            {"error": f"no offline level file {name[:40]!r}", "code": "not_found"}, 404
+        )
+    manifest, blob = await run_in_threadpool(web_level, level)
+    etag = f'"{manifest["weights_sha256"][:32]}"'
+    headers = {"Cache-Control": "no-cache", "ETag": etag}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    if suffix == "json":
+        return JSONResponse(manifest, headers=headers)
+    return Response(blob, media_type="application/octet-stream", headers=headers)
+
+
 async def healthz(request: Request) -> Response:
     return JSONResponse({"ok": True, "instance": request.app.state.service.tables.instance})
 
@@ -213,6 +281,7 @@ async def config(request: Request, service: Service) -> Response:
         {
             "levels": cpu_levels(),
             "main_levels": main_levels(),
+            "offline_levels": offline_levels(),  # the levels the page can play offline
             "fill": DEFAULT_FILL,
             "rules": list(PRESETS),
             "max_seats": MAX_SEATS,
@@ -249,6 +318,12 @@ async def create_table(request: Request, service: Service) -> Response:
     reply = await service.create_table(body, session, address)
     await note_seats(request, service, reply["code"], reply["mine"])
     return JSONResponse(reply)
+
+
+@endpoint
+async def offline_games(request: Request, service: Service) -> Response:
+    body, session = await asked(request, service)
+    return JSONResponse(await service.offline_games(body, session))
 
 
 @endpoint

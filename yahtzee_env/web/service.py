@@ -253,6 +253,42 @@ class Service:
 
         return await run_in_threadpool(work)
 
+    async def offline_games(self, body: dict[str, Any], session) -> dict[str, Any]:
+        """Finished games played offline in the page (issue 50): each replayed by the
+        engine (`offline_games.replay`), kept once in the session's player's results,
+        marked offline, never rated. Answers the ids stored and those refused (with why);
+        a game over the player's daily cap is in neither (the page sends it again later)."""
+        from yahtzee_env.web.offline_games import (
+            MAX_GAMES_PER_REQUEST,
+            MAX_OFFLINE_GAMES_PER_DAY,
+            replay,
+        )
+        from yahtzee_env.policies.web_levels import offline_levels
+
+        if session is None:
+            raise WebError("offline games need a session: open the page first", 403, "no_session")
+        self.spend(who(body, session, "player"))
+        games = body.get("games")
+        if not isinstance(games, list) or not 1 <= len(games) <= MAX_GAMES_PER_REQUEST:
+            raise WebError(f"games must be a list of 1..{MAX_GAMES_PER_REQUEST} games", 400)
+
+        def work():
+            levels = offline_levels()
+            rows, refused = [], []
+            for record in games:
+                try:
+                    rows.append(replay(record, levels))
+                except WebError as err:
+                    game_id = record.get("id") if isinstance(record, dict) else None
+                    refused.append({"id": str(game_id)[:64], "error": str(err)})
+            since = self.storage.clock() - 86_400
+            room = MAX_OFFLINE_GAMES_PER_DAY - self.storage.offline_results_since(session["id"], since)
+            rows = rows[: max(room, 0)]
+            self.storage.add_offline_results(session["id"], rows)
+            return {"stored": [r["id"] for r in rows], "refused": refused}
+
+        return await run_in_threadpool(work)
+
     async def my_tables(self, session) -> dict[str, Any]:
         if session is None:
             return {"tables": []}

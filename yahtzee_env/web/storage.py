@@ -286,6 +286,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX devices_player ON devices(player_id);
     CREATE INDEX devices_created ON devices(created);
     """,
+    # 9: games played offline in the page (issue 50), replayed by the server and kept with
+    # the player's results, marked: never rated (the page dealt their dice)
+    """
+    ALTER TABLE results ADD COLUMN offline INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -1123,9 +1128,46 @@ class Storage:
     def results_of(self, player_id: int) -> list[dict[str, Any]]:
         return self._query(
             "SELECT code, idx, seat, score, outcome, yahtzees, upper_bonus, opponents, "
-            "online, finished FROM results WHERE player_id = ? ORDER BY finished, code, idx",
+            "online, finished, offline FROM results WHERE player_id = ? "
+            "ORDER BY finished, code, idx",
             (player_id,),
         )
+
+    def add_offline_results(self, player_id: int, rows: Sequence[dict[str, Any]]) -> None:
+        """A player's games played offline (`web.offline_games`), each once: the page's
+        game id is part of the key (``offline-PLAYER-ID``), so a resent game is not counted
+        twice."""
+        now = self.clock()
+        self._tx(
+            [
+                (
+                    "INSERT INTO results (player_id, code, idx, seat, score, outcome, yahtzees, "
+                    "upper_bonus, opponents, online, finished, offline) "
+                    "VALUES (?, ?, 0, 0, ?, ?, ?, ?, ?, 0, ?, 1) "
+                    "ON CONFLICT (code, idx, seat) DO NOTHING",
+                    (
+                        player_id,
+                        f"offline-{player_id}-{r['id']}",
+                        r["score"],
+                        r["outcome"],
+                        r["yahtzees"],
+                        r["upper_bonus"],
+                        r["opponents"],
+                        now,
+                    ),
+                )
+                for r in rows
+            ]
+        )
+
+    def offline_results_since(self, player_id: int, since: float) -> int:
+        """How many offline games the player has sent since ``since`` (their daily cap)."""
+        rows = self._query(
+            "SELECT COUNT(*) AS n FROM results WHERE player_id = ? AND offline = 1 "
+            "AND finished >= ?",
+            (player_id, since),
+        )
+        return int(rows[0]["n"])
 
 
 HELD_WAIT_S = 0.002  # the longest the event loop waits for SQLite's connection (`held_if_free`)

@@ -7,6 +7,7 @@ import { errorText, joinNames, levelName, ruleName, seatName, t } from "./words.
 import { renderYourMove } from "./notify.js";
 import * as care from "./care.js";
 import { ratingText } from "./leaderboard.js";
+import * as offline from "./offline.js";
 
 function seatOptions(i) {
   if (i === 0) return [["human", t("lobby.you")]];
@@ -42,6 +43,7 @@ function renderSeatKinds() {
     row.append(select);
     box.append(row);
   }
+  offline.applyOffline();  // offline, only the levels that play in the page
 }
 
 // The choices the server takes (`config`): how many seats, the turn timer's range, its
@@ -92,11 +94,15 @@ function lobbyChoices(online) {
   return choices;
 }
 
+// With no network, a game against the offline levels is played in the page (offline.js).
+const playOffline = (choices) => offline.startGame({ seats: choices.seats, rules: choices.rules, name: choices.name.trim() || (ME.player && ME.player.name) });
+
 async function createTable(online) {
   $("lobby-error").textContent = "";
   try {
     const choices = lobbyChoices(online);
     if (!online && choices.seats.includes("friend")) throw new ApiError("friends", "friends_online");
+    if (!online && offline.isOffline()) { await playOffline(choices); return; }
     await ensurePlayer(choices.name);
     const reply = await api("/api/tables", choices, { retries: 0 });
     if (online && $("list-open").checked) {  // listed in the lobby's open tables
@@ -238,11 +244,13 @@ export async function showLobby() {
   renderAccount();
   renderLobbyWords();
   renderMyTables();
+  offline.applyOffline();
+  offline.renderResume();
   loadMyTables();
 }
 
 // Redraw in the page's language (after a switch).
-export function redraw() { renderLobbyWords(); renderMyTables(); renderAccount(); }
+export function redraw() { renderLobbyWords(); renderMyTables(); renderAccount(); offline.applyOffline(); offline.renderResume(); }
 
 export function setup() {
   // a shared link's code is in the field from the start: a Join pressed before the lobby's
@@ -251,7 +259,8 @@ export function setup() {
   $("seats").addEventListener("change", renderSeatKinds);
   $("name").addEventListener("input", () => { $("name").dataset.default = "false"; });
   const lobbyButtons = ["play", "create-online", "join"];
-  $("play").addEventListener("click", () => whileBusy(lobbyButtons, () => createTable(false)));
+  // offline, the buttons that need the network are disabled already: Play alone is busy
+  $("play").addEventListener("click", () => whileBusy(offline.isOffline() ? ["play"] : lobbyButtons, () => createTable(false)));
   $("create-online").addEventListener("click", () => whileBusy(lobbyButtons, () => createTable(true)));
   $("join").addEventListener("click", () => whileBusy(lobbyButtons, joinTable));
   $("join-code").addEventListener("keydown", (e) => { if (e.key === "Enter") whileBusy(lobbyButtons, joinTable); });

@@ -2,7 +2,9 @@
 // server (yahtzee_env/web) checks every move with the engine and computes every score.
 // Native ES modules, one concern each, no build step: page.js (helpers, the server's
 // facts), words.js (the catalogues), settings.js, net.js (requests, the session, live
-// updates), lobby.js, table.js, statistics.js, review.js, charts.js; this one routes.
+// updates), lobby.js, table.js, statistics.js, review.js, charts.js, offline.js (the
+// service worker, Install, games played in the page with game/*.js and policies/models.js);
+// this one routes.
 import { $, config, go, onRoute, store } from "./page.js";
 import { api, unfollow } from "./net.js";
 import { I18N, fetchJSON, pickLanguage, setLanguage } from "./words.js";
@@ -13,6 +15,7 @@ import * as statistics from "./statistics.js";
 import * as review from "./review.js";
 import * as match from "./match.js";
 import * as board from "./leaderboard.js";
+import * as offline from "./offline.js";
 
 const VIEWS = { lobby, table, stats: statistics, review, leaderboard: board };
 
@@ -56,6 +59,7 @@ async function start() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  offline.setup();
   table.setup();
   for (const form of document.querySelectorAll("form")) form.addEventListener("submit", (e) => e.preventDefault());
   lobby.setup();

@@ -37,21 +37,30 @@ export function describeAction(action) {
   return `<invalid action ${action}>`;
 }
 
-/** Rolls dice from the browser's cryptographic generator (uniform by rejection sampling). */
+/** Rolls dice from the browser's cryptographic generator (uniform by rejection sampling).
+ * `draws` logs every integer dealt (a saved game replays them); `replay` deals those first. */
 export class DiceRoller {
-  constructor(crypto = globalThis.crypto) {
+  constructor(crypto = globalThis.crypto, replay = []) {
     this.crypto = crypto;
+    this.draws = [];
+    this._replay = Array.from(replay);
     this._pending = new Uint32Array(64);
     this._next = this._pending.length;
   }
 
   /** A uniform integer in [0, 7776). */
   draw() {
+    if (this.draws.length < this._replay.length) {
+      const r = this._replay[this.draws.length];
+      if (!(Number.isInteger(r) && r >= 0 && r < ROLL_OUTCOMES)) throw new RangeError(`draw ${r} is not in 0..${ROLL_OUTCOMES - 1}`);
+      this.draws.push(r);
+      return r;
+    }
     const limit = Math.floor(2 ** 32 / ROLL_OUTCOMES) * ROLL_OUTCOMES; // no modulo bias
     for (;;) {
       if (this._next === this._pending.length) { this.crypto.getRandomValues(this._pending); this._next = 0; }
       const x = this._pending[this._next++];
-      if (x < limit) return x % ROLL_OUTCOMES;
+      if (x < limit) { this.draws.push(x % ROLL_OUTCOMES); return x % ROLL_OUTCOMES; }
     }
   }
 
@@ -61,17 +70,11 @@ export class DiceRoller {
 
 /** Deals from a given sequence of integers in [0, 7776), in order: Python's draws, for tests. */
 export class SequenceRoller extends DiceRoller {
-  constructor(draws) {
-    super(null);
-    this.draws = draws;
-    this.used = 0;
-  }
+  constructor(draws) { super(null, draws); }
 
   draw() {
-    if (this.used >= this.draws.length) throw new RangeError(`the dice sequence ran out after ${this.used} rolls`);
-    const r = this.draws[this.used++];
-    if (!(Number.isInteger(r) && r >= 0 && r < ROLL_OUTCOMES)) throw new RangeError(`draw ${r} is not in 0..${ROLL_OUTCOMES - 1}`);
-    return r;
+    if (this.draws.length >= this._replay.length) throw new RangeError(`the dice sequence ran out after ${this.draws.length} rolls`);
+    return super.draw();
   }
 }
 
