@@ -104,4 +104,5 @@ write("js_finals.i32", finals);
 write("js_near_ties.i32", nearTies);
 writeFileSync(join(dir, "js_report.json"), JSON.stringify({
   states: n, games: game, decisions, states_seconds: statesSeconds, seconds: (Date.now() - started) / 1000,
+  cpu_seconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
 }));

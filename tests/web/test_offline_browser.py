@@ -28,7 +28,9 @@ def score_a_box(page) -> None:
     selector = tid(best.get_attribute("data-testid"))
     page.click(selector)
     page.click(selector)
-    page.wait_for_function("old => document.querySelector('#table').dataset.version !== old", arg=old)
+    page.wait_for_function(
+        "old => document.querySelector('#table').dataset.version !== old", arg=old
+    )
 
 
 def filled(page) -> int:

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from yahtzee_env.game import dice as D
-from yahtzee_env.game.engine import Game, Scorecard
+from yahtzee_env.game.engine import Game
 from yahtzee_env.game.observation import encode_batch, model_input
 from yahtzee_env.game.rules import (
     IS_YAHTZEE,
@@ -85,7 +85,9 @@ def sample_states(n: int, seed: int) -> np.ndarray:
 def python_states(states: np.ndarray) -> dict[str, np.ndarray]:
     """Masks, fills and network inputs of the states, by the Python rules."""
     n = len(states)
-    roll, rolls_left, filled, upper, ystate, preset = (states[:, i].astype(np.int64) for i in range(6))
+    roll, rolls_left, filled, upper, ystate, preset = (
+        states[:, i].astype(np.int64) for i in range(6)
+    )
     masks = np.zeros((n, 45), dtype=np.uint8)
     fills = np.full((n, NUM_BOXES, 5), -1, dtype=np.int32)
     obs = np.zeros((n, 86), dtype=np.float32)
@@ -101,7 +103,9 @@ def python_states(states: np.ndarray) -> dict[str, np.ndarray]:
         masks[rows, 32:] = legal
         for box in range(NUM_BOXES):
             fill = tables.fill(r, np.full(len(rows), box), values, u, y)
-            out = np.stack([fill.points, fill.bonus, fill.reward, fill.upper_total, fill.yahtzee_state], 1)
+            out = np.stack(
+                [fill.points, fill.bonus, fill.reward, fill.upper_total, fill.yahtzee_state], 1
+            )
             fills[rows, box] = np.where(legal[:, box : box + 1], out, -1)
         bonus = tables.yahtzee_bonus(r, y) > 0
         threshold = rules.upper_bonus_threshold
@@ -132,13 +136,24 @@ def python_games(policy, rules: str, draws: np.ndarray) -> tuple[np.ndarray, np.
         for i, action in zip(live, np.argmax(logits, axis=1), strict=True):
             games[i].step(int(action))
     finals = np.array(
-        [[*(s for s in g.players[0].scores), g.players[0].upper_bonus, g.players[0].yahtzee_bonus, g.players[0].total] for g in games],
+        [
+            [
+                *(s for s in g.players[0].scores),
+                g.players[0].upper_bonus,
+                g.players[0].yahtzee_bonus,
+                g.players[0].total,
+            ]
+            for g in games
+        ],
         dtype=np.int32,
     )
     return finals, near
 
 
-def run_node(work: Path, modules: Path, levels: list[str], states: np.ndarray, draws: np.ndarray, games: int) -> dict:
+def start_node(
+    work: Path, modules: Path, levels: list[str], states: np.ndarray, draws: np.ndarray, games: int
+) -> subprocess.Popen:
+    """Node plays the page's side in a child process (Python's side runs meanwhile)."""
     spec = {
         "modules": str(modules),
         "presets": PRESET_NAMES,
@@ -155,9 +170,39 @@ def run_node(work: Path, modules: Path, levels: list[str], states: np.ndarray, d
     states.astype("<i4").tofile(work / "states.i32")
     draws.astype("<u2").tofile(work / "draws.u16")
     script = Path(__file__).with_name("offline_equality.mjs")
-    done = subprocess.run([NODE, str(script), str(work)], capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
+    return subprocess.Popen(
+        [NODE, str(script), str(work)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def finish_node(work: Path, node: subprocess.Popen) -> dict:
+    _, err = node.communicate(timeout=1800)
+    assert node.returncode == 0, err[-3000:]
     return json.loads((work / "js_report.json").read_text())
+
+
+def python_side(levels: list[str], states: np.ndarray, draws: np.ndarray, games: int) -> dict:
+    """What Python says of the states and the games (the reference)."""
+    py = python_states(states)
+    py["games"] = []
+    for k, (level, name) in enumerate((lv, p) for lv in levels for p in PRESET_NAMES):
+        py["games"].append(
+            python_games(load_opponent(level), name, draws[k * games : (k + 1) * games])
+        )
+    return py
+
+
+def run_both(
+    work: Path, modules: Path, levels: list[str], states: np.ndarray, draws: np.ndarray, games: int
+) -> tuple[dict, dict]:
+    """(Node's report, Python's side), the two computed at the same time."""
+    node = start_node(work, modules, levels, states, draws, games)
+    try:
+        py = python_side(levels, states, draws, games)
+    except BaseException:
+        node.kill()
+        raise
+    return finish_node(work, node), py
 
 
 def page_modules(tmp_path: Path, patch: tuple[str, str, str] | None = None) -> Path:
@@ -175,25 +220,38 @@ def page_modules(tmp_path: Path, patch: tuple[str, str, str] | None = None) -> P
     return modules
 
 
-def compare(work: Path, levels: list[str], states: np.ndarray, draws: np.ndarray, games: int) -> dict:
+def compare(work: Path, levels: list[str], states: np.ndarray, games: int, py: dict) -> dict:
     """Every check of the module docstring; returns the counts (raises AssertionError)."""
     read = lambda name, dtype: np.fromfile(work / name, dtype=dtype)  # noqa: E731
     # the tables
     py_dice = np.concatenate(
-        [a.astype(np.int64).ravel() for a in (D.DICE, D.COUNTS, D.KEEP_COUNTS, D.HOLD_TO_KEEP, D.KEEP_CDF, D.CANONICAL_HOLDS)]
+        [
+            a.astype(np.int64).ravel()
+            for a in (
+                D.DICE,
+                D.COUNTS,
+                D.KEEP_COUNTS,
+                D.HOLD_TO_KEEP,
+                D.KEEP_CDF,
+                D.CANONICAL_HOLDS,
+            )
+        ]
     )
     assert np.array_equal(read("js_dice.i32", "<i4"), py_dice), "the dice tables differ"
     bits = 1 << np.arange(NUM_BOXES)
     legal = [PRESETS[p].tables.legal.astype(np.int64) @ bits for p in PRESET_NAMES]
     py_rules = np.concatenate([NATURAL_SCORES.ravel(), *(t.ravel() for t in legal)])
     js_rules = read("js_rules.i32", "<i4")
-    assert np.array_equal(js_rules[: NATURAL_SCORES.size], py_rules[: NATURAL_SCORES.size]), "scores differ"
+    assert np.array_equal(js_rules[: NATURAL_SCORES.size], py_rules[: NATURAL_SCORES.size]), (
+        "scores differ"
+    )
     assert np.array_equal(js_rules, py_rules), "the legal boxes differ"
     # the states
     n = len(states)
-    py = python_states(states)
     js_masks = read("js_masks.u8", np.uint8).reshape(n, 45)
-    assert np.array_equal(js_masks, py["masks"]), f"masks differ at {np.flatnonzero((js_masks != py['masks']).any(1))[:5]}"
+    assert np.array_equal(js_masks, py["masks"]), (
+        f"masks differ at {np.flatnonzero((js_masks != py['masks']).any(1))[:5]}"
+    )
     js_fills = read("js_fills.i32", "<i4").reshape(n, NUM_BOXES, 5)
     bad = np.flatnonzero((js_fills != py["fills"]).any(axis=(1, 2)))
     assert not len(bad), f"fills differ at states {bad[:5]}: {states[bad[:1]]}"
@@ -218,24 +276,23 @@ def compare(work: Path, levels: list[str], states: np.ndarray, draws: np.ndarray
         result["state_disagreements"][level] = int(differ.sum())
         rows = len(js_logits)
         plain = policy.logits(_raw(py["obs"][:rows]))
-        result["logits_max_abs_diff"] = max(result["logits_max_abs_diff"], float(np.abs(plain - js_logits[:, col]).max()))
+        result["logits_max_abs_diff"] = max(
+            result["logits_max_abs_diff"], float(np.abs(plain - js_logits[:, col]).max())
+        )
     # the games
     js_finals = read("js_finals.i32", "<i4").reshape(-1, 16)
     js_near = read("js_near_ties.i32", "<i4")
     result.update(games=0, games_diverged_at_tie=0, games_with_near_tie=0)
-    k = 0
-    for level in levels:
-        policy = load_opponent(level)
-        for name in PRESET_NAMES:
-            block = slice(k * games, (k + 1) * games)
-            finals, near = python_games(policy, name, draws[block])
-            same = (finals == js_finals[block]).all(axis=1)
-            tie = (near > 0) | (js_near[block] > 0)
-            assert (same | tie).all(), f"{level}/{name}: final cards differ with no near tie, games {np.flatnonzero(~(same | tie))[:5]}"
-            result["games"] += games
-            result["games_diverged_at_tie"] += int((~same).sum())
-            result["games_with_near_tie"] += int(tie.sum())
-            k += 1
+    for k, (level, name) in enumerate((lv, p) for lv in levels for p in PRESET_NAMES):
+        block = slice(k * games, (k + 1) * games)
+        finals, near = py["games"][k]
+        same = (finals == js_finals[block]).all(axis=1)
+        tie = (near > 0) | (js_near[block] > 0)
+        differ = np.flatnonzero(~(same | tie))[:5]
+        assert not len(differ), f"{level}/{name}: final cards differ with no near tie: {differ}"
+        result["games"] += games
+        result["games_diverged_at_tie"] += int((~same).sum())
+        result["games_with_near_tie"] += int(tie.sum())
     return result
 
 
@@ -244,7 +301,11 @@ def _raw(obs86: np.ndarray) -> np.ndarray:
 
 
 def draws_for(count: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, D.ROLL_OUTCOMES, (count, MAX_ROLLS)).astype(np.uint16)
+    return (
+        np.random.default_rng(seed)
+        .integers(0, D.ROLL_OUTCOMES, (count, MAX_ROLLS))
+        .astype(np.uint16)
+    )
 
 
 @pytest.mark.slow
@@ -255,10 +316,11 @@ def test_the_page_plays_like_python(tmp_path):
     games = 1000
     states = sample_states(100_000, seed=50)
     draws = draws_for(games * len(levels) * len(PRESETS), seed=51)
-    started = time.perf_counter()
-    report = run_node(tmp_path, page_modules(tmp_path), levels, states, draws, games)
-    result = compare(tmp_path, levels, states, draws, games)
-    print(json.dumps({"node": report, "python": result, "seconds": time.perf_counter() - started}))
+    started, cpu = time.perf_counter(), time.process_time()
+    report, py = run_both(tmp_path, page_modules(tmp_path), levels, states, draws, games)
+    result = compare(tmp_path, levels, states, games, py)
+    seconds = {"wall": time.perf_counter() - started, "python_cpu": time.process_time() - cpu}
+    print(json.dumps({"node": report, "python": result, "seconds": seconds}))
     # near ties are rare: bounded at 0.5% of the states and 1% of the games
     assert result["logits_max_abs_diff"] < 1e-4
     assert all(v <= 0.005 * len(states) for v in result["state_ties"].values()), result
@@ -270,8 +332,8 @@ def test_a_small_run_agrees(tmp_path):
     levels = offline_levels()
     states = sample_states(5_000, seed=7)
     draws = draws_for(20 * len(levels) * len(PRESETS), seed=8)
-    run_node(tmp_path, page_modules(tmp_path), levels, states, draws, 20)
-    result = compare(tmp_path, levels, states, draws, 20)
+    _, py = run_both(tmp_path, page_modules(tmp_path), levels, states, draws, 20)
+    result = compare(tmp_path, levels, states, 20, py)
     assert result["games"] == 20 * len(levels) * len(PRESETS)
 
 
@@ -279,21 +341,25 @@ def test_a_small_run_agrees(tmp_path):
     "patch",
     [
         ("game/rules.js", "FULL_HOUSE_POINTS = 25", "FULL_HOUSE_POINTS = 26"),
-        ("game/rules.js", 'upper_bonus_value: 35', "upper_bonus_value: 36"),
+        ("game/rules.js", "upper_bonus_value: 35", "upper_bonus_value: 36"),
         ("game/rules.js", "if (!((filled >> face) & 1)) legal", "if (false) legal"),
         ("game/dice.js", "if (KEEP_CDF[base + mid] > r)", "if (KEEP_CDF[base + mid] >= r)"),
-        ("game/observation.js", "clip((upper - 3 * filledFaces) / 21.0)", "clip((upper - 3 * filledFaces) / 20.0)"),
+        (
+            "game/observation.js",
+            "clip((upper - 3 * filledFaces) / 21.0)",
+            "clip((upper - 3 * filledFaces) / 20.0)",
+        ),
     ],
     ids=["full-house", "upper-bonus", "forced-joker", "roll-table", "feature"],
 )
 def test_a_changed_rule_in_the_page_fails(tmp_path, patch):
     """The check is not blind: one changed rule in the page fails it."""
     levels = ["easy"]
-    states = sample_states(3_000, seed=9)
-    draws = draws_for(20 * len(PRESETS), seed=10)
-    run_node(tmp_path, page_modules(tmp_path, patch), levels, states, draws, 20)
+    states = sample_states(2_000, seed=9)
+    draws = draws_for(10 * len(PRESETS), seed=10)
+    _, py = run_both(tmp_path, page_modules(tmp_path, patch), levels, states, draws, 10)
     with pytest.raises(AssertionError):
-        compare(tmp_path, levels, states, draws, 20)
+        compare(tmp_path, levels, states, 10, py)
 
 
 @pytest.mark.parametrize(
@@ -303,9 +369,11 @@ def test_a_changed_rule_in_the_page_fails(tmp_path, patch):
 )
 def test_a_changed_rule_in_python_fails(tmp_path, monkeypatch, preset):
     """... and so does one changed rule on the Python side (its official preset replaced)."""
-    states = sample_states(3_000, seed=11)
-    draws = draws_for(20 * len(PRESETS), seed=12)
-    run_node(tmp_path, page_modules(tmp_path), ["easy"], states, draws, 20)
+    states = sample_states(2_000, seed=11)
+    draws = draws_for(10 * len(PRESETS), seed=12)
+    node = start_node(tmp_path, page_modules(tmp_path), ["easy"], states, draws, 10)
+    finish_node(tmp_path, node)
     monkeypatch.setitem(PRESETS, "official", preset)
+    py = python_side(["easy"], states, draws, 10)
     with pytest.raises(AssertionError):
-        compare(tmp_path, ["easy"], states, draws, 20)
+        compare(tmp_path, ["easy"], states, 10, py)

@@ -49,6 +49,8 @@ def offline_levels() -> list[str]:
     from yahtzee_env.policies.web_levels import offline_levels as levels
 
     return levels()
+
+
 MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
 DEFAULT_RETRY_AFTER = 1  # s: a 429 whose budget refills within a second
 
@@ -168,9 +170,7 @@ def service_worker_script() -> str:
     any changed file is a new worker, which replaces the cache."""
     from yahtzee_env.policies.web_levels import web_level
 
-    files = sorted(
-        p for p in STATIC_DIR.rglob("*") if p.is_file() and p.name != "sw.js"
-    )
+    files = sorted(p for p in STATIC_DIR.rglob("*") if p.is_file() and p.name != "sw.js")
     digest = hashlib.sha256()
     urls = ["/", "/api/config"]
     for path in files:
@@ -183,8 +183,8 @@ def service_worker_script() -> str:
         digest.update(manifest["weights_sha256"].encode())
     worker = (STATIC_DIR / "sw.js").read_text(encoding="utf-8")
     digest.update(worker.encode())
-    head = f"self.PRECACHE = {json.dumps(urls)};\nself.VERSION = {json.dumps(digest.hexdigest()[:16])};\n"
-    return head + worker
+    version = json.dumps(digest.hexdigest()[:16])
+    return f"self.PRECACHE = {json.dumps(urls)};\nself.VERSION = {version};\n{worker}"
 
 
 async def service_worker(request: Request) -> Response:

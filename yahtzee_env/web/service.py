@@ -258,12 +258,12 @@ class Service:
         engine (`offline_games.replay`), kept once in the session's player's results,
         marked offline, never rated. Answers the ids stored and those refused (with why);
         a game over the player's daily cap is in neither (the page sends it again later)."""
+        from yahtzee_env.policies.web_levels import offline_levels
         from yahtzee_env.web.offline_games import (
             MAX_GAMES_PER_REQUEST,
             MAX_OFFLINE_GAMES_PER_DAY,
             replay,
         )
-        from yahtzee_env.policies.web_levels import offline_levels
 
         if session is None:
             raise WebError("offline games need a session: open the page first", 403, "no_session")
@@ -282,7 +282,9 @@ class Service:
                     game_id = record.get("id") if isinstance(record, dict) else None
                     refused.append({"id": str(game_id)[:64], "error": str(err)})
             since = self.storage.clock() - 86_400
-            room = MAX_OFFLINE_GAMES_PER_DAY - self.storage.offline_results_since(session["id"], since)
+            room = MAX_OFFLINE_GAMES_PER_DAY - self.storage.offline_results_since(
+                session["id"], since
+            )
             rows = rows[: max(room, 0)]
             self.storage.add_offline_results(session["id"], rows)
             return {"stored": [r["id"] for r in rows], "refused": refused}
