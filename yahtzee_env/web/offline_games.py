@@ -31,6 +31,9 @@ from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.tables import MAX_SEATS, WebError
 
 MAX_GAMES_PER_REQUEST = 20
+# A 4-seat game is at most 156 draws and 156 moves (~2 KB of JSON): 20 of them fit, and a
+# stranger's body is bounded all the same (every other request: `service.MAX_BODY`).
+MAX_BODY_BYTES = 64 * 1024
 MAX_OFFLINE_GAMES_PER_DAY = 200  # per player: what one person can play in a day, and more
 GAME_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 

@@ -101,28 +101,30 @@ def endpoint(handler):
     return wrapped
 
 
-async def read_body(request: Request, service: Service) -> dict[str, Any]:
-    """The request's JSON object, refused when larger than `MAX_BODY` or slower to arrive
-    than ``Limits.read_timeout_s``."""
+async def read_body(request: Request, service: Service, limit: int = MAX_BODY) -> dict[str, Any]:
+    """The request's JSON object, refused when larger than ``limit`` (`MAX_BODY`) or slower
+    to arrive than ``Limits.read_timeout_s``."""
     length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > MAX_BODY:
-        raise WebError(f"payload too large: {length[:12]} bytes (at most {MAX_BODY})", 413)
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise WebError(f"payload too large: {length[:12]} bytes (at most {limit})", 413)
     chunks, size = [], 0
     try:
         with anyio.fail_after(service.limits.read_timeout_s):
             async for chunk in request.stream():
                 size += len(chunk)
-                if size > MAX_BODY:
-                    raise WebError(f"payload too large (at most {MAX_BODY} bytes)", 413)
+                if size > limit:
+                    raise WebError(f"payload too large (at most {limit} bytes)", 413)
                 chunks.append(chunk)
     except TimeoutError:
         raise WebError("the request body did not arrive in time", 408) from None
-    return parse_json(b"".join(chunks))
+    return parse_json(b"".join(chunks), limit)
 
 
-async def asked(request: Request, service: Service) -> tuple[dict[str, Any], Any]:
+async def asked(
+    request: Request, service: Service, limit: int = MAX_BODY
+) -> tuple[dict[str, Any], Any]:
     """The request's body and its session's player (None without one)."""
-    body = await read_body(request, service)
+    body = await read_body(request, service, limit)
     return body, await service.session_of(request)
 
 
@@ -322,7 +324,9 @@ async def create_table(request: Request, service: Service) -> Response:
 
 @endpoint
 async def offline_games(request: Request, service: Service) -> Response:
-    body, session = await asked(request, service)
+    from yahtzee_env.web.offline_games import MAX_BODY_BYTES
+
+    body, session = await asked(request, service, MAX_BODY_BYTES)
     return JSONResponse(await service.offline_games(body, session))
 
 

@@ -60,10 +60,10 @@ def login_name(body: dict[str, Any]) -> str:
 MAX_BODY = 4096  # bytes: every legitimate request (or socket message) is far smaller
 
 
-def parse_json(raw: bytes | str) -> dict[str, Any]:
-    """A request body or socket message: a JSON object of at most `MAX_BODY` bytes."""
-    if len(raw) > MAX_BODY:
-        raise WebError(f"payload too large: {len(raw)} bytes (at most {MAX_BODY})", 413)
+def parse_json(raw: bytes | str, limit: int = MAX_BODY) -> dict[str, Any]:
+    """A request body or socket message: a JSON object of at most ``limit`` bytes."""
+    if len(raw) > limit:
+        raise WebError(f"payload too large: {len(raw)} bytes (at most {limit})", 413)
     try:
         data = json.loads(raw or b"{}")
     except (ValueError, UnicodeDecodeError) as err:
