@@ -76,7 +76,7 @@ def test_past_its_deadline_the_computer_plays_the_turn_and_the_table_stays(db, c
     only after the clock times its people without a move (two days for a 1-day table of
     two), never at the 12-hour abandon time."""
     with TestClient(create_app(db, clock=clock)) as c:
-        code, host, guest = online_table(c, turn_timer=int(DAY))
+        code, host, _guest = online_table(c, turn_timer=int(DAY))
         move(c, code, 0, host)
         clock.now += 25 * HOUR  # the guest let the day pass
         assert tick(c) == [code]
@@ -115,3 +115,206 @@ def test_how_long_each_kind_of_table_is_kept(db, clock, new_table, play_out):
         assert sweep(c) == [solo]
         clock.now += 24 * DAY
         assert sweep(c) == [done]
+
+
+# ------------------------------------------------------------------ sign-in under a burst
+PASSWORD = "correct horse battery"
+
+
+def test_the_hash_gate_runs_a_few_at_once_and_refuses_past_its_line():
+    """At most ``workers`` hashes run at once, ``queue`` more wait; the rest get 503 with a
+    Retry-After (the memory of a burst is bounded by the gate, not by the thread pool)."""
+    import threading
+
+    import anyio
+
+    from yahtzee_env.web.logins import HashGate
+    from yahtzee_env.web.tables import WebError
+
+    gate = HashGate(workers=2, queue=3)
+    release, lock = threading.Event(), threading.Lock()
+    running = {"now": 0, "most": 0}
+
+    def work(i):
+        with lock:
+            running["now"] += 1
+            running["most"] = max(running["most"], running["now"])
+        release.wait(10)
+        with lock:
+            running["now"] -= 1
+        return i
+
+    async def main():
+        done, refused = [], []
+
+        async def one(i):
+            try:
+                done.append(await gate.run(work, i))
+            except WebError as err:
+                refused.append(err)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(10):
+                tg.start_soon(one, i)
+            await anyio.sleep(0.2)
+            assert gate.pending == 5
+            release.set()
+        return done, refused
+
+    done, refused = anyio.run(main)
+    assert running["most"] == 2 and sorted(done) == [0, 1, 2, 3, 4]
+    assert len(refused) == 5
+    assert all(e.status == 503 and e.code == "busy" for e in refused)
+    assert all(e.params["retry_after"] >= 1 for e in refused)
+    assert gate.pending == 0
+
+
+def test_one_sign_in_per_name_at_a_time_and_a_known_device_skips_the_line(db):
+    """Guesses at one account from many addresses are checked one after another (each after
+    the delay its failures earned); another name is not held up, and the owner's known
+    browser is neither queued nor slowed."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    limits = Limits(
+        login_free_failures=0, login_delay_s=0.01, login_delay_max_s=0.02, hash_workers=8
+    )
+    app = create_app(db, trust_proxy="*", limits=limits)
+    service = app.state.service
+    accounts = service.accounts
+    lock, inside, most = threading.Lock(), {}, {}
+    real = accounts.sign_in
+
+    def counted(body, session):
+        name = body["username"] + (" (owner)" if body["password"] == PASSWORD else "")
+        with lock:
+            inside[name] = inside.get(name, 0) + 1
+            most[name] = max(most.get(name, 0), inside[name])
+        try:
+            return real(body, session)
+        finally:
+            with lock:
+                inside[name] -= 1
+
+    accounts.sign_in = counted
+
+    def sign_in(c, name, password, address):
+        return c.post(
+            "/api/account/signin",
+            json={"username": name, "password": password},
+            headers={"x-forwarded-for": address},
+        )
+
+    with TestClient(app) as owner, TestClient(app) as stranger, TestClient(app) as bob:
+        for c, name in ((owner, "ada"), (bob, "bob")):  # the owner's browser is known
+            reply = c.post("/api/account/signup", json={"username": name, "password": PASSWORD})
+            assert reply.status_code == 200, reply.text
+        with ThreadPoolExecutor(12) as pool:
+            guesses = [
+                pool.submit(sign_in, stranger, "ada", f"guess number {i}", f"10.0.1.{i}")
+                for i in range(10)
+            ]
+            other = pool.submit(sign_in, stranger, "bob", PASSWORD, "10.0.2.1")
+            mine = pool.submit(sign_in, owner, "ada", PASSWORD, "10.0.0.1")
+            assert [g.result().status_code for g in guesses] == [401] * 10
+            assert other.result().status_code == 200 and mine.result().status_code == 200
+        assert most["ada"] == 1  # the guesses were checked one at a time (8 hash slots free)
+        assert service.throttle.failures["ada"][0] >= 9  # every guess counted, none lost
+        assert service.name_turns.lines == {}  # nothing held once the line is empty
+
+
+def test_a_full_line_for_one_name_is_refused_with_retry_after():
+    import anyio
+
+    from yahtzee_env.web.logins import NameTurns
+    from yahtzee_env.web.tables import WebError
+
+    turns = NameTurns(max_waiting=2)
+
+    async def main():
+        async with turns.turn("ada"), anyio.create_task_group() as tg:
+            tg.start_soon(lambda: _wait(turns))
+            await anyio.sleep(0.05)
+            assert turns.waiting("ada") == 2
+            try:
+                async with turns.turn("ada", retry_after=30):
+                    raise AssertionError("a third in line got in")
+            except WebError as err:
+                assert err.status == 429 and err.code == "name_busy"
+                assert err.params["retry_after"] == 30
+            async with turns.turn("bob"):  # another name has its own line
+                pass
+            tg.cancel_scope.cancel()
+        assert turns.lines == {}
+
+    async def _wait(turns):
+        async with turns.turn("ada"):
+            pass
+
+    anyio.run(main)
+
+
+# ------------------------------------------------------------------ limits keyed on who
+def guest(app, name: str) -> TestClient:
+    """A browser with a guest session (its cookie) of its own."""
+    c = TestClient(app)
+    assert c.post("/api/session", json={"name": name}).status_code == 200
+    return c
+
+
+def test_unknown_codes_count_per_browser_with_a_network_backstop(db, new_table):
+    limits = Limits(
+        lookup_burst=3, lookups_per_minute=0.01, network_lookup_burst=7,
+        network_lookups_per_minute=0.01,
+    )  # fmt: skip
+    app = create_app(db, limits=limits)
+    with TestClient(app) as host:
+        code, _, _ = new_table(host)
+        ana, bea, cid = guest(app, "Ana"), guest(app, "Bea"), guest(app, "Cid")
+        for _ in range(3):
+            assert ana.get("/api/tables/ZZZZZZZZ").status_code == 404
+        refused = ana.get(f"/api/tables/{code}")
+        assert refused.status_code == 429 and refused.json()["code"] == "lookup_budget"
+        assert "this browser" in refused.json()["error"]
+        # another browser behind the same address is not held up by Ana's guesses
+        assert bea.get(f"/api/tables/{code}").status_code == 200
+        for _ in range(3):
+            assert bea.get("/api/tables/ZZZZZZZZ").status_code == 404
+        assert cid.get("/api/tables/ZZZZZZZZ").status_code == 404  # the 7th of the address
+        backstop = cid.get(f"/api/tables/{code}")
+        assert backstop.status_code == 429
+        assert backstop.json()["code"] == "network_lookup_budget"
+        assert "your network" in backstop.json()["error"]
+        assert int(backstop.headers["retry-after"]) >= 1
+
+
+def test_the_pages_files_are_outside_the_request_budget_and_revalidated(db):
+    """A first visit's ~30 files do not spend the address's request budget (eight first
+    visits at once from one address were refused), and they are revalidated (ETag)."""
+    from yahtzee_env.web.app import STATIC_DIR
+
+    files = ["/", *(f"/static/{p.relative_to(STATIC_DIR)}" for p in STATIC_DIR.rglob("*.*"))]
+    app = create_app(db, limits=Limits(rate=0.1, burst=5))
+    with TestClient(app) as c:
+        for _ in range(3):
+            for path in files:
+                reply = c.get(path)
+                assert reply.status_code == 200, path
+                assert reply.headers["cache-control"] == "no-cache", path
+        etag = c.get("/static/style.css").headers["etag"]
+        assert c.get("/static/style.css", headers={"if-none-match": etag}).status_code == 304
+        assert c.get("/api/config").status_code == 200  # the request budget is untouched
+        assert c.get("/api/config").headers["cache-control"] == "no-store"
+
+
+def test_a_first_visit_has_no_player_and_gets_no_refusal(db):
+    with TestClient(create_app(db)) as c:
+        reply = c.get("/api/quick")
+        assert reply.status_code == 200 and reply.json() == {"state": "idle"}
+
+
+def test_the_per_address_caps_are_sized_for_a_school():
+    limits = Limits()
+    assert limits.players_per_hour >= 300 and limits.player_burst >= 100
+    assert limits.queue_per_address >= 20
+    assert limits.network_lookup_burst >= 10 * limits.lookup_burst

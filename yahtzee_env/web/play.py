@@ -72,6 +72,8 @@ async def quick_status(request: Request, service: Service) -> Response:
     session = await service.session_of(request)
     token = request.query_params.get("player")
     body = {"player": token} if token else {}
+    if session is None and not token:  # a first visit: no player yet, so nothing waits
+        return JSONResponse({"state": "idle"})
     service.spend(who(body, session, "player"))
 
     def work():
@@ -222,11 +224,11 @@ async def watch_link_of(request: Request, service: Service) -> Response:
 @endpoint
 async def watched_table(request: Request, service: Service) -> Response:
     watch_id = request.path_params["wid"]
-    service.check_lookups(client_address(request.scope))  # guessing links: the code's budget
+    service.check_lookups(request)  # guessing links: the code's budget
     try:
         code = await run_in_threadpool(service.spectators.code_of, watch_id)
     except WebError as err:
-        service.lookups.allow(client_address(request.scope))  # a guessed link spends budget
+        service.spend_lookup(request)  # a guessed link spends budget
         raise err
     state = service.fanout.present(await service.table_state(code))
     return JSONResponse(redact(state, watch_id))
