@@ -59,7 +59,7 @@ for (let s = 0; s < n; s++) {
   for (let a = 0; a < 45; a++) masks[45 * s + a] = mask[a] ? 1 : 0;
   for (let b = 0; b < 13; b++) {
     if (!mask[32 + b]) continue;
-    const copy = Object.assign(new engine.Scorecard(presets[p]), structuredClone(card.toJSON()));
+    const copy = card.copy();
     const reward = copy.place(b, roll);
     fills.set([copy.scores[b], copy.yahtzeeBonus, reward, copy.upperTotal, copy.yahtzeeState], 5 * (13 * s + b));
   }

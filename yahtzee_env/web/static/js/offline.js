@@ -272,7 +272,10 @@ export function applyOffline() {
     if (off) link.setAttribute("aria-disabled", "true"); else link.removeAttribute("aria-disabled");
   }
   for (const select of document.querySelectorAll("#seat-kinds select, #fill")) {
-    for (const option of select.options) option.disabled = off && option.value !== "human" && !canPlayOffline(option.value);
+    for (const option of select.options) {
+      if (off && option.value !== "human" && !canPlayOffline(option.value)) { option.disabled = true; option.dataset.offline = "1"; }
+      else if (option.dataset.offline) { option.disabled = false; delete option.dataset.offline; }
+    }
     if (off && select.selectedOptions[0] && select.selectedOptions[0].disabled) {
       const first = [...select.options].find((o) => !o.disabled && o.value !== "human");
       if (first) select.value = first.value;

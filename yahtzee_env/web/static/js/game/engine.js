@@ -132,6 +132,14 @@ export class Scorecard {
 
   asDict() { return Object.fromEntries(BOX_NAMES.map((n, b) => [n, this.scores[b]])); }
 
+  /** An independent copy of this card. */
+  copy() {
+    const card = new Scorecard(this.rules);
+    Object.assign(card, this.toJSON());
+    card.scores = this.scores.slice();
+    return card;
+  }
+
   toJSON() {
     const { scores, filled, upperTotal, yahtzeeState, yahtzeeBonus, yahtzees } = this;
     return { scores, filled, upperTotal, yahtzeeState, yahtzeeBonus, yahtzees };
