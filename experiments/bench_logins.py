@@ -107,7 +107,9 @@ def guesses(server: LocalServer, addresses: int, seconds: float) -> dict:
         list(pool.map(guesser, range(addresses)))
     took = time.perf_counter() - t0
     t1 = time.perf_counter()
-    owner = post(server.url, "/api/account/signin", {"username": "ada", "password": PASSWORD}, "10.3.0.1")
+    owner = post(
+        server.url, "/api/account/signin", {"username": "ada", "password": PASSWORD}, "10.3.0.1"
+    )
     return {
         "guessers": addresses,
         "seconds": round(took, 1),

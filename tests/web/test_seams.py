@@ -318,3 +318,19 @@ def test_the_per_address_caps_are_sized_for_a_school():
     assert limits.players_per_hour >= 300 and limits.player_burst >= 100
     assert limits.queue_per_address >= 20
     assert limits.network_lookup_burst >= 10 * limits.lookup_burst
+
+
+def test_an_open_table_needs_a_free_seat(db):
+    """Listing a table whose every other seat is the computer made a table nobody could
+    see in the list; now the listing is refused, saying why."""
+    with TestClient(create_app(db)) as c:
+        c.post("/api/session", json={"name": "Host"})
+        body = {"seats": ["human", "easy", "medium"], "online": True}
+        code = c.post("/api/tables", json=body).json()["code"]
+        refused = c.post(f"/api/tables/{code}/list", json={"on": True})
+        assert refused.status_code == 409 and refused.json()["code"] == "no_free_seat"
+        assert "free seat" in refused.json()["error"]
+        body = {"seats": ["human", "friend", "easy"], "online": True}
+        code = c.post("/api/tables", json=body).json()["code"]
+        assert c.post(f"/api/tables/{code}/list", json={"on": True}).json()["listed"] is True
+        assert [t["code"] for t in c.get("/api/open-tables").json()["tables"]] == [code]

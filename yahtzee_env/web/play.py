@@ -7,6 +7,7 @@ spectators; `app.route_list` adds `routes()` to the server's.
     GET  /api/open-tables                 the tables listed as open, with their free seats
     POST /api/tables/CODE/list   {on}     (the host, before the start) list the table or not
     GET  /api/leaderboard                 the top ratings, your own place, the CPU levels'
+    GET  /api/tables/CODE/rated           whether the game rates you, and what leaving costs
     POST /api/tables/CODE/watch  {on}     (the host) the read-only link on or off: {watch}
     GET  /api/tables/CODE/watch          (the host) the link's id: {watch}
     GET  /api/watch/ID                    the table of watch link ID, as spectators see it
@@ -30,7 +31,7 @@ from starlette.routing import Route, WebSocketRoute
 from yahtzee_env.web.accounts import device_of
 from yahtzee_env.web.guard import client_address
 from yahtzee_env.web.routes import asked, endpoint, page
-from yahtzee_env.web.service import Service, who
+from yahtzee_env.web.service import Service, pid, who
 from yahtzee_env.web.spectators import redact
 from yahtzee_env.web.tables import WebError, clean_code
 from yahtzee_env.web.watch import watch_socket
@@ -160,6 +161,10 @@ async def list_table(request: Request, service: Service) -> Response:
             raise WebError(
                 "only an online table that has not started can be listed", 409, "not_listable"
             )
+        if on and not any(s.kind == "friend" for s in table.seats):
+            raise WebError(  # it would never show in the list: say so instead
+                "an open table needs a free seat: make one seat 'a friend'", 409, "no_free_seat"
+            )
         if on:
             host = storage._query(
                 "SELECT host_player, host_addr FROM tables WHERE code = ?", (code,)
@@ -234,6 +239,21 @@ async def watched_table(request: Request, service: Service) -> Response:
     return JSONResponse(redact(state, watch_id))
 
 
+@endpoint
+async def rated(request: Request, service: Service) -> Response:
+    """Whether the table's current game rates the session's player, and what leaving it
+    now would cost (`ratings.Ratings.leave_cost`): the page asks before it leaves."""
+    session = await service.session_of(request)
+    service.spend(who({}, session))
+    player, tables = pid(session), service.tables
+
+    def work(c: str) -> dict:
+        return service.ratings.leave_cost(tables.load(c), player)
+
+    code = clean_code(request.path_params["code"])
+    return JSONResponse(await service.locks.run(code, work))
+
+
 def routes() -> list:
     return [
         Route("/leaderboard", page),
@@ -244,6 +264,7 @@ def routes() -> list:
         Route("/api/open-tables", list_open_tables),
         Route("/api/tables/{code}/list", list_table, methods=["POST"]),
         Route("/api/leaderboard", leaderboard),
+        Route("/api/tables/{code}/rated", rated),
         Route("/api/tables/{code}/watch", watch_link, methods=["POST"]),
         Route("/api/tables/{code}/watch", watch_link_of),
         Route("/api/watch/{wid}", watched_table),

@@ -130,9 +130,7 @@ class Service:
         per_minute = limits.lookups_per_minute / 60
         self.lookups = RateLimiter(per_minute, limits.lookup_burst, limits.max_keys)
         per_minute = limits.network_lookups_per_minute / 60
-        self.network_lookups = RateLimiter(
-            per_minute, limits.network_lookup_burst, limits.max_keys
-        )
+        self.network_lookups = RateLimiter(per_minute, limits.network_lookup_burst, limits.max_keys)
         per_minute = limits.logins_per_minute / 60
         self.logins = RateLimiter(per_minute, limits.login_burst, limits.max_keys)
         per_hour = limits.players_per_hour / 3600

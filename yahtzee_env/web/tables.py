@@ -711,8 +711,7 @@ class Tables:
                 continue
             if self.storage.open_tables(**{key: value}) >= cap:
                 raise WebError(  # 409, no Retry-After: waiting does not help, finishing does
-                    f"{who} {cap} unfinished tables: finish or leave one before creating "
-                    "another",
+                    f"{who} {cap} unfinished tables: finish or leave one before creating another",
                     409,
                     "too_many_tables" if key == "player_id" else "network_tables",
                     max=cap,
