@@ -19,7 +19,7 @@ from yahtzee_env.game.cpu import cpu_action
 from yahtzee_env.game.dice import ROLL_OUTCOMES
 from yahtzee_env.game.engine import BOX_ACTION_OFFSET, Game
 from yahtzee_env.policies.resolve import resolve_policy
-from yahtzee_env.web.offline_games import ReplayDraws, dealt
+from yahtzee_env.web.tables.offline_games import ReplayDraws, dealt
 
 OFFLINE = ["easy", "medium", "hard", "expert"]
 

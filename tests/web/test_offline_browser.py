@@ -12,11 +12,9 @@ import pytest
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
+from browsing import more_options, tid
+
 TIMEOUT_MS = 20_000
-
-
-def tid(name: str) -> str:
-    return f'[data-testid="{name}"]'
 
 
 def score_a_box(page) -> None:
@@ -74,6 +72,7 @@ def test_installable_then_a_whole_game_offline_then_synced(context, shared_serve
     page.reload()
     page.wait_for_selector(f"{tid('offline-banner')}:not([hidden])")
     assert page.is_disabled(tid("create-online"))
+    more_options(page)
     page.select_option(tid("seats"), "2")
     page.select_option(tid("seat-kind-1"), "hard")
     assert page.evaluate(

@@ -251,7 +251,7 @@ export async function sync() {
 // ------------------------------------------------------------------ the page offline
 // What needs the network is greyed out (and says why), offline levels stay playable.
 const NEEDS_NETWORK = ["create-online", "join", "join-code", "signup", "signin", "signout", "coach", "match", "public",
-  "quick-match", "quick-seats", "quick-wait"];
+  "quick-match", "quick-seats", "quick-wait", "list-open", "turn-timer"];
 
 export function applyOffline() {
   const off = isOffline();
