@@ -20,7 +20,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "SB3 MaskablePPO .zip (a run's, or any script's on Yahtzee-v0), a model-based agent's "
         "VALUE.npz (experiments/model_based.py; npz only), or a level's manifest NAME.json",
     )
-    parser.add_argument("--format", choices=("npz", "onnx"), default="npz")
+    parser.add_argument(
+        "--format",
+        choices=("npz", "onnx", "web"),
+        default="npz",
+        help="npz (+ manifest: numpy-only play), onnx, or web (a shipped level as the page "
+        "loads it offline: LEVEL.json + LEVEL.f32, raw float32 weights with their sha256)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     parser.add_argument(
         "--model",
@@ -71,6 +77,13 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.run.exists() and str(args.run) in LEVELS:
         return _export_level(args)
+    if args.format == "web":
+        print(
+            f"yahtzee export: error: --format web exports a shipped level ({', '.join(LEVELS)}), "
+            f"not {str(args.run)[:80]!r}",
+            file=sys.stderr,
+        )
+        return 2
     if (args.holds or args.rules) and args.run.suffix != ".zip":
         print(
             "yahtzee export: error: --holds and --rules are for an SB3 .zip saved without a run "
@@ -251,7 +264,8 @@ def _export_manifest(args: argparse.Namespace) -> int:
 
 def _export_level(args: argparse.Namespace) -> int:
     """A shipped level by name: ``--format npz`` copies its files byte for byte (renamed with
-    ``--name``); ``--format onnx`` exports its manifest (an mlp level), named as the level."""
+    ``--name``); ``--format onnx`` exports its manifest (an mlp level), named as the level;
+    ``--format web`` writes what the page loads offline (`policies.web_levels`)."""
     import json
 
     from yahtzee_env.commands import OutputPathError, check_output_dir, check_plain_name
@@ -276,6 +290,19 @@ def _export_level(args: argparse.Namespace) -> int:
             print(f"yahtzee export: error: {missing_extra_hint(err, 'export')}", file=sys.stderr)
             return 2
         return _export_manifest(args)
+    if args.format == "web":
+        from yahtzee_env.policies.web_levels import export_web
+
+        try:
+            if args.name is not None:
+                raise ValueError("--name: a web level keeps its level's name")
+            check_output_dir(args.out, "--out")
+            written = export_web(level, args.out)
+        except (ValueError, ModelFormatError, OutputPathError, OSError) as err:
+            print(f"yahtzee export: error: {err}", file=sys.stderr)
+            return 2
+        print(f"wrote {written[0]} and {written[1].name}")
+        return 0
     try:
         name = check_plain_name(args.name or level, "--name")
         check_output_dir(args.out, "--out")

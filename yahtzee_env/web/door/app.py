@@ -5,6 +5,9 @@ with a 4xx, ``code`` a stable machine word such as ``stale_seq``, and ``params``
 when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18n/<lang>.json``):
 
     GET  /api/config                      CPU levels and rules presets for the lobby
+    GET  /levels/NAME.json | NAME.f32     a level as the page plays it offline (issue 50)
+    GET  /sw.js                           the service worker (its cache: the page offline)
+    POST /api/offline-games {games}       finished offline games: replayed, kept, never rated
     POST /api/players       {name}        a profile: {player_id, name, token}
     POST /api/stats         {player}      my statistics
     POST /api/tables        {seats, rules, online, match, coach, fill, name, player}
@@ -110,6 +113,8 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/t/{code}", http.page),
         Route("/stats", http.page),
         Route("/games/{gid}", http.page),
+        Route("/levels/{name}", http.level_file),
+        Route("/sw.js", http.service_worker),
         Route("/healthz", http.healthz),
         Route("/readyz", http.readyz),
         Route("/api/config", http.config),
@@ -146,6 +151,7 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/api/account/unblock", social.unblock, methods=POST),
         Route("/api/account/{what}", http.no_account_action, methods=POST),
         Route("/api/me/tables", http.my_tables),
+        Route("/api/offline-games", http.offline_games, methods=POST),
         Route("/api/games/{gid}", social.game_review, methods=POST),
         # a place to play (issue 32): quick match, open tables, ratings, spectators
         Route("/leaderboard", http.page),

@@ -125,11 +125,12 @@ def json_response(status: int, message: str, code: str, extra_headers=()) -> tup
 
 def is_page_file(path: str) -> bool:
     """Whether ``path`` is one of the page's own files (its HTML, scripts, styles,
-    catalogues): the same for everyone, cheap, and revalidated by the browser."""
-    return path.startswith("/static/") or path in PAGE_PATHS
+    catalogues, its service worker and the offline levels' weights): the same for everyone,
+    cheap, and revalidated by the browser."""
+    return path.startswith(("/static/", "/levels/")) or path in PAGE_PATHS
 
 
-PAGE_PATHS = frozenset({"/", "/stats"})
+PAGE_PATHS = frozenset({"/", "/stats", "/sw.js"})
 
 
 class GuardMiddleware:

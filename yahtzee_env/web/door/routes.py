@@ -10,6 +10,7 @@ of that intent reaches. `endpoint` answers a refused request (`WebError`) with i
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import secrets
@@ -41,6 +42,15 @@ from yahtzee_env.web.tables.table import (
 )
 
 STATIC_DIR = Path(__file__).parents[1] / "static"  # yahtzee_env/web/static
+
+
+def offline_levels() -> list[str]:
+    """The levels the page plays offline: the policy networks (`policies.web_levels`)."""
+    from yahtzee_env.policies.web_levels import offline_levels as levels
+
+    return levels()
+
+
 MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
 DEFAULT_RETRY_AFTER = 1  # s: a 429 whose budget refills within a second
 
@@ -90,28 +100,30 @@ def endpoint(handler):
     return wrapped
 
 
-async def read_body(request: Request, service: Service) -> dict[str, Any]:
-    """The request's JSON object, refused when larger than `MAX_BODY` or slower to arrive
-    than ``Limits.read_timeout_s``."""
+async def read_body(request: Request, service: Service, limit: int = MAX_BODY) -> dict[str, Any]:
+    """The request's JSON object, refused when larger than ``limit`` (`MAX_BODY`) or slower
+    to arrive than ``Limits.read_timeout_s``."""
     length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > MAX_BODY:
-        raise WebError(f"payload too large: {length[:12]} bytes (at most {MAX_BODY})", 413)
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise WebError(f"payload too large: {length[:12]} bytes (at most {limit})", 413)
     chunks, size = [], 0
     try:
         with anyio.fail_after(service.limits.read_timeout_s):
             async for chunk in request.stream():
                 size += len(chunk)
-                if size > MAX_BODY:
-                    raise WebError(f"payload too large (at most {MAX_BODY} bytes)", 413)
+                if size > limit:
+                    raise WebError(f"payload too large (at most {limit} bytes)", 413)
                 chunks.append(chunk)
     except TimeoutError:
         raise WebError("the request body did not arrive in time", 408) from None
-    return parse_json(b"".join(chunks))
+    return parse_json(b"".join(chunks), limit)
 
 
-async def asked(request: Request, service: Service) -> tuple[dict[str, Any], Any]:
+async def asked(
+    request: Request, service: Service, limit: int = MAX_BODY
+) -> tuple[dict[str, Any], Any]:
     """The request's body and its session's player (None without one)."""
-    body = await read_body(request, service)
+    body = await read_body(request, service, limit)
     return body, await service.session_of(request)
 
 
@@ -150,6 +162,64 @@ def set_session(
 # ----------------------------------------------------------------- the page, health
 async def page(request: Request) -> Response:
     return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+@functools.cache
+def service_worker_script() -> str:
+    """``static/sw.js`` with what it caches in front (`self.PRECACHE`: the page, its config,
+    every static file, the offline levels' files) and a digest of all of it (`self.VERSION`):
+    any changed file is a new worker, which replaces the cache."""
+    from yahtzee_env.policies.web_levels import web_level
+
+    files = sorted(p for p in STATIC_DIR.rglob("*") if p.is_file() and p.name != "sw.js")
+    digest = hashlib.sha256()
+    urls = ["/", "/api/config"]
+    for path in files:
+        rel = path.relative_to(STATIC_DIR).as_posix()
+        urls.append(f"/static/{rel}")
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for level in offline_levels():
+        manifest, _ = web_level(level)
+        urls += [f"/levels/{level}.json", f"/levels/{manifest['weights_file']}"]
+        digest.update(manifest["weights_sha256"].encode())
+    worker = (STATIC_DIR / "sw.js").read_text(encoding="utf-8")
+    digest.update(worker.encode())
+    version = json.dumps(digest.hexdigest()[:16])
+    return f"self.PRECACHE = {json.dumps(urls)};\nself.VERSION = {version};\n{worker}"
+
+
+async def service_worker(request: Request) -> Response:
+    """The service worker at the site's root (its scope is every page): never cached by
+    HTTP (``no-cache``: the browser checks it at every visit, so a new version is seen)."""
+    script = await run_in_threadpool(service_worker_script)
+    return Response(
+        script,
+        media_type="text/javascript",
+        headers={"Cache-Control": "no-cache", "Service-Worker-Allowed": "/"},
+    )
+
+
+async def level_file(request: Request) -> Response:
+    """A level as the page plays it offline (issue 50): ``/levels/NAME.json`` (the web
+    manifest) or ``/levels/NAME.f32`` (its float32 weights), built from the shipped level
+    (`policies.web_levels`). The digest in the manifest names the weights' version: the
+    service worker keeps both; a browser revalidates them with the ETag."""
+    from yahtzee_env.policies.web_levels import WEIGHTS_SUFFIX, offline_levels, web_level
+
+    name = request.path_params["name"]
+    level, dot, suffix = name.rpartition(".")
+    if not dot or level not in offline_levels() or "." + suffix not in (".json", WEIGHTS_SUFFIX):
+        return JSONResponse(
+            {"error": f"no offline level file {name[:40]!r}", "code": "not_found"}, 404
+        )
+    manifest, blob = await run_in_threadpool(web_level, level)
+    etag = f'"{manifest["weights_sha256"][:32]}"'
+    headers = {"Cache-Control": "no-cache", "ETag": etag}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    if suffix == "json":
+        return JSONResponse(manifest, headers=headers)
+    return Response(blob, media_type="application/octet-stream", headers=headers)
 
 
 async def healthz(request: Request) -> Response:
@@ -212,6 +282,7 @@ async def config(request: Request, service: Service) -> Response:
         {
             "levels": cpu_levels(),
             "main_levels": main_levels(),
+            "offline_levels": offline_levels(),  # the levels the page can play offline
             "fill": DEFAULT_FILL,
             "rules": list(PRESETS),
             "max_seats": MAX_SEATS,
@@ -248,6 +319,14 @@ async def create_table(request: Request, service: Service) -> Response:
     reply = await service.create_table(body, session, address)
     await note_seats(request, service, reply["code"], reply["mine"])
     return JSONResponse(reply)
+
+
+@endpoint
+async def offline_games(request: Request, service: Service) -> Response:
+    from yahtzee_env.web.tables.offline_games import MAX_BODY_BYTES
+
+    body, session = await asked(request, service, MAX_BODY_BYTES)
+    return JSONResponse(await service.offline_games(body, session))
 
 
 @endpoint

@@ -62,10 +62,10 @@ def login_name(body: dict[str, Any]) -> str:
 MAX_BODY = 4096  # bytes: every legitimate request (or socket message) is far smaller
 
 
-def parse_json(raw: bytes | str) -> dict[str, Any]:
-    """A request body or socket message: a JSON object of at most `MAX_BODY` bytes."""
-    if len(raw) > MAX_BODY:
-        raise WebError(f"payload too large: {len(raw)} bytes (at most {MAX_BODY})", 413)
+def parse_json(raw: bytes | str, limit: int = MAX_BODY) -> dict[str, Any]:
+    """A request body or socket message: a JSON object of at most ``limit`` bytes."""
+    if len(raw) > limit:
+        raise WebError(f"payload too large: {len(raw)} bytes (at most {limit})", 413)
     try:
         data = json.loads(raw or b"{}")
     except (ValueError, UnicodeDecodeError) as err:
@@ -291,6 +291,44 @@ class Service:
             player = session if session is not None else self.tables.player(body.get("player"))
             results = self.storage.players.results_of(player["id"])
             return {"name": player["name"], **player_statistics(results, cpu_levels())}
+
+        return await run_in_threadpool(work)
+
+    async def offline_games(self, body: dict[str, Any], session) -> dict[str, Any]:
+        """Finished games played offline in the page (issue 50): each replayed by the
+        engine (`offline_games.replay`), kept once in the session's player's results,
+        marked offline, never rated. Answers the ids stored and those refused (with why);
+        a game over the player's daily cap is in neither (the page sends it again later)."""
+        from yahtzee_env.policies.web_levels import offline_levels
+        from yahtzee_env.web.tables.offline_games import (
+            MAX_GAMES_PER_REQUEST,
+            MAX_OFFLINE_GAMES_PER_DAY,
+            replay,
+        )
+
+        if session is None:
+            raise WebError("offline games need a session: open the page first", 403, "no_session")
+        self.spend(who(body, session, "player"))
+        games = body.get("games")
+        if not isinstance(games, list) or not 1 <= len(games) <= MAX_GAMES_PER_REQUEST:
+            raise WebError(f"games must be a list of 1..{MAX_GAMES_PER_REQUEST} games", 400)
+
+        def work():
+            levels = offline_levels()
+            rows, refused = [], []
+            for record in games:
+                try:
+                    rows.append(replay(record, levels))
+                except WebError as err:
+                    game_id = record.get("id") if isinstance(record, dict) else None
+                    refused.append({"id": str(game_id)[:64], "error": str(err)})
+            since = self.storage.clock() - 86_400
+            room = MAX_OFFLINE_GAMES_PER_DAY - self.storage.players.offline_results_since(
+                session["id"], since
+            )
+            rows = rows[: max(room, 0)]
+            self.storage.players.add_offline_results(session["id"], rows)
+            return {"stored": [r["id"] for r in rows], "refused": refused}
 
         return await run_in_threadpool(work)
 

@@ -52,6 +52,8 @@ def player_statistics(rows: list[dict[str, Any]], levels: Sequence[str] = ()) ->
         "by_mode": {
             "solo": summarize([r for r in rows if not r["online"]]),
             "online": summarize([r for r in rows if r["online"]]),
+            # played in the page with no server (issue 50): among the solo games, never rated
+            "offline": summarize([r for r in rows if r.get("offline")]),
         },
         "history": [
             {
@@ -60,6 +62,7 @@ def player_statistics(rows: list[dict[str, Any]], levels: Sequence[str] = ()) ->
                 "opponents": in_level_order(r["opponents"], levels),
                 "game_id": f"{r['code']}-{r['idx']}",
                 "online": bool(r["online"]),
+                "offline": bool(r.get("offline")),
             }
             for r in rows[-HISTORY:]
         ],

@@ -3,13 +3,15 @@ at, and their finished games' results."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from yahtzee_env.web.storage.base import Store, token_hash
 
 
 class PlayerStore(Store):
-    """``storage.players``: players, a guest adopted by an account, results."""
+    """``storage.players``: players, a guest adopted by an account, results (offline games
+    among them)."""
 
     def create_player(self, name: str, token: str) -> int:
         with self.db.transaction() as conn:
@@ -73,6 +75,43 @@ class PlayerStore(Store):
     def results_of(self, player_id: int) -> list[dict[str, Any]]:
         return self.db._query(
             "SELECT code, idx, seat, score, outcome, yahtzees, upper_bonus, opponents, "
-            "online, finished FROM results WHERE player_id = ? ORDER BY finished, code, idx",
+            "online, finished, offline FROM results WHERE player_id = ? "
+            "ORDER BY finished, code, idx",
             (player_id,),
         )
+
+    def add_offline_results(self, player_id: int, rows: Sequence[dict[str, Any]]) -> None:
+        """A player's games played offline (`tables.offline_games`), each once: the page's
+        game id is part of the key (``offline-PLAYER-ID``), so a resent game is not counted
+        twice."""
+        now = self.db.clock()
+        self.db._tx(
+            [
+                (
+                    "INSERT INTO results (player_id, code, idx, seat, score, outcome, yahtzees, "
+                    "upper_bonus, opponents, online, finished, offline) "
+                    "VALUES (?, ?, 0, 0, ?, ?, ?, ?, ?, 0, ?, 1) "
+                    "ON CONFLICT (code, idx, seat) DO NOTHING",
+                    (
+                        player_id,
+                        f"offline-{player_id}-{r['id']}",
+                        r["score"],
+                        r["outcome"],
+                        r["yahtzees"],
+                        r["upper_bonus"],
+                        r["opponents"],
+                        now,
+                    ),
+                )
+                for r in rows
+            ]
+        )
+
+    def offline_results_since(self, player_id: int, since: float) -> int:
+        """How many offline games the player has sent since ``since`` (their daily cap)."""
+        rows = self.db._query(
+            "SELECT COUNT(*) AS n FROM results WHERE player_id = ? AND offline = 1 "
+            "AND finished >= ?",
+            (player_id, since),
+        )
+        return int(rows[0]["n"])

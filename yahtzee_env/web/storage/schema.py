@@ -225,6 +225,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX devices_player ON devices(player_id);
     CREATE INDEX devices_created ON devices(created);
     """,
+    # 9: games played offline in the page (issue 50), replayed by the server and kept with
+    # the player's results, marked: never rated (the page dealt their dice)
+    """
+    ALTER TABLE results ADD COLUMN offline INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

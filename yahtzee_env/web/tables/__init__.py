@@ -8,5 +8,6 @@ copies, kept equal to the database's), `reviews` (who may open a finished game's
 (a table's games from its seed), `coaches` (coaches prepared in a child process), `review`
 (a finished game graded by the solver), `names` (what a name may hold), `renames` (a seat's
 name at a table), `movelog` (a game's narrated moves), `locks` (one lock per table), `batch`
-(moves queued together: one worker call, one commit).
+(moves queued together: one worker call, one commit), `offline_games` (a game played offline
+in the page, replayed by the engine before it is kept).
 """

@@ -7,6 +7,7 @@ import { errorText, joinNames, levelName, ruleName, seatName, t, tn } from "./wo
 import { renderYourMove } from "./notify.js";
 import * as care from "./care.js";
 import { ratingText } from "./leaderboard.js";
+import * as offline from "./offline.js";
 
 function seatOptions(i) {
   if (i === 0) return [["human", t("lobby.you")]];
@@ -52,6 +53,7 @@ function renderSeatKinds() {
     row.append(select);
     box.append(row);
   }
+  offline.applyOffline();  // offline, only the levels that play in the page
 }
 
 // The turn clock: a choice among the server's (`config.turn_timers`: off, 2 min, 1 day, 3 days).
@@ -135,12 +137,21 @@ function lobbyChoices(online) {
   return choices;
 }
 
+// With no network, a game against the offline levels is played in the page (offline.js).
+const playOffline = (choices) => offline.startGame({ seats: choices.seats, rules: choices.rules, name: choices.name.trim() || (ME.player && ME.player.name) });
+
 // Play: a table with the last choices, solo (online when a seat is a friend's: they join
-// online); Create online table: the same, online.
+// online; offline, in the page against the offline levels); Create online table: the same,
+// online.
 async function createTable(online) {
   $("lobby-error").textContent = "";
   try {
     const friends = [...$("seat-kinds").querySelectorAll("select")].some((s) => s.value === "friend");
+    if (!online && offline.isOffline()) {
+      if (friends) throw new ApiError("friends", "friends_online");
+      await playOffline(lobbyChoices(false));
+      return;
+    }
     const choices = lobbyChoices(online || friends);
     const listed = choices.online && $("list-open").checked;
     if (listed && !friends) throw new ApiError("an open table needs a free seat", "no_free_seat");  // as the server says
@@ -284,11 +295,13 @@ export async function showLobby() {
   renderAccount();
   renderLobbyWords();
   renderMyTables();
+  offline.applyOffline();
+  offline.renderResume();
   loadMyTables();
 }
 
 // Redraw in the page's language (after a switch).
-export function redraw() { renderLobbyWords(); renderMyTables(); renderAccount(); }
+export function redraw() { renderLobbyWords(); renderMyTables(); renderAccount(); offline.applyOffline(); offline.renderResume(); }
 
 export function setup() {
   // a shared link's code is in the field from the start: a Join pressed before the lobby's
@@ -301,7 +314,8 @@ export function setup() {
   more.addEventListener("toggle", () => store.set("yz.more", more.open));
   $("name").addEventListener("input", () => { $("name").dataset.default = "false"; });
   const lobbyButtons = ["play", "create-online", "join"];
-  $("play").addEventListener("click", () => whileBusy(lobbyButtons, () => createTable(false)));
+  // offline, the buttons that need the network are disabled already: Play alone is busy
+  $("play").addEventListener("click", () => whileBusy(offline.isOffline() ? ["play"] : lobbyButtons, () => createTable(false)));
   $("create-online").addEventListener("click", () => whileBusy(lobbyButtons, () => createTable(true)));
   $("join").addEventListener("click", () => whileBusy(lobbyButtons, joinTable));
   $("join-code").addEventListener("keydown", (e) => { if (e.key === "Enter") whileBusy(lobbyButtons, joinTable); });

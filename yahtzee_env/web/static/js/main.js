@@ -5,7 +5,8 @@
 // updates), lobby.js, table.js, rename.js (a seat's name), chat.js (the table's people),
 // movelog.js (the move log, Share), notify.js (your-move notices), care.js (account care),
 // statistics.js, charts.js, review.js, match.js (quick match, open tables), leaderboard.js,
-// spectate.js (a spectator's view); this one routes.
+// spectate.js (a spectator's view), offline.js (the service worker, Install, games played in
+// the page with the modules of game/ and policies/); this one routes.
 import { $, config, go, onRoute, store } from "./page.js";
 import { api, unfollow } from "./net.js";
 import { I18N, fetchJSON, pickLanguage, setLanguage } from "./words.js";
@@ -16,6 +17,7 @@ import * as statistics from "./statistics.js";
 import * as review from "./review.js";
 import * as match from "./match.js";
 import * as board from "./leaderboard.js";
+import * as offline from "./offline.js";
 
 const VIEWS = { lobby, table, stats: statistics, review, leaderboard: board };
 
@@ -59,6 +61,7 @@ async function start() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  offline.setup();
   table.setup();
   for (const form of document.querySelectorAll("form")) form.addEventListener("submit", (e) => e.preventDefault());
   lobby.setup();

@@ -14,11 +14,20 @@ export class ApiError extends Error {
   }
 }
 
+// A table played in the page (offline.js, issue 50) answers its own requests:
+// `local.owns(path)` says which, `local.answer(path, body)` answers (a promise).
+let local = { owns: () => false, answer: null };
+export function setLocal(table) { local = table; }
+
 // Every request of the page goes through `api`: a timeout, retries of requests that are
 // safe to repeat (reads, and moves: the server refuses a move made from a state it has left,
 // code "stale_seq"), and errors that carry the server's machine `code` (and its `params`).
+// With the browser offline, a request is tried once (the service worker may answer it from
+// its cache), with no retries to wait for.
 const FETCH_TIMEOUT_MS = 10000;
 export async function api(path, body, { retries = 2, timeout = FETCH_TIMEOUT_MS } = {}) {
+  if (local.owns(path)) return local.answer(path, body);
+  if (navigator.onLine === false) retries = 0;
   const opts = body === undefined ? {} : {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   };
@@ -106,6 +115,7 @@ const live = { code: null, on: null, socket: null, retry: 0, poll: null };
 // whether to say hello. A spectator follows its watch link: `on.socket` and `on.poll` are
 // then the socket's path (after /ws/) and the state's URL.
 export function follow(code, on) {
+  if (local.owns(`/api/tables/${code}`)) return;  // a table in the page: nothing to follow
   live.code = code;
   live.on = on;
   connect();

@@ -43,7 +43,8 @@ function renderStats(s) {
   }
   const parts = [el("p", {}, t("stats.player", { name: s.name })), grid,
     statsTable(t("stats.by_opponents"), Object.entries(s.by_opponents).map(([k, v]) => statsRow(opponentsName(k), v)), "by-opponents"),
-    statsTable(t("stats.by_mode"), [statsRow(t("stats.solo"), s.by_mode.solo), statsRow(t("stats.online"), s.by_mode.online)], "by-mode"),
+    statsTable(t("stats.by_mode"), [statsRow(t("stats.solo"), s.by_mode.solo), statsRow(t("stats.online"), s.by_mode.online),
+      ...(s.by_mode.offline && s.by_mode.offline.games ? [statsRow(t("stats.offline"), s.by_mode.offline)] : [])], "by-mode"),
     el("h2", {}, t("stats.history"))];
   if (s.history.length) {
     parts.push(lineChart({
@@ -61,9 +62,10 @@ function renderStats(s) {
     parts.push(legend, el("h2", {}, t("stats.recent")));
     const list = el("ul", { class: "recent" });
     for (const g of s.history.slice(-10).reverse()) {
-      const li = el("li");
+      const li = el("li", g.offline ? { "data-offline": "true" } : {});
       li.append(el("span", {}, t("stats.recent_line", { score: g.score, outcome: t(`stats.${g.outcome}`), opponents: opponentsName(g.opponents) })));
-      if (g.game_id) li.append(el("a", { href: `/games/${g.game_id}`, class: "button-link", "data-testid": "review-link" }, t("lobby.review")));
+      if (g.offline) li.append(el("span", { class: "tag", "data-testid": "played-offline" }, t("stats.played_offline")));
+      else if (g.game_id) li.append(el("a", { href: `/games/${g.game_id}`, class: "button-link", "data-testid": "review-link" }, t("lobby.review")));
       list.append(li);
     }
     parts.push(list);

@@ -1,0 +1,187 @@
+"""What the server does for the page offline (issue 50): the offline levels in /api/config
+and under /levels/, the service worker at /sw.js (its headers and what it caches), the web
+manifest, and the finished offline games it takes in (replayed, kept once, never rated)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
+
+from yahtzee_env.game.cpu import cpu_action
+from yahtzee_env.game.dice import ROLL_OUTCOMES
+from yahtzee_env.game.engine import BOX_ACTION_OFFSET, Game
+from yahtzee_env.policies.resolve import resolve_policy
+from yahtzee_env.web.tables.offline_games import ReplayDraws, dealt
+
+OFFLINE = ["easy", "medium", "hard", "expert"]
+
+
+def test_the_config_names_the_offline_levels(client):
+    assert client.get("/api/config").json()["offline_levels"] == OFFLINE
+
+
+def test_a_level_file_is_its_weights_with_their_digest(client):
+    manifest = client.get("/levels/hard.json")
+    assert manifest.status_code == 200
+    body = manifest.json()
+    assert (body["format"], body["input_version"], body["hidden"]) == (
+        "yahtzee-rl-web-level",
+        2,
+        [256, 256],
+    )
+    weights = client.get(f"/levels/{body['weights_file']}")
+    assert weights.headers["content-type"] == "application/octet-stream"
+    assert hashlib.sha256(weights.content).hexdigest() == body["weights_sha256"]
+    assert len(weights.content) == 4 * (86 * 256 + 256 + 256 * 256 + 256 + 256 * 45 + 45)
+    again = client.get("/levels/hard.f32", headers={"If-None-Match": weights.headers["etag"]})
+    assert again.status_code == 304
+    for name in ("master.json", "duelist.f32", "hard.npz", "..%2Fhard.json", "hard"):
+        assert client.get(f"/levels/{name}").status_code == 404, name
+
+
+def test_the_service_worker_is_served_at_the_root_never_cached(client):
+    reply = client.get("/sw.js")
+    assert reply.status_code == 200
+    assert reply.headers["content-type"].startswith("text/javascript")
+    assert reply.headers["cache-control"] == "no-cache"
+    assert reply.headers["service-worker-allowed"] == "/"
+    first, second = reply.text.splitlines()[:2]
+    urls = json.loads(first.removeprefix("self.PRECACHE = ").removesuffix(";"))
+    assert {"/", "/api/config", "/static/js/offline.js", "/static/js/game/engine.js"} <= set(urls)
+    assert {"/levels/hard.json", "/levels/hard.f32", "/static/manifest.webmanifest"} <= set(urls)
+    assert "/static/sw.js" not in urls and not any("master" in u for u in urls)
+    for url in urls:  # the worker's install fails if one of them does not answer
+        assert client.get(url).status_code == 200, url
+    assert second.startswith("self.VERSION = ")
+
+
+def test_the_web_manifest_names_icons_that_exist(client):
+    reply = client.get("/static/manifest.webmanifest")
+    assert reply.headers["content-type"].startswith("application/manifest+json")
+    manifest = reply.json()
+    assert (manifest["start_url"], manifest["display"]) == ("/", "standalone")
+    sizes = set()
+    for icon in manifest["icons"]:
+        png = client.get(icon["src"]).content
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        width, height = struct.unpack(">II", png[16:24])
+        assert icon["sizes"] == f"{width}x{height}"
+        sizes.add(width)
+    assert {192, 512} <= sizes  # what Chromium's install criteria ask for
+    assert 'rel="manifest"' in client.get("/").text
+
+
+# ------------------------------------------------------------------ finished offline games
+def offline_record(seed: int, rules: str = "official", level: str = "hard") -> dict:
+    """A game as the page sends it: the human takes the best-paying box at once; the level
+    plays its seat; the draws are those the game dealt, in order."""
+    draws = np.random.default_rng(seed).integers(0, ROLL_OUTCOMES, 78).tolist()
+    game = Game(rules, 2)
+    game.reset(ReplayDraws(draws))
+    policy = resolve_policy(level)
+    actions = []
+    while not game.over:
+        if game.current == 0:
+            legal, points = game.box_options()
+            action = BOX_ACTION_OFFSET + int(np.argmax(np.where(legal, points, -1)))
+        else:
+            action = cpu_action(game, 1, policy)
+        actions.append([game.current, action])
+        game.step(action)
+    return {
+        "id": f"g{seed}",
+        "rules": rules,
+        "seats": ["human", level],
+        "draws": draws[: dealt(game)],
+        "actions": actions,
+        "totals": game.totals(),
+    }
+
+
+def send(client, *games):
+    return client.post("/api/offline-games", json={"games": list(games)})
+
+
+def test_a_finished_offline_game_counts_once_marked_offline(client):
+    record = offline_record(1)
+    assert send(client, record).status_code == 403  # no session: whose statistics?
+    client.post("/api/session", json={"name": "Ada"})
+    reply = send(client, record)
+    assert reply.status_code == 200, reply.text
+    assert reply.json() == {"stored": ["g1"], "refused": []}
+    assert send(client, record).json()["stored"] == ["g1"]  # sent again: still one game
+    stats = client.post("/api/stats", json={}).json()
+    assert stats["overall"]["games"] == 1
+    assert stats["overall"]["mean_score"] == record["totals"][0]  # the server's replay
+    assert stats["by_mode"]["offline"]["games"] == 1
+    assert stats["history"][0]["offline"] is True
+    assert stats["by_opponents"]["hard"]["games"] == 1
+    storage = client.app.state.service.storage
+    assert storage._query("SELECT COUNT(*) AS n FROM rated_games")[0]["n"] == 0  # never rated
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (lambda r: r["actions"].__setitem__(0, [1, r["actions"][0][1]]), "out of turn"),
+        (lambda r: r["actions"].pop(), "not finished"),
+        (lambda r: r["draws"].append(5), "more dice were sent"),
+        (lambda r: r["draws"].pop(), "more dice than were sent"),
+        (lambda r: r.__setitem__("seats", ["human", "master"]), "offline levels"),
+        (lambda r: r.__setitem__("seats", ["hard", "human"]), "offline levels"),
+        (lambda r: r.__setitem__("rules", "house"), "unknown rules"),
+        (lambda r: r.__setitem__("id", "../x"), "id must be"),
+        (lambda r: r["draws"].__setitem__(0, 7776), "ints in 0..7775"),
+        (lambda r: r["actions"].__setitem__(0, [0, 45]), "[seat, action]"),
+    ],
+)
+def test_a_doctored_offline_game_is_refused_saying_why(client, change, why):
+    client.post("/api/session", json={"name": "Ada"})
+    good, bad = offline_record(2), offline_record(3)
+    change(bad)
+    reply = send(client, good, bad)
+    assert reply.status_code == 200
+    refused = reply.json()["refused"]
+    assert reply.json()["stored"] == ["g2"] and len(refused) == 1
+    assert why in refused[0]["error"], refused
+    assert client.post("/api/stats", json={}).json()["overall"]["games"] == 1
+
+
+def test_an_illegal_box_is_refused(client):
+    client.post("/api/session", json={"name": "Ada"})
+    record = offline_record(4)
+    first_box = record["actions"][0][1]
+    second_turn = [i for i, (seat, _) in enumerate(record["actions"]) if seat == 0][1]
+    record["actions"][second_turn] = [0, first_box]  # the same box again
+    assert "illegal move" in send(client, record).json()["refused"][0]["error"]
+
+
+def test_the_request_is_bounded(client):
+    client.post("/api/session", json={"name": "Ada"})
+    assert send(client).status_code == 400
+    assert client.post("/api/offline-games", json={"games": "x"}).status_code == 400
+    assert send(client, *[offline_record(5)] * 21).status_code == 400
+
+
+def test_export_web_writes_what_the_page_loads(tmp_path):
+    out = tmp_path / "levels"
+    cli = [sys.executable, "-m", "yahtzee_env", "export"]
+    done = subprocess.run(
+        [*cli, "hard", "--format", "web", "--out", str(out)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "hard.json").read_text())
+    blob = (out / "hard.f32").read_bytes()
+    assert hashlib.sha256(blob).hexdigest() == manifest["weights_sha256"]
+    refused = subprocess.run(
+        [*cli, "master", "--format", "web", "--out", str(out)], capture_output=True, text=True
+    )
+    assert refused.returncode == 2 and "cannot play in the page" in refused.stderr

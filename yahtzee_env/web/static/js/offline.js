@@ -1,0 +1,318 @@
+// Yatzy without a server (issue 50): the service worker, the offline banner, Install, and
+// the local table: a game against the offline levels played in the page, answering the
+// table's requests (`/api/tables/OFFLINE/...`, through net.js's `setLocal`) with states in
+// the server's shape, so that table.js draws and animates it as any table. The rules are
+// game/*.js and the levels policies/models.js (held equal to Python's by
+// tests/web/test_offline_equality.py). An unfinished game is kept in IndexedDB and offered
+// in the lobby; a finished one waits there until the server takes it (POST
+// /api/offline-games: the server replays it, and it counts in My statistics as played
+// offline, never rated).
+import { $, config, el, go } from "./page.js";
+import { ApiError, ME, api, loadSession, setLocal } from "./net.js";
+import { t } from "./words.js";
+import { BOX_ACTION_OFFSET, DiceRoller, Game } from "./game/engine.js";
+import { NUM_HOLDS } from "./game/dice.js";
+import { BOX_NAMES, RuleSet } from "./game/rules.js";
+import { encodeSeat } from "./game/observation.js";
+import { loadLevel } from "./policies/models.js";
+
+export const LOCAL_CODE = "OFFLINE";
+const PREFIX = `/api/tables/${LOCAL_CODE}`;
+const L = { record: null, game: null, policies: {}, events: [], gameNo: 0, loading: null, install: null };
+
+// ------------------------------------------------------------------ IndexedDB
+// One store, "games": records {id, status: "playing" | "finished", rules, seats, names,
+// draws, actions, started, finished}. The draws and the actions are the whole game: a
+// resumed game is replayed from them, and the server replays a finished one.
+function db() {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open("yatzy", 1);
+    open.onupgradeneeded = () => open.result.createObjectStore("games", { keyPath: "id" });
+    open.onsuccess = () => resolve(open.result);
+    open.onerror = () => reject(open.error);
+  });
+}
+
+async function inStore(mode, work) {
+  const conn = await db();
+  try {
+    return await new Promise((resolve, reject) => {
+      const tx = conn.transaction("games", mode);
+      const request = work(tx.objectStore("games"));
+      tx.oncomplete = () => resolve(request && request.result);
+      tx.onerror = () => reject(tx.error);
+    });
+  } finally { conn.close(); }
+}
+const saveRecord = (record) => inStore("readwrite", (s) => s.put(record));
+const deleteRecord = (id) => inStore("readwrite", (s) => s.delete(id));
+const allRecords = () => inStore("readonly", (s) => s.getAll());
+export async function unfinished() {
+  try { return (await allRecords()).find((r) => r.status === "playing") || null; } catch { return null; }
+}
+
+// ------------------------------------------------------------------ the local table
+export const isOffline = () => navigator.onLine === false;
+export const canPlayOffline = (kind) => (config.offline_levels || []).includes(kind);
+
+async function policy(level) {
+  if (!L.policies[level]) L.policies[level] = await loadLevel(level, "/levels/");
+  return L.policies[level];
+}
+
+/** A new local game: `seats` is ["human", level, ...] (the offline levels only). */
+export async function startGame({ seats, rules, name }) {
+  const bad = seats.slice(1).find((kind) => !canPlayOffline(kind));
+  if (seats[0] !== "human" || seats.slice(1).includes("human") || bad !== undefined) {
+    throw new ApiError("offline seats", "offline_levels", { levels: (config.offline_levels || []).join(", ") });
+  }
+  RuleSet.fromSpec(rules);
+  const names = [name || t("offline.you"), ...seats.slice(1).map((lv, i) => (seats.indexOf(lv) === i + 1 ? lv : `${lv} ${i + 1}`))];
+  const record = {
+    id: `${Date.now().toString(36)}-${crypto.getRandomValues(new Uint32Array(2)).join("")}`,
+    status: "playing", rules, seats, names, draws: [], actions: [], started: Date.now(), finished: null,
+  };
+  await begin(record);
+  go(`/t/${LOCAL_CODE}`);
+}
+
+async function begin(record) {
+  await Promise.all(record.seats.slice(1).map(policy));
+  const game = new Game(record.rules, record.seats.length);
+  game.reset(new DiceRoller(globalThis.crypto, record.draws));
+  for (const [seat, action] of record.actions) {  // a resumed game: replayed on its own dice
+    if (seat !== game.current) throw new RangeError("saved game: a move out of turn");
+    game.step(action);
+  }
+  L.record = record;
+  L.game = game;
+  L.events = [];
+  await keep();
+  await cpuMoves();
+}
+
+async function keep() {
+  L.record.draws = L.game.roller.draws.slice();
+  try { await saveRecord(L.record); } catch { /* private mode: the game still plays */ }
+}
+
+function apply(seat, action) {
+  const game = L.game;
+  const name = L.record.names[seat];
+  const dice = game.dice;
+  const event = { seq: L.record.actions.length, seat, dice_before: dice };
+  if (action < NUM_HOLDS) {
+    const kept = dice.filter((_, i) => (action >> i) & 1);
+    game.step(action);
+    const n = 5 - kept.length;
+    const key = !kept.length ? "narr.reroll_all" : n === 0 ? "narr.keep_all" : "narr.keep";
+    Object.assign(event, { type: "roll", kept: [0, 1, 2, 3, 4].filter((i) => (action >> i) & 1), dice: game.dice,
+      msg: { key, name, kept, n, dice: game.dice } });
+    L.held = positionsOf(game.dice, kept);
+  } else {
+    const box = action - BOX_ACTION_OFFSET;
+    const card = game.players[seat];
+    const before = card.upperBonus + card.yahtzeeBonus;
+    game.step(action);
+    const points = card.scores[box];
+    const extra = card.upperBonus + card.yahtzeeBonus - before;
+    Object.assign(event, { type: "score", box: BOX_NAMES[box], points,
+      msg: { key: extra ? "narr.score_bonus" : "narr.score", name, box: BOX_NAMES[box], points, extra } });
+    if (!game.over) event.next_dice = game.dice;
+    L.held = [];
+  }
+  L.record.actions.push([seat, action]);
+  L.events.push(event);
+}
+
+function positionsOf(dice, faces) {
+  const free = [0, 1, 2, 3, 4];
+  return faces.map((f) => free.splice(free.findIndex((i) => dice[i] === f), 1)[0]).sort();
+}
+
+async function cpuMoves() {
+  const game = L.game;
+  while (!game.over && game.current !== 0) {
+    const level = L.record.seats[game.current];
+    const action = (await policy(level)).act(encodeSeat(game), game.legalActionMask());
+    apply(game.current, action);
+  }
+  if (game.over && L.record.status === "playing") {
+    L.record.status = "finished";
+    L.record.finished = Date.now();
+  }
+  await keep();
+  if (game.over) sync();
+}
+
+function cardOf(card) {
+  return {
+    scores: card.asDict(), upper_total: card.upperTotal, upper_bonus: card.upperBonus,
+    yahtzee_bonus: card.yahtzeeBonus, total: card.total,
+  };
+}
+
+function result(game) {
+  if (!game.over) return null;
+  const totals = game.totals();
+  const winners = game.winners();
+  const order = totals.map((_, s) => s).sort((a, b) => totals[b] - totals[a] || a - b);
+  return {
+    ranking: order.map((s) => ({ seat: s, place: 1 + totals.filter((x) => x > totals[s]).length, total: totals[s] })),
+    totals, winners, draw: winners.length > 1, game_id: null,
+  };
+}
+
+/** The table's state, in the server's shape (yahtzee_env/web/tables.py). */
+function state(events = []) {
+  const game = L.game;
+  const r = L.record;
+  const seq = r.actions.length;
+  const { legal, points } = game.boxOptions();
+  const options = {};
+  if (!game.over) BOX_NAMES.forEach((b, i) => { if (legal[i]) options[b] = points[i]; });
+  return {
+    code: LOCAL_CODE, rules: r.rules, online: false, match: false, coach: false, public: false, started: true,
+    offline: true, mine: [0],
+    seats: r.seats.map((kind, seat) => (kind === "human"
+      ? { seat, name: r.names[seat], kind: "human", taken: true, away: null, connected: true }
+      : { seat, name: r.names[seat], kind: "cpu", level: kind, trained_for: r.rules === "official" ? null : "official", connected: true })),
+    fill: r.seats[1] || null, turn_timer: 0, deadline: null, game: L.gameNo, seq, version: [L.gameNo, seq], first: 0,
+    cards: game.players.map(cardOf), over: game.over, events, current: game.current,
+    dice: game.over ? [] : game.dice, rolls_left: game.rollsLeft, held: L.held || [], options,
+    match_state: null, result: result(game), spectators: 0,
+  };
+}
+
+async function loaded() {
+  if (L.game) return;
+  const record = await unfinished();
+  if (!record) throw new ApiError("no offline game", "not_found", {}, 404);
+  await begin(record);
+}
+
+async function act(body) {
+  await loaded();
+  const game = L.game;
+  const { action } = body || {};
+  if (body.game !== L.gameNo || body.seq !== L.record.actions.length) throw new ApiError("stale", "stale_seq", {}, 409);
+  L.events = [];
+  if (action && action.type === "next") {
+    if (!game.over) throw new ApiError("not over", "generic", {}, 409);
+    const { seats, rules, names } = L.record;
+    L.gameNo += 1;
+    await begin({ ...L.record, id: `${L.record.id}-${L.gameNo}`, status: "playing", seats, rules, names,
+      draws: [], actions: [], started: Date.now(), finished: null });
+    return state(L.events);
+  }
+  if (game.over || game.current !== 0) throw new ApiError("not your turn", "not_your_turn", {}, 409);
+  if (action && action.type === "roll") {
+    const hold = Array.isArray(action.hold) ? action.hold : [];
+    if (game.rollsLeft === 0 || hold.some((p) => !Number.isInteger(p) || p < 0 || p > 4)) throw new ApiError("no rolls left", "no_rolls", {}, 409);
+    apply(0, hold.reduce((a, p) => a | (1 << p), 0));
+    await keep();
+  } else if (action && action.type === "score") {
+    const box = BOX_NAMES.indexOf(action.box);
+    if (box < 0 || !game.boxOptions().legal[box]) throw new ApiError("illegal box", "illegal", {}, 409);
+    apply(0, BOX_ACTION_OFFSET + box);
+    await cpuMoves();
+  } else throw new ApiError("unknown action", "generic", {}, 400);
+  return state(L.events);
+}
+
+// The table's requests, answered here (net.js asks before it would use the network).
+async function local(path, body) {
+  if (path === PREFIX) { await loaded(); return state(L.events); }
+  if (path === `${PREFIX}/act`) return act(body);
+  if (path === `${PREFIX}/moves`) { await loaded(); return { game: L.gameNo, events: L.events }; }
+  if (path.startsWith(`${PREFIX}/chat`)) return { messages: [] };
+  if (path === `${PREFIX}/watch`) return { watch: null };
+  throw new ApiError("offline table", "offline", {}, 409);
+}
+
+// ------------------------------------------------------------------ back online: sync
+let syncing = false;
+export async function sync() {
+  if (syncing || isOffline()) return;
+  syncing = true;
+  try {
+    const done = (await allRecords()).filter((r) => r.status === "finished");
+    if (!done.length) return;
+    await loadSession();
+    if (!ME.player) Object.assign(ME, await api("/api/session", { name: done[0].names[0] }, { retries: 0 }));
+    for (let i = 0; i < done.length; i += 20) {
+      const games = done.slice(i, i + 20).map(({ id, rules, seats, draws, actions, started, finished }) => ({ id, rules, seats, draws, actions, started, finished }));
+      const reply = await api("/api/offline-games", { games }, { retries: 0 });
+      for (const id of [...reply.stored, ...reply.refused.map((r) => r.id)]) await deleteRecord(id);
+    }
+  } catch { /* the next time the network is back */ } finally { syncing = false; }
+}
+
+// ------------------------------------------------------------------ the page offline
+// What needs the network is greyed out (and says why), offline levels stay playable.
+const NEEDS_NETWORK = ["create-online", "join", "join-code", "signup", "signin", "signout", "coach", "match", "public",
+  "quick-match", "quick-seats", "quick-wait", "list-open", "turn-timer"];
+
+export function applyOffline() {
+  const off = isOffline();
+  document.documentElement.dataset.offline = off ? "true" : "false";
+  const banner = $("offline-banner");
+  if (banner) {
+    banner.hidden = !off;
+    banner.textContent = off ? t("offline.banner", { levels: (config.offline_levels || []).join(", ") }) : "";
+  }
+  for (const id of NEEDS_NETWORK) {
+    const node = $(id);
+    if (!node) continue;
+    if (off) { node.dataset.offlineWas = node.disabled ? "1" : ""; node.disabled = true; node.title = t("offline.needs_network"); }
+    else if (node.dataset.offlineWas !== undefined) { node.disabled = node.dataset.offlineWas === "1"; delete node.dataset.offlineWas; node.removeAttribute("title"); }
+  }
+  for (const link of document.querySelectorAll('[data-testid="stats-link"], [data-testid="leaderboard-link"]')) {
+    link.classList.toggle("needs-network", off);
+    if (off) link.setAttribute("aria-disabled", "true"); else link.removeAttribute("aria-disabled");
+  }
+  for (const select of document.querySelectorAll("#seat-kinds select, #fill")) {
+    for (const option of select.options) {
+      if (off && option.value !== "human" && !canPlayOffline(option.value)) { option.disabled = true; option.dataset.offline = "1"; }
+      else if (option.dataset.offline) { option.disabled = false; delete option.dataset.offline; }
+    }
+    if (off && select.selectedOptions[0] && select.selectedOptions[0].disabled) {
+      const first = [...select.options].find((o) => !o.disabled && o.value !== "human");
+      if (first) select.value = first.value;
+    }
+  }
+}
+
+/** The lobby's "Resume" for an unfinished offline game. */
+export async function renderResume() {
+  const box = $("resume-offline");
+  if (!box) return;
+  const record = await unfinished();
+  box.hidden = !record;
+  if (!record) { box.replaceChildren(); return; }
+  const button = el("button", { type: "button", class: "primary", "data-testid": "resume-offline-button" },
+    t("offline.resume", { opponents: record.seats.slice(1).join(", ") }));
+  button.addEventListener("click", () => go(`/t/${LOCAL_CODE}`));
+  box.replaceChildren(el("p", {}, t("offline.unfinished")), button);
+}
+
+export function setup() {
+  setLocal({ owns: (path) => path === PREFIX || path.startsWith(`${PREFIX}/`), answer: local });
+  if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(() => { /* http, or blocked */ });
+  window.addEventListener("online", () => { applyOffline(); sync(); });
+  window.addEventListener("offline", applyOffline);
+  window.addEventListener("beforeinstallprompt", (event) => {
+    event.preventDefault();
+    L.install = event;
+    $("install").hidden = false;
+  });
+  window.addEventListener("appinstalled", () => { $("install").hidden = true; L.install = null; });
+  $("install").addEventListener("click", async () => {
+    if (!L.install) return;
+    L.install.prompt();
+    await L.install.userChoice;
+    L.install = null;
+    $("install").hidden = true;
+  });
+  sync();
+}
