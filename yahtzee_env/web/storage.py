@@ -286,6 +286,13 @@ MIGRATIONS: list[str] = [
     CREATE INDEX devices_player ON devices(player_id);
     CREATE INDEX devices_created ON devices(created);
     """,
+    # 9: dice players can check (issue 49): the table's dice secret (64 hex digits; each
+    # game's dice seed is derived from it, `deal.game_dice_seed`; NULL: a table stored
+    # before it) and whether every seat draws the same dice
+    """
+    ALTER TABLE tables ADD COLUMN dice_secret TEXT;
+    ALTER TABLE tables ADD COLUMN duplicate INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -847,8 +854,9 @@ class Storage:
         statements = [
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
-                "fill_level, started, updated, host_player, host_addr, public, turn_timer) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "fill_level, started, updated, host_player, host_addr, public, turn_timer, "
+                "dice_secret, duplicate) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     table["code"],
                     now,
@@ -864,6 +872,8 @@ class Storage:
                     table.get("host_addr"),
                     int(table.get("public", False)),
                     int(table.get("turn_timer", 0)),
+                    table.get("dice_secret"),
+                    int(table.get("duplicate", False)),
                 ),
             )
         ]

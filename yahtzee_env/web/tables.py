@@ -53,6 +53,7 @@ import numpy as np
 
 from yahtzee_env.game.cpu import cpu_move
 from yahtzee_env.game.dice import NUM_DICE
+from yahtzee_env.game.fair_dice import new_seed
 from yahtzee_env.game.engine import (
     BOX_ACTION_OFFSET,
     NUM_HOLDS,
@@ -249,6 +250,11 @@ class Table:
     armed: tuple | None = None  # the decision `deadline` was set for
     votes: set = field(default_factory=set)  # voters who confirmed Play again
     saved_clock: tuple | None = None  # (deadline, votes) as last stored
+    # The dice (issue 49): the 32-byte secret each game's dice seed comes from (never sent:
+    # a finished game's review reveals that game's seed), None for a table stored before
+    # it; ``duplicate``: every seat draws the same dice.
+    dice_secret: bytes | None = field(default=None, repr=False)
+    duplicate: bool = False
 
     @property
     def names(self) -> list[str]:
@@ -263,7 +269,10 @@ class Table:
         """Set up game ``idx`` from its seed; return the first seat: the roll of the dice
         for first player (always made, so the dice stream is the same), unless ``first``
         is given (later games of a match pass the start to the next seat)."""
-        self.game, first = new_game(self.rules, self.seed, idx, len(self.seats), first)
+        self.game, first = new_game(
+            self.rules, self.seed, idx, len(self.seats), first,
+            secret=self.dice_secret, duplicate=self.duplicate,
+        )  # fmt: skip
         self.log, self.events, self.held, self.decisions = [], [], [], {}
         return first
 
@@ -449,6 +458,10 @@ class Table:
         if game is None:
             return out
         out["first"] = self.games[-1]["first"]
+        # the commitment to the game's dice seed, from before the first roll (the seed
+        # itself only in the finished game's review)
+        out["dice_commitment"] = game.seeded.commitment if game.seeded is not None else None
+        out["duplicate"] = self.duplicate
         cards = []
         for card in game.players:
             cards.append(
@@ -622,7 +635,7 @@ class Tables:
                 f"unknown CPU level {str(fill)[:30]!r} for empty seats; choose one of {levels}"
             )
         flags = {}
-        for key in ("match", "coach", "public"):
+        for key in ("match", "coach", "public", "duplicate"):
             flags[key] = body.get(key, False)
             if not isinstance(flags[key], bool):
                 raise WebError(f"{key} must be true or false")
@@ -672,6 +685,8 @@ class Tables:
             seats,
             turn_timer=timer,
             public=flags["public"],
+            dice_secret=new_seed(),
+            duplicate=flags["duplicate"],
         )
         if not online:
             table.started = True
@@ -691,6 +706,8 @@ class Tables:
             "host_player": player["id"] if player else None,
             "host_addr": addr_hash,
             "turn_timer": timer,
+            "dice_secret": table.dice_secret.hex(),
+            "duplicate": table.duplicate,
         }
         self.storage.create_table(row, [s.row() for s in seats])
         self.keep(table)
@@ -818,6 +835,8 @@ class Tables:
             turn_timer=int(row.get("turn_timer") or 0),
             deadline=row.get("deadline"),
             votes=set(json.loads(row["votes"])) if row.get("votes") else set(),
+            dice_secret=bytes.fromhex(row["dice_secret"]) if row.get("dice_secret") else None,
+            duplicate=bool(row.get("duplicate") or 0),
         )
         for g in row["games"]:
             table.begin_game(g["idx"], g["first"])
@@ -1471,6 +1490,8 @@ class Tables:
             "coach": table.coach,
             "seats": table.state()["seats"],
             "actions": row["actions"].get(idx, []),
+            "dice_secret": table.dice_secret,
+            "duplicate": table.duplicate,
         }
 
     def _may_review(self, table: Table, body: dict[str, Any]) -> bool:
@@ -1505,6 +1526,8 @@ class Tables:
                 game["first"],
                 game["seats"],
                 game["actions"],
+                secret=game["dice_secret"],
+                duplicate=game["duplicate"],
             )
             out.update(id=f"{key[0]}-{key[1]}", code=key[0], game=key[1], coach=game["coach"])
             with self._reviews_lock:
