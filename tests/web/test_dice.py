@@ -124,19 +124,29 @@ def test_a_table_stored_before_the_commitment_plays_and_says_so(client, app, db,
     assert r["dice"] == {"predates": True}
 
 
-@SQLITE
-def test_a_duplicate_table_gives_both_seats_the_same_dice(client, new_table, act):
+def test_a_duplicate_table_gives_both_seats_the_same_dice(tmp_path, new_table, act):
     """Two seats playing the same moves on a duplicate table end with equal cards, and the
     review finds no turn where they parted; against greedy it names where they did."""
+    from starlette.testclient import TestClient
+
+    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.limits import Limits
+
+    app = create_app(tmp_path / "web.sqlite3", limits=Limits(rate=1000, burst=1000))
+    with TestClient(app) as client:
+        _duplicate_games(client, new_table, act)
+
+
+def _duplicate_games(client, new_table, act):
     code, tokens, state = new_table(client, seats=("human", "human"), duplicate=True)
     assert state["duplicate"] is True
     while not state["over"]:
-        seat = state["current"]
+        seat, token = state["current"], tokens[str(state["current"])]
         if state["rolls_left"] == 2:
-            reply = act(client, code, seat, tokens[str(seat)], {"type": "roll", "hold": [0]})
+            intent = {"type": "roll", "hold": [0]}
         else:
-            box = max(state["options"], key=state["options"].get)
-            reply = act(client, code, seat, tokens[str(seat)], {"type": "score", "box": box})
+            intent = {"type": "score", "box": max(state["options"], key=state["options"].get)}
+        reply = act(client, code, seat, token, intent, state=state)
         assert reply.status_code == 200, reply.text
         state = reply.json()
     a, b = state["cards"]

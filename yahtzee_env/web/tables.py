@@ -53,7 +53,6 @@ import numpy as np
 
 from yahtzee_env.game.cpu import cpu_move
 from yahtzee_env.game.dice import NUM_DICE
-from yahtzee_env.game.fair_dice import new_seed
 from yahtzee_env.game.engine import (
     BOX_ACTION_OFFSET,
     NUM_HOLDS,
@@ -61,6 +60,7 @@ from yahtzee_env.game.engine import (
     hold_action,
     top_seats,
 )
+from yahtzee_env.game.fair_dice import new_seed
 from yahtzee_env.game.match import match_is_decided, match_winners
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
 from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
