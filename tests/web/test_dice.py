@@ -110,21 +110,21 @@ def test_the_seed_never_leaks_before_the_end(client, app, new_table, act, caplog
 
 
 @SQLITE
-def test_a_table_stored_before_the_commitment_plays_and_says_so(client, app, db, new_table):
+def test_a_table_stored_before_the_commitment_plays_and_says_so(
+    client, app, db, new_table, play_out
+):
     code, tokens, _ = new_table(client, seats=("human", "greedy"))
     with sqlite3.connect(db) as con:  # as a table stored before migration 9 reads
         con.execute("UPDATE tables SET dice_secret = NULL WHERE code = ?", (code,))
     app.state.service.tables.loaded.pop(code, None)
     state = client.get(f"/api/tables/{code}").json()
     assert state["dice_commitment"] is None
-    from tests.web.conftest import _play_out
-
-    final = _play_out(client, code, tokens["0"], state=state)
+    final = play_out(client, code, tokens["0"], state=state)
     r = review(client, final["result"]["game_id"], tokens=tokens)
     assert r["dice"] == {"predates": True}
 
 
-def test_a_duplicate_table_gives_both_seats_the_same_dice(tmp_path, new_table, act):
+def test_a_duplicate_table_gives_both_seats_the_same_dice(tmp_path, new_table, act, play_out):
     """Two seats playing the same moves on a duplicate table end with equal cards, and the
     review finds no turn where they parted; against greedy it names where they did."""
     from starlette.testclient import TestClient
@@ -134,10 +134,10 @@ def test_a_duplicate_table_gives_both_seats_the_same_dice(tmp_path, new_table, a
 
     app = create_app(tmp_path / "web.sqlite3", limits=Limits(rate=1000, burst=1000))
     with TestClient(app) as client:
-        _duplicate_games(client, new_table, act)
+        _duplicate_games(client, new_table, act, play_out)
 
 
-def _duplicate_games(client, new_table, act):
+def _duplicate_games(client, new_table, act, play_out):
     code, tokens, state = new_table(client, seats=("human", "human"), duplicate=True)
     assert state["duplicate"] is True
     while not state["over"]:
@@ -155,10 +155,8 @@ def _duplicate_games(client, new_table, act):
     assert r["duplicate"] is True and r["parted"] == []
     assert verify_record(r["dice"]).ok and r["dice"]["duplicate"] is True
 
-    from tests.web.conftest import _play_out
-
     code, tokens, state = new_table(client, seats=("human", "greedy"), duplicate=True)
-    final = _play_out(client, code, tokens["0"], state=state)
+    final = play_out(client, code, tokens["0"], state=state)
     r = review(client, final["result"]["game_id"], tokens=tokens)
     assert r["parted"], "greedy never keeps die 0 and re-rolls: they part at once"
     first = r["parted"][0]

@@ -87,6 +87,7 @@ function lobbyChoices(online) {
   const choices = {
     name: $("name").value, seats, online, rules: $("rules").value, fill: $("fill").value,
     match: $("match").checked, coach: $("coach").checked, public: $("public").checked,
+    duplicate: $("duplicate").checked,
   };
   if (online) choices.turn_timer = Math.max(0, Math.round(Number($("turn-timer").value) || 0));
   return choices;
