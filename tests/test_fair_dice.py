@@ -287,3 +287,46 @@ def test_hold_masks_are_over_sorted_dice():
     before = list(game.dice)
     game.step(0b10101)
     assert game.seeded.log[1]["kept"] == [before[0], before[2], before[4]]
+
+
+def test_roll_counts_and_the_chi_square_test():
+    from yahtzee_env.game.fair_dice import chi_square_uniform, roll_counts
+
+    log = [
+        {"seat": 0, "turn": 0, "roll": 0, "kept": [], "dice": [2, 2, 3, 5, 6]},
+        {"seat": 0, "turn": 0, "roll": 1, "kept": [2, 2], "dice": [2, 2, 2, 2, 4]},
+        {"seat": 0, "turn": 0, "roll": 2, "kept": [2, 2, 2, 2], "dice": [2, 2, 2, 2, 2]},
+        {"seat": 1, "turn": 0, "roll": 0, "kept": [], "dice": [1, 1, 1, 1, 1]},
+    ]
+    mine = roll_counts(log, 0)
+    assert mine.faces == (0, 5, 1, 1, 1, 1) and sum(mine.faces) == 5 + 3 + 1
+    assert mine.rolls == 3 and mine.yatzy_rolls == 1
+    assert mine.yatzy_expected == pytest.approx(6 / 6**5 + 1 / 6**3 + 1 / 6)
+    theirs = roll_counts(log, 1)
+    assert theirs.faces == (5, 0, 0, 0, 0, 0) and theirs.yatzy_rolls == 1
+    # the closed form against known quantiles of chi-square with 5 degrees of freedom
+    for x, p in [(0.0, 1.0), (4.3515, 0.5), (11.0705, 0.05), (15.0863, 0.01)]:
+        assert chi_square_uniform_p(x) == pytest.approx(p, abs=2e-4)
+    assert chi_square_uniform([10] * 6) == (0.0, 1.0)
+    statistic, p = chi_square_uniform([30, 10, 10, 10, 10, 10])
+    assert statistic == pytest.approx(25.0) and p < 0.001
+    # a record's counts equal the dice a seeded game drew (fresh dice only)
+    game = Game("official", 1)
+    game.reset(np.random.default_rng(0), seed=SEED)
+    random_play(game, np.random.default_rng(3))
+    counts = roll_counts(game.seeded.log, 0)
+    fresh = sum(5 - len(r["kept"]) for r in game.seeded.log)
+    assert sum(counts.faces) == fresh and counts.rolls == len(game.seeded.log)
+
+
+def chi_square_uniform_p(x: float) -> float:
+    """The p-value `chi_square_uniform` gives for statistic ``x``, via counts that make it."""
+    from yahtzee_env.game.fair_dice import chi_square_uniform
+
+    # counts (n + d, n - d, n, n, n, n) have statistic 2 d^2 / n; n = 6e6 keeps d an integer's
+    # rounding error far below the tolerance
+    n = 6_000_000
+    d = (x * n / 2) ** 0.5
+    stat, p = chi_square_uniform([n + d, n - d, n, n, n, n])
+    assert stat == pytest.approx(x, abs=1e-6)
+    return p

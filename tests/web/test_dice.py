@@ -168,3 +168,26 @@ def _duplicate_games(client, new_table, act, play_out):
     for bad in ("yes", 1):
         reply = client.post("/api/tables", json={"seats": ["human", "easy"], "duplicate": bad})
         assert reply.status_code == 400 and "duplicate" in reply.json()["error"]
+
+
+@SQLITE
+def test_statistics_count_the_dice_against_fair_dice(client, new_table, play_out):
+    player = client.post("/api/players", json={"name": "Ada"}).json()
+    stats = client.post("/api/stats", json={"player": player["token"]}).json()
+    assert stats["rolls"]["dice"] == 0 and stats["rolls"]["p_value"] is None
+    records = []
+    for _ in range(2):
+        code, tokens, state = new_table(client, seats=("human", "greedy"), player=player["token"])
+        final = play_out(client, code, tokens["0"], state=state)
+        records.append(review(client, final["result"]["game_id"], tokens=tokens)["dice"])
+    rolls = client.post("/api/stats", json={"player": player["token"]}).json()["rolls"]
+    from yahtzee_env.game.fair_dice import chi_square_uniform, roll_counts
+
+    counts = [roll_counts(r["rolls"], 0) for r in records]
+    faces = [sum(c.faces[f] for c in counts) for f in range(6)]
+    assert rolls["games"] == 2 and rolls["faces"] == faces and rolls["dice"] == sum(faces)
+    assert rolls["rolls"] == sum(c.rolls for c in counts) == 2 * 13 * 2  # one re-roll a turn
+    assert rolls["yatzy_rolls"] == sum(c.yatzy_rolls for c in counts)
+    assert rolls["yatzy_expected"] == pytest.approx(sum(c.yatzy_expected for c in counts), abs=1e-3)
+    assert rolls["p_value"] == pytest.approx(chi_square_uniform(faces)[1], abs=1e-4)
+    assert rolls["expected_each"] == pytest.approx(sum(faces) / 6, abs=0.01)

@@ -75,3 +75,13 @@ def test_commitment_before_the_first_roll_then_the_seed_checked_in_the_page(open
     assert verdict["params"]["n"] == 7 == verify_record(record).roll
     record["seed"] = "00" * 32
     assert page.evaluate(CHECK, [record])["key"] == "dice.check_commitment"
+    # My statistics: the faces rolled against fair dice, in words
+    page.goto(f"{server.url}/stats?pace=0")
+    page.wait_for_selector(tid("roll-test"))
+    counts = [
+        int(page.text_content(f"{tid('roll-faces')} td[data-face='{f}']")) for f in range(1, 7)
+    ]
+    assert sum(counts) >= 13 * 5
+    p = float(page.get_attribute(tid("roll-test"), "data-p"))
+    words = page.text_content(tid("roll-test"))
+    assert "Chi-square" in words and ("nothing here suggests" in words) == (p >= 0.05)

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -213,6 +214,56 @@ def game_record(
     }
 
 
+# ------------------------------------------------------------------------------ statistics
+@dataclass(frozen=True)
+class RollCounts:
+    """What one seat rolled in a game: ``faces[f - 1]`` dice freshly rolled showing ``f``
+    (kept dice are not counted again), ``rolls``, ``yatzy_rolls`` rolls that showed five of a
+    kind, and ``yatzy_expected`` the number fair dice give for the same holds (per roll: 1/1296
+    with nothing kept, (1/6)^n with the kept dice all one face and ``n`` re-rolled, else 0)."""
+
+    faces: tuple[int, ...]
+    rolls: int
+    yatzy_rolls: int
+    yatzy_expected: float
+
+
+def roll_counts(log: Sequence[Mapping[str, Any]], seat: int) -> RollCounts:
+    """`RollCounts` of ``seat`` from a game's roll log (`SeededDice.log`, the record's rolls)."""
+    faces = [0] * NUM_FACES
+    rolls = yatzies = 0
+    expected = 0.0
+    for entry in log:
+        if entry["seat"] != seat:
+            continue
+        kept, dice = list(entry["kept"]), list(entry["dice"])
+        new = list(dice)
+        for face in kept:
+            new.remove(face)
+        for face in new:
+            faces[face - 1] += 1
+        rolls += 1
+        yatzies += len(set(dice)) == 1
+        if not kept:
+            expected += NUM_FACES * (1 / NUM_FACES) ** NUM_DICE
+        elif len(set(kept)) == 1:
+            expected += (1 / NUM_FACES) ** len(new)
+    return RollCounts(tuple(faces), rolls, yatzies, expected)
+
+
+def chi_square_uniform(faces: Sequence[int]) -> tuple[float, float]:
+    """(statistic, p-value) of Pearson's chi-square test of six face counts against fair dice
+    (5 degrees of freedom; the p-value in closed form: Q(x) = erfc(sqrt(x/2)) + sqrt(2x/pi)
+    e^(-x/2) (1 + x/3)). NaN for no dice."""
+    n = sum(faces)
+    if n == 0:
+        return float("nan"), float("nan")
+    expected = n / NUM_FACES
+    x = sum((c - expected) ** 2 / expected for c in faces)
+    p = math.erfc(math.sqrt(x / 2)) + math.sqrt(2 * x / math.pi) * math.exp(-x / 2) * (1 + x / 3)
+    return x, min(1.0, max(0.0, p))
+
+
 # ------------------------------------------------------------------------------ checking
 @dataclass(frozen=True)
 class Verdict:
@@ -341,15 +392,18 @@ __all__ = [
     "FOLLOWS",
     "RECORD_FORMAT",
     "SEED_BYTES",
+    "RollCounts",
     "SeededDice",
     "Verdict",
     "batch_seed",
+    "chi_square_uniform",
     "commitment",
     "dealt_rolls",
     "faces_table",
     "game_record",
     "keep_faces",
     "new_seed",
+    "roll_counts",
     "roll_values",
     "stream",
     "verify_record",

@@ -288,10 +288,15 @@ MIGRATIONS: list[str] = [
     """,
     # 9: dice players can check (issue 49): the table's dice secret (64 hex digits; each
     # game's dice seed is derived from it, `deal.game_dice_seed`; NULL: a table stored
-    # before it) and whether every seat draws the same dice
+    # before it), whether every seat draws the same dice, and per result what its seat
+    # rolled (NULL for games without seeded dice): the statistics' fair-dice test
     """
     ALTER TABLE tables ADD COLUMN dice_secret TEXT;
     ALTER TABLE tables ADD COLUMN duplicate INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE results ADD COLUMN faces TEXT;           -- '1,2,..': the six face counts
+    ALTER TABLE results ADD COLUMN rolls INTEGER;
+    ALTER TABLE results ADD COLUMN yatzy_rolls INTEGER;
+    ALTER TABLE results ADD COLUMN yatzy_expected {real};
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -1099,7 +1104,8 @@ class Storage:
         statements += [
             (
                 "INSERT INTO results (player_id, code, idx, seat, score, outcome, yahtzees, "
-                "upper_bonus, opponents, online, finished) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "upper_bonus, opponents, online, finished, faces, rolls, yatzy_rolls, "
+                "yatzy_expected) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     r["player_id"],
                     code,
@@ -1112,6 +1118,10 @@ class Storage:
                     r["opponents"],
                     int(r["online"]),
                     now,
+                    r.get("faces"),
+                    r.get("rolls"),
+                    r.get("yatzy_rolls"),
+                    r.get("yatzy_expected"),
                 ),
             )
             for r in results
@@ -1125,7 +1135,8 @@ class Storage:
     def results_of(self, player_id: int) -> list[dict[str, Any]]:
         return self._query(
             "SELECT code, idx, seat, score, outcome, yahtzees, upper_bonus, opponents, "
-            "online, finished FROM results WHERE player_id = ? ORDER BY finished, code, idx",
+            "online, finished, faces, rolls, yatzy_rolls, yatzy_expected FROM results "
+            "WHERE player_id = ? ORDER BY finished, code, idx",
             (player_id,),
         )
 

@@ -60,7 +60,7 @@ from yahtzee_env.game.engine import (
     hold_action,
     top_seats,
 )
-from yahtzee_env.game.fair_dice import new_seed
+from yahtzee_env.game.fair_dice import new_seed, roll_counts
 from yahtzee_env.game.match import match_is_decided, match_winners
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
 from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
@@ -1417,8 +1417,18 @@ class Tables:
                     continue
                 card = game.players[s.seat]
                 outcome = "loss" if s.seat not in top else ("win" if len(top) == 1 else "draw")
+                rolled = {}
+                if game.seeded is not None:  # what the seat rolled, for the fair-dice test
+                    counts = roll_counts(game.seeded.log, s.seat)
+                    rolled = {
+                        "faces": ",".join(map(str, counts.faces)),
+                        "rolls": counts.rolls,
+                        "yatzy_rolls": counts.yatzy_rolls,
+                        "yatzy_expected": counts.yatzy_expected,
+                    }
                 results.append(
                     {
+                        **rolled,
                         "player_id": s.player_id,
                         "seat": s.seat,
                         "score": card.total,
