@@ -27,6 +27,9 @@ def positive_float(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from yahtzee_env.web.limits import Limits  # stdlib only: no web extra needed for --help
+
+    defaults = Limits()  # read from where they are enforced
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
     )
@@ -95,18 +98,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--expire-solo",
         type=positive_float,
-        default=12.0,
+        default=defaults.expire_solo_s / 3600,
         metavar="HOURS",
         help="delete an unfinished game against the computer nobody has played for this many "
-        "hours (default 12)",
+        f"hours (default {defaults.expire_solo_s / 3600:g}: a week)",
     )
     parser.add_argument(
         "--expire-abandoned",
         type=positive_float,
-        default=12.0,
+        default=defaults.expire_abandoned_s / 3600,
         metavar="HOURS",
         help="delete an unfinished online game nobody has moved in for this many hours "
-        "(default 12)",
+        f"(default {defaults.expire_abandoned_s / 3600:g}); a table with a turn clock is kept "
+        "until its deadline, and at least the clock times its players after the last move",
     )
     parser.add_argument(
         "--bench-stats",

@@ -47,15 +47,20 @@ class Limits:
     idle_evict_s: float = 600.0  # a table idle this long leaves memory (reloads on use)
     expire_unstarted_s: float = 86_400.0  # a table never started is deleted after a day
     expire_idle_s: float = 30 * 86_400.0  # any table idle this long is deleted
-    expire_solo_s: float = 12 * 3600.0  # an unfinished game against the computer: hours
-    expire_abandoned_s: float = 12 * 3600.0  # an online game nobody has moved in: hours
+    expire_solo_s: float = 7 * 86_400.0  # an unfinished game against the computer: a week
+    # an online game nobody has moved in: hours (a table with a turn clock waits for its
+    # deadline, and at least the clock times its human seats: `Storage.expire`)
+    expire_abandoned_s: float = 12 * 3600.0
     sweep_every_s: float = 60.0  # how often the sweeper runs
     read_timeout_s: float = 10.0  # a request body must arrive within this
     logins_per_minute: float = 60.0  # sign-ins and sign-ups per address (a backstop)
     login_burst: int = 120
     login_free_failures: int = 3  # failed sign-ins of one name before it slows down
     login_delay_s: float = 0.5  # the first delay; it doubles with each failure more ...
-    login_delay_max_s: float = 8.0  # ... up to this (a known device is never slowed)
+    login_delay_max_s: float = 15.0  # ... up to this (a known device is never slowed)
+    login_waiting: int = 16  # sign-ins of one user name waiting their turn (one at a time)
+    hash_workers: int = 2  # argon2 runs at once (19 MiB each) ...
+    hash_queue: int = 64  # ... and waiting for a slot (past it: 503 with Retry-After)
     login_forget_s: float = 60.0  # one failure is forgotten every this many seconds
     clock_every_s: float = 0.5  # how often the turn deadlines are checked
     queue_per_address: int = 4  # players of one address waiting for a quick match at once

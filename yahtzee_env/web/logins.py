@@ -11,13 +11,33 @@ from ten addresses, repeated every minute). Instead:
 - A browser that signed in to the account before carries a device cookie
   (`DEVICE_COOKIE`, a random token stored hashed with its player, set at every successful
   sign-in or sign-up) and is never slowed: an attacker cannot slow the owner's own devices.
+- `NameTurns`: one sign-in (or recovery) per user name is checked at a time; the others
+  wait their turn behind it, so the delay above caps the guesses at one account at a few
+  a minute however many addresses send them (at most ``Limits.login_waiting`` wait; past
+  that, 429 ``name_busy``). A known device skips the line as it skips the delay.
+- `HashGate`: every argon2 run (a sign-in, a sign-up, a password change, a recovery code,
+  the dummy hash of an unknown name) waits for one of ``Limits.hash_workers`` slots, at most
+  ``Limits.hash_queue`` of them waiting; past that the server answers 503 ``busy`` with a
+  ``Retry-After``. A burst of sign-ins costs at most that many argon2 buffers (19 MiB each)
+  at once, not one per worker thread.
 - Per address there is only a large backstop (`Limits.logins_per_minute`), for a network.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import time
 from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from yahtzee_env.web.tables import WebError
+
+T = TypeVar("T")
 
 DEVICE_COOKIE = "yz_device"
 DEVICE_DAYS = 365
@@ -58,4 +78,65 @@ class LoginThrottle:
             self.failures.popitem(last=False)
 
 
-__all__ = ["DEVICE_COOKIE", "DEVICE_DAYS", "LoginThrottle"]
+class NameTurns:
+    """One sign-in per user name at a time: `turn` waits for the ones before it. A name's
+    line holds at most ``max_waiting``; an entry lives only while someone is in it."""
+
+    def __init__(self, max_waiting: int = 16) -> None:
+        self.max_waiting = max_waiting
+        self.lines: dict[str, list[Any]] = {}  # name -> [lock, people in line]
+
+    def waiting(self, name: str) -> int:
+        line = self.lines.get(name)
+        return 0 if line is None else line[1]
+
+    @contextlib.asynccontextmanager
+    async def turn(self, name: str, retry_after: float = 60.0) -> AsyncIterator[None]:
+        line = self.lines.get(name)
+        if line is None:
+            line = self.lines[name] = [anyio.Lock(), 0]
+        if line[1] >= self.max_waiting:
+            raise WebError(
+                "too many sign-ins to this account are waiting: try again in a minute",
+                429,
+                "name_busy",
+                retry_after=max(1, math.ceil(retry_after)),
+            )
+        line[1] += 1
+        try:
+            async with line[0]:
+                yield
+        finally:
+            line[1] -= 1
+            if line[1] == 0 and self.lines.get(name) is line:
+                del self.lines[name]
+
+
+class HashGate:
+    """At most ``workers`` password hashes or verifications run at once (in worker threads),
+    at most ``queue`` more wait for a slot; past that, 503 ``busy`` with a Retry-After from
+    the line's length and ``seconds`` (one run's cost)."""
+
+    def __init__(self, workers: int = 2, queue: int = 64, seconds: float = 0.2) -> None:
+        self.workers, self.queue, self.seconds = workers, queue, seconds
+        self.limiter = anyio.CapacityLimiter(workers)
+        self.pending = 0  # running and waiting
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in a worker thread once a slot is free."""
+        if self.pending >= self.workers + self.queue:
+            wait = self.pending / self.workers * self.seconds
+            raise WebError(
+                "the server is busy signing people in: try again in a few seconds",
+                503,
+                "busy",
+                retry_after=max(1, math.ceil(wait)),
+            )
+        self.pending += 1
+        try:
+            return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+        finally:
+            self.pending -= 1
+
+
+__all__ = ["DEVICE_COOKIE", "DEVICE_DAYS", "HashGate", "LoginThrottle", "NameTurns"]

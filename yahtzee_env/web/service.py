@@ -22,7 +22,7 @@ import json
 import logging
 import math
 import secrets
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -38,7 +38,7 @@ from yahtzee_env.web.guard import RefusalLog
 from yahtzee_env.web.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.locks import TableLocks
-from yahtzee_env.web.logins import DEVICE_DAYS, LoginThrottle
+from yahtzee_env.web.logins import DEVICE_DAYS, HashGate, LoginThrottle, NameTurns
 from yahtzee_env.web.matchmaking import Matchmaker
 from yahtzee_env.web.memory import Closes, GcPauses, give_back
 from yahtzee_env.web.ratings import Ratings
@@ -110,8 +110,8 @@ class Service:
         self.inline_moves = inline_moves
         self.limits = limits = limits or Limits()
         self.tables = Tables(storage, limits.tables_per_player, limits.tables_per_address)
-        if clock is not None:
-            self.tables.clock = clock
+        if clock is not None:  # the turn deadlines and the stored times (expiry) alike
+            self.tables.clock = storage.clock = clock
         self.accounts = Accounts(storage)
         self.care = AccountCare(self.accounts)  # password, recovery codes, delete, export
         self.chat = Chat(self.tables, limits.max_keys)  # chat, reports, blocks, kicks
@@ -138,6 +138,8 @@ class Service:
             limits.login_forget_s,
             limits.max_keys,
         )
+        self.name_turns = NameTurns(limits.login_waiting)  # one sign-in per name at a time
+        self.hash_gate = HashGate(limits.hash_workers, limits.hash_queue)  # argon2, bounded
         self.refusals = RefusalLog()
         self.closes = Closes()
         self.gc_pauses = GcPauses()  # measured only under `yahtzee serve --bench-stats`
@@ -189,14 +191,22 @@ class Service:
                 retry_after=max(1, math.ceil(wait)),
             )
 
-    async def wait_for_name(self, name: str, device: str | None) -> None:
-        """A user name with failed sign-ins (or recoveries) waits before its secret is checked
-        (`logins.LoginThrottle`), unless the browser ``device`` signed in to it before."""
-        delay = self.throttle.delay(name)
-        if delay and not (
-            device and await run_in_threadpool(self.accounts.known_device, device, name)
-        ):
-            await anyio.sleep(delay)
+    @contextlib.asynccontextmanager
+    async def checking(self, name: str, device: str | None) -> AsyncIterator[None]:
+        """The turn of user name ``name`` to have a secret checked (a password, a recovery
+        code): a browser that signed in to it before (its ``device`` cookie) goes at once;
+        anyone else waits in the name's line, one at a time, and then the delay that the
+        name's failed sign-ins earned (`logins`), so guesses at one account from any number
+        of addresses are checked a few a minute."""
+        if device and await run_in_threadpool(self.accounts.known_device, device, name):
+            yield
+            return
+        line = self.name_turns.waiting(name) + 1
+        async with self.name_turns.turn(name, line * self.limits.login_delay_max_s):
+            delay = self.throttle.delay(name)
+            if delay:
+                await anyio.sleep(delay)
+            yield
 
     def new_player_budget(self, address: str) -> None:
         """A new player (a profile, a guest session, an account without one) spends a token
@@ -464,8 +474,6 @@ class Service:
         if new and session is None:
             self.new_player_budget(address)
         name = login_name(body)
-        if not new:
-            await self.wait_for_name(name, device if known else None)
         work = self.accounts.sign_up if new else self.accounts.sign_in
         storage = self.storage
 
@@ -479,12 +487,16 @@ class Service:
             name = storage.player_by_id(player_id)["name"]
             return player_id, username, token, name, codes
 
-        try:
-            player_id, username, token, name, codes = await run_in_threadpool(run)
-        except WebError as err:
-            if err.code == "bad_login":
-                self.throttle.failed(name)
-            raise
+        if new:
+            player_id, username, token, name, codes = await self.hash_gate.run(run)
+        else:
+            async with self.checking(name, device if known else None):
+                try:
+                    player_id, username, token, name, codes = await self.hash_gate.run(run)
+                except WebError as err:
+                    if err.code == "bad_login":
+                        self.throttle.failed(name)
+                    raise
         reply = {"player": {"id": player_id, "name": name}, "account": username}
         if codes:
             reply["recovery_codes"] = codes

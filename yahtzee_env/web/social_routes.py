@@ -77,7 +77,7 @@ async def change_password(request: Request, service: Service) -> Response:
             session["id"]
         )
 
-    reply, token = await run_in_threadpool(work)
+    reply, token = await service.hash_gate.run(work)
     return set_session(JSONResponse({**reply, "changed": True}), request, token)
 
 
@@ -85,7 +85,7 @@ async def change_password(request: Request, service: Service) -> Response:
 async def recovery_codes(request: Request, service: Service) -> Response:
     body, session = await asked(request, service)
     account_budget(request, service, session)
-    codes = await run_in_threadpool(service.care.regenerate, pid(session), body)
+    codes = await service.hash_gate.run(service.care.regenerate, pid(session), body)
     return JSONResponse({"recovery_codes": codes})
 
 
@@ -94,19 +94,19 @@ async def recover(request: Request, service: Service) -> Response:
     body, _session = await asked(request, service)
     service.login_budget(client_address(request.scope))
     name = login_name(body)
-    await service.wait_for_name(name, device_token(request))  # as a wrong password does
 
     def work():
         player_id, username, left = service.care.recover(body)
         token = service.accounts.new_session(player_id)
         return {**profile(service, player_id, username), "recovery_codes_left": left}, token
 
-    try:
-        reply, token = await run_in_threadpool(work)
-    except WebError as err:
-        if err.code == "bad_recovery":
-            service.throttle.failed(name)
-        raise
+    async with service.checking(name, device_token(request)):  # as a password is checked
+        try:
+            reply, token = await service.hash_gate.run(work)
+        except WebError as err:
+            if err.code == "bad_recovery":
+                service.throttle.failed(name)
+            raise
     return set_session(JSONResponse(reply), request, token)
 
 
@@ -114,7 +114,7 @@ async def recover(request: Request, service: Service) -> Response:
 async def delete_account(request: Request, service: Service) -> Response:
     body, session = await asked(request, service)
     account_budget(request, service, session)
-    codes = await run_in_threadpool(service.care.check_delete, pid(session), body)
+    codes = await service.hash_gate.run(service.care.check_delete, pid(session), body)
     player_id, tables = session["id"], service.tables
 
     def rename(c: str):

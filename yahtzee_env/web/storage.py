@@ -429,6 +429,7 @@ class Storage:
 
     def __init__(self) -> None:
         self._local = threading.local()  # .conn, .lock: this thread's open transaction
+        self.clock: Callable[[], float] = time.time  # the stored times' clock (tests move it)
         self._sql_cache: dict[str, str] = {}
         self.trips = Trips()
 
@@ -716,7 +717,7 @@ class Storage:
             rows = self._exec(
                 conn,
                 "INSERT INTO players (token_hash, name, created) VALUES (?, ?, ?) RETURNING id",
-                (token_hash(token), name, time.time()),
+                (token_hash(token), name, self.clock()),
             )
         return int(rows[0]["id"])
 
@@ -744,7 +745,7 @@ class Storage:
                     (
                         "INSERT INTO accounts (player_id, username, password_hash, created) "
                         "VALUES (?, ?, ?, ?)",
-                        (player_id, username, password_hash, time.time()),
+                        (player_id, username, password_hash, self.clock()),
                     )
                 ]
             )
@@ -768,7 +769,7 @@ class Storage:
         self._tx([(sql, (password_hash, player_id))])
 
     def create_session(self, token: str, player_id: int) -> None:
-        now = time.time()
+        now = self.clock()
         sql = "INSERT INTO sessions (token_hash, player_id, created, seen) VALUES (?, ?, ?, ?)"
         self._tx([(sql, (token_hash(token), player_id, now, now))])
 
@@ -777,7 +778,7 @@ class Storage:
         rows = self._query(
             "SELECT p.id AS id, p.name AS name FROM sessions s JOIN players p "
             "ON p.id = s.player_id WHERE s.token_hash = ? AND s.created > ?",
-            (token_hash(token), time.time() - max_age_s),
+            (token_hash(token), self.clock() - max_age_s),
         )
         return rows[0] if rows else None
 
@@ -789,7 +790,7 @@ class Storage:
 
     def expire_sessions(self, max_age_s: float, now: float | None = None) -> int:
         """Delete the sessions older than ``max_age_s``; return how many."""
-        cutoff = (time.time() if now is None else now) - max_age_s
+        cutoff = (self.clock() if now is None else now) - max_age_s
         rows = self._query("SELECT COUNT(*) AS n FROM sessions WHERE created < ?", (cutoff,))
         if rows[0]["n"]:
             self._tx([("DELETE FROM sessions WHERE created < ?", (cutoff,))])
@@ -802,18 +803,18 @@ class Storage:
             "INSERT INTO devices (token_hash, player_id, created) VALUES (?, ?, ?) "
             "ON CONFLICT (token_hash, player_id) DO UPDATE SET created = excluded.created"
         )
-        self._tx([(sql, (token_hash(token), player_id, time.time()))])
+        self._tx([(sql, (token_hash(token), player_id, self.clock()))])
 
     def device_signed_in(self, token: str, player_id: int, max_age_s: float) -> bool:
         """Whether the browser ``token`` signed in as ``player_id`` within ``max_age_s``."""
         rows = self._query(
             "SELECT 1 AS x FROM devices WHERE token_hash = ? AND player_id = ? AND created > ?",
-            (token_hash(token), player_id, time.time() - max_age_s),
+            (token_hash(token), player_id, self.clock() - max_age_s),
         )
         return bool(rows)
 
     def expire_devices(self, max_age_s: float) -> None:
-        cutoff = time.time() - max_age_s
+        cutoff = self.clock() - max_age_s
         self._tx([("DELETE FROM devices WHERE created < ?", (cutoff,))])
 
     def adopt(self, guest_id: int, player_id: int) -> None:
@@ -855,7 +856,7 @@ class Storage:
 
     # ------------------------------------------------------------------ tables
     def create_table(self, table: dict[str, Any], seats: list[dict[str, Any]]) -> None:
-        now = time.time()
+        now = self.clock()
         statements = [
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
@@ -914,13 +915,12 @@ class Storage:
             (code, idx, match_no, first),
         )
 
-    @staticmethod
-    def _touch(code: str, over: bool | None = None) -> tuple[str, tuple]:
+    def _touch(self, code: str, over: bool | None = None) -> tuple[str, tuple]:
         if over is None:
-            return ("UPDATE tables SET updated = ? WHERE code = ?", (time.time(), code))
+            return ("UPDATE tables SET updated = ? WHERE code = ?", (self.clock(), code))
         return (
             "UPDATE tables SET updated = ?, over = ? WHERE code = ?",
-            (time.time(), int(over), code),
+            (self.clock(), int(over), code),
         )
 
     def update_seat(self, code: str, seat: dict[str, Any]) -> None:
@@ -1059,15 +1059,23 @@ class Storage:
         """Delete the tables never started for ``unstarted_s`` seconds, those idle for
         ``idle_s``, the unfinished games against the computer idle for ``solo_s`` and the
         unfinished online games idle for ``abandoned_s`` (None: ``idle_s``), but those in
-        ``keep`` (their seats and tokens go with them; results stay); return their codes."""
-        now = time.time() if now is None else now
+        ``keep`` (their seats and tokens go with them; results stay); return their codes.
+
+        A table whose turn clock runs is never deleted before its deadline, and an unfinished
+        online game with a turn clock waits at least the clock times its human seats after
+        its last move (each of them may take a whole turn: a 1-day table of two players
+        idles two days before the abandon rule may take it)."""
+        now = self.clock() if now is None else now
         solo_s = idle_s if solo_s is None else solo_s
         abandoned_s = idle_s if abandoned_s is None else abandoned_s
         rows = self._query(
-            "SELECT code FROM tables WHERE (started = 0 AND updated < ?) OR updated < ?"
-            " OR (online = 0 AND over = 0 AND updated < ?)"
-            " OR (online = 1 AND started = 1 AND over = 0 AND updated < ?)",
-            (now - unstarted_s, now - idle_s, now - solo_s, now - abandoned_s),
+            "SELECT code FROM tables t WHERE (t.deadline IS NULL OR t.deadline <= ?) AND ("
+            "(t.started = 0 AND t.updated < ?) OR t.updated < ?"
+            " OR (t.online = 0 AND t.over = 0 AND t.updated < ?)"
+            " OR (t.online = 1 AND t.started = 1 AND t.over = 0 AND t.updated < ?"
+            " AND t.updated + t.turn_timer * (SELECT COUNT(*) FROM seats s"
+            " WHERE s.code = t.code AND s.kind = 'human') < ?))",
+            (now, now - unstarted_s, now - idle_s, now - solo_s, now - abandoned_s, now),
         )
         keep = set(keep)
         codes = [r["code"] for r in rows if r["code"] not in keep]
@@ -1100,7 +1108,7 @@ class Storage:
             )
             for i, (seat, action, regret) in enumerate(actions)
         ]
-        now = time.time()
+        now = self.clock()
         statements += [
             (
                 "INSERT INTO results (player_id, code, idx, seat, score, outcome, yahtzees, "

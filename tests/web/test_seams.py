@@ -1,0 +1,254 @@
+"""Issue 46's seams on the server: a turn-based table is never deleted while its clock runs,
+and how long each kind of table is kept (docs/web.md, "When a table goes")."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
+pytest.importorskip("httpx", reason="TestClient needs httpx")
+
+from starlette.testclient import TestClient
+
+from yahtzee_env.web.app import create_app
+from yahtzee_env.web.limits import Limits
+
+HOUR, DAY = 3600.0, 86_400.0
+BOTH = pytest.mark.backends("sqlite", "postgresql")
+
+
+def online_table(client, turn_timer: int):
+    """A started online table of two people (the host at seat 0, a friend at seat 1)."""
+    reply = client.post(
+        "/api/tables",
+        json={"seats": ["human", "friend"], "online": True, "turn_timer": turn_timer},
+    )
+    assert reply.status_code == 200, reply.text
+    code, host = reply.json()["code"], reply.json()["tokens"]["0"]
+    guest = client.post(f"/api/tables/{code}/join", json={"name": "Gina"}).json()["token"]
+    assert client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": host}).is_success
+    return code, host, guest
+
+
+def sweep(client) -> list[str]:
+    return client.portal.call(client.app.state.service.sweep)["expired"]
+
+
+def tick(client) -> list[str]:
+    return client.portal.call(client.app.state.service.tick)
+
+
+def state_of(client, code):
+    reply = client.get(f"/api/tables/{code}")
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def move(client, code, seat, token):
+    """The seat scores its best-paying box (a whole turn in one decision)."""
+    options = state_of(client, code)["options"]
+    box = max(options, key=options.get)
+    seq = state_of(client, code)["seq"]
+    reply = client.post(
+        f"/api/tables/{code}/act",
+        json={"seat": seat, "token": token, "seq": seq, "action": {"type": "score", "box": box}},
+    )
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+@BOTH
+def test_a_one_day_table_idle_for_13_hours_is_kept(db, clock):
+    with TestClient(create_app(db, clock=clock)) as c:
+        code, host, _guest = online_table(c, turn_timer=int(DAY))
+        move(c, code, 0, host)  # the host moved; the guest has a day
+        clock.now += 13 * HOUR
+        assert sweep(c) == [] and tick(c) == []
+        state = state_of(c, code)
+        assert state["current"] == 1 and not state["over"]
+        assert state["deadline"] == pytest.approx(clock.now + 11 * HOUR, abs=5)
+
+
+@BOTH
+def test_past_its_deadline_the_computer_plays_the_turn_and_the_table_stays(db, clock):
+    """Past the deadline the computer plays the late turn (the seat is away) and the clock
+    passes to the next player; when every person is away the table pauses, and it goes
+    only after the clock times its people without a move (two days for a 1-day table of
+    two), never at the 12-hour abandon time."""
+    with TestClient(create_app(db, clock=clock)) as c:
+        code, host, _guest = online_table(c, turn_timer=int(DAY))
+        move(c, code, 0, host)
+        clock.now += 25 * HOUR  # the guest let the day pass
+        assert tick(c) == [code]
+        state = state_of(c, code)
+        assert state["seats"][1]["away"] == "timeout" and state["current"] == 0
+        assert state["deadline"] == pytest.approx(clock.now + DAY, abs=5)
+        assert sweep(c) == []
+        clock.now += 25 * HOUR  # the host lets it pass too: nobody is left, the table pauses
+        assert tick(c) == [code]
+        state = state_of(c, code)
+        assert state["deadline"] is None and not state["over"]
+        clock.now += 13 * HOUR  # past the abandon time, not past 2 x the clock: kept
+        assert sweep(c) == []
+        assert state_of(c, code)["seats"][0]["away"] == "timeout"
+        clock.now += 2 * DAY  # two whole clocks without a move: it goes
+        assert sweep(c) == [code]
+        assert c.get(f"/api/tables/{code}").status_code == 404
+
+
+@BOTH
+def test_how_long_each_kind_of_table_is_kept(db, clock, new_table, play_out):
+    """The rules docs/web.md states: a table never started goes after a day, an unfinished
+    game against the computer after a week, an online game without a clock 12 hours after
+    its last move, a finished one after 30 days."""
+    limits = Limits()
+    assert limits.expire_unstarted_s == DAY and limits.expire_solo_s == 7 * DAY
+    assert limits.expire_abandoned_s == 12 * HOUR and limits.expire_idle_s == 30 * DAY
+    with TestClient(create_app(db, clock=clock)) as c:
+        solo, _, _ = new_table(c)
+        done, done_tokens, _ = new_table(c)
+        play_out(c, done, done_tokens["0"])
+        live, _host, _guest = online_table(c, turn_timer=0)
+        clock.now += 13 * HOUR
+        assert sweep(c) == [live]
+        clock.now += 6 * DAY + 12 * HOUR  # a week and an hour
+        assert sweep(c) == [solo]
+        clock.now += 24 * DAY
+        assert sweep(c) == [done]
+
+
+# ------------------------------------------------------------------ sign-in under a burst
+PASSWORD = "correct horse battery"
+
+
+def test_the_hash_gate_runs_a_few_at_once_and_refuses_past_its_line():
+    """At most ``workers`` hashes run at once, ``queue`` more wait; the rest get 503 with a
+    Retry-After (the memory of a burst is bounded by the gate, not by the thread pool)."""
+    import threading
+
+    import anyio
+
+    from yahtzee_env.web.logins import HashGate
+    from yahtzee_env.web.tables import WebError
+
+    gate = HashGate(workers=2, queue=3)
+    release, lock = threading.Event(), threading.Lock()
+    running = {"now": 0, "most": 0}
+
+    def work(i):
+        with lock:
+            running["now"] += 1
+            running["most"] = max(running["most"], running["now"])
+        release.wait(10)
+        with lock:
+            running["now"] -= 1
+        return i
+
+    async def main():
+        done, refused = [], []
+
+        async def one(i):
+            try:
+                done.append(await gate.run(work, i))
+            except WebError as err:
+                refused.append(err)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(10):
+                tg.start_soon(one, i)
+            await anyio.sleep(0.2)
+            assert gate.pending == 5
+            release.set()
+        return done, refused
+
+    done, refused = anyio.run(main)
+    assert running["most"] == 2 and sorted(done) == [0, 1, 2, 3, 4]
+    assert len(refused) == 5
+    assert all(e.status == 503 and e.code == "busy" for e in refused)
+    assert all(e.params["retry_after"] >= 1 for e in refused)
+    assert gate.pending == 0
+
+
+def test_one_sign_in_per_name_at_a_time_and_a_known_device_skips_the_line(db):
+    """Guesses at one account from many addresses are checked one after another (each after
+    the delay its failures earned); another name is not held up, and the owner's known
+    browser is neither queued nor slowed."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    limits = Limits(
+        login_free_failures=0, login_delay_s=0.01, login_delay_max_s=0.02, hash_workers=8
+    )
+    app = create_app(db, trust_proxy="*", limits=limits)
+    service = app.state.service
+    accounts = service.accounts
+    lock, inside, most = threading.Lock(), {}, {}
+    real = accounts.sign_in
+
+    def counted(body, session):
+        name = body["username"] + (" (owner)" if body["password"] == PASSWORD else "")
+        with lock:
+            inside[name] = inside.get(name, 0) + 1
+            most[name] = max(most.get(name, 0), inside[name])
+        try:
+            return real(body, session)
+        finally:
+            with lock:
+                inside[name] -= 1
+
+    accounts.sign_in = counted
+
+    def sign_in(c, name, password, address):
+        return c.post(
+            "/api/account/signin",
+            json={"username": name, "password": password},
+            headers={"x-forwarded-for": address},
+        )
+
+    with TestClient(app) as owner, TestClient(app) as stranger, TestClient(app) as bob:
+        for c, name in ((owner, "ada"), (bob, "bob")):  # the owner's browser is known
+            reply = c.post("/api/account/signup", json={"username": name, "password": PASSWORD})
+            assert reply.status_code == 200, reply.text
+        with ThreadPoolExecutor(12) as pool:
+            guesses = [
+                pool.submit(sign_in, stranger, "ada", f"guess number {i}", f"10.0.1.{i}")
+                for i in range(10)
+            ]
+            other = pool.submit(sign_in, stranger, "bob", PASSWORD, "10.0.2.1")
+            mine = pool.submit(sign_in, owner, "ada", PASSWORD, "10.0.0.1")
+            assert [g.result().status_code for g in guesses] == [401] * 10
+            assert other.result().status_code == 200 and mine.result().status_code == 200
+        assert most["ada"] == 1  # the guesses were checked one at a time (8 hash slots free)
+        assert service.throttle.failures["ada"][0] >= 9  # every guess counted, none lost
+        assert service.name_turns.lines == {}  # nothing held once the line is empty
+
+
+def test_a_full_line_for_one_name_is_refused_with_retry_after():
+    import anyio
+
+    from yahtzee_env.web.logins import NameTurns
+    from yahtzee_env.web.tables import WebError
+
+    turns = NameTurns(max_waiting=2)
+
+    async def main():
+        async with turns.turn("ada"), anyio.create_task_group() as tg:
+            tg.start_soon(lambda: _wait(turns))
+            await anyio.sleep(0.05)
+            assert turns.waiting("ada") == 2
+            try:
+                async with turns.turn("ada", retry_after=30):
+                    raise AssertionError("a third in line got in")
+            except WebError as err:
+                assert err.status == 429 and err.code == "name_busy"
+                assert err.params["retry_after"] == 30
+            async with turns.turn("bob"):  # another name has its own line
+                pass
+            tg.cancel_scope.cancel()
+        assert turns.lines == {}
+
+    async def _wait(turns):
+        async with turns.turn("ada"):
+            pass
+
+    anyio.run(main)
