@@ -44,11 +44,18 @@ def say(client, code, seat, **body):
     return client.post(f"/api/tables/{code}/chat", json={"seat": seat, **body})
 
 
-def test_chat_is_plain_text_bounded_and_pushed_to_the_sockets(app, db):
+def test_chat_is_plain_text_bounded_and_pushed_to_the_sockets(app, db, act):
     with TestClient(app) as host:
         code, guest, _ = pair(app, host)
-        with host.websocket_connect(f"/ws/{code}") as ws:
+        with (
+            host.websocket_connect(f"/ws/{code}") as ws,
+            host.websocket_connect(f"/ws/{code}") as nobody,
+        ):
             ws.receive_json()  # the state
+            nobody.receive_json()  # a socket that never says hello for a seat: no chat
+            ws.send_json({"type": "hello"})  # the host's seat, by the session
+            while ws.receive_json()["type"] != "hello":
+                pass
             reply = say(guest, code, 1, text="  <img src=x onerror=alert(1)>\u0007 hi  ")
             assert reply.status_code == 200, reply.text
             message = reply.json()["message"]
@@ -58,6 +65,13 @@ def test_chat_is_plain_text_bounded_and_pushed_to_the_sockets(app, db):
             while pushed["type"] != "chat":
                 pushed = ws.receive_json()
             assert pushed["message"] == message
+            # a move: its state is pushed to every socket, after anything queued before it
+            now = host.get(f"/api/tables/{code}").json()
+            mover = host if now["current"] == 0 else guest
+            reply = act(mover, code, now["current"], None, {"type": "roll", "hold": [0]})
+            assert reply.status_code == 200, reply.text
+            while (seen := nobody.receive_json())["type"] != "state":
+                assert seen["type"] != "chat", seen
         assert say(guest, code, 1, text="x" * (MAX_CHAT + 1)).json()["code"] == "chat_long"
         assert say(guest, code, 1, text=" \n ").json()["code"] == "chat_empty"
         assert say(guest, code, 1, text=["list"]).json()["code"] == "bad_chat"
@@ -72,6 +86,9 @@ def test_chat_is_plain_text_bounded_and_pushed_to_the_sockets(app, db):
         after = host.get(f"/api/tables/{code}/chat?after={rows[0]['id']}").json()["messages"]
         assert len(after) == len(rows) - 1
         assert host.get(f"/api/tables/{code}/chat?after=-1").status_code == 400
+        # issue 46: the code alone does not open the chat (a stranger, a fresh browser)
+        assert stranger.get(f"/api/tables/{code}/chat").status_code == 403
+        assert TestClient(app).get(f"/api/tables/{code}/chat").status_code == 403
 
 
 def test_chat_is_rate_limited_per_person(app, db):
@@ -104,19 +121,31 @@ def test_a_report_keeps_the_last_messages(app, db):
         assert [m["body"] for m in report["messages"]] == ["you are bad at this"]
 
 
-def test_a_blocked_account_cannot_chat_to_nor_join_the_blocker(app, db):
+def test_a_blocked_account_cannot_chat_to_nor_join_the_blocker_and_is_not_told(app, db):
+    """Issue 46: blocking someone told them ("a player at this table has blocked you").
+    Now their messages look sent to them but reach nobody, and a table where the blocker
+    sits answers as a full table does."""
     with TestClient(app) as host:
         code, guest, _ = pair(app, host, account=True)
         assert say(guest, code, 1, text="hi").status_code == 200
         reply = host.post(f"/api/tables/{code}/block", json={"seat": 0, "target": 1})
         assert reply.status_code == 200, reply.text
-        blocked = say(guest, code, 1, text="hi again")
-        assert blocked.status_code == 403 and blocked.json()["code"] == "blocked"
-        assert say(host, code, 0, text="the blocker may still speak").status_code == 200
+        with host.websocket_connect(f"/ws/{code}") as socket:
+            socket.receive_json()  # the state
+            unheard = say(guest, code, 1, text="hi again")
+            assert unheard.status_code == 200, unheard.text
+            echo = unheard.json()["message"]
+            assert echo["body"] == "hi again" and "unheard" not in echo
+            assert say(host, code, 0, text="the blocker may still speak").status_code == 200
+            pushed = socket.receive_json()  # the next push is the host's, not the guest's
+            assert pushed["type"] == "chat" and pushed["message"]["seat"] == 0
+        bodies = [m["body"] for m in host.get(f"/api/tables/{code}/chat").json()["messages"]]
+        assert bodies == ["hi", "the blocker may still speak"]
         body = {"seats": ["human", "friend"], "online": True, "turn_timer": 0}
         second = host.post("/api/tables", json=body).json()["code"]
         refused = guest.post(f"/api/tables/{second}/join", json={})
-        assert refused.status_code == 403 and refused.json()["code"] == "blocked"
+        assert refused.status_code == 409 and refused.json()["code"] == "full"
+        assert "blocked" not in refused.text
         assert host.post("/api/account/blocks", json={}).json()["blocked"][0]["username"] == "gina"
         target = host.post("/api/account/blocks", json={}).json()["blocked"][0]["player_id"]
         assert host.post("/api/account/unblock", json={"player_id": target}).status_code == 200

@@ -53,13 +53,15 @@ def test_a_shared_network_does_not_lock_a_new_player_out(db):
         newcomer = profile(c, "New")
         reply = c.post("/api/tables", json={**SOLO, "player": newcomer})
         assert reply.status_code == 200, reply.text
-        # the per-player cap is the one a person reaches, and it says when to come back
+        # the per-player cap is the one a person reaches; no Retry-After (issue 46: only
+        # finishing or leaving a table helps, and the words say so)
         token = profile(c, "A2")
         for _ in range(20):
             c.post("/api/tables", json={**SOLO, "player": token})
         reply = c.post("/api/tables", json={**SOLO, "player": token})
-        assert reply.status_code == 429 and reply.json()["code"] == "too_many_tables"
-        assert int(reply.headers["retry-after"]) > 0
+        assert reply.status_code == 409 and reply.json()["code"] == "too_many_tables"
+        assert "retry-after" not in reply.headers  # waiting does not help: finishing does
+        assert "finish or leave one" in reply.json()["error"]
 
 
 def test_the_address_backstop_names_the_network(db):
@@ -67,8 +69,8 @@ def test_the_address_backstop_names_the_network(db):
         for name in ("A", "B"):
             c.post("/api/tables", json={**SOLO, "player": profile(c, name)})
         reply = c.post("/api/tables", json={**SOLO, "player": profile(c, "C")})
-        assert reply.status_code == 429 and reply.json()["code"] == "network_tables"
-        assert "your network" in reply.json()["error"] and reply.headers["retry-after"]
+        assert reply.status_code == 409 and reply.json()["code"] == "network_tables"
+        assert "your network" in reply.json()["error"] and "retry-after" not in reply.headers
 
 
 def test_new_players_have_a_budget_per_address(db):

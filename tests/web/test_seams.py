@@ -252,3 +252,85 @@ def test_a_full_line_for_one_name_is_refused_with_retry_after():
             pass
 
     anyio.run(main)
+
+
+# ------------------------------------------------------------------ limits keyed on who
+def guest(app, name: str) -> TestClient:
+    """A browser with a guest session (its cookie) of its own."""
+    c = TestClient(app)
+    assert c.post("/api/session", json={"name": name}).status_code == 200
+    return c
+
+
+def test_unknown_codes_count_per_browser_with_a_network_backstop(db, new_table):
+    limits = Limits(
+        lookup_burst=3, lookups_per_minute=0.01, network_lookup_burst=7,
+        network_lookups_per_minute=0.01,
+    )  # fmt: skip
+    app = create_app(db, limits=limits)
+    with TestClient(app) as host:
+        code, _, _ = new_table(host)
+        ana, bea, cid = guest(app, "Ana"), guest(app, "Bea"), guest(app, "Cid")
+        for _ in range(3):
+            assert ana.get("/api/tables/ZZZZZZZZ").status_code == 404
+        refused = ana.get(f"/api/tables/{code}")
+        assert refused.status_code == 429 and refused.json()["code"] == "lookup_budget"
+        assert "this browser" in refused.json()["error"]
+        # another browser behind the same address is not held up by Ana's guesses
+        assert bea.get(f"/api/tables/{code}").status_code == 200
+        for _ in range(3):
+            assert bea.get("/api/tables/ZZZZZZZZ").status_code == 404
+        assert cid.get("/api/tables/ZZZZZZZZ").status_code == 404  # the 7th of the address
+        backstop = cid.get(f"/api/tables/{code}")
+        assert backstop.status_code == 429
+        assert backstop.json()["code"] == "network_lookup_budget"
+        assert "your network" in backstop.json()["error"]
+        assert int(backstop.headers["retry-after"]) >= 1
+
+
+def test_the_pages_files_are_outside_the_request_budget_and_revalidated(db):
+    """A first visit's ~30 files do not spend the address's request budget (eight first
+    visits at once from one address were refused), and they are revalidated (ETag)."""
+    from yahtzee_env.web.app import STATIC_DIR
+
+    files = ["/", *(f"/static/{p.relative_to(STATIC_DIR)}" for p in STATIC_DIR.rglob("*.*"))]
+    app = create_app(db, limits=Limits(rate=0.1, burst=5))
+    with TestClient(app) as c:
+        for _ in range(3):
+            for path in files:
+                reply = c.get(path)
+                assert reply.status_code == 200, path
+                assert reply.headers["cache-control"] == "no-cache", path
+        etag = c.get("/static/style.css").headers["etag"]
+        assert c.get("/static/style.css", headers={"if-none-match": etag}).status_code == 304
+        assert c.get("/api/config").status_code == 200  # the request budget is untouched
+        assert c.get("/api/config").headers["cache-control"] == "no-store"
+
+
+def test_a_first_visit_has_no_player_and_gets_no_refusal(db):
+    with TestClient(create_app(db)) as c:
+        reply = c.get("/api/quick")
+        assert reply.status_code == 200 and reply.json() == {"state": "idle"}
+
+
+def test_the_per_address_caps_are_sized_for_a_school():
+    limits = Limits()
+    assert limits.players_per_hour >= 300 and limits.player_burst >= 100
+    assert limits.queue_per_address >= 20
+    assert limits.network_lookup_burst >= 10 * limits.lookup_burst
+
+
+def test_an_open_table_needs_a_free_seat(db):
+    """Listing a table whose every other seat is the computer made a table nobody could
+    see in the list; now the listing is refused, saying why."""
+    with TestClient(create_app(db)) as c:
+        c.post("/api/session", json={"name": "Host"})
+        body = {"seats": ["human", "easy", "medium"], "online": True}
+        code = c.post("/api/tables", json=body).json()["code"]
+        refused = c.post(f"/api/tables/{code}/list", json={"on": True})
+        assert refused.status_code == 409 and refused.json()["code"] == "no_free_seat"
+        assert "free seat" in refused.json()["error"]
+        body = {"seats": ["human", "friend", "easy"], "online": True}
+        code = c.post("/api/tables", json=body).json()["code"]
+        assert c.post(f"/api/tables/{code}/list", json={"on": True}).json()["listed"] is True
+        assert [t["code"] for t in c.get("/api/open-tables").json()["tables"]] == [code]

@@ -204,6 +204,7 @@ def create_app(
     guard = Middleware(
         GuardMiddleware,
         limiter=service.per_address,
+        page_limiter=service.per_address_page,
         allowed_origins=origins,
         refusals=service.refusals,
         allowed_hosts=hosts,

@@ -80,10 +80,6 @@ class Chat:
         else:
             kind, text = "text", clean_text(body.get("text"))
         owner = s.owner_id if s.owner_id is not None else f"{code}:{s.seat}"
-        if s.owner_id is not None:
-            others = [o.owner_id for o in table.seats if o.owner_id not in (None, s.owner_id)]
-            if people.is_blocked(self.storage, s.owner_id, others):
-                raise WebError("a player at this table has blocked you", 403, "blocked")
         idx = max(table.idx, 0)
         if people.chat_count(self.storage, table.code, idx) >= MAX_CHAT_PER_GAME:
             raise WebError("this game's chat is full", 429, "chat_full")
@@ -91,10 +87,29 @@ class Chat:
             raise WebError("you are chatting too fast: wait a moment", 429, "chat_budget")
         message = {"code": table.code, "idx": idx, "seat": s.seat, "player_id": s.owner_id}
         message.update(name=s.name, kind=kind, body=text)
+        if s.owner_id is not None:
+            others = [o.owner_id for o in table.seats if o.owner_id not in (None, s.owner_id)]
+            if people.is_blocked(self.storage, s.owner_id, others):
+                return self._unheard(message)
         return people.add_chat(self.storage, message)
 
-    def messages(self, code: str, after: int = 0) -> list[dict[str, Any]]:
-        self.tables.load(code)  # an unknown table is refused (and spends the lookup budget)
+    def _unheard(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The reply to a message of an account that someone at the table blocked: it
+        looks sent to its author (a block is not announced to the one blocked) but is
+        neither stored nor shown to anyone else. Its ``id`` lies between two stored ones,
+        so the author's page keeps it in order and takes the next stored message."""
+        last = people.chat_of(self.storage, message["code"], limit=1)
+        out = {k: v for k, v in message.items() if k != "player_id"}
+        newest = last[0]["id"] if last else 0
+        return {**out, "id": newest + 0.5, "created": self.storage.clock(), "unheard": True}
+
+    def messages(self, code: str, player_id: int | None, after: int = 0) -> list[dict[str, Any]]:
+        """The table's messages after id ``after``, for the player of one of its seats (the
+        session's): the code alone does not open the chat (a spectator gets it through
+        the watch socket, a seat token through the table's socket)."""
+        table = self.tables.load(code)  # an unknown table is refused (and spends the budget)
+        if not table.seats_of(player_id):
+            raise WebError("only the table's players read its chat", 403, "not_your_seat")
         return people.chat_of(self.storage, code, after=after)
 
     def report(self, code: str, body: dict[str, Any], player_id: int | None) -> dict[str, Any]:
@@ -137,7 +152,8 @@ class Chat:
             "SELECT owner_id FROM seats WHERE code = ? AND owner_id IS NOT NULL", (code,)
         )
         if people.is_blocked(self.storage, player_id, [r["owner_id"] for r in rows]):
-            raise WebError("a player at this table has blocked you", 403, "blocked")
+            # the words of a full table: a block is not announced to the one blocked
+            raise WebError("every seat at this table is taken", 409, "full")
 
     @staticmethod
     def _other(table, target: Any, asker: Seat) -> Seat:

@@ -123,9 +123,24 @@ def json_response(status: int, message: str, code: str, extra_headers=()) -> tup
     )
 
 
+def is_page_file(path: str) -> bool:
+    """Whether ``path`` is one of the page's own files (its HTML, scripts, styles,
+    catalogues): the same for everyone, cheap, and revalidated by the browser."""
+    return path.startswith("/static/") or path in PAGE_PATHS
+
+
+PAGE_PATHS = frozenset({"/", "/stats"})
+
+
 class GuardMiddleware:
     """Security headers, cross-site checks and the per-address rate limit (HTTP only: the
-    WebSocket handler does its own checks, so that a refused socket is told why)."""
+    WebSocket handler does its own checks, so that a refused socket is told why).
+
+    The page's own files (`is_page_file`) do not spend the address's request budget (a
+    first visit fetches about 30 of them, and a school's first visits share one address):
+    they have a bucket of their own, ``page_limiter``, many times larger. They are sent with
+    ``Cache-Control: no-cache`` and their ETag, so a browser revalidates them (a 304 with
+    no body) instead of fetching them again."""
 
     def __init__(
         self,
@@ -134,8 +149,10 @@ class GuardMiddleware:
         allowed_origins: frozenset[str],
         refusals: RefusalLog,
         allowed_hosts: frozenset[str] | None = None,
+        page_limiter: RateLimiter | None = None,
     ) -> None:
         self.app, self.limiter = app, limiter
+        self.page_limiter = page_limiter or limiter
         self.allowed_origins, self.refusals = allowed_origins, refusals
         self.allowed_hosts = allowed_hosts
 
@@ -145,6 +162,7 @@ class GuardMiddleware:
             return
         path = scope.get("path", "")
         api = path.startswith("/api/")
+        page_file = scope.get("method", "GET") in SAFE_METHODS and is_page_file(path)
 
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
@@ -154,10 +172,12 @@ class GuardMiddleware:
                 if api:
                     headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"]
                     headers.append((b"cache-control", b"no-store"))
+                elif page_file and b"cache-control" not in names:
+                    headers.append((b"cache-control", b"no-cache"))  # revalidate (ETag)
                 message = {**message, "headers": headers}
             await send(message)
 
-        refusal = self.refuse(scope)
+        refusal = self.refuse(scope, self.page_limiter if page_file else self.limiter)
         if refusal is not None:
             status, message, code, extra = refusal
             what = f"{scope.get('method', '')} {path[:60]}"
@@ -168,10 +188,10 @@ class GuardMiddleware:
             return
         await self.app(scope, receive, send_with_headers)
 
-    def refuse(self, scope):
+    def refuse(self, scope, limiter: RateLimiter):
         """(status, message, code, extra headers) if the request is refused here."""
-        if not self.limiter.allow(("addr", client_address(scope))):
-            retry = max(1, round(1 / self.limiter.rate))
+        if not limiter.allow(("addr", client_address(scope))):
+            retry = max(1, round(1 / limiter.rate))
             return (
                 429,
                 "too many requests from your network: slow down",
@@ -206,4 +226,5 @@ __all__ = [
     "cross_site",
     "host_name",
     "host_refused",
+    "is_page_file",
 ]

@@ -153,11 +153,19 @@ class Hub:
         self._changed(client.code, before, client if quiet else None)
 
     def broadcast(
-        self, code: str, message: dict[str, Any] | str, skip: Client | None = None
+        self,
+        code: str,
+        message: dict[str, Any] | str,
+        skip: Client | None = None,
+        *,
+        seated: bool = False,
     ) -> None:
         """Queue ``message`` (or its JSON text) for every socket of table ``code`` (but
-        ``skip``), encoded once for them all."""
-        targets = [c for c in self.clients.get(code, ()) if c is not skip]
+        ``skip``; ``seated``: only the sockets that said hello for a seat), encoded once
+        for them all."""
+        targets = [
+            c for c in self.clients.get(code, ()) if c is not skip and (c.seats or not seated)
+        ]
         if targets:
             text = message if isinstance(message, str) else encode(message)  # once for all
             for client in targets:

@@ -28,10 +28,14 @@ class Limits:
 
     rate: float = 60.0  # requests (or WebSocket messages) per second per address, sustained
     burst: int = 120  # ... and in a burst
+    page_rate: float = 300.0  # the page's own files (a bucket apart) per second per address
+    page_burst: int = 1500  # ... in a burst: 50 first visits at once
     token_rate: float = 20.0  # moves, hints, joins per second per player or seat token
     token_burst: int = 40
-    lookups_per_minute: float = 20.0  # failed table-code lookups per address
+    lookups_per_minute: float = 20.0  # failed table-code lookups per browser (session) ...
     lookup_burst: int = 20
+    network_lookups_per_minute: float = 200.0  # ... and per address: a network's backstop
+    network_lookup_burst: int = 200
     sockets_per_client: int = 16  # anonymous (unseated) WebSockets per session (or address)
     sockets_per_address: int = 256  # ... and per address: a shared network's backstop
     sockets_per_table: int = 32  # anonymous WebSockets per table
@@ -41,8 +45,8 @@ class Limits:
     hello_timeout: float = 5.0  # s a socket refused an anonymous slot has to show a seat token
     tables_per_player: int = 20  # open (unfinished) tables a player may host
     tables_per_address: int = 1000  # ... and an address: a shared network's backstop
-    players_per_hour: float = 60.0  # new players (profiles, guest sessions) per address
-    player_burst: int = 30
+    players_per_hour: float = 600.0  # new players (profiles, guest sessions) per address: a
+    player_burst: int = 200  # school's classes behind one address, hundreds an hour
     tables_in_memory: int = 500  # loaded tables kept in memory (least recently used go first)
     idle_evict_s: float = 600.0  # a table idle this long leaves memory (reloads on use)
     expire_unstarted_s: float = 86_400.0  # a table never started is deleted after a day
@@ -60,10 +64,10 @@ class Limits:
     login_delay_max_s: float = 15.0  # ... up to this (a known device is never slowed)
     login_waiting: int = 16  # sign-ins of one user name waiting their turn (one at a time)
     hash_workers: int = 2  # argon2 runs at once (19 MiB each) ...
-    hash_queue: int = 64  # ... and waiting for a slot (past it: 503 with Retry-After)
+    hash_queue: int = 256  # ... and waiting for a slot (past it: 503 with Retry-After)
     login_forget_s: float = 60.0  # one failure is forgotten every this many seconds
     clock_every_s: float = 0.5  # how often the turn deadlines are checked
-    queue_per_address: int = 4  # players of one address waiting for a quick match at once
+    queue_per_address: int = 40  # players of one address (a network) waiting for a quick match
     queue_total: int = 5000  # players waiting for a quick match, in all
     max_keys: int = 50_000  # buckets kept per limiter (least recently used are forgotten)
 

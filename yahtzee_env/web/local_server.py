@@ -30,7 +30,8 @@ class LocalServer:
     """``yahtzee serve --port PORT --db DB [ARGS]`` as a subprocess on 127.0.0.1; ``url`` is its
     address. `start` waits up to 30 s for ``/readyz`` to answer; `kill` is a SIGKILL.
     The server's stderr goes to ``log`` (default ``DB.log`` next to a SQLite file; a file, not
-    a pipe that a long run could fill). ``args``: more ``yahtzee serve`` options."""
+    a pipe that a long run could fill). ``args``: more ``yahtzee serve`` options; ``env``: the
+    child's environment (for example a ``PYTHONPATH`` that runs another checkout's server)."""
 
     def __init__(
         self,
@@ -39,10 +40,12 @@ class LocalServer:
         *,
         log: Path | None = None,
         cpus: set[int] | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.db, self.port, self.proc = db, free_port(), None
         self.cpus = cpus  # pin the server to these CPUs (os.sched_setaffinity), if given
         self.args = list(args)  # more `yahtzee serve` flags
+        self.env = env  # the child's environment (None: this process's)
         self.url = f"http://127.0.0.1:{self.port}"
         if log is None:
             if str(db).startswith(("postgresql://", "postgres://")):
@@ -59,6 +62,7 @@ class LocalServer:
                 [*cmd, "--db", str(self.db), *self.args],
                 stdout=subprocess.DEVNULL,
                 stderr=log,
+                env=self.env,
                 preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
             )
         deadline = time.monotonic() + 30

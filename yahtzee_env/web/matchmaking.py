@@ -80,7 +80,7 @@ class Matchmaker:
     """The quick-match queue of one server process (the queue itself is in the database)."""
 
     def __init__(
-        self, storage: Storage, tables: Tables, per_address: int = 4, total: int = 5000
+        self, storage: Storage, tables: Tables, per_address: int = 40, total: int = 5000
     ) -> None:
         self.storage, self.tables = storage, tables
         self.per_address, self.total = per_address, total
@@ -119,7 +119,7 @@ class Matchmaker:
                 )
             if self._count(conn, "addr_hash = ?", (addr,)) >= self.per_address:
                 raise WebError(
-                    f"{self.per_address} players from your address are already waiting",
+                    f"{self.per_address} players from your network are already waiting",
                     429,
                     "queue_address",
                 )

@@ -7,6 +7,7 @@ spectators; `app.route_list` adds `routes()` to the server's.
     GET  /api/open-tables                 the tables listed as open, with their free seats
     POST /api/tables/CODE/list   {on}     (the host, before the start) list the table or not
     GET  /api/leaderboard                 the top ratings, your own place, the CPU levels'
+    GET  /api/tables/CODE/rated           whether the game rates you, and what leaving costs
     POST /api/tables/CODE/watch  {on}     (the host) the read-only link on or off: {watch}
     GET  /api/tables/CODE/watch          (the host) the link's id: {watch}
     GET  /api/watch/ID                    the table of watch link ID, as spectators see it
@@ -30,7 +31,7 @@ from starlette.routing import Route, WebSocketRoute
 from yahtzee_env.web.accounts import device_of
 from yahtzee_env.web.guard import client_address
 from yahtzee_env.web.routes import asked, endpoint, page
-from yahtzee_env.web.service import Service, who
+from yahtzee_env.web.service import Service, pid, who
 from yahtzee_env.web.spectators import redact
 from yahtzee_env.web.tables import WebError, clean_code
 from yahtzee_env.web.watch import watch_socket
@@ -72,6 +73,8 @@ async def quick_status(request: Request, service: Service) -> Response:
     session = await service.session_of(request)
     token = request.query_params.get("player")
     body = {"player": token} if token else {}
+    if session is None and not token:  # a first visit: no player yet, so nothing waits
+        return JSONResponse({"state": "idle"})
     service.spend(who(body, session, "player"))
 
     def work():
@@ -158,6 +161,10 @@ async def list_table(request: Request, service: Service) -> Response:
             raise WebError(
                 "only an online table that has not started can be listed", 409, "not_listable"
             )
+        if on and not any(s.kind == "friend" for s in table.seats):
+            raise WebError(  # it would never show in the list: say so instead
+                "an open table needs a free seat: make one seat 'a friend'", 409, "no_free_seat"
+            )
         if on:
             host = storage._query(
                 "SELECT host_player, host_addr FROM tables WHERE code = ?", (code,)
@@ -222,14 +229,29 @@ async def watch_link_of(request: Request, service: Service) -> Response:
 @endpoint
 async def watched_table(request: Request, service: Service) -> Response:
     watch_id = request.path_params["wid"]
-    service.check_lookups(client_address(request.scope))  # guessing links: the code's budget
+    service.check_lookups(request)  # guessing links: the code's budget
     try:
         code = await run_in_threadpool(service.spectators.code_of, watch_id)
     except WebError as err:
-        service.lookups.allow(client_address(request.scope))  # a guessed link spends budget
+        service.spend_lookup(request)  # a guessed link spends budget
         raise err
     state = service.fanout.present(await service.table_state(code))
     return JSONResponse(redact(state, watch_id))
+
+
+@endpoint
+async def rated(request: Request, service: Service) -> Response:
+    """Whether the table's current game rates the session's player, and what leaving it
+    now would cost (`ratings.Ratings.leave_cost`): the page asks before it leaves."""
+    session = await service.session_of(request)
+    service.spend(who({}, session))
+    player, tables = pid(session), service.tables
+
+    def work(c: str) -> dict:
+        return service.ratings.leave_cost(tables.load(c), player)
+
+    code = clean_code(request.path_params["code"])
+    return JSONResponse(await service.locks.run(code, work))
 
 
 def routes() -> list:
@@ -242,6 +264,7 @@ def routes() -> list:
         Route("/api/open-tables", list_open_tables),
         Route("/api/tables/{code}/list", list_table, methods=["POST"]),
         Route("/api/leaderboard", leaderboard),
+        Route("/api/tables/{code}/rated", rated),
         Route("/api/tables/{code}/watch", watch_link, methods=["POST"]),
         Route("/api/tables/{code}/watch", watch_link_of),
         Route("/api/watch/{wid}", watched_table),

@@ -232,9 +232,27 @@ class Ratings:
             ranks = [2 if seat in leavers else 1 for seat, _ in entrants]
             return self._rate(conn, table, entrants, ranks, recorded=leavers)
 
-    def _rate(self, conn, table, entrants, ranks, recorded=None) -> list[dict[str, Any]]:
-        """Rate ``entrants`` at ``ranks`` and store the accounts' new ratings; the game is
-        recorded as rated for the seats in ``recorded`` (None: every account's)."""
+    def leave_cost(self, table, player_id: int | None) -> dict[str, Any]:
+        """What leaving the current game would cost ``player_id`` now, as `left` would rate
+        it (nothing is stored): ``{"rated": False}`` for a game that does not rate them,
+        else ``{"rated": True, "before": R, "after": R'}`` (the shown ratings)."""
+        if player_id is None or table.game is None or table.game.over:
+            return {"rated": False}
+        with self.storage.transaction() as conn:
+            entrants = self._entrants(conn, table)
+            entrants = self._still_in(conn, table, entrants) if entrants else []
+            mine = {seat for seat, who in entrants if who == player_id}
+            if not mine or not enough(entrants):
+                return {"rated": False}
+            current, ratings = self._ratings(conn, entrants)
+        new = model().rate(ratings, ranks=[2 if seat in mine else 1 for seat, _ in entrants])
+        after = next(r for (seat, _), [r] in zip(entrants, new, strict=True) if seat in mine)
+        old = current[player_id]
+        before = old["mu"] if old else model().mu
+        return {"rated": True, "before": shown(before), "after": shown(after.mu)}
+
+    def _ratings(self, conn, entrants) -> tuple[dict[int, Any], list[list[Any]]]:
+        """The accounts' stored rating rows (None: never rated) and every entrant's rating."""
         s, m, current, ratings = self.storage, model(), {}, []
         for _seat, who in entrants:
             if isinstance(who, int):
@@ -244,7 +262,13 @@ class Ratings:
             else:
                 row = cpu_ratings()[who]
             ratings.append([m.rating(mu=row["mu"], sigma=row["sigma"])])
-        new = m.rate(ratings, ranks=ranks)
+        return current, ratings
+
+    def _rate(self, conn, table, entrants, ranks, recorded=None) -> list[dict[str, Any]]:
+        """Rate ``entrants`` at ``ranks`` and store the accounts' new ratings; the game is
+        recorded as rated for the seats in ``recorded`` (None: every account's)."""
+        current, ratings = self._ratings(conn, entrants)
+        new = model().rate(ratings, ranks=ranks)
         return self._store(conn, table, entrants, current, new, recorded)
 
     def _store(self, conn, table, entrants, current, new, recorded) -> list[dict[str, Any]]:

@@ -79,13 +79,12 @@ def endpoint(handler):
     @functools.wraps(handler)
     async def wrapped(request: Request) -> Response:
         service: Service = request.app.state.service
-        address = client_address(request.scope)
         try:
             if "code" in request.path_params:
-                service.check_lookups(address)
+                service.check_lookups(request)
             return await handler(request, service)
         except WebError as err:
-            service.refused(address, f"{request.method} {request.url.path[:60]}", err)
+            service.refused(request, f"{request.method} {request.url.path[:60]}", err)
             return error(err)
 
     return wrapped

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import logging
 import math
@@ -30,11 +31,11 @@ from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.account_care import AccountCare
-from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts
+from yahtzee_env.web.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts, device_of
 from yahtzee_env.web.batch import MoveBatcher
 from yahtzee_env.web.chat import Chat
 from yahtzee_env.web.fanout import Fanout
-from yahtzee_env.web.guard import RefusalLog
+from yahtzee_env.web.guard import RefusalLog, client_address
 from yahtzee_env.web.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.locks import TableLocks
@@ -124,9 +125,12 @@ class Service:
             self.batcher = MoveBatcher(storage, self.tables, locks=on_loop)
         self.slots = SocketSlots(limits)
         self.per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
+        self.per_address_page = RateLimiter(limits.page_rate, limits.page_burst, limits.max_keys)
         self.per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
         per_minute = limits.lookups_per_minute / 60
         self.lookups = RateLimiter(per_minute, limits.lookup_burst, limits.max_keys)
+        per_minute = limits.network_lookups_per_minute / 60
+        self.network_lookups = RateLimiter(per_minute, limits.network_lookup_burst, limits.max_keys)
         per_minute = limits.logins_per_minute / 60
         self.logins = RateLimiter(per_minute, limits.login_burst, limits.max_keys)
         per_hour = limits.players_per_hour / 3600
@@ -160,22 +164,45 @@ class Service:
         if isinstance(token, str) and token and not self.per_token.allow(("token", token)):
             raise WebError("too many requests for this player: slow down", 429)
 
-    def check_lookups(self, address: str) -> None:
-        """Refuse an address that has spent its budget of unknown table codes."""
-        if self.lookups.exhausted(address):
-            raise WebError(
-                "too many unknown table codes from your address: wait a minute",
-                429,
-                "lookup_budget",
-                retry_after=max(1, math.ceil(self.lookups.retry_after(address))),
-            )
+    def asker(self, conn) -> tuple[str, str]:
+        """Who asks, for the limits that one person reaches (unknown table codes): the
+        browser's session cookie (hashed), else its device cookie, else its address."""
+        token = conn.cookies.get(SESSION_COOKIE)
+        if isinstance(token, str) and 16 <= len(token) <= 128:
+            return ("session", hashlib.sha256(token.encode()).hexdigest())
+        device = device_of(conn)
+        if device is not None:
+            return ("device", device)
+        return ("addr", client_address(conn.scope))
 
-    def refused(self, address: str, what: str, err: WebError) -> None:
+    def check_lookups(self, conn) -> None:
+        """Refuse a browser (`asker`) that has spent its budget of unknown table codes, or
+        an address that has spent its backstop, ten times larger (a school's network)."""
+        address = client_address(conn.scope)
+        for limiter, key, code, whose in (
+            (self.lookups, self.asker(conn), "lookup_budget", "this browser"),
+            (self.network_lookups, ("addr", address), "network_lookup_budget", "your network"),
+        ):
+            if limiter.exhausted(key):
+                raise WebError(
+                    f"too many unknown table codes from {whose}: wait a minute",
+                    429,
+                    code,
+                    retry_after=max(1, math.ceil(limiter.retry_after(key))),
+                )
+
+    def refused(self, conn, what: str, err: WebError) -> None:
         """A refused request or message: logged (rate-bounded), and an unknown table code
-        spends a token of the address's lookup budget."""
+        spends a token of the browser's lookup budget and of its address's backstop."""
+        address = client_address(conn.scope)
         if err.code == "unknown_table":
-            self.lookups.allow(address)
+            self.spend_lookup(conn)
         self.refusals.refused(err.status, what, address, str(err))
+
+    def spend_lookup(self, conn) -> None:
+        """A guessed code or link: a token of the browser's lookup budget and its network's."""
+        self.lookups.allow(self.asker(conn))
+        self.network_lookups.allow(("addr", client_address(conn.scope)))
 
     def login_budget(self, address: str) -> None:
         """Sign-ins and sign-ups spend a token of the address's bucket, a backstop sized for
@@ -535,7 +562,14 @@ class Service:
         await run_in_threadpool(self.matchmaker.sweep)
         await run_in_threadpool(self.storage.expire_devices, DEVICE_DAYS * 86_400)
         self.fanout.forget_idle()
-        for limiter in (self.per_address, self.per_token, self.lookups, self.logins):
+        for limiter in (
+            self.per_address,
+            self.per_address_page,
+            self.per_token,
+            self.lookups,
+            self.network_lookups,
+            self.logins,
+        ):
             limiter.forget_full()
         await run_in_threadpool(give_back)
         return {"evicted": evicted, "expired": expired}

@@ -179,7 +179,9 @@ async def chat_intent(request: Request, service: Service, work) -> dict[str, Any
 @endpoint
 async def chat_post(request: Request, service: Service) -> Response:
     message = await chat_intent(request, service, service.chat.say)
-    service.hub.broadcast(message["code"], {"type": "chat", "message": message})
+    if not message.pop("unheard", False):  # an unheard one goes back to its author only
+        chat = {"type": "chat", "message": message}
+        service.hub.broadcast(message["code"], chat, seated=True)  # not a socket with no seat
     return JSONResponse({"message": message})
 
 
@@ -188,8 +190,10 @@ async def chat_get(request: Request, service: Service) -> Response:
     after = request.query_params.get("after", "0")
     if not after.isdigit() or len(after) > MAX_SINCE_DIGITS + 3:
         raise WebError("after must be a message id (an integer)")
-    code = request.path_params["code"]
-    rows = await service.locks.run(code, lambda c: service.chat.messages(c, int(after)))
+    session = await service.session_of(request)
+    service.spend(who({}, session))
+    player, code = pid(session), request.path_params["code"]
+    rows = await service.locks.run(code, lambda c: service.chat.messages(c, player, int(after)))
     return JSONResponse({"messages": rows})
 
 

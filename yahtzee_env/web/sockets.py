@@ -120,14 +120,14 @@ class TableSocket:
         refused (an error sent and the socket closed here)."""
         service = self.service
         try:
-            service.check_lookups(self.address)
+            service.check_lookups(self.ws)
             code = clean_code(self.ws.path_params["code"])
             with service.fanout.joining(code):
                 state = await service.table_state(code)
                 self.client = Client(self.ws, code, self.address, service.limits.send_queue)
                 state = await self.join_hub(state)
         except WebError as err:
-            service.refused(self.address, "WS /ws/", err)
+            service.refused(self.ws, "WS /ws/", err)
             reply = {"type": "error", "error": str(err), "code": err.code, "status": err.status}
             await self.ws.send_json(reply)
             await self.ws.close(CLOSE_FULL if err.status == 429 else CLOSE_UNKNOWN, str(err)[:120])
@@ -211,7 +211,7 @@ class TableSocket:
                 msg_id = message_id(msg.get("id"))
                 await self.answer(msg, msg_id)
             except WebError as err:
-                self.service.refused(address, f"WS /ws/{code}", err)
+                self.service.refused(self.ws, f"WS /ws/{code}", err)
                 reply = {"error": str(err), "code": err.code, "status": err.status}
                 client.push({"type": "error", "id": msg_id, **reply})
 

@@ -727,13 +727,11 @@ class Tables:
             if value is None or cap is None:
                 continue
             if self.storage.open_tables(**{key: value}) >= cap:
-                raise WebError(
-                    f"{who} {cap} unfinished tables: finish one (or wait for it to "
-                    "expire) before creating another",
-                    429,
+                raise WebError(  # 409, no Retry-After: waiting does not help, finishing does
+                    f"{who} {cap} unfinished tables: finish or leave one before creating another",
+                    409,
                     "too_many_tables" if key == "player_id" else "network_tables",
                     max=cap,
-                    retry_after=600,
                 )
 
     def keep(self, table: Table) -> None:

@@ -34,7 +34,7 @@ class SpectatorSocket(TableSocket):
         service = self.service
         spectators: Spectators = service.spectators
         try:
-            service.check_lookups(self.address)
+            service.check_lookups(self.ws)
             watch_id = clean_watch_id(self.ws.path_params["wid"])
             code = await run_in_threadpool(spectators.code_of, watch_id)
             full = service.slots.refuse_anonymous(self.address, code)
@@ -44,7 +44,7 @@ class SpectatorSocket(TableSocket):
         except WebError as err:
             if err.code == "unknown_watch":
                 err.code = "unknown_table"  # spends the address's lookup budget
-            service.refused(self.address, "WS /ws/watch/", err)
+            service.refused(self.ws, "WS /ws/watch/", err)
             reply = {"type": "error", "error": str(err), "code": err.code, "status": err.status}
             await self.ws.send_json(reply)
             await self.ws.close(CLOSE_FULL if err.status == 429 else CLOSE_UNKNOWN, str(err)[:120])
