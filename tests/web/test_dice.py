@@ -191,3 +191,27 @@ def test_statistics_count_the_dice_against_fair_dice(client, new_table, play_out
     assert rolls["yatzy_expected"] == pytest.approx(sum(c.yatzy_expected for c in counts), abs=1e-3)
     assert rolls["p_value"] == pytest.approx(chi_square_uniform(faces)[1], abs=1e-4)
     assert rolls["expected_each"] == pytest.approx(sum(faces) / 6, abs=0.01)
+
+
+def test_quick_match_takes_duplicate_dice_as_a_preference(client, app):
+    """The queue does not split on it: the table has duplicate dice when everyone matched
+    asked for them."""
+    from starlette.testclient import TestClient
+
+    def stranger(name):
+        c = TestClient(app)
+        assert c.post("/api/session", json={"name": name}).status_code == 200
+        return c
+
+    ask = {"seats": 2, "rules": "official", "fill": "easy", "wait": 60}
+    for mine, theirs, expected in ((True, True, True), (True, False, False)):
+        a, b = stranger("Ann"), stranger("Bob")
+        assert a.post("/api/quick", json={**ask, "duplicate": mine}).json()["state"] == "waiting"
+        matched = b.post("/api/quick", json={**ask, "duplicate": theirs}).json()
+        assert matched["state"] == "matched", matched
+        state = b.get(f"/api/tables/{matched['code']}").json()
+        assert state["duplicate"] is expected
+        a.close()
+        b.close()
+    bad = stranger("Cid").post("/api/quick", json={**ask, "duplicate": "yes"})
+    assert bad.status_code == 400 and "duplicate" in bad.json()["error"]

@@ -73,7 +73,16 @@ def parse_request(body: dict[str, Any]) -> dict[str, Any]:
     levels = cpu_levels()
     if not isinstance(fill, str) or fill not in levels:
         raise WebError(f"unknown CPU level {str(fill)[:30]!r}; choose one of {levels}")
-    return {"seats": seats, "rules": rules, "fill_level": fill, "wait": wait}
+    duplicate = body.get("duplicate", False)
+    if not isinstance(duplicate, bool):
+        raise WebError("duplicate must be true or false")
+    return {
+        "seats": seats,
+        "rules": rules,
+        "fill_level": fill,
+        "wait": wait,
+        "duplicate": duplicate,
+    }
 
 
 class Matchmaker:
@@ -128,7 +137,8 @@ class Matchmaker:
             storage._exec(
                 conn,
                 "INSERT INTO queue (player_id, addr_hash, device, seats, rules, fill_level, "
-                "name, created, deadline, seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "name, created, deadline, seen, duplicate) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     player["id"],
                     addr,
@@ -140,6 +150,7 @@ class Matchmaker:
                     now,
                     now + want["wait"],
                     now,
+                    int(want["duplicate"]),
                 ),
             )
         return self.status(player)
@@ -271,6 +282,9 @@ class Matchmaker:
             "fill": host["fill_level"],
             "turn_timer": QUICK_TURN_TIMER,
             "name": host["name"],
+            # duplicate dice are a preference: the queue does not split on it (asking never
+            # makes the wait longer); the table has them when everyone matched asked
+            "duplicate": all(bool(r.get("duplicate")) for r in rows),
         }
         table, _ = self.tables.create(body, None, people[0])
         placed = {host["player_id"]: 0}
