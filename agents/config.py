@@ -181,8 +181,10 @@ class RunConfig:
     """Run name: the run folder is runs/<name>."""
     level: str | None = None
     """The CPU level this config trains (easy, medium, hard), if any."""
-    reward_only: bool = False
-    """Learn from the env's rewards alone: no teacher, no solver values (checked)."""
+    teacher: Literal["none", "optimal", "heuristic"] | None = None
+    """The recipe's teacher, checked against ``warm_start.teacher``: ``none`` refuses any
+    teacher (no imitation, no solver values); unset: whatever the warm start says. (Older
+    configs wrote ``reward_only: true`` for ``teacher: none``; they are read as that.)"""
     description: str = ""
     env: EnvConfig = field(default_factory=EnvConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
@@ -326,9 +328,9 @@ def validate(cfg: RunConfig) -> RunConfig:
             f"got {cfg.env.observation_version}"
         )
     _positive("env.shaping_weight", cfg.env.shaping_weight, allow_zero=True)
-    if cfg.reward_only and cfg.warm_start.teacher != "none":
+    if cfg.teacher is not None and cfg.warm_start.teacher != cfg.teacher:
         raise ConfigError(
-            f"warm_start.teacher: a reward_only config learns without a teacher, got "
+            f"warm_start.teacher: the config's teacher is {cfg.teacher!r}, got "
             f"{cfg.warm_start.teacher!r}"
         )
     for i, width in enumerate(cfg.policy.net_arch):
@@ -383,7 +385,23 @@ def validate(cfg: RunConfig) -> RunConfig:
 
 
 def config_from_dict(data: Any) -> RunConfig:
-    return validate(_build(RunConfig, data, ""))
+    return validate(_build(RunConfig, _renamed_keys(data), ""))
+
+
+def _renamed_keys(data: Any) -> Any:
+    """An older config's keys under their current names: ``reward_only: true``
+    is ``teacher: none``; ``reward_only: false`` said nothing."""
+    if not isinstance(data, dict) or "reward_only" not in data:
+        return data
+    data = dict(data)
+    old = data.pop("reward_only")
+    if not isinstance(old, bool):
+        raise ConfigError(f"reward_only: must be true or false (now `teacher: none`), got {old!r}")
+    if "teacher" in data and old:
+        raise ConfigError("reward_only: an older name of `teacher: none`; give one of the two")
+    if old:
+        data["teacher"] = "none"
+    return data
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

@@ -386,6 +386,26 @@ def run_rules(run_dir: str | Path) -> str:
     return (cfg.get("env") or {}).get("rules", "official")
 
 
+def rules_in_name(run: str) -> str:
+    """The rules preset a run's name says (``ppo-upper-first-s0`` -> ``upper-first``: the
+    longest preset named as a ``-``-separated part), else ``official``: how rows read from a
+    CSV, which has no rules column, are given their optimum."""
+    from yahtzee_env.game.rules import PRESETS
+
+    parts = f"-{run}-"
+    named = [p for p in PRESETS if f"-{p}-" in parts]
+    return max(named, key=len) if named else "official"
+
+
+def rules_optimum(rules: str) -> float:
+    """The expected score of optimal play under the preset ``rules`` (the solver's cached
+    table; solved where it is not cached, a few seconds)."""
+    from yahtzee_env.game.rules import RuleSet
+    from yahtzee_env.solver import exact
+
+    return float(exact.load_or_solve(RuleSet.from_spec(rules)).expected_score)
+
+
 def run_optimum(run_dir: str | Path) -> float:
     """The expected score of optimal play under the run's rules (the solver's cached table;
     solved here, a few seconds, where it is not cached): what its regret is counted against."""

@@ -107,16 +107,16 @@ def export_npz(
 
 
 def level_facts(cfg: Any, env_steps: int) -> dict[str, Any]:
-    """How a model was made, for its manifest: ``method`` (``"reward-only"``: PPO on the
-    game's reward alone; ``"distilled"``: imitating ``teacher`` first), ``objective``
-    (``"score"``: the game's score), and ``env_steps``
+    """How a model was made, for its manifest: ``method`` (``"ppo"``: PPO with no teacher,
+    whatever aids its ``knew`` states; ``"distilled"``: imitating ``teacher`` first),
+    ``objective`` (``"score"``: the game's score), and ``env_steps``
     (PPO env-steps behind the weights; 0 for a distilled policy before PPO), and ``knew``: what
     the model knew (`yahtzee_env.policies.knowledge`), from the config."""
     from yahtzee_env.policies.knowledge import knowledge_of_training
 
     teacher = cfg.warm_start.teacher
     return {
-        "method": "reward-only" if teacher == "none" else "distilled",
+        "method": "ppo" if teacher == "none" else "distilled",
         "objective": "score",  # trained for the game's score (solitaire), not the win
         "teacher": None if teacher == "none" else teacher,
         "env_steps": int(env_steps),
@@ -246,6 +246,7 @@ def export_onnx(
     *,
     rules: str = "official",
     level: str | None = None,
+    knew: dict[str, str] | None = None,
 ) -> Path:
     """Write a numpy `MLPPolicy` as one standalone ONNX file that plays on its own: inputs
     ``obs`` float32[N, 72] (the env's observation) and ``mask`` bool[N, 45] (any mask the env
@@ -253,7 +254,8 @@ def export_onnx(
     (input version 2), applies the canonical-holds restriction of a canonical-holds model,
     and outputs ``action`` int64[N] (the masked argmax) and ``logits`` float32[N, 45]
     (unmasked). ``metadata_props`` hold the holds mode, rules, observation version, level
-    (only when exported as one) and weights digest, checked by `load_onnx_policy`."""
+    (only when exported as one), weights digest, and what the agent knew (``knew``: given,
+    else the policy's own where it states it), checked by `load_onnx_policy`."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -290,6 +292,12 @@ def export_onnx(
     )
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     onnx_model.ir_version = min(onnx_model.ir_version, 9)
-    helper.set_model_props(onnx_model, onnx_metadata(policy, rules=rules, level=level))
+    if knew is None:
+        from yahtzee_env.policies.knowledge import UNKNOWN, knowledge_of
+
+        knew = knowledge_of(policy)
+        knew = None if knew == UNKNOWN else knew
+    meta = onnx_metadata(policy, rules=rules, level=level, knew=knew)
+    helper.set_model_props(onnx_model, meta)
     onnx.checker.check_model(onnx_model)
     return atomic_write(path, onnx_model.SerializeToString())

@@ -1,7 +1,7 @@
 """Three players at one table with PettingZoo (`yahtzee_v0`, AEC API): a masked random
 agent in every seat.
 
-    pip install 'yahtzee-rl[multiplayer]'
+    pip install -e '.[multiplayer]'      # from a clone (the package is not on PyPI yet)
     python examples/pettingzoo_multiplayer.py --games 3
 """
 

@@ -34,7 +34,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from yahtzee_env.web.local_server import LocalServer
+from yahtzee_env.web.door.local_server import LocalServer
 
 PASSWORD = "a long and unguessable passphrase"
 

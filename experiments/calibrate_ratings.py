@@ -3,9 +3,9 @@ Plackett-Luce model from the ladder's recorded games against each other: the com
 ``results/versus-2p-*.json`` rows (each a level's wins, draws and losses against ``hard`` and
 ``optimal`` over 8000 two-player games of the versus protocol).
 
-    python experiments/calibrate_ratings.py --out yahtzee_env/web/cpu_ratings.json
+    python experiments/calibrate_ratings.py --out yahtzee_env/web/people/cpu_ratings.json
 
-The fit (`yahtzee_env.web.ratings.fit_levels`) runs over the games in a random order; it is
+The fit (`yahtzee_env.web.people.ratings.fit_levels`) runs over the games in a random order; it is
 run with several seeds, and the file gets the mean of each level's mu over the seeds and the
 largest sigma, with the spread printed beside them.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from yahtzee_env.web.ratings import fit_levels, shown
+from yahtzee_env.web.people.ratings import fit_levels, shown
 
 
 def ladder_games(paths: list[str]) -> tuple[list[tuple[str, str, float]], list[str]]:

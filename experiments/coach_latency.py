@@ -26,7 +26,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from yahtzee_env.web.local_server import LocalServer
+from yahtzee_env.web.door.local_server import LocalServer
 
 
 def post(url: str, body: dict) -> tuple[int, dict, float]:

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from yahtzee_env.web.storage import open_storage
-from yahtzee_env.web.tables import Tables
+from yahtzee_env.web.tables.authority import Tables
 
 
 def reachable(roots, only: set[int]) -> int:

@@ -55,13 +55,14 @@ def main() -> None:
         "--reach",
         help="expected scores, e.g. 250,253: when each run first reached them (expected = the "
         "optimum of the run's rules - regret per game of its evaluation; the rules are read "
-        "from each --runs folder, and are --optimum's for rows read only from --csv)",
+        "from each --runs folder, and from the run's name for rows read only from --csv: "
+        "ppo-upper-first-s0 is upper-first's, a name with no preset in it official's)",
     )
     parser.add_argument(
         "--optimum",
         type=float,
-        default=254.5877,
-        help="the optimum for runs read only from --csv (default 254.5877, official rules)",
+        default=None,
+        help="one optimum for every run read only from --csv (default: each run's rules')",
     )
     args = parser.parse_args()
     if args.continue_runs and not args.runs:
@@ -88,7 +89,10 @@ def main() -> None:
         print()
     if args.reach:
         targets = [float(t) for t in args.reach.split(",")]
-        optimum = {str(row["run"]): args.optimum for row in rows}
+        optimum = {}
+        for run in {str(row["run"]) for row in rows}:
+            rules = curves.rules_in_name(run)
+            optimum[run] = args.optimum or curves.rules_optimum(rules)
         for run_dir in args.runs or []:  # a run folder says its rules
             optimum[Path(run_dir).name] = curves.run_optimum(run_dir)
         for run, hits in curves.first_reaching(rows, optimum, targets).items():

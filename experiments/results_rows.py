@@ -32,6 +32,7 @@ SOLITAIRE = {
     "hard": "hard (PPO, `configs/ppo-long.yaml` with λ 0.9, 120 M env-steps, seed 0)",
     "duelist": "duelist (plays to win at 2 seats: the solver's moves and an exact win-probability "
     "search over the last turns; alone and at 3-4 seats it plays hard's network)",
+    # alone, the duelist is hard's network: its solitaire row says so and states hard's facts
     "heuristic": "heuristic (built-in baseline)",
     "medium": "medium (PPO, a `configs/ppo.yaml` checkpoint at 1.26 M env-steps)",
     "easy": "easy (PPO, a `configs/ppo.yaml` checkpoint at 262,144 env-steps)",
@@ -39,6 +40,10 @@ SOLITAIRE = {
     "random": "random (uniform legal action)",
 }
 VERSUS = ("easy", "medium", "hard", "expert", "master", "duelist")
+SAME_WEIGHTS = {"duelist": "hard"}
+"""Levels whose weights file is another level's: their rows say ``same_weights_as``."""
+SOLO_KNEW_OF = {"duelist": "hard"}
+"""Levels that play alone as another level does: their solitaire row states that one's facts."""
 
 _PPO_LONG = knowledge_of_training(
     observation_version=2, shaping="upper-bonus", canonical_holds=True, teacher="none"
@@ -53,6 +58,7 @@ _STRICT_120 = (
 )
 OUR_RUNS = {
     # name: (config, seed, the docs/ folder of its run's data, the graded checkpoint's env-steps)
+    "ppo-long-s0": ("`configs/ppo-long.yaml`", 0, "ppo_long", 118013952),
     "ppo-long-s1": ("`configs/ppo-long.yaml`", 1, "ppo_long", 118013952),
     "ppo-long-s2": ("`configs/ppo-long.yaml`", 2, "ppo_long", 120012800),
     "ppo-long-lam09-s0": (_LAM09, 0, "ppo_long", 120012800),
@@ -64,18 +70,25 @@ OUR_RUNS = {
     "ppo-strict-long-s0": (_STRICT_120, 0, "ppo_strict", 118013952),
     "ppo-strict-long-s1": (_STRICT_120, 1, "ppo_strict", 120012800),
 }
-"""Our own training runs whose checkpoints are not shipped: each row is read from the
-benchmark row that its run's folder in docs/ keeps (its value, games and what it knew),
-never typed here."""
+"""Our own training runs: each row is read from the benchmark row that its run's folder in
+docs/ keeps (its value, games and what it knew), never typed here."""
+SHIPPED_AS = {
+    # run: (what its graded weights are or were, the numpy export's weights sha256 or None)
+    "ppo-long-lam09-s0": ("= level hard (version 5)", "level"),
+    "ppo-long-s0": (
+        "level hard's version 4 until λ 0.9's seed 0 replaced it; not shipped now",
+        # `git show 10768c4:yahtzee_env/policies/levels/hard.json`: its weights_sha256
+        "68f9bffa9f42270c966b659a28f2dd3798e8b9b963c28ce03997ded9697064a7",
+    ),
+}
 
 
 def our_run(name: str, config: str, seed: int, folder: str, steps: int) -> tuple:
     """A REPORTED entry from ``docs/FOLDER/NAME/benchmark-STEPS.json``, one of our runs."""
     path = f"docs/{folder}/{name}/benchmark-{steps}.json"
     row = json.loads((ROOT / path).read_text(encoding="utf-8"))
-    description = (
-        f"PPO, {config}, seed {seed} ({round(steps / 1e6)} M env-steps; checkpoint not shipped)"
-    )
+    shipped = SHIPPED_AS.get(name, ("checkpoint not shipped", None))[0]
+    description = f"PPO, {config}, seed {seed} ({round(steps / 1e6)} M env-steps; {shipped})"
     knew = row["knew"] if row.get("knew_from") == "the agent" else _KNEW[config]
     source = f"our run, graded by {row['version']} ({path})"
     return description, knew, "the agent", (row["expected_score"], "expected score",
@@ -122,6 +135,20 @@ REPORTED = {
 
 def reported_row(agent: str, description: str, knew, knew_from: str, reported) -> dict:
     value, statistic, games, source = reported
+    extra = {}
+    shipped = SHIPPED_AS.get(agent, (None, None))[1]
+    if shipped == "level":  # its weights are a shipped level's: the row names them
+        from yahtzee_env.policies.models import level_manifest
+
+        level = "hard"
+        extra = {
+            "model": {"kind": "level", "name": level,
+                      "sha256": level_manifest(level).weights_sha256},
+            "same_weights_as": level,
+        }  # fmt: skip
+    elif shipped:
+        extra = {"model": {"kind": "model file", "name": f"{agent} (numpy export)",
+                           "sha256": shipped}}  # fmt: skip
     return check_row(
         {
             "row_format": ROW_FORMAT,
@@ -134,8 +161,35 @@ def reported_row(agent: str, description: str, knew, knew_from: str, reported) -
             "track": track(knew),
             "rules": "official",
             "reported": {"value": value, "statistic": statistic, "games": games, "source": source},
+            **extra,
         }
     )
+
+
+def solitaire_row(name: str, row: dict) -> dict:
+    """A level's or baseline's benchmark row with its description, and, for a level that
+    plays alone as another does, that one's facts and ``same_weights_as``."""
+    from yahtzee_env.policies.knowledge import knowledge_of
+    from yahtzee_env.policies.models import load_opponent
+
+    row["description"] = SOLITAIRE[name]
+    if name in SOLO_KNEW_OF:
+        row["knew"] = knowledge_of(load_opponent(SOLO_KNEW_OF[name]))
+        row["track"] = track(row["knew"])
+        row["description"] = (
+            f"{name} alone (= {SOLO_KNEW_OF[name]}: alone it plays {SOLO_KNEW_OF[name]}'s "
+            "network; at 2 seats it plays to win: its head-to-head row)"
+        )
+    if name in SAME_WEIGHTS:
+        row["same_weights_as"] = SAME_WEIGHTS[name]
+    return check_row(row)
+
+
+def versus_row(name: str, row: dict) -> dict:
+    row["description"] = SOLITAIRE[name]
+    if name in SAME_WEIGHTS:
+        row["same_weights_as"] = SAME_WEIGHTS[name]
+    return check_row(row)
 
 
 def write(path: Path, row: dict) -> None:
@@ -152,11 +206,10 @@ def main() -> None:
     only = set(args.only.split(",")) if args.only else None
     out = ROOT / "results"
     out.mkdir(exist_ok=True)
-    for name, description in SOLITAIRE.items():
+    for name in SOLITAIRE:
         if only is None or name in only:
             row = benchmark(name, workers=args.workers)
-            row["description"] = description
-            write(out / f"{name}.json", check_row(row))
+            write(out / f"{name}.json", solitaire_row(name, row))
     for name, (description, knew, knew_from, reported) in REPORTED.items():
         if only is None or name in only:
             write(out / f"{name}.json", reported_row(name, description, knew, knew_from, reported))
@@ -164,8 +217,7 @@ def main() -> None:
         for name in VERSUS:
             if only is None or name in only:
                 row = benchmark_versus(name, players=2, vs=VERSUS_PROTOCOL.standard_opponents)
-                row["description"] = SOLITAIRE[name]
-                write(out / f"versus-2p-{name}.json", check_row(row))
+                write(out / f"versus-2p-{name}.json", versus_row(name, row))
     rows = load_rows(out)
     atomic_write(out / "schema.json", schema_text())
     for doc in (ROOT / "README.md", ROOT / "docs" / "benchmark.md"):

@@ -23,7 +23,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from yahtzee_env.web.local_server import LocalServer
+from yahtzee_env.web.door.local_server import LocalServer
 
 
 def rss_mib(pid: int, field: str = "VmRSS") -> float:

@@ -17,10 +17,10 @@ _numbers = itertools.count()
 
 @pytest.fixture(scope="session")
 def postgres_server():
-    from yahtzee_env.web.local_postgres import LocalPostgres, find_bin
+    from yahtzee_env.web.door.local_postgres import LocalPostgres, find_bin
 
     if find_bin() is None:
-        from yahtzee_env.web.local_postgres import MISSING
+        from yahtzee_env.web.door.local_postgres import MISSING
 
         pytest.fail(MISSING, pytrace=False)
     try:

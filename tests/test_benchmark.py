@@ -178,4 +178,5 @@ def test_versions_and_citation() -> None:
     assert re.search(
         rf"^## \[{re.escape(yahtzee_env.__version__)}\] - \d{{4}}-\d\d-\d\d$", changelog, re.M
     )
-    assert "date-released:" in citation and "repository-code:" in citation
+    assert "date-released:" in citation
+    assert "github.com/yahtzee-rl" not in citation  # no placeholder: what is not known is left out

@@ -36,7 +36,7 @@ def test_one_small_exact_checkpoint(run: Path) -> None:
         facts = json.loads(str(data["facts"]))
     assert facts["timesteps"] == steps
     cfg = config_from_dict(yaml.safe_load((run / "config.yaml").read_text()))
-    assert cfg.name == run.name and cfg.reward_only
+    assert cfg.name == run.name and cfg.teacher == "none"
     assert steps < cfg.train.total_timesteps  # not finished (else the folder goes)
     evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
     assert evals and evals[-1]["timesteps"] <= steps

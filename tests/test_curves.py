@@ -172,3 +172,14 @@ def test_a_run_without_its_logs_is_read_from_its_evaluations(tmp_path):
     table = curves.markdown_table(curves.summarize(back, [1_000_000, 4_000_000]), "strict")
     assert "| strict | 1 M | — | 2 min | 1 | 190.0 ± 1.0 |" in table
     assert "| strict | 4 M | — | 5 min | 1 | 230.0 ± 1.0 |" in table
+
+
+def test_reach_on_csv_rows_takes_the_rules_the_run_name_says():
+    """Rows read only from a CSV (no config beside them) are counted against the optimum of
+    the preset their run's name says: `ppo-upper-first-s0` is upper-first's (213.69), so it
+    does not "reach 246"; a name with no preset is official's."""
+    assert curves.rules_in_name("ppo-upper-first-s0") == "upper-first"
+    assert curves.rules_in_name("ppo-no-joker-no-bonus-s1") == "no-joker-no-bonus"
+    assert curves.rules_in_name("ppo-no-joker-s0") == "no-joker"
+    assert curves.rules_in_name("ppo-long-s1") == "official"
+    assert curves.rules_optimum("upper-first") == pytest.approx(213.69, abs=0.01)

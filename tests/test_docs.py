@@ -99,23 +99,58 @@ def test_readme_figures_are_the_docs_figures() -> None:
 
     # Both leaderboards are written from results/ (tests/test_citable.py holds them equal
     # to what `yahtzee results --update` writes); here: cell by cell, the README's row of an
-    # agent is the docs' row (the docs add the facts' details and more columns).
-    def table(text: str) -> dict[str, list[str]]:
+    # agent is the docs' row (the docs add the five facts and more columns).
+    def table(text: str, name: str) -> dict[str, list[str]]:
+        block = text.split(f"<!-- results:{name} ", 1)[1].split(f"<!-- /results:{name} -->")[0]
         found = {}
-        for line in text.splitlines():
+        for line in block.splitlines()[1:]:
             cells = [c.strip() for c in line.strip("|").split("|")]
-            if line.startswith("| ") and len(cells) >= 10 and cells[0] != "agent":
+            if line.startswith("| ") and cells[0] != "agent":
                 found[cells[0]] = cells
         return found
 
-    full = table((ROOT / "docs" / "benchmark.md").read_text())
-    short = table(readme)
+    full = table((ROOT / "docs" / "benchmark.md").read_text(), "leaderboard-docs")
+    short = table(readme, "leaderboard-readme")
     for agent, cells in short.items():
         assert agent in full, agent
         docs_cells = full[agent]
-        assert cells[:2] == docs_cells[:2] and cells[7:10] == docs_cells[7:10], agent
-        assert cells[2:7] == [c.split(" (")[0] for c in docs_cells[2:7]], agent
-    assert len(short) >= 14  # the optimum, the five levels, the baselines, the reported
+        assert cells == [docs_cells[0], docs_cells[1], docs_cells[7], docs_cells[9]], agent
+    # the levels (the duelist alone is hard's row), the four baselines, the strict track's best
+    names = [agent.split(" (")[0] for agent in short]
+    assert {"easy", "medium", "hard", "expert", "master"} <= set(names), names
+    assert {"optimal", "heuristic", "greedy", "random"} <= set(names), names
+    assert "duelist" not in names and "`duelist` alone" in next(
+        a for a in short if a.startswith("hard")
+    )
+    assert [c[1] for c in short.values()].count("reward-only") == 1
+    assert len(set(full)) == len(full)  # one row per network in the full table too
+
+
+def test_the_readme_time_is_the_job_make_run_runs() -> None:
+    """The README's `make run` figure describes the job the Makefile runs: the games and the
+    pairings it names are those of the Makefile's commands (not a timing), and the job is the
+    levels that play for the score (the duelist, which plays hard's network alone, has its
+    own `make duel`)."""
+    from yahtzee_env.policies.models import LEVELS, level_manifest
+
+    make = (ROOT / "Makefile").read_text()
+    recipe = make.split("\nrun: ", 1)[1].split("\n\n", 1)[0].replace("\\\n", " ")
+    levels = re.search(r"^RUN_LEVELS = (\S+)$", make, re.M).group(1).split(",")
+    assert set(levels) == {lv for lv in LEVELS if level_manifest(lv).objective != "win"}
+    evaluate = re.search(r"yahtzee evaluate --policy (\S+) .*?--games (\d+)", recipe).groups()
+    policies = evaluate[0].replace("$(RUN_LEVELS)", ",".join(levels)).split(",")
+    baselines = len(policies) - len(levels)
+    ladder = re.search(r"yahtzee tournament --policies (\S+) --players 2 --games (\d+)", recipe)
+    assert ladder.group(1) == "$(RUN_LEVELS)"
+    pairings = len(levels) * (len(levels) - 1) // 2
+    readme = (ROOT / "README.md").read_text()
+    said = (
+        f"`make run` (the solver, {int(evaluate[1]):,} games of each of {len(levels)}\nlevels "
+        f"and {baselines} baselines, a 2-player ladder of {pairings} pairings × "
+        f"{int(ladder.group(2)):,} games) takes"
+    )
+    assert said in readme
+    assert re.search(r"make serve.{0,40}127\.0\.0\.1", make + readme, re.S)
 
 
 def test_the_seed_and_kernel_table_is_read_off_the_committed_runs() -> None:
@@ -159,3 +194,42 @@ def test_the_seed_and_kernel_table_is_read_off_the_committed_runs() -> None:
     # what the page says is bit for bit, is: a rerun, and the MKL / oneDNN variables here
     assert digests["ppo1m-s0-rerun"] == digests["ppo1m-s0"] == digests["ppo1m-s0-mkl-sse42"]
     assert digests["ppo1m-s0-aten-default"] != digests["ppo1m-s0"]
+
+
+def test_reward_only_names_the_strict_track_only() -> None:
+    """ "reward-only" is the strict track (raw observation, game score, all 32 holds, no model,
+    no teacher) and published agents described that way: every line of the docs, the README,
+    the configs (shipped and recorded in docs/), the cards and the level manifests that says it
+    names the strict track, a published agent, or says an agent is not one; no manifest's
+    `method` and no config key says it; a JSON row that says it as its track knew nothing
+    more (its facts give that track)."""
+    from yahtzee_env.analysis.results import check_row
+    from yahtzee_env.policies.knowledge import track
+
+    allowed = ("strict", "published", "not reward-only")
+    texts = [
+        ROOT / "README.md",
+        *(ROOT / "configs").rglob("*.yaml"),
+        *(ROOT / "cards").rglob("*.md"),
+    ]
+    texts += [*(ROOT / "docs").rglob("*.md"), *(ROOT / "docs").rglob("*.yaml")]
+    levels = ROOT / "yahtzee_env" / "policies" / "levels"
+    bad = []
+    for path in texts + sorted(levels.glob("*.json")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            low = line.lower()
+            if ("reward-only" in low or "reward only" in low) and not any(
+                a in low for a in allowed
+            ):
+                bad.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:80]}")
+            if re.match(r"\s*reward_only\s*:", low):
+                bad.append(f"{path.relative_to(ROOT)}:{n}: the old config key: {line.strip()[:60]}")
+    assert not bad, "\n".join(bad)
+    for manifest in levels.glob("*.json"):
+        assert json.loads(manifest.read_text()).get("method") != "reward-only", manifest
+    for path in [*(ROOT / "docs").rglob("*.json"), *(ROOT / "results").glob("*.json")]:
+        data = json.loads(path.read_text())
+        if isinstance(data, dict) and data.get("track") == "reward-only":
+            assert track(data["knew"]) == "reward-only", path
+            if data.get("row_format"):
+                check_row(data)

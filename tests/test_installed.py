@@ -154,8 +154,40 @@ def test_imported_from_the_install_with_every_level(installed) -> None:
     assert _run(installed, "--version").stdout.strip() == f"yahtzee-rl {version}"
 
 
+def test_the_core_needs_numpy_and_gymnasium_only_and_jax_is_an_extra(dists, installed) -> None:
+    """The wheel requires numpy and gymnasium and nothing else outside its extras; JAX comes
+    with the ``jax`` extra (issue 51). From the install, making `Yahtzee-v0` imports no JAX,
+    and (where this environment has JAX) `yahtzee_env.jax` plays a game."""
+    with zipfile.ZipFile(dists["wheel"]) as wheel:
+        (meta,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        lines = wheel.read(meta).decode().splitlines()
+    requires = [line.split(":", 1)[1].strip() for line in lines
+                if line.startswith("Requires-Dist:")]  # fmt: skip
+    core = sorted(r.split(">")[0].split("<")[0].split("=")[0].strip()
+                  for r in requires if "extra ==" not in r)  # fmt: skip
+    assert core == ["gymnasium", "numpy"], core
+    assert any(r.startswith("jax") and 'extra == "jax"' in r for r in requires), requires
+    code = (
+        "import sys, gymnasium, yahtzee_env\n"
+        "env = gymnasium.make('Yahtzee-v0'); env.reset(seed=0)\n"
+        "assert 'jax' not in sys.modules, 'Yahtzee-v0 imported jax'\n"
+        "try:\n    import jax\nexcept ImportError:\n    print('no jax'); raise SystemExit\n"
+        "from yahtzee_env.jax import Yahtzee\n"
+        "state = Yahtzee().init(jax.random.key(0))\n"
+        "print(yahtzee_env.jax.__file__, int(state.legal_action_mask.sum()))\n"
+    )
+    out = subprocess.run(
+        [str(installed["python"]), "-c", code], capture_output=True, text=True,
+        cwd=installed["work"], env=_clean_env(), check=False, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    if out.stdout.strip() != "no jax":
+        path, legal = out.stdout.split()
+        assert Path(path).is_relative_to(installed["site"]) and int(legal) > 0
+
+
 def test_serve_answers_every_static_file_and_both_languages(installed) -> None:
-    from yahtzee_env.web.local_server import free_port
+    from yahtzee_env.web.door.local_server import free_port
 
     port = free_port()
     log = installed["work"] / "serve.log"
@@ -217,6 +249,7 @@ def test_configs_benchmark_and_export_from_the_install(installed) -> None:
     assert graded.returncode == 0, graded.stderr
     onnx_row = json.loads((installed["work"] / "onnx.json").read_text())
     assert onnx_row["mean"] == pytest.approx(row["mean"], abs=1e-6)
+    assert onnx_row["track"] == row["track"] != "not stated"  # the export carries `knew`
 
 
 def test_benchmark_imports_the_users_module_from_the_current_folder(installed) -> None:

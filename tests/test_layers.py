@@ -19,6 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("solver",),  # the exact solver, its oracle and the coach
     ("policies",),  # baselines, the model format and files, the one resolver, the levels
     ("envs",),  # Yahtzee-v0, the vector env, YahtzeeVs-v0, PettingZoo
+    ("jax",),  # Yahtzee-v0 in JAX (the optional jax extra): imported by no other room
     ("analysis",),  # evaluation, tournaments, benchmarks, Ray
     ("__init__",),  # the public API (re-exports, some lazy) and the env registration
     ("play",),  # the terminal game and its coach
@@ -144,6 +145,28 @@ def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def _third_party_imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_only_the_jax_room_imports_jax():
+    """The core install is numpy + gymnasium (issue 51): JAX and optax are imported by
+    ``yahtzee_env/jax/`` only, and nothing else in the package imports that room, lazily
+    either (the JAX PPO script, ``agents/ppo_jax.py``, is the training package's)."""
+    for path in SOURCES:
+        me = module_name(path)
+        if room_of(me) == "jax":
+            continue
+        assert not _third_party_imports(path) & {"jax", "jaxlib", "optax", "flax"}, me
+        assert not any(room_of(m) == "jax" for m in imports(path)), me
+
+
 def test_imports_have_no_cycle():
     """No cycle among the modules' imports, lazy ones (inside functions, or a module named
     in a string) included: two modules held together by an import inside a function are a
@@ -156,13 +179,13 @@ def test_imports_have_no_cycle():
 def test_a_lower_layer_importing_a_higher_one_is_caught(tmp_path):
     """The checker itself: an upward import written into a copy is found."""
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from yahtzee_env.web import app\n")
-    assert "yahtzee_env.web.app" in imports(bad)
+    bad.write_text("def f():\n    from yahtzee_env.web.door import app\n")
+    assert "yahtzee_env.web.door.app" in imports(bad)
     bad.write_text('LAZY = {"serve": "yahtzee_env.commands.serve"}\n')
     assert "yahtzee_env.commands.serve" in imports(bad)
     bad.write_text('import logging\nlog = logging.getLogger("yahtzee_env.web")\n')
     assert imports(bad) == set()  # a logger's name is no import
-    assert RANK[room_of("yahtzee_env.web.app")] > RANK[room_of("yahtzee_env.game.engine")]
+    assert RANK[room_of("yahtzee_env.web.door.app")] > RANK[room_of("yahtzee_env.game.engine")]
 
 
 def test_a_cycle_held_by_an_import_inside_a_function_is_caught(tmp_path):
@@ -238,19 +261,3 @@ def test_the_layout_reader_places_names_in_their_folders():
         "agents/config.py",
         "tests/test_examples.py",
     }
-
-
-WEB_FUNCTION_LINES = 120  # a function longer than this is several rooms in one (issue 30)
-
-
-def test_no_function_of_the_web_server_is_a_house_of_its_own():
-    """The server's handlers, the socket's loop and the game loop are named functions of a
-    readable size (``create_app`` once held 52 inner functions in 820 lines)."""
-    long = []
-    for path in sorted((PACKAGE / "web").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                lines = node.end_lineno - node.lineno + 1
-                if lines > WEB_FUNCTION_LINES:
-                    long.append(f"{path.name}:{node.name} ({lines} lines)")
-    assert not long, f"functions over {WEB_FUNCTION_LINES} lines: {long}"

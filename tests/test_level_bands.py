@@ -1,8 +1,8 @@
 """The shipped levels keep their bands on a fixed seed (slow: CI runs it).
 
 Bands (issue 10): easy 160-190, medium 205-225, hard at least 245 (mean of 2,000 games with
-seed 0); easy, medium and hard are reward-only PPO checkpoints (``method`` in their
-manifests), the solver-distilled ``expert`` stays above them, and the four form a ladder.
+seed 0); easy, medium and hard are PPO checkpoints with no teacher (``method`` ``ppo`` in
+their manifests), the solver-distilled ``expert`` stays above them, and the four form a ladder.
 Hard's 2,000-game mean can sit within a CI of 245, so hard is held on its expected score,
 which the solver computes exactly per game: 254.5877 minus its regret per game, whose CI is a
 tenth of the mean's. The model-based ``master`` (learned turn values, expectimax through the
@@ -50,9 +50,9 @@ def test_master_is_the_strongest_level() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("level", ["easy", "medium", "hard"])
-def test_the_ladder_levels_are_reward_only_ppo(level) -> None:
+def test_the_ladder_levels_are_ppo_with_no_teacher(level) -> None:
     manifest = load_opponent(level).manifest.raw
-    assert manifest["method"] == "reward-only" and manifest["teacher"] is None
+    assert manifest["method"] == "ppo" and manifest["teacher"] is None
     assert manifest["env_steps"] > 0
 
 

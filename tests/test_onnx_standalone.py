@@ -117,3 +117,48 @@ def test_cli_refuses_a_turn_value_level(tmp_path: Path, capsys) -> None:
     assert main(["export", str(manifest), "--format", "onnx", "--out", str(tmp_path)]) == 2
     assert "no ONNX graph" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_the_export_carries_what_the_agent_knew(hard_onnx: Path, tmp_path: Path) -> None:
+    """Knowledge travels: the ONNX metadata holds the level's `knew`, the loaded policy states
+    it, and `yahtzee benchmark hard.onnx` gives hard's track; a forged `knew` is refused."""
+    import json
+
+    import yahtzee_env
+    from yahtzee_env.commands.cli import main
+    from yahtzee_env.policies.knowledge import knowledge_of, track
+    from yahtzee_env.policies.models import ModelFormatError
+
+    knew = knowledge_of(load_opponent("hard"))
+    meta = {p.key: p.value for p in onnx.load(str(hard_onnx)).metadata_props}
+    assert json.loads(meta["knew"]) == knew
+    assert knowledge_of(load_onnx_policy(hard_onnx)) == knew
+    assert main(["export", "hard", "--format", "onnx", "--out", str(tmp_path)]) == 0
+    row = yahtzee_env.benchmark(str(tmp_path / "hard.onnx"), games=32)
+    assert row["knew"] == knew and row["knew_from"] == "the agent"
+    assert (
+        row["track"] == track(knew) == "model-free with aids (features, shaping, canonical holds)"
+    )
+    model = onnx.load(str(hard_onnx))
+    for prop in model.metadata_props:
+        if prop.key == "knew":
+            prop.value = json.dumps({**knew, "reward": "shapped"})
+    onnx.save(model, str(tmp_path / "forged.onnx"))
+    with pytest.raises(ModelFormatError, match=r"forged\.onnx: metadata knew\.reward"):
+        load_onnx_policy(tmp_path / "forged.onnx")
+
+
+def test_an_export_of_an_unknown_agent_says_not_stated_and_how_to_state_it(tmp_path) -> None:
+    from yahtzee_env.analysis.leaderboard import format_benchmark
+    from yahtzee_env.policies.models import MLPPolicy
+
+    hard = load_opponent("hard")
+    bare = MLPPolicy(hard.weights, hard.activation, "bare", canonical_holds=True,
+                     input_version=2, threshold=63)  # fmt: skip
+    path = export_onnx(bare, tmp_path / "bare.onnx", rules="official")
+    assert "knew" not in {p.key for p in onnx.load(str(path)).metadata_props}
+    import yahtzee_env
+
+    row = yahtzee_env.benchmark(str(path), games=16)
+    assert row["track"] == "not stated" and row["knew_from"] == "nobody"
+    assert "state it with --knew" in format_benchmark(row)

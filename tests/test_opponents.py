@@ -511,9 +511,9 @@ def test_a_new_level_is_its_files(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("level", "version", "method", "objective", "teacher", "env_steps"),
     [
-        ("easy", 2, "reward-only", "score", None, 262_144),
-        ("medium", 2, "reward-only", "score", None, 1_261_568),
-        ("hard", 5, "reward-only", "score", None, 120_012_800),
+        ("easy", 2, "ppo", "score", None, 262_144),
+        ("medium", 2, "ppo", "score", None, 1_261_568),
+        ("hard", 5, "ppo", "score", None, 120_012_800),
         ("expert", 1, "distilled", "score", "optimal", 0),
         ("master", 1, "model-based", "score", None, 1_479_711),
         ("duelist", 1, "search", "win", None, 120_012_800),  # hard's network's env-steps
@@ -534,6 +534,19 @@ def test_shipped_manifests_say_how_the_level_was_made(
     check_knowledge(manifest.raw["knew"], "knew")
     assert manifest.env_steps == env_steps == manifest.raw.get("timesteps", env_steps)
     assert load_opponent(level).manifest.weights_sha256 == manifest.weights_sha256
+
+
+def test_an_older_manifest_method_reward_only_is_read_as_ppo(mlp: Path) -> None:
+    """Manifests written before the rename said ``"method": "reward-only"`` for PPO with no
+    teacher (whatever its aids); they load, read as ``ppo``; an unknown method is refused."""
+    from yahtzee_env.policies.models import read_manifest
+
+    data = json.loads(mlp.read_text())
+    mlp.write_text(json.dumps({**data, "method": "reward-only"}))
+    assert read_manifest(mlp).method == "ppo" and load_opponent(mlp).manifest.method == "ppo"
+    mlp.write_text(json.dumps({**data, "method": "reward only"}))
+    with pytest.raises(ModelFormatError, match="manifest 'method' must be one of"):
+        read_manifest(mlp)
 
 
 def test_master_is_the_learned_turn_values_played_by_expectimax() -> None:

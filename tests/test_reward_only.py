@@ -73,19 +73,38 @@ def test_model_input_versions() -> None:
         model_input(obs, 3)
 
 
-def test_reward_only_config_refuses_a_teacher() -> None:
+def test_a_no_teacher_config_refuses_a_teacher() -> None:
     pytest.importorskip("yaml")
     from yahtzee_agents.config import ConfigError, load_config
 
     cfg = load_config(ROOT / "configs" / "ppo.yaml")
-    assert cfg.reward_only and cfg.warm_start.teacher == "none"
+    assert cfg.teacher == "none" and cfg.warm_start.teacher == "none"
     for teacher in ("optimal", "heuristic"):
-        with pytest.raises(ConfigError, match=r"^warm_start\.teacher: a reward_only config"):
+        with pytest.raises(ConfigError, match=r"^warm_start\.teacher: the config's teacher is"):
             load_config(ROOT / "configs" / "ppo.yaml", [f"warm_start.teacher={teacher}"])
     with pytest.raises(ConfigError, match=r"^env\.observation_version"):
         load_config(ROOT / "configs" / "ppo.yaml", ["env.observation_version=7"])
     with pytest.raises(ConfigError, match=r"^env\.shaping:"):
         load_config(ROOT / "configs" / "ppo.yaml", ["env.shaping=solver"])
+
+
+def test_an_older_config_with_reward_only_is_read_as_teacher_none(tmp_path) -> None:
+    """Run folders written before the rename say ``reward_only: true``: the same config."""
+    pytest.importorskip("yaml")
+    from yahtzee_agents.config import ConfigError, load_config
+
+    text = (ROOT / "configs" / "ppo.yaml").read_text()
+    assert "\nteacher: none\n" in text
+    old = tmp_path / "old.yaml"
+    old.write_text(text.replace("\nteacher: none\n", "\nreward_only: true\n"))
+    assert load_config(old) == load_config(ROOT / "configs" / "ppo.yaml")
+    with pytest.raises(ConfigError, match=r"^warm_start\.teacher: the config's teacher is"):
+        load_config(old, ["warm_start.teacher=optimal"])
+    old.write_text(text.replace("\nteacher: none\n", "\nreward_only: false\n"))
+    assert load_config(old).teacher is None
+    old.write_text(text.replace("\nteacher: none\n", "\nreward_only: true\nteacher: none\n"))
+    with pytest.raises(ConfigError, match=r"^reward_only: an older name"):
+        load_config(old)
 
 
 def test_shaped_return_is_the_score() -> None:

@@ -141,8 +141,8 @@ def test_web_optimal_seat_plays_the_tables_rules(tmp_path):
     from yahtzee_env.game.engine import roll_for_first_player
     from yahtzee_env.game.observation import encode_seat
     from yahtzee_env.solver.coach import Coach
-    from yahtzee_env.web.app import create_app
-    from yahtzee_env.web.deal import game_dice_seed
+    from yahtzee_env.web.door.app import create_app
+    from yahtzee_env.web.tables.deal import game_dice_seed
 
     db = tmp_path / "web.sqlite3"
     with TestClient(create_app(db)) as client:

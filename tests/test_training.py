@@ -195,6 +195,12 @@ def test_export_parity_sb3_npz_onnx(tiny_run: Path, tmp_path: Path) -> None:
     out = _cli("export", str(tiny_run), "--format", "onnx", "--out", str(tmp_path))
     assert out.returncode == 0, out.stderr
     policy = load_opponent(tmp_path / "tiny.json")
+    from yahtzee_env.policies.knowledge import knowledge_of
+    from yahtzee_env.policies.sources import load_onnx_policy
+
+    knew = knowledge_of(policy)  # both exports say what the run's config gave it
+    assert "not stated" not in knew.values()
+    assert knowledge_of(load_onnx_policy(tmp_path / "tiny.onnx")) == knew
     model = MaskablePPO.load(tiny_run / "best" / "model.zip", device="cpu")
     obs, masks = _recorded_states(10_000)
 

@@ -277,3 +277,35 @@ def test_action_masks_is_a_writable_copy():
     expected = mask.copy()
     mask[:] = False
     assert np.array_equal(env.action_masks(), expected)
+
+
+def test_decisive_games_and_their_two_intervals() -> None:
+    """The figures a peer who counts otherwise can compare: the draw rate, the win rate over
+    decisive games, its CI paired by deal (the delta method's ratio-of-sums variance) and its
+    binomial CI."""
+    from yahtzee_env.analysis.evaluation import Z95
+    from yahtzee_env.analysis.multiplayer import decisive
+
+    results = np.array([[1, -1], [1, 1], [0, -1], [1, 0], [-1, -1], [1, -1]], dtype=np.int8)
+    out = decisive(results)
+    wins, played = np.array([1, 2, 0, 1, 0, 1.0]), np.array([2, 2, 1, 1, 2, 2.0])
+    rate = wins.sum() / played.sum()  # 5 of 10 decisive games
+    assert out["draw_rate"] == pytest.approx(2 / 12) and out["decisive_win_rate"] == 0.5
+    deals = len(wins)
+    paired = Z95 * np.sqrt(deals / (deals - 1) * ((wins - rate * played) ** 2).sum()) / 10
+    assert out["decisive_ci95"] == pytest.approx(paired)
+    assert out["decisive_ci95_binomial"] == pytest.approx(Z95 * np.sqrt(0.25 / 10))
+    assert np.isnan(decisive(np.zeros((3, 2), dtype=np.int8))["decisive_win_rate"])
+
+
+def test_a_versus_row_says_how_its_seats_and_intervals_were_made() -> None:
+    from yahtzee_env.analysis.multiplayer import benchmark_versus, format_versus
+
+    row = benchmark_versus("greedy", players=2, vs=["random"], deals=24)
+    (o,) = row["opponents"]
+    assert row["seats"].startswith("alternated") and "paired by deal" in row["interval"]
+    games = o["wins"] + o["draws"] + o["losses"]
+    assert o["draw_rate"] == pytest.approx(o["draws"] / games)
+    assert o["decisive_win_rate"] == pytest.approx(o["wins"] / (o["wins"] + o["losses"]))
+    text = format_versus(row)
+    assert "over decisive games" in text and "binomial" in text and "seats alternated" in text

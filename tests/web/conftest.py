@@ -83,7 +83,7 @@ def app(request, db):
     """The app over ``db`` (its server object: ``app.state.service``), on the test's
     ``clock`` if the test uses that fixture."""
     pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     clock = request.getfixturevalue("clock") if "clock" in request.fixturenames else None
     return create_app(db, clock=clock)
@@ -204,7 +204,7 @@ def open_page(browser):
 
 def _local_server(path: Path):
     pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
-    from yahtzee_env.web.local_server import LocalServer
+    from yahtzee_env.web.door.local_server import LocalServer
 
     srv = LocalServer(path)
     srv.start()

@@ -15,8 +15,8 @@ pytest.importorskip("argon2", reason="needs the web extra (argon2-cffi)")
 
 from starlette.testclient import TestClient
 
-import yahtzee_env.web.people_store as people
-from yahtzee_env.web.account_care import RECOVERY_CODES, clean_code
+import yahtzee_env.web.storage.people as people
+from yahtzee_env.web.people.account_care import RECOVERY_CODES, clean_code
 from yahtzee_env.web.storage import open_storage
 
 PASSWORD = "correct horse battery"
@@ -168,7 +168,7 @@ def test_delete_removes_the_account_and_keeps_the_games_under_deleted_player(app
         body.update(seq=state["seq"], game=state["game"])
         assert ada.post(f"/api/tables/{code}/act", json=body).status_code == 200
         storage = app.state.service.storage
-        me = storage.account(username="ada_l")["player_id"]
+        me = storage.accounts.account(username="ada_l")["player_id"]
         storage._tx(  # a rating and a rated game of the account: its data, deleted with it
             [
                 (
@@ -200,7 +200,7 @@ def test_delete_removes_the_account_and_keeps_the_games_under_deleted_player(app
         assert storage._query("SELECT COUNT(*) AS n FROM recovery_codes")[0]["n"] == 0
         for name in ("ratings", "rated_games", "queue"):
             assert storage._query(f"SELECT COUNT(*) AS n FROM {name}")[0]["n"] == 0, name
-        assert storage.account(username="ada_l") is None
+        assert storage.accounts.account(username="ada_l") is None
         assert sign_up(TestClient(app))["account"] == "ada_l"  # the user name is free again
 
 
@@ -208,21 +208,21 @@ def test_delete_removes_the_account_and_keeps_the_games_under_deleted_player(app
 def test_people_storage_round_trips(db):
     s = open_storage(db)
     try:
-        ada, bob = s.create_player("Ada", "ta"), s.create_player("Bob", "tb")
-        s.create_account(ada, "ada", "$argon2id$x")
-        s.create_account(bob, "bob", "$argon2id$y")
-        people.replace_recovery_codes(s, ada, [("AAAA", "h1"), ("BBBB", "h2")])
-        assert people.recovery_codes_left(s, ada) == 2
-        assert people.recovery_code(s, ada, "AAAA")["code_hash"] == "h1"
-        assert people.use_recovery_code(s, ada, "AAAA") is True
-        assert people.use_recovery_code(s, ada, "AAAA") is False  # once
-        assert people.recovery_code(s, ada, "AAAA") is None
-        people.replace_recovery_codes(s, ada, [("CCCC", "h3")])
+        ada, bob = s.players.create_player("Ada", "ta"), s.players.create_player("Bob", "tb")
+        s.accounts.create_account(ada, "ada", "$argon2id$x")
+        s.accounts.create_account(bob, "bob", "$argon2id$y")
+        s.accounts.replace_recovery_codes(ada, [("AAAA", "h1"), ("BBBB", "h2")])
+        assert s.accounts.recovery_codes_left(ada) == 2
+        assert s.accounts.recovery_code(ada, "AAAA")["code_hash"] == "h1"
+        assert s.accounts.use_recovery_code(ada, "AAAA") is True
+        assert s.accounts.use_recovery_code(ada, "AAAA") is False  # once
+        assert s.accounts.recovery_code(ada, "AAAA") is None
+        s.accounts.replace_recovery_codes(ada, [("CCCC", "h3")])
         assert (
-            people.recovery_code(s, ada, "BBBB") is None and people.recovery_codes_left(s, ada) == 1
+            s.accounts.recovery_code(ada, "BBBB") is None
+            and s.accounts.recovery_codes_left(ada) == 1
         )
-        first = people.add_chat(
-            s,
+        first = s.people.add_chat(
             {
                 "code": "T1",
                 "idx": 0,
@@ -233,8 +233,7 @@ def test_people_storage_round_trips(db):
                 "body": "<b>hi</b>",
             },
         )
-        people.add_chat(
-            s,
+        s.people.add_chat(
             {
                 "code": "T1",
                 "idx": 1,
@@ -245,29 +244,29 @@ def test_people_storage_round_trips(db):
                 "body": "wow",
             },
         )
-        assert [m["body"] for m in people.chat_of(s, "T1")] == ["<b>hi</b>", "wow"]
-        assert [m["body"] for m in people.chat_of(s, "T1", after=first["id"])] == ["wow"]
-        assert [m["body"] for m in people.chat_of(s, "T1", idx=0)] == ["<b>hi</b>"]
-        assert people.chat_count(s, "T1", 1) == 1
+        assert [m["body"] for m in s.people.chat_of("T1")] == ["<b>hi</b>", "wow"]
+        assert [m["body"] for m in s.people.chat_of("T1", after=first["id"])] == ["wow"]
+        assert [m["body"] for m in s.people.chat_of("T1", idx=0)] == ["<b>hi</b>"]
+        assert s.people.chat_count("T1", 1) == 1
         report = {"code": "T1", "reporter_id": bob, "reporter_seat": 1, "target_id": ada}
-        report.update(target_seat=0, target_name="Ada", messages=people.chat_of(s, "T1"))
-        assert people.add_report(s, report) is True
-        assert people.add_report(s, report) is False  # once per reporter and target
-        (stored,) = people.reports(s, "T1")
+        report.update(target_seat=0, target_name="Ada", messages=s.people.chat_of("T1"))
+        assert s.people.add_report(report) is True
+        assert s.people.add_report(report) is False  # once per reporter and target
+        (stored,) = s.people.reports("T1")
         assert stored["target_name"] == "Ada" and stored["messages"][0]["body"] == "<b>hi</b>"
-        people.block(s, bob, ada)
-        people.block(s, bob, ada)  # idempotent
-        assert people.is_blocked(s, ada, [bob]) and not people.is_blocked(s, bob, [ada])
-        assert people.is_blocked_by(s, bob, [ada])
-        assert people.blocks_of(s, bob) == [{"player_id": ada, "username": "ada"}]
-        people.delete_account(s, ada, "fresh-hash")
+        s.people.block(bob, ada)
+        s.people.block(bob, ada)  # idempotent
+        assert s.people.is_blocked(ada, [bob]) and not s.people.is_blocked(bob, [ada])
+        assert s.people.blocks_of(bob) == [{"player_id": ada, "username": "ada"}]
+        s.people.delete_account(ada, "fresh-hash")
         assert (
-            s.account(player_id=ada) is None and s.player_by_id(ada)["name"] == people.DELETED_NAME
+            s.accounts.account(player_id=ada) is None
+            and s.players.player_by_id(ada)["name"] == people.DELETED_NAME
         )
-        assert people.blocks_of(s, bob) == [] and people.recovery_codes_left(s, ada) == 0
-        assert people.chat_of(s, "T1")[0]["name"] == people.DELETED_NAME
-        assert people.reports(s)[0]["target_id"] is None
-        unblocked = people.export(s, bob)
+        assert s.people.blocks_of(bob) == [] and s.accounts.recovery_codes_left(ada) == 0
+        assert s.people.chat_of("T1")[0]["name"] == people.DELETED_NAME
+        assert s.people.reports()[0]["target_id"] is None
+        unblocked = s.people.export(bob)
         assert unblocked["account"]["username"] == "bob" and unblocked["chat"][0]["body"] == "wow"
     finally:
         s.close()

@@ -17,10 +17,10 @@ pytest.importorskip("argon2", reason="needs the web extra (argon2-cffi)")
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from yahtzee_env.web.accounts import BAD_LOGIN, SESSION_COOKIE
-from yahtzee_env.web.app import create_app
+from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.limits import Limits
-from yahtzee_env.web.logins import DEVICE_COOKIE
+from yahtzee_env.web.people.accounts import BAD_LOGIN, SESSION_COOKIE
+from yahtzee_env.web.people.logins import DEVICE_COOKIE
 
 PASSWORD = "correct horse battery"
 
@@ -279,6 +279,6 @@ def test_the_session_cannot_be_used_cross_site(client):
 def test_old_sessions_expire(client, app):
     guest(client)
     storage = app.state.service.storage
-    assert storage.expire_sessions(86_400) == 0
-    assert storage.expire_sessions(86_400, now=time.time() + 200 * 86_400) == 1
+    assert storage.accounts.expire_sessions(86_400) == 0
+    assert storage.accounts.expire_sessions(86_400, now=time.time() + 200 * 86_400) == 1
     assert client.get("/api/session").json()["player"] is None

@@ -16,17 +16,17 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 from starlette.testclient import TestClient
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
-from yahtzee_env.web.app import create_app
-from yahtzee_env.web.deal import game_dice_seed
+from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.storage import SCHEMA_VERSION, SQLiteStorage, open_storage
-from yahtzee_env.web.tables import CODE_ALPHABET, CODE_LENGTH
+from yahtzee_env.web.tables.deal import game_dice_seed
+from yahtzee_env.web.tables.table import CODE_ALPHABET, CODE_LENGTH
 
 
 def replay_totals(db, code):
     """The engine's totals for a stored table: replay the logged actions from the seed."""
     storage = open_storage(db, migrate=False)
-    row = storage.load_table(code)
+    row = storage.tables.load_table(code)
     storage.close()
     seed, seats = row["seed"], len(row["seats"])
     rng = np.random.default_rng([seed, 0])
@@ -236,7 +236,7 @@ def test_bad_table_requests(client, db, body, status, words):
     assert reply.status_code == status
     assert words in reply.json()["error"]
     storage = open_storage(db, migrate=False)
-    assert storage.count_tables() == 0  # nothing stored
+    assert storage.tables.count_tables() == 0  # nothing stored
     storage.close()
 
 

@@ -12,9 +12,8 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 
 from starlette.testclient import TestClient
 
-import yahtzee_env.web.people_store as people
-from yahtzee_env.web.chat import CHAT_BURST, EMOTES, MAX_CHAT
-from yahtzee_env.web.review import LABELS, label_of
+from yahtzee_env.web.people.chat import CHAT_BURST, EMOTES, MAX_CHAT
+from yahtzee_env.web.tables.review import LABELS, label_of
 
 PASSWORD = "correct horse battery"
 
@@ -116,7 +115,7 @@ def test_a_report_keeps_the_last_messages(app, db):
             host.post(f"/api/tables/{code}/report", json={"seat": 0, "target": 0}).status_code
             == 400
         )
-        (report,) = people.reports(app.state.service.storage, code)
+        (report,) = app.state.service.storage.people.reports(code)
         assert report["target_name"] == "Gina"
         assert [m["body"] for m in report["messages"]] == ["you are bad at this"]
 
@@ -132,6 +131,9 @@ def test_a_blocked_account_cannot_chat_to_nor_join_the_blocker_and_is_not_told(a
         assert reply.status_code == 200, reply.text
         with host.websocket_connect(f"/ws/{code}") as socket:
             socket.receive_json()  # the state
+            socket.send_json({"type": "hello"})  # the host's seat: chat reaches seated sockets
+            while socket.receive_json()["type"] != "hello":
+                pass
             unheard = say(guest, code, 1, text="hi again")
             assert unheard.status_code == 200, unheard.text
             echo = unheard.json()["message"]

@@ -32,10 +32,11 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
-from yahtzee_env.web.deal import game_dice_seed
-from yahtzee_env.web.local_server import LocalServer, free_port
+from yahtzee_env.web.door.local_server import LocalServer, free_port
 from yahtzee_env.web.storage import SCHEMA_VERSION, open_storage
-from yahtzee_env.web.tables import Tables, WebError
+from yahtzee_env.web.tables.authority import Tables
+from yahtzee_env.web.tables.deal import game_dice_seed
+from yahtzee_env.web.tables.table import WebError
 
 WAIT_S = 10  # the longest any reply or pushed state is awaited (never a timing assertion)
 
@@ -90,7 +91,7 @@ def receive_state(ws, until) -> dict:
 def replay_totals(url: str, code: str) -> list[int]:
     """The engine's totals for the stored table, replayed from its seed and log."""
     storage = open_storage(url, migrate=False)
-    row = storage.load_table(code)
+    row = storage.tables.load_table(code)
     storage.close()
     rng = np.random.default_rng([row["seed"], 0])
     game = Game(row["rules"], num_players=len(row["seats"]))
@@ -160,9 +161,9 @@ def wait_for(predicate, what: str):
 
 
 def test_a_copy_follows_a_change_from_its_notification(pg_url):
-    """The notification of a change carries what changed (`Tables._news`): a copy one revision
+    """The notification of a change carries what changed (`Replicas.news`): a copy one revision
     behind follows it without reading the database, to the state a rebuild from the log
-    gives; a copy further behind cannot, and reads the database instead (`Tables.refresh`)."""
+    gives; a copy further behind cannot, and reads the database instead (`Replicas.refresh`)."""
     sa, sb = open_storage(pg_url), open_storage(pg_url)
     heard: list[tuple] = []
     stop = sb.listen(lambda *note: heard.append(note))
@@ -186,14 +187,14 @@ def test_a_copy_follows_a_change_from_its_notification(pg_url):
             note = wait_for(lambda r=state["rev"]: [n for n in heard if n[1] == r], "the note")
             code_, rev, origin, news = note[0]
             assert (code_, origin) == (code, a.instance) and news is not None
-            followed = b.follow(code, rev, news)
+            followed = b.replicas.follow(code, rev, news)
             assert followed is not None and followed.rev == rev
             assert b.state(followed) == Tables(sb).state(Tables(sb).load(code)) == state
         assert len(state["events"]) > 4  # CPU turns were among the followed actions
         state = move(move(state))  # two changes: B's copy is two revisions behind
         note = wait_for(lambda r=state["rev"]: [n for n in heard if n[1] == r], "the note")
-        assert b.follow(code, state["rev"], note[0][3]) is None
-        assert b.state(b.refresh(code, state["rev"])) == state
+        assert b.replicas.follow(code, state["rev"], note[0][3]) is None
+        assert b.state(b.replicas.refresh(code, state["rev"])) == state
     finally:
         stop()
         sa.close()
@@ -214,12 +215,12 @@ def test_cpu_moves_a_dead_instance_left_are_played_by_another(pg_url):
                 break
         assert first == 1
         # instance A commits the start, then dies before the CPU moves (their own commit)
-        sa.start_table(table.code, [s.row() for s in table.seats], first)
-        assert sa.load_table(table.code)["actions"] == {}
+        sa.tables.start_table(table.code, [s.row() for s in table.seats], first)
+        assert sa.tables.load_table(table.code)["actions"] == {}
         seen = [b.load(table.code), Tables(sb).load(table.code)]  # B, then a third instance
         for r in seen:
             assert r.game.current == 0 and len(r.log) > 0  # the CPU's turn has been played
-        assert len(sb.load_table(table.code)["actions"][0]) == len(seen[0].log)  # once
+        assert len(sb.tables.load_table(table.code)["actions"][0]) == len(seen[0].log)  # once
         assert seen[1].log == seen[0].log
     finally:
         sa.close()
@@ -522,7 +523,7 @@ def test_a_move_heard_while_a_socket_opens_reaches_it(pg_url, tmp_path, monkeypa
     has heard it; the socket must still be brought to the new state."""
     import uvicorn
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     a = LocalServer(pg_url, log=tmp_path / "a.log")
     a.start()

@@ -20,13 +20,13 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from yahtzee_env.web.accounts import SESSION_COOKIE
-from yahtzee_env.web.app import create_app
+from yahtzee_env.web.door.app import create_app
+from yahtzee_env.web.door.server import ClientErrorFilter
 from yahtzee_env.web.limits import Limits
-from yahtzee_env.web.logins import LoginThrottle
-from yahtzee_env.web.server import ClientErrorFilter
-from yahtzee_env.web.stats import in_level_order, player_statistics
-from yahtzee_env.web.tables import WebError, clean_name
+from yahtzee_env.web.people.accounts import SESSION_COOKIE
+from yahtzee_env.web.people.logins import LoginThrottle
+from yahtzee_env.web.people.stats import in_level_order, player_statistics
+from yahtzee_env.web.tables.table import WebError, clean_name
 
 pytestmark = pytest.mark.backends("sqlite")
 BOTH = pytest.mark.backends("sqlite", "postgresql")
@@ -335,7 +335,7 @@ def test_what_a_closed_socket_leaves_is_forgotten(db, new_table):
 
 
 def test_the_heap_goes_back_after_sockets_close():
-    from yahtzee_env.web import memory
+    from yahtzee_env.web.door import memory
 
     closes = memory.Closes(every=3)
     assert [closes.closed() for _ in range(6)] == [False, False, True, False, False, True]
@@ -351,7 +351,7 @@ def test_a_thousand_sockets_leave_the_server_within_10_mib(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
     from pathlib import Path
 
-    from yahtzee_env.web.local_server import LocalServer
+    from yahtzee_env.web.door.local_server import LocalServer
 
     path = Path(__file__).parents[2] / "experiments" / "rss_web.py"
     spec = importlib.util.spec_from_file_location("rss_web", path)

@@ -13,7 +13,7 @@ import sqlite3
 import pytest
 
 from yahtzee_env.game.fair_dice import FOLLOWS, commitment, verify_record
-from yahtzee_env.web.deal import game_dice_seed
+from yahtzee_env.web.tables.deal import game_dice_seed
 
 SQLITE = pytest.mark.backends("sqlite")
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -129,7 +129,7 @@ def test_a_duplicate_table_gives_both_seats_the_same_dice(tmp_path, new_table, a
     review finds no turn where they parted; against greedy it names where they did."""
     from starlette.testclient import TestClient
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
     from yahtzee_env.web.limits import Limits
 
     app = create_app(tmp_path / "web.sqlite3", limits=Limits(rate=1000, burst=1000))

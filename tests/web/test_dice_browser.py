@@ -13,9 +13,7 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
-
-def tid(name: str) -> str:
-    return f'[data-testid="{name}"]'
+from browsing import more_options, tid
 
 
 def score_best(page) -> None:
@@ -40,7 +38,7 @@ CHECK = """async ([record]) => {
 def test_commitment_before_the_first_roll_then_the_seed_checked_in_the_page(open_page, server):
     page = open_page(1280, 900, False, "en-US")
     page.goto(f"{server.url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     if not page.input_value(tid("name")):
         page.fill(tid("name"), "Ada")
     page.select_option(tid("seat-kind-1"), "greedy")

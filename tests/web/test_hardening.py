@@ -22,11 +22,11 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from yahtzee_env.web.app import STATIC_DIR, create_app
-from yahtzee_env.web.guard import RefusalLog
-from yahtzee_env.web.hub import CLOSE_BINARY, CLOSE_GONE, CLOSE_SLOW, Client, Hub
+from yahtzee_env.web.door.app import STATIC_DIR, create_app
+from yahtzee_env.web.door.guard import RefusalLog
+from yahtzee_env.web.door.hub import CLOSE_BINARY, CLOSE_GONE, CLOSE_SLOW, Client, Hub
+from yahtzee_env.web.door.service import Service
 from yahtzee_env.web.limits import Limits
-from yahtzee_env.web.service import Service
 from yahtzee_env.web.storage import open_storage
 
 # The front door and the server's bounds are the same on either storage: SQLite only, but
@@ -51,7 +51,7 @@ def online_table(new_table):
 def logged_actions(db, code) -> int:
     storage = open_storage(db, migrate=False)
     try:
-        return sum(len(game) for game in storage.load_table(code)["actions"].values())
+        return sum(len(game) for game in storage.tables.load_table(code)["actions"].values())
     finally:
         storage.close()
 

@@ -8,18 +8,22 @@ Set ``YAHTZEE_SCREENSHOTS=docs/screens`` to write the screenshots of docs/web.md
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
+from browsing import more_options, tid
+from browsing import shot as _shot
+
+
+def shot(page, tmp_path, name: str) -> None:
+    _shot(page, tmp_path, name, min_bytes=0)  # a layout check: any size
+
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
 LONGEST = "W" * 24  # the widest name the lobby takes (24 characters)
-SHOTS = os.environ.get("YAHTZEE_SCREENSHOTS")
 OUT_OF_VIEW = """(ids) => ids.map((id) => {
   const n = document.querySelector(`[data-testid="${id}"]`);
   if (!n) return `${id}: missing`;
@@ -31,21 +35,9 @@ OUT_OF_VIEW = """(ids) => ids.map((id) => {
 }).filter(Boolean)"""
 
 
-def tid(name: str) -> str:
-    return f'[data-testid="{name}"]'
-
-
-def shot(page, tmp_path, name: str) -> None:
-    path = tmp_path / f"{name}.png"
-    page.screenshot(path=str(path))
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(SHOTS) / path.name)
-
-
 def open_solo(page, url, seats: int, name: str = LONGEST) -> None:
     page.goto(f"{url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     page.fill(tid("name"), name)
     page.select_option(tid("seats"), str(seats))
     for i, kind in enumerate(["heuristic", "expert", "medium"][: seats - 1], start=1):
@@ -145,7 +137,7 @@ def test_you_won_by_the_margin(open_page, shared_server):
     """ "You lost to X by N" gave a margin, "You won" did not: now "You won by N"."""
     page = open_page(1280, 800, False, "en-US")
     page.goto(f"{shared_server.url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     page.fill(tid("name"), "Ada")
     page.select_option(tid("seats"), "2")
     page.select_option(tid("seat-kind-1"), "random")  # a CPU that scores badly
@@ -170,7 +162,7 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
 
     page = open_page(390, 844, True, "en-US")
     page.goto(f"{shared_server.url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     api = page.request
     api.post(f"{shared_server.url}/api/session", data={"name": "Hostie"})
     body = {"seats": ["human", "friend"], "online": True, "turn_timer": 60}
@@ -217,7 +209,7 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
 def test_a_taken_name_is_shown_and_changed_on_the_page(open_page, shared_server):
     host = open_page(390, 844, True, "en-US")
     host.goto(f"{shared_server.url}/?pace=0")
-    host.wait_for_selector(tid("seat-kind-1"))
+    more_options(host)
     host.request.post(f"{shared_server.url}/api/session", data={"name": "Hostie"})
     body = {"seats": ["human", "friend"], "online": True}
     code = host.request.post(f"{shared_server.url}/api/tables", data=body).json()["code"]

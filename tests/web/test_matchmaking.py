@@ -14,8 +14,8 @@ pytest.importorskip("openskill", reason="needs the web extra: pip install 'yahtz
 
 from starlette.testclient import TestClient
 
-from yahtzee_env.web.matchmaking import STALE_S
-from yahtzee_env.web.ratings import PROVISIONAL_GAMES, cpu_ratings, ranks_of, shown
+from yahtzee_env.web.people.matchmaking import STALE_S
+from yahtzee_env.web.people.ratings import PROVISIONAL_GAMES, cpu_ratings, ranks_of, shown
 from yahtzee_env.web.storage import open_storage
 
 PASSWORD = "correct horse battery"

@@ -14,7 +14,7 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 
 from starlette.testclient import TestClient
 
-from yahtzee_env.web.app import create_app
+from yahtzee_env.web.door.app import create_app
 
 POLL_S = 5.0  # generous bound for what the clock task does every 0.5 s
 

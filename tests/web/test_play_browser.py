@@ -9,33 +9,16 @@ are always taken into the test's temporary folder).
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
 import pytest
+from browsing import more_options, shot, tid
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("openskill", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
-SHOTS = os.environ.get("YAHTZEE_SCREENSHOTS")
 PHONE = (390, 844, True)
 DESKTOP = (1280, 800, False)
-
-
-def tid(name: str) -> str:
-    return f'[data-testid="{name}"]'
-
-
-def shot(page, tmp_path, name: str) -> None:
-    path = tmp_path / f"{name}.png"
-    page.screenshot(path=str(path))
-    assert path.stat().st_size > 5_000
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(SHOTS) / path.name)
 
 
 def lobby(page, url: str, name: str) -> None:
@@ -65,6 +48,7 @@ def test_two_strangers_are_matched_within_the_wait(open_page, server, tmp_path):
     ann = open_page(*DESKTOP[:2], DESKTOP[2], "en-US")
     bea = open_page(*PHONE[:2], PHONE[2], "it-IT")
     lobby(ann, server.url, "Ann")
+    more_options(ann)
     ann.select_option(tid("quick-seats"), "2")
     ann.select_option(tid("quick-wait"), "120")
     ann.click(tid("quick-match"))
@@ -79,7 +63,8 @@ def test_two_strangers_are_matched_within_the_wait(open_page, server, tmp_path):
     assert ann.locator(tid("quick-match-cancel")).is_visible()
     shot(ann, tmp_path, "quick-match-1280x800-en")
     lobby(bea, server.url, "Bea")
-    assert bea.text_content("#quick-title") == "Partita rapida"
+    assert bea.text_content(f"{tid('quick-match')} > span") == "Partita rapida"
+    more_options(bea)
     bea.select_option(tid("quick-seats"), "2")
     bea.select_option(tid("quick-wait"), "120")
     bea.click(tid("quick-match"))
@@ -98,7 +83,7 @@ def test_cancelling_a_quick_match(open_page, server, tmp_path):
     lobby(page, server.url, "Cy")
     page.click(tid("quick-match"))
     page.locator(f"{tid('quick-match-status')}[data-state='waiting']").wait_for()
-    page.locator("#quick").scroll_into_view_if_needed()
+    page.locator(tid("quick-match-status")).scroll_into_view_if_needed()
     shot(page, tmp_path, "quick-match-390x844-en")
     page.click(tid("quick-match-cancel"))
     page.locator(f"{tid('quick-match-status')}[data-state='cancelled']").wait_for()
@@ -119,6 +104,7 @@ def test_a_rating_moves_after_a_rated_game(open_page, server, tmp_path):
     page.wait_for_selector(f"{tid('rating')}:has-text('Rating')")
     before = page.text_content(tid("rating"))
     assert "1000?" in before and "provisional" in before
+    more_options(page)
     page.select_option(tid("seats"), "2")
     page.select_option(tid("seat-kind-1"), "easy")
     page.click(tid("play"))
@@ -142,6 +128,7 @@ def test_a_rating_moves_after_a_rated_game(open_page, server, tmp_path):
 def test_an_open_table_is_joined_with_one_tap(open_page, server, tmp_path):
     host = open_page(*DESKTOP)
     lobby(host, server.url, "Hal")
+    more_options(host)
     host.select_option(tid("seats"), "3")
     host.select_option(tid("seat-kind-1"), "friend")
     host.select_option(tid("seat-kind-2"), "friend")
@@ -165,6 +152,7 @@ def test_an_open_table_is_joined_with_one_tap(open_page, server, tmp_path):
 def test_a_spectator_sees_a_move_and_cannot_act(open_page, server, tmp_path):
     host = open_page(*DESKTOP)
     lobby(host, server.url, "Hana")
+    more_options(host)
     host.select_option(tid("seats"), "2")
     host.select_option(tid("seat-kind-1"), "easy")
     host.click(tid("play"))

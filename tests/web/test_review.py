@@ -20,10 +20,10 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS
 from yahtzee_env.game.words import BOX_LABELS
 from yahtzee_env.solver.coach import Coach
-from yahtzee_env.web.app import languages
-from yahtzee_env.web.deal import new_game
-from yahtzee_env.web.names import CODES as NAME_CODES
+from yahtzee_env.web.door.app import languages
 from yahtzee_env.web.storage import open_storage
+from yahtzee_env.web.tables.deal import new_game
+from yahtzee_env.web.tables.names import CODES as NAME_CODES
 
 STATIC = Path(__file__).parents[2] / "yahtzee_env" / "web" / "static"
 I18N = STATIC / "i18n"
@@ -47,7 +47,9 @@ def test_review_losses_equal_the_coachs_grading(client, db, new_table, play_out)
     assert r["totals"] == final["result"]["totals"]
     # seat 0's losses are the regrets the coach logged while the game was played
     storage = open_storage(db, migrate=False)
-    logged = [regret for seat, _, regret in storage.load_table(code)["actions"][0] if seat == 0]
+    logged = [
+        regret for seat, _, regret in storage.tables.load_table(code)["actions"][0] if seat == 0
+    ]
     storage.close()
     mine = [d["loss"] for t in r["turns"] if t["seat"] == 0 for d in t["decisions"]]
     assert len(mine) == len(logged) and None not in logged
@@ -176,8 +178,9 @@ def test_every_key_the_page_uses_is_in_the_catalogue():
     for key in plural:
         assert f"{key}.one" in base and f"{key}.other" in base, key
     # what the server sends as keys: narration, results, error codes
-    tables = (STATIC.parent / "tables.py").read_text(encoding="utf-8")
-    sources = [p.read_text(encoding="utf-8") for p in sorted(STATIC.parent.glob("*.py"))]
+    wing = sorted((STATIC.parent / "tables").glob("*.py"))  # the tables' wing
+    tables = "\n".join(p.read_text(encoding="utf-8") for p in wing)
+    sources = [p.read_text(encoding="utf-8") for p in sorted(STATIC.parent.rglob("*.py"))]
     keys = set(re.findall(r'"((?:narr|result|match)\.[\w.]+)"', tables))
     assert {"narr.keep", "narr.score", "result.win", "match.won"} <= keys
     for key in keys:
@@ -234,7 +237,7 @@ def test_narration_and_errors_carry_keys(client, new_table, act):
 
 
 def test_a_third_language_is_one_file(tmp_path, monkeypatch):
-    import yahtzee_env.web.routes as web_app
+    import yahtzee_env.web.door.routes as web_app
 
     (tmp_path / "i18n").mkdir()
     for path in I18N.glob("*.json"):

@@ -64,7 +64,7 @@ def test_a_stale_copy_falls_back_to_the_locked_path(db, new_table, act):
     state, sent to B, is applied there."""
     from starlette.testclient import TestClient
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     with TestClient(create_app(db)) as a, TestClient(create_app(db)) as b:
         code, tokens, state = new_table(a, ("human", "medium"))
@@ -88,24 +88,24 @@ def test_the_guard_refuses_a_stale_rev_and_writes_nothing(db):
     """`lock_table(optimistic=True)` at a rev the row is no longer at: `StaleCopy`, and none
     of the block's writes is in the database (both backends)."""
     from yahtzee_env.web.storage import StaleCopy, open_storage
-    from yahtzee_env.web.tables import Tables
+    from yahtzee_env.web.tables.authority import Tables
 
     storage = open_storage(db)
     try:
         tables = Tables(storage)
         table, _tokens = tables.create({"seats": ["human", "easy"]}, "1.2.3.4", None)
-        rev = storage.table_rev(table.code)
+        rev = storage.tables.table_rev(table.code)
         with pytest.raises(StaleCopy), storage.lock_table(table.code, optimistic=True) as lock:
             lock.rev = rev - 1  # a copy one change behind
-            storage.append_actions(table.code, 0, 0, [(0, 5, None)])
-        assert storage.table_rev(table.code) == rev
-        assert storage.load_table(table.code)["actions"] == {}
+            storage.tables.append_actions(table.code, 0, 0, [(0, 5, None)])
+        assert storage.tables.table_rev(table.code) == rev
+        assert storage.tables.load_table(table.code)["actions"] == {}
         with storage.lock_table(table.code, optimistic=True) as lock:
             lock.rev = rev
-            storage.append_actions(table.code, 0, 0, [(0, 5, None)])
-            storage.set_clock(table.code, None, "")
-        assert storage.table_rev(table.code) == rev + 1
-        assert storage.load_table(table.code)["actions"] == {0: [(0, 5, None)]}
+            storage.tables.append_actions(table.code, 0, 0, [(0, 5, None)])
+            storage.tables.set_clock(table.code, None, "")
+        assert storage.tables.table_rev(table.code) == rev + 1
+        assert storage.tables.load_table(table.code)["actions"] == {0: [(0, 5, None)]}
     finally:
         storage.close()
 
@@ -116,10 +116,10 @@ def batch_of_moves(tmp_path, n: int, break_one: bool = False, on_loop: bool = Fa
     and the storage's counts."""
     import asyncio
 
-    from yahtzee_env.web.batch import MoveBatcher
-    from yahtzee_env.web.locks import TableLocks
     from yahtzee_env.web.storage import open_storage
-    from yahtzee_env.web.tables import Tables
+    from yahtzee_env.web.tables.authority import Tables
+    from yahtzee_env.web.tables.batch import MoveBatcher
+    from yahtzee_env.web.tables.locks import TableLocks
 
     storage = open_storage(tmp_path / "web.sqlite3")
     tables = Tables(storage)
@@ -159,7 +159,8 @@ def test_moves_queued_together_commit_together(tmp_path, on_loop):
     transaction (in a worker thread, or on the event loop); the stale one (409) is refused
     alone, the 5 others are committed (a new server on the file reads them back)."""
     from yahtzee_env.web.storage import open_storage
-    from yahtzee_env.web.tables import Tables, WebError
+    from yahtzee_env.web.tables.authority import Tables
+    from yahtzee_env.web.tables.table import WebError
 
     results, batcher, _tables, storage, spent, made = batch_of_moves(tmp_path, 6, False, on_loop)
     assert batcher.batches == 1 and batcher.moves == 6
@@ -179,7 +180,7 @@ def test_a_batch_whose_commit_fails_acknowledges_none_of_its_moves(tmp_path, on_
     it fails (none is acknowledged), and their tables' copies in memory are dropped, so
     the next use rebuilds them at the database's state (threads or the loop alike)."""
     from yahtzee_env.web.storage import open_storage
-    from yahtzee_env.web.tables import Tables
+    from yahtzee_env.web.tables.authority import Tables
 
     results, _batcher, tables, storage, _spent, made = batch_of_moves(tmp_path, 4, True, on_loop)
     assert all(isinstance(r, Exception) for r in results), results
@@ -197,7 +198,7 @@ def test_a_server_with_batch_moves_plays_a_game_through_the_batcher(db, new_tabl
     a stale move is still refused, and a new server on the file has every move."""
     from starlette.testclient import TestClient
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     with TestClient(create_app(db, batch_moves=True)) as c:
         code, tokens, state = new_table(c, ("human", "medium"))
@@ -219,7 +220,7 @@ def test_a_move_at_a_table_in_memory_runs_on_the_event_loop_on_sqlite(db, new_ta
     ``inline_moves=False`` (``yahtzee serve --moves-in-threads``) none runs on the loop."""
     from starlette.testclient import TestClient
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     for group in (False, True):  # each move committed alone, or with the batch it came in
         with TestClient(create_app(db, batch_moves=group)) as c:
@@ -257,7 +258,7 @@ def test_a_table_whose_work_is_slow_leaves_the_event_loop():
     import contextlib
     import threading
 
-    from yahtzee_env.web.locks import TableLocks
+    from yahtzee_env.web.tables.locks import TableLocks
 
     locks = TableLocks(budget_s=0.01)
     where: list[bool] = []  # True: on the loop's thread
@@ -297,7 +298,7 @@ def test_a_busy_sqlite_connection_is_waited_for_briefly_then_not(tmp_path):
     import threading
     import time
 
-    from yahtzee_env.web import storage as st
+    from yahtzee_env.web.storage import sqlite as st
 
     s = st.SQLiteStorage(tmp_path / "web.sqlite3")
     try:
@@ -343,7 +344,7 @@ def test_sqlite_checkpoints_run_in_their_own_thread_not_in_a_commit(tmp_path):
     connection, and stops with the storage. ``:memory:`` has none."""
     import time
 
-    from yahtzee_env.web import storage as st
+    from yahtzee_env.web.storage import sqlite as st
 
     s = st.SQLiteStorage(tmp_path / "web.sqlite3")
     assert s.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
@@ -369,7 +370,7 @@ def test_the_wal_starts_over_though_commits_land_during_each_checkpoint(tmp_path
     was committed through it (a count of pages, no timing)."""
     import time
 
-    from yahtzee_env.web import storage as st
+    from yahtzee_env.web.storage import sqlite as st
 
     def wal_after_load(hold: bool) -> tuple[int, int]:
         path = tmp_path / f"web-{hold}.sqlite3"
@@ -404,7 +405,7 @@ def test_permessage_deflate_is_offered_only_with_ws_deflate(tmp_path):
     import os
     import socket
 
-    from yahtzee_env.web.local_server import LocalServer
+    from yahtzee_env.web.door.local_server import LocalServer
 
     def extensions(args):
         srv = LocalServer(tmp_path / f"web{len(args)}.sqlite3", args)
@@ -443,7 +444,7 @@ def test_the_collectors_pauses_are_measured_and_a_server_tunes_it(tmp_path):
     import subprocess
     import sys
 
-    from yahtzee_env.web import memory
+    from yahtzee_env.web.door import memory
 
     pauses = memory.GcPauses()
     pauses.start()
@@ -467,7 +468,7 @@ def test_the_collectors_pauses_are_measured_and_a_server_tunes_it(tmp_path):
     assert pauses.snapshot()["count"] == snap["count"]  # stopped: no longer counted
     assert isinstance(memory.give_back(False), bool)
     code = (
-        "import gc; from yahtzee_env.web import memory; memory.tune_gc(); "
+        "import gc; from yahtzee_env.web.door import memory; memory.tune_gc(); "
         "print(gc.get_threshold() == memory.GC_THRESHOLD, gc.get_freeze_count() > 0)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -480,7 +481,7 @@ def test_the_bench_stats_give_a_windows_longest_collector_pauses(tmp_path):
     number is refused by name, and the route is absent without ``bench_stats``."""
     from starlette.testclient import TestClient
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     with TestClient(create_app(tmp_path / "a.sqlite3", bench_stats=True)) as c:
         first = c.get("/api/bench-stats").json()["gc"]
@@ -501,9 +502,9 @@ def test_a_kept_event_holds_no_list_for_the_collector_to_walk(tmp_path):
     generations. The page's JSON is the same."""
     import gc
 
-    from yahtzee_env.web.hub import encode
+    from yahtzee_env.web.door.hub import encode
     from yahtzee_env.web.storage import open_storage
-    from yahtzee_env.web.tables import Tables
+    from yahtzee_env.web.tables.authority import Tables
 
     storage = open_storage(tmp_path / "t.sqlite3")
     try:
@@ -539,17 +540,17 @@ def test_a_kept_event_holds_no_list_for_the_collector_to_walk(tmp_path):
 
 
 def test_a_move_on_sqlite_writes_no_news_for_other_processes(db, new_table, act, monkeypatch):
-    """The news of a change (`Tables._news`, JSON for the other processes' copies to follow)
+    """The news of a change (`Replicas.news`, JSON for the other processes' copies to follow)
     is made only where other processes share the database: on SQLite nobody hears it."""
     from starlette.testclient import TestClient
 
-    from yahtzee_env.web.app import create_app
+    from yahtzee_env.web.door.app import create_app
 
     made = []
     with TestClient(create_app(db)) as c:
         tables = c.app.state.service.tables
-        real = tables._news
-        monkeypatch.setattr(tables, "_news", lambda *a: made.append(1) or real(*a))
+        real = tables.replicas.news
+        monkeypatch.setattr(tables.replicas, "news", lambda *a: made.append(1) or real(*a))
         code, tokens, state = new_table(c, ("human", "easy"))
         reply = act(c, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state)
         assert reply.status_code == 200, reply.text
@@ -563,13 +564,13 @@ def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
     fewer in the log per move: a re-roll commits at most 4 (the table's row, its index by
     time, the log's row and its index)."""
     from yahtzee_env.web.storage import open_storage
-    from yahtzee_env.web.tables import Tables
+    from yahtzee_env.web.tables.authority import Tables
 
     storage = open_storage(db)
     try:
         tables = Tables(storage)
         player = tables.create_player("Ada")
-        session = storage.player_by_id(player["player_id"])
+        session = storage.players.player_by_id(player["player_id"])
         table, _ = tables.create({"seats": ["human", "easy"]}, "1.2.3.4", session)
         guards = []
         real = storage._guarded
@@ -589,7 +590,7 @@ def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
             frames = storage.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
             assert frames <= 4, frames
         assert "over" not in guards[-1] and "updated" in guards[-1], guards
-        assert [t["code"] for t in storage.tables_of(session["id"])] == [table.code]
+        assert [t["code"] for t in storage.players.tables_of(session["id"])] == [table.code]
         while not table.game.over:
             options = tables.state(table)["options"]
             intent = {"type": "score", "box": max(options, key=options.get)}
@@ -598,7 +599,7 @@ def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
             )
         assert "over" in guards[-1], guards[-1]
         assert sum("over" in text for text in guards) == 1
-        assert storage.tables_of(session["id"]) == []
+        assert storage.players.tables_of(session["id"]) == []
         assert Tables(storage).load(table.code).game.over
     finally:
         storage.close()

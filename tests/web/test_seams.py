@@ -10,7 +10,7 @@ pytest.importorskip("httpx", reason="TestClient needs httpx")
 
 from starlette.testclient import TestClient
 
-from yahtzee_env.web.app import create_app
+from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.limits import Limits
 
 HOUR, DAY = 3600.0, 86_400.0
@@ -128,8 +128,8 @@ def test_the_hash_gate_runs_a_few_at_once_and_refuses_past_its_line():
 
     import anyio
 
-    from yahtzee_env.web.logins import HashGate
-    from yahtzee_env.web.tables import WebError
+    from yahtzee_env.web.people.logins import HashGate
+    from yahtzee_env.web.tables.table import WebError
 
     gate = HashGate(workers=2, queue=3)
     release, lock = threading.Event(), threading.Lock()
@@ -226,8 +226,8 @@ def test_one_sign_in_per_name_at_a_time_and_a_known_device_skips_the_line(db):
 def test_a_full_line_for_one_name_is_refused_with_retry_after():
     import anyio
 
-    from yahtzee_env.web.logins import NameTurns
-    from yahtzee_env.web.tables import WebError
+    from yahtzee_env.web.people.logins import NameTurns
+    from yahtzee_env.web.tables.table import WebError
 
     turns = NameTurns(max_waiting=2)
 
@@ -291,7 +291,7 @@ def test_unknown_codes_count_per_browser_with_a_network_backstop(db, new_table):
 def test_the_pages_files_are_outside_the_request_budget_and_revalidated(db):
     """A first visit's ~30 files do not spend the address's request budget (eight first
     visits at once from one address were refused), and they are revalidated (ETag)."""
-    from yahtzee_env.web.app import STATIC_DIR
+    from yahtzee_env.web.door.app import STATIC_DIR
 
     files = ["/", *(f"/static/{p.relative_to(STATIC_DIR)}" for p in STATIC_DIR.rglob("*.*"))]
     app = create_app(db, limits=Limits(rate=0.1, burst=5))

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 
-from yahtzee_env.web.local_server import LocalServer
+from yahtzee_env.web.door.local_server import LocalServer
 
 WAIT = 15.0  # s: the most any socket read waits
 

@@ -8,12 +8,10 @@ Set ``YAHTZEE_SCREENSHOTS=docs/screens`` to write the screenshots of docs/web.md
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
-TIMEOUT_MS = 20_000
-SHOTS = os.environ.get("YAHTZEE_SCREENSHOTS")
+from browsing import more_options, new_player, shot, tid
+
 PASSWORD = "correct horse battery"
 NEW_PASSWORD = "staple gun orbit lamp"
 
@@ -53,42 +51,23 @@ SET_VISIBILITY = (
 )
 
 
-def tid(name: str) -> str:
-    return f'[data-testid="{name}"]'
-
-
-def shot(page, tmp_path, name: str) -> None:
-    path = tmp_path / f"{name}.png"
-    page.screenshot(path=str(path))
-    assert path.stat().st_size > 5_000
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(SHOTS) / path.name)
-
-
 def person(browser, locale="en-US", viewport=None, init: str = ""):
-    ctx = browser.new_context(viewport=viewport or {"width": 1280, "height": 900}, locale=locale)
-    if init:
-        ctx.add_init_script(init)
-    pg = ctx.new_page()
-    pg.set_default_timeout(TIMEOUT_MS)
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    return ctx, pg, errors
+    return new_player(browser, viewport or {"width": 1280, "height": 900}, locale, init)
 
 
 def online_pair(host, guest, server, timer=0, lang_host="en", lang_guest="en"):
     """The host and a guest (two contexts) at a started online table of two seats."""
     host.goto(f"{server.url}/?pace=0&lang={lang_host}")
     host.fill(tid("name"), "Host")
+    more_options(host)
     host.select_option(tid("seats"), "2")
     host.select_option(tid("seat-kind-1"), "friend")
-    host.fill(tid("turn-timer"), str(timer))
+    host.select_option(tid("turn-timer"), str(timer))
     host.click(tid("create-online"))
     host.wait_for_selector(f"{tid('table-code')}:not(:empty)")
     code = host.text_content(tid("table-code"))
     guest.goto(f"{server.url}/?pace=0&lang={lang_guest}&join={code}")
-    guest.wait_for_selector(tid("seat-kind-1"))
+    more_options(guest)
     guest.fill(tid("name"), "Gina")
     guest.click(tid("join"))
     guest.wait_for_selector(f"{tid('table-code')}:has-text('{code}')")
@@ -281,10 +260,11 @@ def test_the_move_log_share_and_your_move(browser, server, tmp_path):
     try:
         page.goto(f"{server.url}/?pace=0&lang=en")
         page.fill(tid("name"), "Ada")
+        more_options(page)
         page.select_option(tid("seats"), "3")
         page.select_option(tid("seat-kind-1"), "friend")
         page.select_option(tid("seat-kind-2"), "friend")
-        page.fill(tid("turn-timer"), str(3 * 86_400))
+        page.select_option(tid("turn-timer"), str(3 * 86_400))
         page.click(tid("create-online"))
         page.wait_for_selector(f"{tid('table-code')}:not(:empty)")
         code = page.text_content(tid("table-code"))
@@ -293,8 +273,12 @@ def test_the_move_log_share_and_your_move(browser, server, tmp_path):
         page.wait_for_function(
             "() => /\\d d \\d+ h/.test(document.querySelector('[data-testid=timer]').textContent)"
         )
-        assert page.text_content(tid("share")) == "Share"
-        assert page.text_content(tid("notify-toggle")) == "Tell me when it is my move"
+        # labelled icons: their names (and titles) from the catalogue
+        assert page.get_attribute(tid("share"), "aria-label") == "Share the table’s link"
+        assert page.get_attribute(tid("share"), "title") == "Share the table’s link"
+        assert (
+            page.get_attribute(tid("notify-toggle"), "aria-label") == "Tell me when it is my move"
+        )
         page.click(tid("share"))  # no navigator.share here: the clipboard
         page.wait_for_selector(f"{tid('share-status')}:has-text('Link copied')")
         assert page.evaluate("() => window.__copied") == f"{server.url}/?join={code}"
@@ -351,6 +335,7 @@ def test_the_review_labels_each_decision_beside_the_best_move(browser, server, t
     try:
         page.goto(f"{server.url}/?pace=0&lang=it")
         page.fill(tid("name"), "Ada")
+        more_options(page)
         page.select_option(tid("seats"), "2")
         page.select_option(tid("seat-kind-1"), "easy")
         page.click(tid("play"))

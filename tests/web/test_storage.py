@@ -59,20 +59,20 @@ def test_open_storage_picks_the_backend(storage):
 
 
 def test_a_table_round_trips(storage):
-    pid = storage.create_player("Ada", "secret-token")
-    assert storage.player_by_token("secret-token") == {"id": pid, "name": "Ada"}
-    assert storage.player_by_token("other") is None
-    storage.create_table(
+    pid = storage.players.create_player("Ada", "secret-token")
+    assert storage.players.player_by_token("secret-token") == {"id": pid, "name": "Ada"}
+    assert storage.players.player_by_token("other") is None
+    storage.tables.create_table(
         table_row("ABCDEFGH", host_player=pid), [SEATS[0] | {"player_id": pid}, SEATS[1]]
     )
-    storage.append_actions("ABCDEFGH", 0, 0, [(1, 7, None), (1, 40, None), (0, 3, 0.25)])
-    row = storage.load_table("ABCDEFGH")
+    storage.tables.append_actions("ABCDEFGH", 0, 0, [(1, 7, None), (1, 40, None), (0, 3, 0.25)])
+    row = storage.tables.load_table("ABCDEFGH")
     assert row["seed"] == 2**62 - 1 and row["rev"] == 0 and row["started"] == 1
     assert [s["kind"] for s in row["seats"]] == ["human", "easy"]
     assert row["games"] == [{"code": "ABCDEFGH", "idx": 0, "match_no": 0, "first": 1}]
     assert row["actions"] == {0: [(1, 7, None), (1, 40, None), (0, 3, 0.25)]}
-    assert storage.open_tables(player_id=pid) == 1
-    storage.append_actions(
+    assert storage.tables.open_tables(player_id=pid) == 1
+    storage.tables.append_actions(
         "ABCDEFGH",
         0,
         3,
@@ -91,29 +91,29 @@ def test_a_table_round_trips(storage):
         ],
         over=True,
     )
-    assert storage.open_tables(player_id=pid) == 0
-    (result,) = storage.results_of(pid)
+    assert storage.tables.open_tables(player_id=pid) == 0
+    (result,) = storage.players.results_of(pid)
     assert result["score"] == 201 and result["outcome"] == "win" and result["code"] == "ABCDEFGH"
-    changes = storage.table_changes("ABCDEFGH", 0, 2)
+    changes = storage.tables.table_changes("ABCDEFGH", 0, 2)
     assert changes["actions"] == [(0, 3, 0.25), (1, 35, None)] and changes["games"] == 1
-    storage.update_seat("ABCDEFGH", SEATS[1] | {"name": "renamed"})  # an upsert
-    assert storage.load_table("ABCDEFGH")["seats"][1]["name"] == "renamed"
+    storage.tables.update_seat("ABCDEFGH", SEATS[1] | {"name": "renamed"})  # an upsert
+    assert storage.tables.load_table("ABCDEFGH")["seats"][1]["name"] == "renamed"
 
 
 def test_lock_table_moves_rev_on_only_when_the_block_wrote(storage):
-    storage.create_table(table_row("LOCKLOCK"), SEATS)
+    storage.tables.create_table(table_row("LOCKLOCK"), SEATS)
     with storage.lock_table("LOCKLOCK") as lock:
         assert lock.rev == 0
-    assert lock.rev == 0 and storage.table_rev("LOCKLOCK") == 0  # a read-only block
+    assert lock.rev == 0 and storage.tables.table_rev("LOCKLOCK") == 0  # a read-only block
     with storage.lock_table("LOCKLOCK") as lock:
-        storage.append_actions("LOCKLOCK", 0, 0, [(1, 7, None)])
-        storage.start_game("LOCKLOCK", 1, 0, 0)
-    assert lock.rev == 1 and storage.table_rev("LOCKLOCK") == 1  # one change, one rev
+        storage.tables.append_actions("LOCKLOCK", 0, 0, [(1, 7, None)])
+        storage.tables.start_game("LOCKLOCK", 1, 0, 0)
+    assert lock.rev == 1 and storage.tables.table_rev("LOCKLOCK") == 1  # one change, one rev
     with pytest.raises(RuntimeError, match="boom"), storage.lock_table("LOCKLOCK"):
-        storage.append_actions("LOCKLOCK", 1, 0, [(0, 7, None)])
+        storage.tables.append_actions("LOCKLOCK", 1, 0, [(0, 7, None)])
         raise RuntimeError("boom")
-    assert storage.table_rev("LOCKLOCK") == 1  # rolled back: nothing written
-    assert 1 not in storage.load_table("LOCKLOCK")["actions"]
+    assert storage.tables.table_rev("LOCKLOCK") == 1  # rolled back: nothing written
+    assert 1 not in storage.tables.load_table("LOCKLOCK")["actions"]
     with storage.lock_table("NOSUCHTB") as lock:
         assert lock.rev is None
 
@@ -121,16 +121,16 @@ def test_lock_table_moves_rev_on_only_when_the_block_wrote(storage):
 def test_lock_table_serializes_two_writers(storage):
     """Two threads (on PostgreSQL: two connections, as two processes would have) each read
     the rev under the lock and write the next action: neither is lost or doubled."""
-    storage.create_table(table_row("RACERACE"), SEATS)
+    storage.tables.create_table(table_row("RACERACE"), SEATS)
     errors = []
 
     def writer(n: int) -> None:
         try:
             for _ in range(n):
                 with storage.lock_table("RACERACE") as lock:
-                    seq = len(storage.table_changes("RACERACE", 0, 0)["actions"])
+                    seq = len(storage.tables.table_changes("RACERACE", 0, 0)["actions"])
                     assert seq == lock.rev
-                    storage.append_actions("RACERACE", 0, seq, [(0, 7, None)])
+                    storage.tables.append_actions("RACERACE", 0, seq, [(0, 7, None)])
         except BaseException as err:
             errors.append(err)
 
@@ -140,15 +140,15 @@ def test_lock_table_serializes_two_writers(storage):
     for t in threads:
         t.join(60)
     assert not errors, errors
-    assert storage.table_rev("RACERACE") == 30
-    assert len(storage.load_table("RACERACE")["actions"][0]) == 30
+    assert storage.tables.table_rev("RACERACE") == 30
+    assert len(storage.tables.load_table("RACERACE")["actions"][0]) == 30
 
 
 def test_expire_deletes_idle_tables_but_keeps_results(storage):
-    pid = storage.create_player("Bo", "tok")
-    storage.create_table(table_row("OLDOLDOL", host_player=pid), SEATS)
-    storage.create_table(table_row("NEWNEWNE"), SEATS)
-    storage.append_actions(
+    pid = storage.players.create_player("Bo", "tok")
+    storage.tables.create_table(table_row("OLDOLDOL", host_player=pid), SEATS)
+    storage.tables.create_table(table_row("NEWNEWNE"), SEATS)
+    storage.tables.append_actions(
         "OLDOLDOL",
         0,
         0,
@@ -168,9 +168,9 @@ def test_expire_deletes_idle_tables_but_keeps_results(storage):
         over=True,
     )
     later = time.time() + 7200
-    assert storage.expire(86_400, 3600, keep={"NEWNEWNE"}, now=later) == ["OLDOLDOL"]
-    assert storage.load_table("OLDOLDOL") is None and storage.table_exists("NEWNEWNE")
-    assert [r["score"] for r in storage.results_of(pid)] == [99]
+    assert storage.tables.expire(86_400, 3600, keep={"NEWNEWNE"}, now=later) == ["OLDOLDOL"]
+    assert storage.tables.load_table("OLDOLDOL") is None and storage.tables.table_exists("NEWNEWNE")
+    assert [r["score"] for r in storage.players.results_of(pid)] == [99]
 
 
 def test_a_newer_schema_is_refused(storage):

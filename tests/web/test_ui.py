@@ -10,11 +10,10 @@ serves it.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
+from browsing import more_options, shot, tid
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
@@ -28,25 +27,11 @@ VIEWPORTS = [  # width, height, touch
     (768, 1024, True),
     (1280, 800, False),
 ]
-SHOTS = os.environ.get("YAHTZEE_SCREENSHOTS")
-
-
-def tid(name: str) -> str:
-    return f'[data-testid="{name}"]'
-
-
-def shot(page, tmp_path, name: str) -> None:
-    path = tmp_path / f"{name}.png"
-    page.screenshot(path=str(path))
-    assert path.stat().st_size > 5_000
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(SHOTS) / path.name)
 
 
 def start_table(page, url, kinds=("greedy",), query="pace=0"):
     page.goto(f"{url}/?{query}")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     if not page.input_value(tid("name")):  # the first visit asks for a name (issue 18)
         page.fill(tid("name"), "Ada")
     page.select_option(tid("seats"), str(1 + len(kinds)))
@@ -135,7 +120,7 @@ def test_table_fits_the_screen(open_page, shared_server, tmp_path, width, height
     locale = "it-IT" if width in (375, 768) else "en-US"
     page = open_page(width, height, touch, locale)
     page.goto(f"{shared_server.url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     assert overflow(page) <= 0
     assert page.evaluate(SMALL_TARGETS) == []
     lang = locale[:2]
@@ -200,10 +185,10 @@ def test_no_horizontal_scrolling(open_page, shared_server, width):
 def test_italian_browser_gets_italian(open_page, shared_server):
     page = open_page(390, 844, True, "it-IT")
     page.goto(f"{shared_server.url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     assert page.get_attribute("html", "lang") == "it"
     assert page.text_content("#lobby-title") == "Nuovo tavoliere"
-    assert page.text_content(tid("play")) == "Gioca"
+    assert page.text_content(f"{tid('play')} > span") == "Gioca"
     assert page.input_value(tid("lang")) == "it"
     assert "Computer: facile" in page.inner_text(tid("seat-kind-1"))
     start_table(page, shared_server.url, kinds=("easy",))
@@ -219,7 +204,7 @@ def test_italian_browser_gets_italian(open_page, shared_server):
 def test_english_browser_gets_english(open_page, shared_server):
     page = open_page(390, 844, True, "en-US")
     page.goto(f"{shared_server.url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     assert page.get_attribute("html", "lang") == "en"
     assert page.text_content("#lobby-title") == "New table"
     start_table(page, shared_server.url, kinds=("easy",))
@@ -258,8 +243,8 @@ def test_switching_language_keeps_the_game(open_page, shared_server):
     page.wait_for_selector('button[data-testid^="box-0-"]')
     assert page.text_content(tid("score")) == "Segna"
     page.goto(f"{shared_server.url}/?lang=en")
-    page.wait_for_selector(tid("seat-kind-1"))
-    assert page.text_content(tid("play")) == "Play"
+    more_options(page)
+    assert page.text_content(f"{tid('play')} > span") == "Play"
 
 
 # ------------------------------------------------------------------ dice, settings, focus
@@ -296,7 +281,7 @@ def test_dice_are_drawn_labelled_and_keep_their_places(open_page, shared_server)
 def test_settings_are_remembered(open_page, shared_server):
     page = open_page(390, 844, True, "en-US", color_scheme="dark")
     page.goto(f"{shared_server.url}/")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     # dark mode follows the device unless set
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(18, 23, 20)"
     page.click(tid("settings"))
@@ -308,7 +293,7 @@ def test_settings_are_remembered(open_page, shared_server):
     page.check(tid("sound"))
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(238, 241, 236)"
     page.reload()
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     assert page.input_value(tid("pace")) == "fast"
     assert page.input_value(tid("theme")) == "light"
     assert page.is_checked(tid("sound"))
@@ -393,7 +378,7 @@ def test_focus_stays_when_the_socket_is_faster_than_the_answer(open_page, shared
 def test_axe_review_and_statistics(open_page, shared_server, tmp_path):
     page = open_page(390, 844, True, "it-IT")
     page.goto(f"{shared_server.url}/?pace=0")
-    page.wait_for_selector(tid("seat-kind-1"))
+    more_options(page)
     assert axe_violations(page) == [], "lobby"
     start_table(page, shared_server.url, kinds=("greedy",))
     page.click(tid("die-0"))

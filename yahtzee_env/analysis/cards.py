@@ -1,4 +1,5 @@
-"""Model cards of the levels (``yahtzee card LEVEL``), in the Hugging Face Hub's layout: a
+"""Model cards of the levels (``yahtzee card LEVEL``) and of any agent from its benchmark row
+(``yahtzee card ROW.json``, `row_card`), in the Hugging Face Hub's layout: a
 README.md whose YAML front matter (``library_name``, ``tags``, ``model-index`` with the
 benchmark's numbers) the Hub reads, and a body with the method, what the model knew, the
 config and env-steps, its benchmark rows, the intended use and the limits.
@@ -19,7 +20,7 @@ from typing import Any
 from yahtzee_env.policies.knowledge import FIELDS, knowledge_of_manifest, track
 
 METHODS = {
-    "reward-only": "PPO (sb3-contrib MaskablePPO) on the native vector env, no teacher",
+    "ppo": "PPO (sb3-contrib MaskablePPO) on the native vector env, no teacher",
     "distilled": "imitation of a teacher (softmax of its action values), before or with PPO",
     "model-based": "turn-start values learned from its own games, each turn played by "
     "expectimax through the exact rules",
@@ -80,29 +81,7 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         *(f"  - {_q(t)}" for t in ("reinforcement-learning", "yahtzee", "gymnasium", "numpy")),
     ]
     if solo is not None:
-        expected = f"{solo['expected_score']:.2f} +/- {solo['expected_ci95']:.2f}"
-        mean = f"{solo['mean']:.2f} +/- {solo['ci95']:.2f}"
-        task = f"Yahtzee-v0, {solo['rules']} rules ({solo['protocol']})"
-        front += [
-            "model-index:",
-            f"  - name: {_q(level)}",
-            "    results:",
-            "      - task:",
-            "          type: reinforcement-learning",
-            "          name: reinforcement-learning",
-            "        dataset:",
-            f"          name: {_q(task)}",
-            "          type: Yahtzee-v0",
-            "        metrics:",
-            "          - type: expected_score",
-            f"            value: {_q(expected)}",
-            "            name: expected score (optimum - regret)",
-            "            verified: false",
-            "          - type: mean_reward",
-            f"            value: {_q(mean)}",
-            "            name: mean score (10,000 games)",
-            "            verified: false",
-        ]
+        front += _model_index(level, solo)
     front.append("---")
     arch = raw["architecture"]
     layers = " → ".join(str(x) for x in [arch["inputs"], *arch["hidden"], arch["outputs"]])
@@ -110,7 +89,7 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         "",
         f"# {level} (yahtzee-rl level, version {manifest.version})",
         "",
-        f"A CPU opponent of [yahtzee-rl](https://github.com/yahtzee-rl/yahtzee-rl) "
+        f"A CPU opponent of yahtzee-rl "
         f"{package_version()}: `{manifest.kind}` {layers}, {arch['activation']}; it plays with "
         "numpy alone (`yahtzee_env.policies.models.load_opponent`).",
         "",
@@ -145,7 +124,13 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         body += [
             f"`yahtzee benchmark {level}` ({solo['protocol']}, {solo['games']:,} games, seed "
             f"{solo['seed']}, {solo['rules']} rules; `yahtzee verify results/{level}.json "
-            f"{level}` replays it):",
+            f"{level}` replays it)"
+            + (
+                f"; alone it plays {solo['same_weights_as']}'s network, so this row states "
+                f"{solo['same_weights_as']}'s facts (track: {solo['track']}):"
+                if solo.get("same_weights_as")
+                else ":"
+            ),
             "",
             "| expected score ± CI | mean ± 95% CI | regret/game | upper bonus | yahtzee |",
             "|--:|--:|--:|--:|--:|",
@@ -201,6 +186,115 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         f"{raw['weights_file']}",
         'action = policy.act(obs, info["action_mask"])',
         "```",
+        "",
+        "Cite yahtzee-rl with its `CITATION.cff`.",
+        "",
+    ]
+    return "\n".join(front + body)
+
+
+def _model_index(name: str, row: dict[str, Any]) -> list[str]:
+    """The front matter's ``model-index`` of a solitaire row (expected score and mean)."""
+    task = f"Yahtzee-v0, {row['rules']} rules ({row['protocol']})"
+    expected = f"{row['expected_score']:.2f} +/- {row['expected_ci95']:.2f}"
+    mean = f"{row['mean']:.2f} +/- {row['ci95']:.2f}"
+    return [
+        "model-index:",
+        f"  - name: {_q(name)}",
+        "    results:",
+        "      - task:",
+        "          type: reinforcement-learning",
+        "          name: reinforcement-learning",
+        "        dataset:",
+        f"          name: {_q(task)}",
+        "          type: Yahtzee-v0",
+        "        metrics:",
+        "          - type: expected_score",
+        f"            value: {_q(expected)}",
+        "            name: expected score (optimum - regret)",
+        "            verified: false",
+        "          - type: mean_reward",
+        f"            value: {_q(mean)}",
+        f"            name: mean score ({row['games']:,} games)",
+        "            verified: false",
+    ]
+
+
+def row_card(row: dict[str, Any], row_path: str = "ROW.json") -> str:
+    """The card of any agent from its benchmark row (a checked solitaire or versus row, as
+    `yahtzee benchmark ... --json` writes it): what made it (the row's model and its digest),
+    what it knew and its track, its numbers, and how to verify them."""
+    if row["kind"] == "reported":
+        raise ValueError(
+            "a 'reported' row is a published number with no model: a card needs a row that "
+            "`yahtzee benchmark` wrote"
+        )
+    name = row["agent"]
+    model = row["model"]
+    front = [
+        "---",
+        "library_name: yahtzee-rl",
+        "pipeline_tag: reinforcement-learning",
+        "tags:",
+        *(f"  - {_q(t)}" for t in ("reinforcement-learning", "yahtzee", "gymnasium")),
+    ]
+    if row["kind"] == "solitaire":
+        front += _model_index(name, row)
+    front.append("---")
+    digest = f", sha256 `{model['sha256']}`" if model.get("sha256") else ""
+    body = [
+        "",
+        f"# {name}",
+        "",
+        row.get("description") or f"An agent graded by yahtzee-rl {row.get('version')}.",
+        "",
+        "## Model",
+        "",
+        f"- {model['kind']} `{model['name']}`{digest}",
+        f"- rules: {row['rules']}; reproducible: {row['reproducible']}",
+        "",
+        "## What it knew",
+        "",
+        f"Track: **{row['track']}** (what it knew: {row.get('knew_from', 'not stated')}).",
+        "",
+        "| fact | value |",
+        "|------|-------|",
+        *(f"| {f} | {row['knew'][f]} |" for f in FIELDS),
+        "",
+        "## Benchmark",
+        "",
+    ]
+    if row["kind"] == "solitaire":
+        body += [
+            f"{row['protocol']}, {row['games']:,} games, seed {row['seed']}, {row['rules']} "
+            f"rules (`yahtzee verify {row_path} MODEL` replays it):",
+            "",
+            "| expected score ± CI | mean ± 95% CI | regret/game |",
+            "|--:|--:|--:|",
+            f"| {row['expected_score']:.2f} ± {row['expected_ci95']:.2f} | {row['mean']:.2f} ± "
+            f"{row['ci95']:.2f} | {row['regret_per_game']:.2f} |",
+            "",
+        ]
+    else:
+        body += [
+            f"{row['protocol']}, {row['players']} players, {row['deals']:,} deals, seats "
+            f"rotated; a draw counts ½ (`yahtzee verify {row_path} MODEL` replays it):",
+            "",
+            "| opponent | win rate ± 95% CI | mean margin ± 95% CI |",
+            "|---|--:|--:|",
+            *(
+                f"| {o['opponent']} | {100 * o['win_rate']:.1f}% ± {100 * o['win_ci95']:.1f} | "
+                f"{o['margin']:+.2f} ± {o['margin_ci95']:.2f} |"
+                for o in row["opponents"]
+            ),
+            "",
+        ]
+    body += [
+        "## Limits",
+        "",
+        "- Compare it only with agents of the same track: its facts above say what it was given.",
+        "- Its numbers hold for the benchmark's protocol; the expected score is the sharper "
+        "estimate of its strength than the sample mean.",
         "",
         "Cite yahtzee-rl with its `CITATION.cff`.",
         "",

@@ -479,6 +479,12 @@ def _knew_lines(row: dict[str, Any]) -> list[str]:
         return []
     lines = [f"  track            {row['track']}  (what it knew: {row['knew_from']})"]
     lines += [f"    {field:<12}   {value}" for field, value in row["knew"].items()]
+    if row["knew_from"] == "nobody":
+        lines.append(
+            "    (not stated: nothing in the agent or its file says what it knew; state it with "
+            '--knew "observation=...;reward=...;actions=...;model=...;teacher=...", or '
+            "export it again with `yahtzee export`, whose files carry it)"
+        )
     spread = row.get("seed_spread")
     lines.append(f"  reproducible     {row['reproducible']}")
     if spread:

@@ -19,6 +19,15 @@ benchmarks rank agents differently. The protocol (`VERSUS_PROTOCOL`):
   draw), 0 below; a deal's result is the mean over its rotations. The win rate is the mean
   over deals, ± a normal 95% CI over deals; the margin is the agent's total minus the best
   opponent's, its mean over deals ± 95% CI.
+* beside it, the figures a peer who counts otherwise can compare (`decisive`): the draw rate,
+  and the win rate over decisive games only (wins / (wins + losses), draws left out) with two
+  95% CIs: ``paired by deal`` (a ratio of sums over deals, by the delta method: a deal's
+  rotations stay together, so the luck they share cancels; the one to quote) and
+  ``binomial`` (as if every decisive game were independent: the plain interval of a peer
+  with a fixed seat order). ``seats`` says how seats were assigned (``alternated``: each
+  deal played once from every seat).
+
+Intervals: `INTERVAL` names how the row's CIs were computed, for the reader of the JSON.
 
 Duplicate dice (``duplicate=True``, ``yahtzee benchmark --duplicate``): every seat of a game
 gets the same dice for the same turn and roll (`yahtzee_env.game.fair_dice`; with the same
@@ -59,6 +68,11 @@ class VersusProtocol:
 
 VERSUS_PROTOCOL = VersusProtocol()
 MAX_PLAYERS = 4
+SEATS = "alternated (every deal played once from each seat: the agent plays each seat's dice)"
+INTERVAL = (
+    "normal 95% CI over deals (paired by deal: a deal's seat rotations averaged first); the "
+    "decisive-game win rate's as a ratio of sums over deals (delta method), and binomially"
+)
 
 
 def _mean_ci(x: np.ndarray) -> tuple[float, float]:
@@ -66,6 +80,34 @@ def _mean_ci(x: np.ndarray) -> tuple[float, float]:
     if x.size < 2:
         return float(x.mean()), float("nan")
     return float(x.mean()), float(Z95 * x.std(ddof=1) / np.sqrt(x.size))
+
+
+def decisive(results: np.ndarray) -> dict[str, float]:
+    """From the game results (int8 [deals, rotations]: 1 win, 0 draw, -1 loss): the draw rate
+    and the win rate over decisive games with its 95% CI paired by deal (the ratio of the
+    deals' win and decisive-game sums, delta method) and its binomial 95% CI (every decisive
+    game independent). NaN where no game was decisive."""
+    wins = (results == 1).sum(axis=1).astype(np.float64)
+    played = (results != 0).sum(axis=1).astype(np.float64)
+    games, total = results.size, float(played.sum())
+    draw_rate = float((results == 0).sum() / games) if games else float("nan")
+    if total == 0:
+        nan = float("nan")
+        return {"draw_rate": draw_rate, "decisive_win_rate": nan, "decisive_ci95": nan,
+                "decisive_ci95_binomial": nan}  # fmt: skip
+    rate = float(wins.sum() / total)
+    deals = wins.size
+    if deals > 1:  # Var(sum(w - p n)) / (sum n)^2, the ratio estimator's delta-method variance
+        residual = wins - rate * played
+        paired = Z95 * np.sqrt(deals / (deals - 1) * np.sum(residual**2)) / total
+    else:
+        paired = float("nan")
+    return {
+        "draw_rate": draw_rate,
+        "decisive_win_rate": rate,
+        "decisive_ci95": float(paired),
+        "decisive_ci95_binomial": float(Z95 * np.sqrt(rate * (1 - rate) / total)),
+    }
 
 
 def play_rotated(
@@ -160,6 +202,7 @@ def benchmark_versus(
                 "margin": margin,
                 "margin_ci95": margin_ci,
                 "points_sum": float(points.sum()),
+                **decisive(results),
             }
         )
         if progress:
@@ -180,6 +223,8 @@ def benchmark_versus(
         and rules == RuleSet.from_spec("official")
         and not duplicate,
         "version": _package_version(),
+        "seats": SEATS,
+        "interval": INTERVAL,
         "opponents": opponents,
         "knew": knew,
         "track": track(knew),
@@ -208,4 +253,12 @@ def format_versus(row: dict[str, Any]) -> str:
             f"± {100 * o['win_ci95']:.1f}  (wins/draws/losses {o['wins']}/{o['draws']}/"
             f"{o['losses']}), margin {o['margin']:+.2f} ± {o['margin_ci95']:.2f}"
         )
+        if "decisive_win_rate" in o:
+            lines.append(
+                f"    over decisive games (draws left out): {100 * o['decisive_win_rate']:.2f}% "
+                f"± {100 * o['decisive_ci95']:.2f} paired by deal, "
+                f"± {100 * o['decisive_ci95_binomial']:.2f} binomial; draw rate "
+                f"{100 * o['draw_rate']:.2f}%"
+            )
+    lines.append(f"  seats {row.get('seats', 'alternated')}; CIs: {row.get('interval', INTERVAL)}")
     return "\n".join(lines)

@@ -11,13 +11,19 @@ a matrix of runs (seeds) by tasks (here the rules presets); its IQM is the mean 
 50% of all its scores (`scipy.stats.trim_mean(x, 0.25)`: ``int(0.25 n)`` cut from each end);
 its 95% CI is the percentile interval of `REPS` stratified bootstrap resamples (each task's
 runs resampled with replacement, separately). Implemented here in numpy with a seeded
-generator, so a report is the same every time (rliable draws from an unseeded one); the tests
-check the point estimates against rliable's where it is installed.
+generator, so a report is the same every time (rliable draws from numpy's global one); the
+tests check the point estimates against rliable's, and the intervals on rliable's own
+resamples (the same to 1e-9) and on its own draws (within Monte Carlo error).
 
 An input is a run folder (its evaluations' last mean, on the run's own fixed games) or a
 benchmark row (its expected score, or ``--metric mean``). Inputs with the same label are one
 group's runs: the label is given as ``LABEL=PATH``, else the run's config name or the row's
 folder without its ``-s<seed>`` suffix.
+
+Every group names its metric (``benchmark expected score, 10,000 games`` is not ``evaluation
+mean, 4,000 games``: another statistic on other games) and its track (what its agents knew,
+`yahtzee_env.policies.knowledge.track`); a group whose inputs differ in either is refused, and
+the tables carry both as columns. A group of one run has no interval: ``n/a``.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ class Group:
     label: str
     scores: dict[str, list[float]]  # task (rules) -> one score per run
     metric: str
+    track: str = "not stated"
 
     def matrix(self) -> np.ndarray:
         """[runs, tasks]; every task must have the same number of runs."""
@@ -51,8 +58,22 @@ class Group:
         return np.array([self.scores[t] for t in sorted(self.scores)], dtype=np.float64).T
 
 
-def _label_and_score(path: Path, metric: str) -> tuple[str, str, float, str]:
-    """(default label, task, score, metric name) of one input."""
+def _run_track(config: Path) -> str:
+    """A run folder's track from its config.yaml (the facts its exported model would state),
+    or ``not stated`` where the config cannot be read (no `train` extra, no config)."""
+    from yahtzee_env.policies.knowledge import track
+
+    try:
+        from yahtzee_agents.config import load_config
+        from yahtzee_agents.export import level_facts
+
+        return track(level_facts(load_config(config), 1)["knew"])
+    except (ImportError, OSError, ValueError):  # no train extra, or a config it refuses
+        return "not stated"
+
+
+def _label_and_score(path: Path, metric: str) -> tuple[str, str, float, str, str]:
+    """(default label, task, score, metric name, track) of one input."""
     if path.is_dir():
         evals = path / "evals.jsonl"
         if not evals.is_file():
@@ -70,7 +91,11 @@ def _label_and_score(path: Path, metric: str) -> tuple[str, str, float, str]:
             found = re.search(r"^\s+rules:\s*(\S+)", config.read_text(), re.M)
             rules = found.group(1) if found else rules
         key = "regret_per_game" if metric == "regret" else "mean"
-        return _SEED_SUFFIX.sub("", name), rules, float(lines[-1][key]), f"evaluation {key}"
+        last = lines[-1]
+        games = f", {last['games']:,} games" if isinstance(last.get("games"), int) else ""
+        what = f"evaluation {'regret per game' if metric == 'regret' else 'mean'}{games}"
+        found = _run_track(config) if config.is_file() else "not stated"
+        return _SEED_SUFFIX.sub("", name), rules, float(last[key]), what, found
     try:
         row = json.loads(path.read_text())
     except (OSError, ValueError) as err:
@@ -81,7 +106,17 @@ def _label_and_score(path: Path, metric: str) -> tuple[str, str, float, str]:
     if key not in row:
         raise ValueError(f"{path}: the row has no {key!r}")
     label = row.get("description") or _SEED_SUFFIX.sub("", path.parent.name)
-    return label, row.get("rules", "official"), float(row[key]), f"benchmark {key}"
+    names = {"expected_score": "expected score", "mean": "mean", "regret_per_game":
+             "regret per game"}  # fmt: skip
+    games = f", {row['games']:,} games" if isinstance(row.get("games"), int) else ""
+    what = f"benchmark {names[key]}{games}"
+    return (
+        label,
+        row.get("rules", "official"),
+        float(row[key]),
+        what,
+        row.get("track", "not stated"),
+    )
 
 
 def load_scores(inputs: Sequence[str | os.PathLike], metric: str = "expected") -> list[Group]:
@@ -95,9 +130,14 @@ def load_scores(inputs: Sequence[str | os.PathLike], metric: str = "expected") -
         path = Path(rest if sep else text)
         if not path.exists():
             raise ValueError(f"{path}: no such run folder or row")
-        default, task, score, what = _label_and_score(path, metric)
+        default, task, score, what, found = _label_and_score(path, metric)
         name = label if sep else default
-        group = groups.setdefault(name, Group(name, {}, what))
+        group = groups.setdefault(name, Group(name, {}, what, found))
+        if (what, found) != (group.metric, group.track):
+            raise ValueError(
+                f"{path}: {name!r} mixes metrics or tracks ({what}, {found}; its first input: "
+                f"{group.metric}, {group.track}): give it its own label (LABEL=PATH)"
+            )
         group.scores.setdefault(task, []).append(score)
     return list(groups.values())
 
@@ -109,18 +149,35 @@ def iqm(scores: np.ndarray) -> float:
     return float(x[cut : x.size - cut].mean())
 
 
-def stratified_bootstrap_ci(
-    scores: np.ndarray, statistic=iqm, reps: int = REPS, seed: int = SEED, size: float = 0.95
+def stratified_resamples(runs: int, tasks: int, reps: int = REPS, seed: int = SEED) -> np.ndarray:
+    """The run picked for each place of each resample (int [reps, runs, tasks]): each task's
+    runs drawn with replacement on their own (rliable's `StratifiedBootstrap`)."""
+    return np.random.default_rng(seed).integers(0, runs, size=(reps, runs, tasks))
+
+
+def percentile_interval(
+    scores: np.ndarray, picks: np.ndarray, statistic=iqm, size: float = 0.95
 ) -> tuple[float, float]:
-    """Percentile interval of ``statistic`` over stratified bootstrap resamples of the
-    [runs, tasks] matrix: each task's column resampled with replacement on its own."""
-    runs, tasks = scores.shape
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, runs, size=(reps, runs, tasks))
+    """Percentile interval of ``statistic`` over the resamples ``picks`` of the [runs, tasks]
+    matrix (``picks[k, r, t]``: the run in place r of task t in resample k), as arch's
+    ``conf_int(method="percentile")`` computes it."""
     resampled = np.take_along_axis(scores[None], picks, axis=1)
     values = np.array([statistic(r) for r in resampled])
     lo, hi = np.percentile(values, [100 * (1 - size) / 2, 100 * (1 + size) / 2])
     return float(lo), float(hi)
+
+
+def stratified_bootstrap_ci(
+    scores: np.ndarray, statistic=iqm, reps: int = REPS, seed: int = SEED, size: float = 0.95
+) -> tuple[float, float]:
+    """Percentile interval of ``statistic`` over ``reps`` seeded stratified bootstrap
+    resamples of the [runs, tasks] matrix; (nan, nan) for fewer than 2 runs."""
+    runs, tasks = scores.shape
+    if runs < 2:  # one run resampled is itself: no interval, not a zero-width one
+        return float("nan"), float("nan")
+    return percentile_interval(
+        scores, stratified_resamples(runs, tasks, reps, seed), statistic, size
+    )
 
 
 def aggregate(groups: Sequence[Group], reps: int = REPS, seed: int = SEED) -> list[dict[str, Any]]:
@@ -133,6 +190,7 @@ def aggregate(groups: Sequence[Group], reps: int = REPS, seed: int = SEED) -> li
             {
                 "label": g.label,
                 "metric": g.metric,
+                "track": g.track,
                 "runs": m.shape[0],
                 "tasks": sorted(g.scores),
                 "iqm": iqm(m),
@@ -148,18 +206,24 @@ def aggregate(groups: Sequence[Group], reps: int = REPS, seed: int = SEED) -> li
     return out
 
 
+def _interval(low: float, high: float) -> str:
+    """``[low, high]``, or ``n/a`` where there is none (fewer than 2 runs)."""
+    if np.isnan(low) or np.isnan(high):
+        return "n/a"
+    return f"[{low:.2f}, {high:.2f}]"
+
+
 def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
+    """One line per group with its metric and track (a group of one run: CI ``n/a``)."""
     lines = [
-        "| agent | runs | IQM [95% CI] | mean [95% CI] | median | min–max |",
-        "|---|--:|--:|--:|--:|--:|",
+        "| agent | track | metric | runs | IQM [95% CI] | mean [95% CI] | median | min–max |",
+        "|---|---|---|--:|--:|--:|--:|--:|",
     ]
     for r in rows:
-        lo, hi = r["iqm_ci95"]
-        mlo, mhi = r["mean_ci95"]
         lines.append(
-            f"| {r['label']} | {r['runs']} | {r['iqm']:.2f} [{lo:.2f}, {hi:.2f}] | "
-            f"{r['mean']:.2f} [{mlo:.2f}, {mhi:.2f}] | {r['median']:.2f} | "
-            f"{r['min']:.2f}–{r['max']:.2f} |"
+            f"| {r['label']} | {r['track']} | {r['metric']} | {r['runs']} | {r['iqm']:.2f} "
+            f"{_interval(*r['iqm_ci95'])} | {r['mean']:.2f} {_interval(*r['mean_ci95'])} | "
+            f"{r['median']:.2f} | {r['min']:.2f}–{r['max']:.2f} |"
         )
     return "\n".join(lines)
 
@@ -173,27 +237,27 @@ def _tex(text: str) -> str:
 
 def latex_table(rows: Sequence[dict[str, Any]], caption: str = "") -> str:
     """A booktabs table (``\\usepackage{booktabs}``) to paste into a paper."""
-    metric = rows[0]["metric"] if rows else "score"
+    metrics = list(dict.fromkeys(r["metric"] for r in rows)) or ["score"]
     lines = [
         r"\begin{table}[t]",
         r"\centering",
-        r"\begin{tabular}{lrrrr}",
+        r"\begin{tabular}{lllrrrr}",
         r"\toprule",
-        r"Agent & Runs & IQM [95\% CI] & Mean [95\% CI] & Median \\",
+        r"Agent & Track & Metric & Runs & IQM [95\% CI] & Mean [95\% CI] & Median \\",
         r"\midrule",
     ]
     for r in rows:
-        lo, hi = r["iqm_ci95"]
-        mlo, mhi = r["mean_ci95"]
         lines.append(
-            f"{_tex(r['label'])} & {r['runs']} & {r['iqm']:.2f} [{lo:.2f}, {hi:.2f}] & "
-            f"{r['mean']:.2f} [{mlo:.2f}, {mhi:.2f}] & {r['median']:.2f} \\\\"
+            f"{_tex(r['label'])} & {_tex(r['track'])} & {_tex(r['metric'])} & {r['runs']} & "
+            f"{r['iqm']:.2f} {_interval(*r['iqm_ci95'])} & {r['mean']:.2f} "
+            f"{_interval(*r['mean_ci95'])} & {r['median']:.2f} \\\\"
         )
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
-        rf"\caption{{{_tex(caption or metric)}: interquartile mean over runs with "
-        rf"stratified-bootstrap 95\% CIs ({REPS:,} resamples; Agarwal et al., 2021).}}",
+        rf"\caption{{{_tex(caption or '; '.join(metrics))}: interquartile mean over runs with "
+        rf"stratified-bootstrap 95\% CIs ({REPS:,} resamples; Agarwal et al., 2021; n/a: a "
+        rf"single run).}}",
         r"\end{table}",
     ]
     return "\n".join(lines) + "\n"

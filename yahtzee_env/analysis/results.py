@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from yahtzee_env.policies.knowledge import FIELDS, VOCABULARY, head
+from yahtzee_env.policies.knowledge import FIELDS, VOCABULARY
 
 MAX_ROW_BYTES = 2_000_000
 SHA256 = "^[0-9a-f]{64}$"
@@ -67,6 +67,14 @@ _COMMON = {
     "knew": _KNEW,
     "knew_from": {"enum": ["the agent", "stated by the submitter", "nobody", "its paper"]},
     "track": _TEXT,
+    "same_weights_as": {
+        "type": "string",
+        "maxLength": 100,
+        "description": "the agent of another row whose weights this row's model has (the same "
+        "network under another name, alone or inside a search); `yahtzee results` refuses two "
+        "rows with one weights digest under different agents unless one says so, and the "
+        "solitaire leaderboard shows such a network once",
+    },
     "rules": {"type": "string", "maxLength": 40},
     "version": {"type": ["string", "null"], "maxLength": 40},
 }
@@ -166,6 +174,8 @@ VERSUS = {
         "standard": {"type": "boolean"},
         "duplicate": {"type": "boolean"},  # every seat on the same dice (absent: false)
         "reproducible": {"enum": ["deterministic", "seeded by the protocol", "no"]},
+        "seats": _TEXT,
+        "interval": _TEXT,
         "model": _MODEL,
         "provenance": {
             **_PROVENANCE,
@@ -188,6 +198,10 @@ VERSUS = {
                     "margin": _NUMBER,
                     "margin_ci95": _NUMBER,
                     "points_sum": _NUMBER,
+                    "draw_rate": _RATE,
+                    "decisive_win_rate": _RATE,
+                    "decisive_ci95": _NUMBER,
+                    "decisive_ci95_binomial": _NUMBER,
                 },
             },
         },
@@ -201,6 +215,7 @@ REPORTED = {
     "properties": {
         **_COMMON,
         "kind": {"const": "reported"},
+        "model": _MODEL,
         "reported": {
             "type": "object",
             "required": ["value", "statistic", "games", "source"],
@@ -327,6 +342,42 @@ def load_rows(folder: str | os.PathLike) -> list[dict[str, Any]]:
     return [read_row(p) for p in paths]
 
 
+def same_weights_problems(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Pairs of rows whose models have one weights digest under different agents, neither
+    saying so (``same_weights_as`` naming the other, or both naming a third), and rows that
+    say ``same_weights_as`` an agent whose weights differ from theirs: one network must not
+    look like two agents on a leaderboard, nor two networks like one."""
+    by_digest: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        digest = (r.get("model") or {}).get("sha256")
+        if digest:
+            by_digest.setdefault(digest, []).append(r)
+    problems = []
+    digest_of = {r["agent"]: d for d, group in by_digest.items() for r in group}
+    for r in rows:
+        same, digest = r.get("same_weights_as"), (r.get("model") or {}).get("sha256")
+        if same in digest_of and digest and digest != digest_of[same]:
+            problems.append(
+                f'{r["agent"]!r} says "same_weights_as": {same!r}, but its weights (sha256 '
+                f"{digest[:12]}...) are not {same!r}'s ({digest_of[same][:12]}...)"
+            )
+    for digest, group in by_digest.items():
+        for i, a in enumerate(group):
+            for b in group[i + 1 :]:
+                if a["agent"] != b["agent"] and _network(a) != _network(b):
+                    problems.append(
+                        f"{a['agent']!r} and {b['agent']!r} name the same weights (sha256 "
+                        f"{digest[:12]}...) as different agents: one of them must say "
+                        f'"same_weights_as": the other\'s agent'
+                    )
+    return problems
+
+
+def _network(row: dict[str, Any]) -> str:
+    """The agent a row's weights belong to: its own, or the one it says it shares them with."""
+    return row.get("same_weights_as") or row["agent"]
+
+
 def schema_text() -> str:
     return json.dumps(SCHEMA, indent=2) + "\n"
 
@@ -342,49 +393,107 @@ def _rank(row: dict[str, Any]) -> float:
     return row["expected_score"]
 
 
-def _label(row: dict[str, Any]) -> str:
+def _label(row: dict[str, Any], also: Sequence[str] = ()) -> str:
     name = row.get("description") or row["agent"]
+    if also:
+        name += f" (the same network: {'; '.join(also)})"
     return name if row["kind"] != "reported" else f"{name} (reported, not re-run)"
 
 
-def leaderboard_table(rows: Iterable[dict[str, Any]], style: str = "readme") -> str:
-    """The solitaire leaderboard as a Markdown table, best first: what each agent knew (its
-    track and five facts), then its numbers. ``style`` ``"readme"`` has the short columns,
-    ``"docs"`` adds the rates and how to reproduce the row."""
-    if style not in ("readme", "docs"):
-        raise ValueError(f"style must be 'readme' or 'docs', got {style!r}")
+def _one_row_per_network(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
+    """Each row with the agents whose rows say they share its weights (``same_weights_as``),
+    those rows left out: a network is one row."""
+    agents = {r["agent"] for r in rows}
+    also: dict[str, list[str]] = {}
+    kept = []
+    for r in rows:
+        same = r.get("same_weights_as")
+        if same in agents and same != r["agent"]:
+            also.setdefault(same, []).append(_short_name(r))
+        else:
+            kept.append(r)
+    return [(r, also.get(r["agent"], [])) for r in kept]
+
+
+def _short_name(row: dict[str, Any]) -> str:
+    if row["kind"] == "reported":
+        return f"run `{row['agent']}`"
+    return f"`{row['agent']}` alone"
+
+
+def solitaire_rows(rows: Iterable[dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
+    """The solitaire leaderboard's rows, best first, one per network (see `leaderboard_table`)."""
     chosen = [r for r in rows if r["kind"] in ("solitaire", "reported")]
     chosen = [r for r in chosen if r["kind"] == "reported" or (r["standard"] and r["seed"] == 0)]
     chosen.sort(key=_rank, reverse=True)
+    return _one_row_per_network(chosen)
+
+
+def short_rows(rows: Iterable[dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
+    """The README's short leaderboard: the shipped levels, the built-in baselines and the
+    best row of every other track, best first."""
+    ranked = solitaire_rows(rows)
+    picked, tracks = [], set()
+    for r, also in ranked:
+        if (r.get("model") or {}).get("kind") in ("level", "built-in") and r["kind"] != "reported":
+            picked.append((r, also))
+            tracks.add(r["track"])
+    for r, also in ranked:
+        if r["track"] not in tracks and r["track"] != "not stated":
+            picked.append((r, also))
+            tracks.add(r["track"])
+    order = {id(r): i for i, (r, _) in enumerate(ranked)}
+    return sorted(picked, key=lambda pair: order[id(pair[0])])
+
+
+def leaderboard_table(rows: Iterable[dict[str, Any]], style: str = "readme") -> str:
+    """The solitaire leaderboard as a Markdown table, best first, one row per network (a row
+    whose ``same_weights_as`` names another row's agent is named in that row, not repeated):
+    what each agent knew (its track and five facts), then its numbers. ``style`` ``"readme"``
+    is the short one (the levels, the baselines and the best row of each other track; the
+    track and the numbers), ``"docs"`` every row with the five facts, the rates and how to
+    reproduce the row."""
+    if style not in ("readme", "docs"):
+        raise ValueError(f"style must be 'readme' or 'docs', got {style!r}")
+    rows = list(rows)
+    if style == "readme":
+        lines = [
+            "| agent | track | expected score ± 95% CI | regret/game |",
+            "|---|---|--:|--:|",
+        ]
+        for r, also in short_rows(rows):
+            if r["kind"] == "reported":
+                rep = r["reported"]
+                games = f", {rep['games']:,} games" if rep["games"] else ""
+                score, regret = f"{rep['value']:.2f} ({rep['statistic']}{games})", "—"
+            else:
+                score = _ci(r["expected_score"], r["expected_ci95"])
+                regret = f"{r['regret_per_game']:.2f}"
+            cells = [_label(r, also), r["track"], score, regret]
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        return "\n".join(lines)
     header = ["agent", "track", *FIELDS, "expected score ± CI", "mean ± 95% CI", "regret/game"]
     align = ["---", "---", *["---"] * len(FIELDS), "--:", "--:", "--:"]
-    if style == "docs":
-        header += ["upper bonus", "yahtzee", "reproduce"]
-        align += ["--:", "--:", "---"]
+    header += ["upper bonus", "yahtzee", "reproduce"]
+    align += ["--:", "--:", "---"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    for r in chosen:
+    for r, also in solitaire_rows(rows):
         facts = [r["knew"][f] for f in FIELDS]
-        if style == "readme":  # the short form; docs/benchmark.md has the details
-            facts = [head(f) for f in facts]
-        cells = [_label(r), r["track"], *facts]
+        cells = [_label(r, also), r["track"], *facts]
         if r["kind"] == "reported":
             rep = r["reported"]
             games = f", {rep['games']:,} games" if rep["games"] else ""
             cells += [f"{rep['value']:.2f} ({rep['statistic']}{games})", "—", "—"]
-            if style == "docs":
-                cells += ["—", "—", rep["source"]]
+            cells += ["—", "—", rep["source"]]
         else:
             cells += [
                 _ci(r["expected_score"], r["expected_ci95"]),
                 _ci(r["mean"], r["ci95"]),
                 f"{r['regret_per_game']:.2f}",
+                f"{100 * r['upper_bonus_rate']:.1f}%",
+                f"{100 * r['yahtzee_rate']:.1f}%",
+                r.get("source") or f"`yahtzee benchmark {r['model']['name']}`",
             ]
-            if style == "docs":
-                cells += [
-                    f"{100 * r['upper_bonus_rate']:.1f}%",
-                    f"{100 * r['yahtzee_rate']:.1f}%",
-                    r.get("source") or f"`yahtzee benchmark {r['model']['name']}`",
-                ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
 
@@ -403,7 +512,10 @@ def versus_table(rows: Iterable[dict[str, Any]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|---|--:|---|" + "--:|" * len(opponents)]
     for r in chosen:
         by = {o["opponent"]: o for o in r["opponents"]}
-        cells = [_label(r), str(r["players"]), r["track"]]
+        label = _label(r)
+        if r.get("same_weights_as"):
+            label += f" (the weights of `{r['same_weights_as']}`)"
+        cells = [label, str(r["players"]), r["track"]]
         for name in opponents:
             o = by.get(name)
             cells.append(

@@ -15,6 +15,11 @@ Before anything is played, the row is checked against the schema (`yahtzee_env.a
 its protocol must be this package's, its numbers must agree with its own chunks, and MODEL
 must be the model that made it (its sha256, or its name for a built-in): each refusal is a
 `RowError` naming the field.
+
+`verify_digests` (``yahtzee verify --digests``) does all of that and no replay, for rows too
+long to re-play often (the duelist's 40,000 games): the model's digest, the dice digest of
+the row's protocol recomputed on this machine (and the solver table's), and the row's own
+arithmetic (a versus row's counts and points against its games and win rate).
 """
 
 from __future__ import annotations
@@ -161,6 +166,58 @@ def verify_row(row: dict[str, Any], model: str, *, workers: int | None = 1) -> V
         f"against {row['mean']:.2f} ± {row['ci95']:.2f}"
     )
     return verdict
+
+
+def verify_digests(row: dict[str, Any], model: str) -> Verdict:
+    """Everything `verify_row` checks but the replay: `RowError` for a row that is not the
+    model's, not self-consistent, or made on other dice than this machine's protocol."""
+    from yahtzee_env.analysis.leaderboard import PROTOCOL, load_agent
+
+    check_row(row)
+    if row["kind"] == "reported":
+        raise RowError("kind: a 'reported' row is a published number with no model to re-run")
+    agent = load_agent(model, row["rules"], row["agent"])
+    note = check_model(row, model, agent)
+    lines = [note] if note else []
+    if row["kind"] == "solitaire":
+        from yahtzee_env.analysis.protocol import dice_digest, solver_digest
+        from yahtzee_env.solver.exact import load_or_solve
+
+        if row["protocol"] != PROTOCOL.name or row["seed"] != PROTOCOL.seed:
+            raise RowError(
+                f"protocol: {row['protocol']!r} seed {row['seed']} is not this package's"
+            )
+        check_consistent(row)
+        dice = dice_digest(row["games"], PROTOCOL.seed, PROTOCOL.chunk_size)
+        solver = solver_digest(load_or_solve(row["rules"]))
+        if solver != row["provenance"]["solver_sha256"]:
+            raise RowError("provenance.solver_sha256: not this machine's solver table")
+        what = f"{row['games']:,} games"
+    else:
+        from yahtzee_env.analysis.multiplayer import VERSUS_PROTOCOL
+        from yahtzee_env.analysis.protocol import versus_dice_digest
+
+        if row["protocol"] != VERSUS_PROTOCOL.name:
+            raise RowError(f"protocol: {row['protocol']!r} is not {VERSUS_PROTOCOL.name!r}")
+        for i, o in enumerate(row["opponents"]):
+            counts = [o.get(k) for k in ("wins", "draws", "losses")]
+            if None not in counts and sum(counts) != row["deals"] * row["players"]:
+                raise RowError(
+                    f"opponents[{i}]: wins + draws + losses = {sum(counts)}, not deals x players"
+                )
+            if "points_sum" in o and not _close(o["points_sum"] / row["deals"], o["win_rate"]):
+                raise RowError(f"opponents[{i}].win_rate: not its points_sum / deals")
+        dice = versus_dice_digest(
+            row["deals"], row["players"], VERSUS_PROTOCOL.seed, VERSUS_PROTOCOL.batch_size
+        )
+        what = f"{row['deals']:,} deals"
+    if dice != row["provenance"]["dice_sha256"]:
+        raise RowError("provenance.dice_sha256: not this machine's dice for the row's protocol")
+    lines.append(
+        f"digests hold (not replayed): the model's sha256, the dice of {what} "
+        f"(sha256 {dice[:12]}...) and the row's own arithmetic"
+    )
+    return Verdict(True, "by its digests", lines)
 
 
 def _verify_versus(row: dict[str, Any], model: str) -> Verdict:

@@ -172,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
             args.out / f"{name}.onnx",
             rules=cfg.env.rules,
             level=args.level,
+            knew=level_facts(cfg, int(model.num_timesteps))["knew"],
         )
     print(f"wrote {path}")
     return 0
@@ -325,6 +326,8 @@ def _export_zip(args: argparse.Namespace) -> int:
 
                 digest = load_run_config(_run_folder_of(args.run)).digest()
             extra = {"source": args.run.name, "assumed": assumed} if assumed else {}
+            if getattr(policy, "knew", None) is not None:  # a run's zip: its config's facts
+                extra["knew"] = policy.knew
             if policy.timesteps is not None:
                 extra["timesteps"] = policy.timesteps
             path = save_policy(

@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--check",
         action="store_true",
         help="exit 1 if a marked table in the --update files (or DIR/schema.json) is not the "
-        "one the rows give (changes nothing)",
+        "one the rows give, or if two rows name one network's weights as different agents "
+        "without saying so (changes nothing)",
     )
 
 
@@ -40,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
         RowError,
         leaderboard_table,
         load_rows,
+        same_weights_problems,
         schema_text,
         update_text,
         versus_table,
@@ -54,6 +56,11 @@ def run(args: argparse.Namespace) -> int:
     except RowError as err:
         print(f"yahtzee results: error: {err}", file=sys.stderr)
         return 2
+    problems = same_weights_problems(rows)
+    for problem in problems:
+        print(f"yahtzee results: error: {args.dir}: {problem}", file=sys.stderr)
+    if problems:
+        return 1 if args.check else 2
     if args.update is None:
         print(leaderboard_table(rows, "docs"))
         print()

@@ -159,7 +159,7 @@ def allowed_hosts(args: argparse.Namespace) -> list[str] | None:
     import ipaddress
     from urllib.parse import urlsplit
 
-    from yahtzee_env.web.guard import LOOPBACK_HOSTS
+    from yahtzee_env.web.door.guard import LOOPBACK_HOSTS
 
     try:
         loopback = args.host == "localhost" or ipaddress.ip_address(args.host).is_loopback
@@ -213,9 +213,9 @@ def check_db(db, migrate: bool) -> int:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from yahtzee_env.web.app import create_app
+        from yahtzee_env.web.door.app import create_app
+        from yahtzee_env.web.door.server import run as run_server
         from yahtzee_env.web.limits import Limits
-        from yahtzee_env.web.server import run as run_server
     except ModuleNotFoundError as err:
         if err.name and err.name.split(".")[0] in ("starlette", "uvicorn", "h11", "anyio"):
             from yahtzee_env.web import INSTALL_HINT
@@ -274,7 +274,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ[DB_ENV] = str(db)  # for the workers' app factory
     os.environ["YAHTZEE_SERVE_OPTIONS"] = json.dumps({**options, "limits": limits})
     run_server(
-        "yahtzee_env.web.app:app_from_env",
+        "yahtzee_env.web.door.app:app_from_env",
         args.host,
         args.port,
         header_timeout=args.header_timeout,

@@ -24,17 +24,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "package.module:function (as `yahtzee benchmark` takes)",
     )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (speed only)")
+    parser.add_argument(
+        "--digests",
+        action="store_true",
+        help="check the model's digest, the dice digest on this machine and the row's own "
+        "arithmetic, without replaying its games (for long rows)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from yahtzee_env.analysis.results import RowError, read_row
-    from yahtzee_env.analysis.verify import verify_row
+    from yahtzee_env.analysis.verify import verify_digests, verify_row
     from yahtzee_env.commands import missing_extra_hint
     from yahtzee_env.policies.models import ModelFormatError
 
     try:
         row = read_row(args.row)
-        verdict = verify_row(row, args.model, workers=args.workers)
+        if args.digests:
+            verdict = verify_digests(row, args.model)
+        else:
+            verdict = verify_row(row, args.model, workers=args.workers)
     except RowError as err:
         print(f"yahtzee verify: error: {args.row}: {err}", file=sys.stderr)
         return 2

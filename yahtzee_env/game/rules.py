@@ -311,31 +311,40 @@ class BoxScoring:
         return 1 + face, POINTS_NATURAL  # free joker, own upper box still open
 
     def context_batch(
-        self, rolls: np.ndarray, filled: np.ndarray, yahtzee_state: np.ndarray
+        self, rolls: np.ndarray, filled: np.ndarray, yahtzee_state: np.ndarray, xp: Any = np
     ) -> tuple[np.ndarray, np.ndarray]:
-        """`context` over arrays of rolls and states (any matching shapes)."""
-        face = YAHTZEE_FACE[rolls].astype(np.int64)
+        """`context` over arrays of rolls and states (any matching shapes). ``xp`` is the
+        array library (numpy; ``jax.numpy`` for traced arrays: `yahtzee_env.jax`)."""
+        face = xp.asarray(YAHTZEE_FACE)[rolls].astype(int)
         joker = (face >= 0) & (yahtzee_state != YAHTZEE_OPEN) & (self.rules.joker != "none")
         if self.rules.joker == "forced":
             values = joker
         else:
-            values = joker & (((filled >> np.maximum(face, 0)) & 1) == 1)
-        return np.where(joker, 1 + face, 0), values.astype(np.int64)
+            values = joker & (((filled >> xp.maximum(face, 0)) & 1) == 1)
+        return xp.where(joker, 1 + face, 0), values.astype(int)
 
     def options(self, roll: int, filled: int, yahtzee_state: int) -> tuple[np.ndarray, np.ndarray]:
         """(legal bool[13], points int16[13]) of placing ``roll``, bonus not included."""
         ctx, values = self.context(roll, filled, yahtzee_state)
         return self.legal[ctx, filled], self.points[roll, values]
 
-    def fill(self, roll, box, values, upper_total, yahtzee_state) -> Fill:
+    def flat_lookups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`fill`'s flat lookups as numpy arrays (points, is-Yahtzee, next yahtzee-box state),
+        for another array library to convert once and pass back as ``lookups``."""
+        return self._fill_lookups[True]
+
+    def fill(self, roll, box, values, upper_total, yahtzee_state, *, lookups=None) -> Fill:
         """Fill ``box`` with ``roll``: the one place where a fill's outcome is put together.
 
         ``values`` is the points context (`context` / `context_batch`); ``upper_total`` and
         ``yahtzee_state`` are the scorecard's before the fill. Ints (the engine: one fill) or
         arrays of matching shapes (the vector env, the solver). Legality is the caller's: see
         ``legal``. The solver's fused inner loop (`exact.final_roll_values`) is held equal to
-        this function by ``tests/test_solver.py``.
+        this function by ``tests/test_solver.py``. ``lookups``: `flat_lookups` as another
+        array library's arrays (the JAX env's), used instead of the numpy ones.
         """
+        if lookups is not None:
+            return self._fill(*lookups, roll, box, values, upper_total, yahtzee_state)
         arrays = (
             isinstance(roll, np.ndarray)
             or isinstance(box, np.ndarray)
@@ -343,7 +352,12 @@ class BoxScoring:
             or isinstance(upper_total, np.ndarray)
             or isinstance(yahtzee_state, np.ndarray)
         )
-        points_of, is_yahtzee, next_state = self._fill_lookups[arrays]
+        return self._fill(
+            *self._fill_lookups[arrays], roll, box, values, upper_total, yahtzee_state
+        )
+
+    def _fill(self, points_of, is_yahtzee, next_state, roll, box, values, upper_total,
+              yahtzee_state) -> Fill:  # fmt: skip
         points = points_of[(roll * 2 + values) * NUM_BOXES + box]
         bonus = self._bonus(is_yahtzee, roll, yahtzee_state)
         after = upper_total + points * (box < NUM_UPPER)
@@ -356,11 +370,13 @@ class BoxScoring:
             next_state[(yahtzee_state * NUM_BOXES + box) * 2 + scored],
         )
 
-    def yahtzee_bonus(self, roll, yahtzee_state):
+    def yahtzee_bonus(self, roll, yahtzee_state, *, lookups=None):
         """The bonus a roll earns wherever it is placed (0 unless a further Yahtzee). Ints or
-        arrays of matching shapes, like `fill`."""
-        arrays = isinstance(roll, np.ndarray) or isinstance(yahtzee_state, np.ndarray)
-        return self._bonus(self._fill_lookups[arrays][1], roll, yahtzee_state)
+        arrays of matching shapes, like `fill` (and its ``lookups``)."""
+        if lookups is None:
+            arrays = isinstance(roll, np.ndarray) or isinstance(yahtzee_state, np.ndarray)
+            lookups = self._fill_lookups[arrays]
+        return self._bonus(lookups[1], roll, yahtzee_state)
 
     def _bonus(self, is_yahtzee, roll, yahtzee_state):
         # The Yahtzee-bonus rule, once: `fill` and `yahtzee_bonus` pass their lookup.

@@ -45,9 +45,13 @@ FORMAT_NAME = "yahtzee-rl-policy"
 FORMAT_VERSION = 1
 LEVELS_DIR = Path(__file__).with_name("levels")
 ACTIVATIONS = ("relu", "tanh")
-# How a level was made (`Manifest.method`); "search": no learning of its own, a search on
-# top of other policies (the `duelist`: the solver and an exact win-probability search).
-METHODS = ("reward-only", "distilled", "model-based", "search")
+# How a level was made (`Manifest.method`): "ppo": PPO with no teacher (what else it knew is the
+# manifest's `knew`: the shipped PPO levels had three aids, so they are not the strict
+# "reward-only" track); "search": no learning of its own, a search on top of other policies
+# (the `duelist`: the solver and an exact win-probability search).
+METHODS = ("ppo", "distilled", "model-based", "search")
+# A method's older name, read as the current one.
+OLD_METHODS = {"reward-only": "ppo"}
 # What a level plays for (`Manifest.objective`): its own expected score (every level trained
 # or solved for the solitaire score) or, at a 2-seat table, the win (the `duelist`).
 OBJECTIVES = ("score", "win")
@@ -119,9 +123,10 @@ class Manifest:
     version: int | None = None
     """The level's version: a retrained level gets a higher one (None in older files)."""
     method: str | None = None
-    """``"reward-only"`` (PPO on the game's reward alone), ``"distilled"`` (imitating a
-    teacher first, then PPO) or ``"model-based"`` (a turn-value network learned from played
-    games, played by expectimax through the rules); None in older files."""
+    """``"ppo"`` (PPO with no teacher; ``"reward-only"`` in older files), ``"distilled"``
+    (imitating a teacher first, then PPO), ``"model-based"`` (a turn-value network learned
+    from played games, played by expectimax through the rules) or ``"search"``; None in older
+    files."""
     env_steps: int | None = None
     """Env-steps behind the exported weights (0: the distilled policy before PPO)."""
     objective: str | None = None
@@ -261,6 +266,7 @@ def read_manifest(path: str | Path) -> Manifest:
         except KnowledgeError as err:
             raise ModelFormatError(f"{path}: manifest {err}") from None
     method = data.get("method")
+    method = OLD_METHODS.get(method, method) if isinstance(method, str) else method
     if method is not None and method not in METHODS:
         raise ModelFormatError(f"{path}: manifest 'method' must be one of {METHODS}: {method!r}")
     objective = data.get("objective")

@@ -14,8 +14,10 @@ An ONNX file written by ``yahtzee export --format onnx`` carries in its ``metada
 the holds mode, the rules, the observation version, the level and ``arrays_sha256``, the
 sha256 of its weight arrays (`weights_digest`; a level manifest's ``weights_sha256`` is the
 digest of its ``.npz`` file instead) (`onnx_metadata`); `load_onnx_policy` checks every one
-before it plays. SB3 loading lives in the training package (`yahtzee_agents.sources`),
-found through an entry point.
+before it plays. Where the exporter knew it, ``knew`` holds what the agent knew (the five
+facts as JSON, `yahtzee_env.policies.knowledge`): the loaded policy states it, so a benchmark
+row of the file gives its track. SB3 loading lives in the training package
+(`yahtzee_agents.sources`), found through an entry point.
 """
 
 from __future__ import annotations
@@ -79,8 +81,16 @@ def weights_digest(weights: Sequence[tuple[np.ndarray, np.ndarray]]) -> str:
     return digest.hexdigest()
 
 
-def onnx_metadata(policy: MLPPolicy, *, rules: str, level: str | None) -> dict[str, str]:
-    """The ``metadata_props`` of an exported ONNX file (all strings, as ONNX requires)."""
+def onnx_metadata(
+    policy: MLPPolicy, *, rules: str, level: str | None, knew: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The ``metadata_props`` of an exported ONNX file (all strings, as ONNX requires);
+    ``knew`` (what the agent knew, checked) only when given."""
+    import json
+
+    from yahtzee_env.policies.knowledge import check_knowledge
+
+    extra = {"knew": json.dumps(check_knowledge(knew), sort_keys=True)} if knew else {}
     return {
         "format": ONNX_FORMAT,
         "holds": "canonical" if policy.canonical_holds else "all",
@@ -89,6 +99,7 @@ def onnx_metadata(policy: MLPPolicy, *, rules: str, level: str | None) -> dict[s
         "level": level or "",
         "activation": policy.activation,
         "arrays_sha256": weights_digest(policy.weights),
+        **extra,
     }
 
 
@@ -195,8 +206,9 @@ def load_onnx_policy(path: str | os.PathLike, rules: RuleSet | str | None = None
     inputs = INPUT_SIZES[input_version]
     if weights[0][0].shape[0] != inputs or weights[-1][0].shape[1] != NUM_ACTIONS:
         raise ModelFormatError(f"{path}: network is not {inputs} -> {NUM_ACTIONS}")
+    knew = _onnx_knew(meta, path)
     try:
-        return OnnxPolicy(
+        policy = OnnxPolicy(
             blob,
             weights,
             meta["activation"],
@@ -208,6 +220,23 @@ def load_onnx_policy(path: str | os.PathLike, rules: RuleSet | str | None = None
         )
     except Exception as err:  # onnxruntime raises its own exception types
         raise ModelFormatError(f"{path}: onnxruntime cannot run it ({err})") from None
+    if knew is not None:
+        policy.knew = knew  # what the exporter knew it knew (`knowledge_of` reads it)
+    return policy
+
+
+def _onnx_knew(meta: dict[str, str], path: Path) -> dict[str, str] | None:
+    """The metadata's ``knew`` (JSON of the five facts), checked; None where it has none."""
+    import json
+
+    from yahtzee_env.policies.knowledge import KnowledgeError, check_knowledge
+
+    if "knew" not in meta:
+        return None
+    try:
+        return check_knowledge(json.loads(meta["knew"]), "metadata knew")
+    except (ValueError, KnowledgeError) as err:
+        raise ModelFormatError(f"{path}: {err}") from None
 
 
 # ------------------------------------------------------------------------------ SB3

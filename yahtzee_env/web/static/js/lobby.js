@@ -1,9 +1,9 @@
 // The lobby: a new table (solo or online), joining one by its code, the session's open
 // tables, and the account (sign up, sign in, sign out).
-import { $, config, el, go, params } from "./page.js";
+import { $, config, el, go, params, store } from "./page.js";
 import { ME, ApiError, api, loadSession, whileBusy } from "./net.js";
 import { rememberRename } from "./rename.js";
-import { errorText, joinNames, levelName, ruleName, seatName, t } from "./words.js";
+import { errorText, joinNames, levelName, ruleName, seatName, t, tn } from "./words.js";
 import { renderYourMove } from "./notify.js";
 import * as care from "./care.js";
 import { ratingText } from "./leaderboard.js";
@@ -24,9 +24,17 @@ function moreGroup(label) {
   return [group];
 }
 
+// The lobby's choices are remembered in the browser (`yz.lobby`), and so is whether More
+// options is open (`yz.more`): Play plays the last choices, or 2 seats against the server's
+// fill level (medium) the first time.
+const SAVED = "yz.lobby";
+const saved = () => store.get(SAVED, {}) || {};
+const CHECKS = { match: "match", coach: "coach", public: "public", duplicate: "duplicate", listOpen: "list-open" };
+
 function renderSeatKinds() {
   const box = $("seat-kinds");
   const previous = [...box.querySelectorAll("select")].map((s) => s.value);
+  const kinds = previous.length ? previous : (saved().kinds || []);
   box.querySelectorAll(".row").forEach((r) => r.remove());
   // the host, then the fill level, then the other main levels
   const defaults = ["human", config.fill, ...mainLevels().filter((lv) => lv !== config.fill)];
@@ -37,39 +45,74 @@ function renderSeatKinds() {
     const select = el("select", { id, "data-testid": id });
     for (const [value, label] of seatOptions(i)) select.append(el("option", { value }, label));
     if (i > 0) select.append(...moreGroup((lv) => t("lobby.cpu", { level: levelName(lv) })));
-    select.value = previous[i] || (config.levels.includes(defaults[i]) ? defaults[i] : select.options[0].value);
+    const values = [...select.options].map((o) => o.value);
+    const want = [kinds[i], defaults[i]].find((v) => v && values.includes(v));
+    select.value = want || select.options[0].value;
     if (i === 0) select.disabled = true;
     row.append(select);
     box.append(row);
   }
 }
 
-// The choices the server takes (`config`): how many seats, the turn timer's range, its
-// default and suggestions. The lobby opens with three seats when a table may have them.
-const SEATS_SHOWN = 3;
+// The turn clock: a choice among the server's (`config.turn_timers`: off, 2 min, 1 day, 3 days).
+export function clockName(seconds) {
+  if (!seconds) return t("lobby.clock_off");
+  if (seconds < 3600) return tn("lobby.clock_minutes", Math.round(seconds / 60));
+  if (seconds < 86400) return tn("lobby.clock_hours", Math.round(seconds / 3600));
+  return tn("lobby.clock_days", Math.round(seconds / 86400));
+}
+
+// The choices the server takes (`config`): how many seats, the turn clock's choices. The
+// remembered ones first.
+const SEATS_SHOWN = 2;
 function renderLobbyChoices() {
+  const last = saved();
   const seats = $("seats");
   if (!seats.options.length) {
     for (let n = config.min_seats; n <= config.max_seats; n++) seats.append(el("option", { value: n }, n));
-    seats.value = String(Math.min(config.max_seats, Math.max(config.min_seats, SEATS_SHOWN)));
+    const n = Number(last.seats) || SEATS_SHOWN;
+    seats.value = String(Math.min(config.max_seats, Math.max(config.min_seats, n)));
+    for (const [key, id] of Object.entries(CHECKS)) $(id).checked = last[key] === true;
   }
   const timer = $("turn-timer");
-  timer.min = "0";
-  timer.max = String(config.turn_timer_range[1]);
-  if (!timer.value) timer.value = String(config.turn_timer_online);
-  $("timer-presets").replaceChildren(...config.turn_timers.map((s) => el("option", { value: s })));
+  const was = timer.value || String(last.timer ?? config.turn_timer_online);
+  timer.replaceChildren(...config.turn_timers.map((s) => el("option", { value: s }, clockName(s))));
+  timer.value = config.turn_timers.map(String).includes(was) ? was : String(config.turn_timer_online);
+}
+
+function remember() {
+  const kinds = [...$("seat-kinds").querySelectorAll("select")].map((s) => s.value);
+  const choices = { seats: Number($("seats").value), kinds, rules: $("rules").value, fill: $("fill").value,
+    timer: Number($("turn-timer").value), quickSeats: $("quick-seats").value, quickWait: $("quick-wait").value };
+  for (const [key, id] of Object.entries(CHECKS)) choices[key] = $(id).checked;
+  store.set(SAVED, choices);
+}
+export const lastChoice = (key) => saved()[key];
+
+// What Play and Quick match will do, under their names; which games are rated; an open
+// table with no free seat.
+export function renderPlayWhat() {
+  const kinds = [...$("seat-kinds").querySelectorAll("select")].slice(1).map((s) => s.value);
+  const names = kinds.map((k) => (k === "friend" ? t("lobby.a_friend") : k === "human" ? t("lobby.a_player") : t("lobby.cpu_short", { level: levelName(k) })));
+  $("play-what").textContent = names.length ? t("lobby.play_against", { names: joinNames(names) }) : "";
+  $("quick-what").textContent = t("quick.what", { n: Number($("quick-seats").value) || config.min_seats });
+  const rated = !ME.account ? "lobby.rated_guest" : $("coach").checked ? "lobby.rated_coach" : "lobby.rated_yes";
+  $("rated-note").textContent = t(rated);
+  $("list-open-note").hidden = !($("list-open").checked && !kinds.includes("friend"));
 }
 
 export function renderLobbyWords() {
   renderLobbyChoices();
   const rules = $("rules"), fill = $("fill");
-  const r = rules.value, f = fill.value;
+  const last = saved();
+  const r = rules.value || last.rules, f = fill.value || last.fill;
   rules.replaceChildren(...config.rules.map((x) => el("option", { value: x }, ruleName(x))));
   fill.replaceChildren(...mainLevels().map((lv) => el("option", { value: lv }, levelName(lv))), ...moreGroup(levelName));
   rules.value = r && config.rules.includes(r) ? r : config.rules[0];
   fill.value = f && config.levels.includes(f) ? f : (config.levels.includes(config.fill) ? config.fill : config.levels[0]);
   renderSeatKinds();
   $("name").placeholder = t("lobby.name_placeholder");
+  renderPlayWhat();
 }
 
 export async function ensurePlayer(name) {
@@ -89,20 +132,22 @@ function lobbyChoices(online) {
     match: $("match").checked, coach: $("coach").checked, public: $("public").checked,
     duplicate: $("duplicate").checked,
   };
-  if (online) choices.turn_timer = Math.max(0, Math.round(Number($("turn-timer").value) || 0));
+  if (online) choices.turn_timer = Number($("turn-timer").value) || 0;
   return choices;
 }
 
+// Play: a table with the last choices, solo (online when a seat is a friend's: they join
+// online); Create online table: the same, online.
 async function createTable(online) {
   $("lobby-error").textContent = "";
   try {
-    const choices = lobbyChoices(online);
-    if (!online && choices.seats.includes("friend")) throw new ApiError("friends", "friends_online");
+    const friends = [...$("seat-kinds").querySelectorAll("select")].some((s) => s.value === "friend");
+    const choices = lobbyChoices(online || friends);
+    const listed = choices.online && $("list-open").checked;
+    if (listed && !friends) throw new ApiError("an open table needs a free seat", "no_free_seat");  // as the server says
     await ensurePlayer(choices.name);
     const reply = await api("/api/tables", choices, { retries: 0 });
-    if (online && $("list-open").checked) {  // listed in the lobby's open tables
-      await api(`/api/tables/${reply.code}/list`, { on: true }, { retries: 0 });
-    }
+    if (listed) await api(`/api/tables/${reply.code}/list`, { on: true }, { retries: 0 });  // the lobby's open tables
     go(`/t/${reply.code}`);
   } catch (err) {
     $("lobby-error").textContent = errorText(err);
@@ -201,6 +246,7 @@ function renderAccount() {
   $("signed-out").hidden = signedIn;
   $("account-name").textContent = ME.account || "";
   $("rating").textContent = ME.account && ME.rating ? ratingText(ME.rating) : "";
+  if (config.turn_timers.length) renderPlayWhat();
 }
 
 async function accountAction(what, body) {
@@ -250,6 +296,10 @@ export function setup() {
   // words have loaded joins that table (it said "no code")
   if (params.get("join")) $("join-code").value = params.get("join");
   $("seats").addEventListener("change", renderSeatKinds);
+  $("lobby-form").addEventListener("change", () => { remember(); renderPlayWhat(); });
+  const more = $("more-options");
+  more.open = store.get("yz.more", false) === true;
+  more.addEventListener("toggle", () => store.set("yz.more", more.open));
   $("name").addEventListener("input", () => { $("name").dataset.default = "false"; });
   const lobbyButtons = ["play", "create-online", "join"];
   $("play").addEventListener("click", () => whileBusy(lobbyButtons, () => createTable(false)));

@@ -2,7 +2,11 @@
 // server (yahtzee_env/web) checks every move with the engine and computes every score.
 // Native ES modules, one concern each, no build step: page.js (helpers, the server's
 // facts), words.js (the catalogues), settings.js, net.js (requests, the session, live
-// updates), lobby.js, table.js, statistics.js, review.js, charts.js; this one routes.
+// updates), lobby.js, table.js, rename.js (a seat's name), chat.js (the table's people),
+// movelog.js (the move log, Share), notify.js (your-move notices), care.js (account care),
+// statistics.js, charts.js, review.js, dice.js (the dice's commitment and check), match.js
+// (quick match, open tables), leaderboard.js,
+// spectate.js (a spectator's view); this one routes.
 import { $, config, go, onRoute, store } from "./page.js";
 import { api, unfollow } from "./net.js";
 import { I18N, fetchJSON, pickLanguage, setLanguage } from "./words.js";

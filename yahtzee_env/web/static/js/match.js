@@ -2,8 +2,8 @@
 // the table once seated) and the tables their hosts listed as open (join with one tap).
 // The server pairs the players and holds the queue; this only asks and shows.
 import { $, config, el, go } from "./page.js";
-import { ApiError, api, whileBusy } from "./net.js";
-import { ensurePlayer } from "./lobby.js";
+import { ME, ApiError, api, loadSession, whileBusy } from "./net.js";
+import { ensurePlayer, lastChoice, renderPlayWhat } from "./lobby.js";
 import { errorText, levelName, ruleName, t, tn } from "./words.js";
 
 const POLL_MS = 1500;
@@ -14,9 +14,13 @@ function renderChoices() {
   const s = seats.value, w = wait.value;
   seats.replaceChildren();
   for (let n = config.min_seats; n <= config.max_seats; n++) seats.append(el("option", { value: n }, tn("quick.players", n)));
-  seats.value = s || String(config.min_seats);
+  const pick = (select, ...values) => {
+    const have = [...select.options].map((o) => o.value);
+    select.value = values.map((v) => (v === undefined || v === null ? "" : String(v))).find((v) => have.includes(v)) || have[0];
+  };
+  pick(seats, s, lastChoice("quickSeats"), config.min_seats);
   wait.replaceChildren(...(config.quick_waits || [30]).map((x) => el("option", { value: x }, t("quick.seconds", { s: x }))));
-  wait.value = w || String(config.quick_default_wait || 30);
+  pick(wait, w, lastChoice("quickWait"), config.quick_default_wait || 30);
 }
 
 function renderStatus() {
@@ -118,18 +122,21 @@ async function loadOpen() {
 }
 
 // The lobby shows: where this session stands in the queue (a reload keeps waiting), the
-// open tables.
+// open tables. A first visit has no session, so nothing to ask about the queue.
 export async function show() {
   renderChoices();
+  renderPlayWhat();
   renderStatus();
   loadOpen();
+  if (!ME.loaded) await loadSession();
+  if (!ME.player) return;
   try { take(await api("/api/quick", undefined, { retries: 0 })); } catch { /* no session yet */ }
 }
 
 // Another view: the polling stops (the server drops a request nobody polls).
 export function stop() { stopTimers(); }
 
-export function redraw() { renderChoices(); renderStatus(); renderOpen(); }
+export function redraw() { renderChoices(); renderPlayWhat(); renderStatus(); renderOpen(); }
 
 export function setup() {
   $("quick-match").addEventListener("click", () => whileBusy(["quick-match"], ask));

@@ -57,14 +57,11 @@ export function onState(state, narrate) {
   render();
 }
 
-export function redraw() { render(); shareWords(); }
+export function redraw() { render(); }
 
 // ------------------------------------------------------------------ Share
-function shareWords() {
-  const b = $("share");
-  if (b) b.textContent = t("share.button");
-}
-
+// An icon button in the table's head (its name and title from the catalogue, share.label):
+// the system's share sheet, else the clipboard, else the link to copy by hand.
 async function share() {
   const code = M.code;
   const url = `${location.origin}/?join=${code}`;
@@ -83,9 +80,5 @@ async function share() {
 }
 
 export function setup() {
-  const head = document.querySelector(".table-head");
-  const button = el("button", { type: "button", id: "share", "data-testid": "share", "data-i18n": "share.button" });
-  button.addEventListener("click", share);
-  head.append(button, el("span", { id: "share-status", class: "share-status", "data-testid": "share-status", role: "status" }));
-  shareWords();
+  $("share").addEventListener("click", share);
 }

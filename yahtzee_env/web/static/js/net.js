@@ -80,9 +80,15 @@ export async function whileBusy(ids, work) {
 // The session: a guest profile or an account, behind an HttpOnly cookie. The first visit
 // asks for a name (no "You" by default).
 export const ME = { player: null, account: null, loaded: false };
-export async function loadSession() {
-  try { Object.assign(ME, { rating: null }, await api("/api/session"), { loaded: true }); } catch { /* offline */ }
-  return ME;
+let sessionLoading = null;  // one request at a time, however many views ask
+export function loadSession() {
+  if (!sessionLoading) {
+    sessionLoading = (async () => {
+      try { Object.assign(ME, { rating: null }, await api("/api/session"), { loaded: true }); } catch { /* offline */ }
+      return ME;
+    })().finally(() => { sessionLoading = null; });
+  }
+  return sessionLoading;
 }
 
 // ------------------------------------------------------------------ live updates

@@ -11,10 +11,14 @@ const N = { code: null, wasMine: null, title: null };
 const enabled = () => store.get("yz.notify", false) === true;
 const supported = () => typeof window.Notification === "function";
 
+// An icon button in the table's head: its name and title say what a tap does, aria-pressed
+// whether the notices are on (the bell is struck through while they are off: style.css).
 function label() {
   const b = $("notify-toggle");
   if (!b) return;
-  b.textContent = t(enabled() ? "notify.on" : "notify.off");
+  const words = t(enabled() ? "notify.on" : "notify.off");
+  b.setAttribute("aria-label", words);
+  b.title = words;
   b.setAttribute("aria-pressed", String(enabled()));
 }
 
@@ -55,17 +59,14 @@ export function onState(state, mine) {
   N.wasMine = now;
   if (now && before === false && document.visibilityState === "hidden") tell(state);
   if (!now) clearBadge();
-  const b = $("notify-toggle");  // a table with nobody else to wait for has no notices
-  if (b) b.hidden = !state.online;
+  const b = $("notify-toggle");  // a table with nobody else to wait for, or no seat of ours, has no notices
+  if (b) b.hidden = !state.online || !mine.length;
 }
 
 export function redraw() { label(); }
 
 export function setup() {
-  const head = document.querySelector(".table-head");
-  const button = el("button", { type: "button", id: "notify-toggle", "data-testid": "notify-toggle", "aria-pressed": "false" });
-  button.addEventListener("click", toggle);
-  head.append(button);
+  $("notify-toggle").addEventListener("click", toggle);
   label();
   document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") clearBadge(); });
 }

@@ -18,7 +18,7 @@ const T = {
   code: null, state: null, version: [-1, -1], held: new Set(), selected: null,
   queue: Promise.resolve(), animating: false, hint: null,
   slots: [0, 1, 2, 3, 4], lastStatus: null, focusAfter: null,
-  busy: false, netError: false, hintPending: false,
+  busy: false, netError: false, hintPending: false, pending: 0,
   mine: [], ended: null, voted: false, deadlineAt: null, ticker: null, watch: false,
 };
 const dieNode = (i) => document.querySelector(`[data-testid="die-${i}"]`);
@@ -163,9 +163,15 @@ async function animate(event) {
 }
 
 function receive(state) {
-  T.queue = T.queue.then(() => apply(state)).catch((err) => setError(err));
+  T.pending += 1;
+  T.queue = T.queue.then(() => { T.pending -= 1; return apply(state); }).catch((err) => setError(err));
   return T.queue;
 }
+
+// A spectator more than a few events behind (fast play, a slow pace) skips the animations
+// and jumps to the newest state: the events of this state and one a state still queued.
+const CATCH_UP_EVENTS = 3;
+const behind = (fresh) => T.watch && fresh.length + T.pending > CATCH_UP_EVENTS;
 
 async function apply(state) {
   if (state.code !== T.code || !newer(state.version, T.version)) return;
@@ -173,7 +179,7 @@ async function apply(state) {
   const sameGame = previous && previous.game === state.game;
   const fresh = (state.events || []).filter((e) => !sameGame || e.seq >= previous.seq);
   const others = fresh.filter((e) => !isMine(e.seat));
-  if (previous && others.length && pace() > 0) {
+  if (previous && others.length && pace() > 0 && !behind(fresh)) {
     T.animating = true;
     // our own move shows at once (the box filled, the total updated), the others' after
     const cards = previous.cards && sameGame ? previous.cards.map((c, i) => (isMine(i) ? state.cards[i] : c)) : previous.cards;
@@ -223,7 +229,7 @@ function sideViews(state) {
   chat.onState(state, T.mine);
   movelog.onState(state, narrate);
   notify.onState(state, T.mine);
-  $("share").hidden = !state.online;
+  $("share").hidden = !state.online || T.watch;  // a spectator never learns the code
 }
 
 // Focus goes to the next sensible control after every action.
@@ -295,8 +301,6 @@ function draw(state, { lock = false } = {}) {
   $("table-code").textContent = state.code;
   showCommitment(state);
   spectate.render(state, amHost());
-  const link = `${location.origin}/?join=${state.code}`;  // friends open it to take a seat
-  $("table-link").replaceChildren(...(state.online && !T.watch ? [el("a", { href: link, "data-testid": "table-link" }, link)] : []));
   $("waiting").hidden = state.started;
   $("board").hidden = !state.started;
   if (!state.started) { renderWaiting(state); return; }
@@ -317,6 +321,7 @@ function draw(state, { lock = false } = {}) {
   $("hint-button").hidden = !state.coach;
   $("hint-button").disabled = !live || T.hintPending;
   $("tray").hidden = !playing;
+  document.querySelector(".controls").hidden = T.watch;  // a spectator has nothing to press
   renderCard(state, mine, lock);
   if (!T.animating) showMover(playing ? state.current : null, state);
   const notes = state.seats.filter((s) => s.kind === "cpu" && s.trained_for)
@@ -396,6 +401,35 @@ function hostButton(what, seat) {
   const button = el("button", { type: "button", "data-testid": id }, t(what === "hand" ? "people.hand" : "people.remove"));
   button.addEventListener("click", pressOnce(() => seatAction(what, { target: seat })));
   return button;
+}
+
+// Leave: a solo table waits in the lobby's open tables (nothing to ask); an online game
+// that is on asks first, and says what leaving costs (GET /api/tables/CODE/rated: a rated
+// loss, as the server would rate it now).
+async function askLeave() {
+  const state = T.state;
+  if (state && !state.online) { T.ended = null; go("/"); return; }
+  if (!state || !state.started || state.over) { await leaveNow(); return; }
+  let cost = { rated: false };
+  try { cost = await api(`/api/tables/${T.code}/rated`, undefined, { retries: 0 }); } catch { /* asked anyway */ }
+  const change = cost.rated ? cost.after - cost.before : 0;
+  $("leave-confirm-text").textContent = cost.rated
+    ? t("leave.rated", { change: change > 0 ? `+${change}` : String(change).replace("-", "−"), before: cost.before, after: cost.after })
+    : t("leave.unrated");
+  $("leave-confirm").dataset.rated = String(Boolean(cost.rated));
+  $("leave-confirm").hidden = false;
+  $("leave-backdrop").hidden = false;
+  $("leave-stay").focus();
+}
+
+function closeLeave(refocus = false) {
+  $("leave-confirm").hidden = true;
+  $("leave-backdrop").hidden = true;
+  if (refocus) $("leave").focus();
+}
+
+async function leaveNow() {
+  if (await seatAction("leave")) { T.ended = null; go("/"); }
 }
 
 // A seat action (leave, back, hand, remove) of this page's player.
@@ -530,6 +564,17 @@ function renderHint(hint) {
 
 // The result in words, for the player of this page: "You won", "You lost to Hard by 34"...
 function resultWords(state) {
+  const words = outcomeWords(state);
+  // the turns the computer played for this player (it left, timed out, was handed over)
+  const me = mySeats().length === 1 ? mySeats()[0] : null;
+  const cpu = me !== null && state.result.cpu_turns ? Number(state.result.cpu_turns[me]) || 0 : 0;
+  const total = config.boxes.length;
+  if (cpu * 2 > total) return t("end.cpu_played", { n: cpu, total });
+  if (cpu > 0) return t("end.cpu_played_result", { result: words, n: cpu, total });
+  return words;
+}
+
+function outcomeWords(state) {
   const { totals, winners, draw } = state.result;
   const names = (seats) => joinNames(seats.map((i) => seatName(state, i)));
   if (mySeats().length !== 1) return draw ? t("end.draw_plain") : t("end.wins", { name: names(winners) });
@@ -731,6 +776,7 @@ export async function showTable(code, { watch = false } = {}) {
   T.watch = watch;
   T.state = null; T.version = [-1, -1]; T.slots = [0, 1, 2, 3, 4];
   T.mine = []; T.ended = null; T.voted = false;
+  closeLeave();
   // a spectator neither chats nor gets the table's code (so no move log read by code)
   chat.showTable(watch ? null : T.code, (state) => receive(state));
   movelog.showTable(watch ? null : T.code); notify.showTable(T.code);
@@ -793,7 +839,9 @@ export function setup() {
   $("score").addEventListener("click", pressOnce(scoreNow));
   $("hint-button").addEventListener("click", pressOnce(askHint));
   $("join-here").addEventListener("click", () => go(`/?join=${T.code}`));
-  $("leave").addEventListener("click", pressOnce(async () => { if (await seatAction("leave")) { T.ended = null; go("/"); } }));
+  $("leave").addEventListener("click", pressOnce(askLeave));
+  $("leave-yes").addEventListener("click", pressOnce(async () => { closeLeave(); await leaveNow(); }));
+  $("leave-stay").addEventListener("click", () => closeLeave(true));
   $("take-back").addEventListener("click", pressOnce(() => seatAction("back")));
   setupRename(() => T.code, receive);
   $("start").addEventListener("click", () => whileBusy(["start"], async () => {
@@ -804,6 +852,7 @@ export function setup() {
 
 // The keys of the table (1-5 a die, R roll, S score, H hint, Enter the chosen box).
 export function onKey(e) {
+  if (!$("leave-confirm").hidden) { if (e.key === "Escape") closeLeave(true); return; }
   if (/^[1-5]$/.test(e.key)) toggleDie(T.slots[Number(e.key) - 1]);
   else if (e.key === "r" || e.key === "R") rollNow();
   else if (e.key === "s" || e.key === "S") scoreNow();

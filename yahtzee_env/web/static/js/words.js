@@ -56,6 +56,7 @@ export function translatePage() {
   document.title = t("app.title");
   for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
   for (const node of document.querySelectorAll("[data-i18n-aria]")) node.setAttribute("aria-label", t(node.dataset.i18nAria));
+  for (const node of document.querySelectorAll("[data-i18n-title]")) node.title = t(node.dataset.i18nTitle);
   const select = $("lang");
   select.replaceChildren(...I18N.languages.map((l) => el("option", { value: l.code, lang: l.code }, l.name)));
   select.value = I18N.lang;

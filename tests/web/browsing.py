@@ -1,0 +1,53 @@
+"""The browser tests' helpers, in one place: a page hook's selector (`tid`), a screenshot
+(`shot`, copied to ``$YAHTZEE_SCREENSHOTS`` when set: ``docs/screens`` for docs/web.md), and
+a new person at the page (`new_player`: a browser context of its own, its page, the page's
+errors)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+TIMEOUT_MS = 20_000  # what a page waits for at most (the fixtures' pages too)
+SHOTS = os.environ.get("YAHTZEE_SCREENSHOTS")
+
+
+def tid(name: str) -> str:
+    """The selector of the page's ``data-testid`` hook ``name``."""
+    return f'[data-testid="{name}"]'
+
+
+def more_options(page) -> None:
+    """Open the lobby's More options (every choice but the name, Play, Quick match and the
+    code), once the lobby has its choices."""
+    page.wait_for_selector(tid("more-options"))
+    if not page.evaluate("document.getElementById('more-options').open"):
+        page.click(tid("more-options"))
+    page.wait_for_selector(tid("seat-kind-1"))
+
+
+def shot(page, tmp_path, name: str, min_bytes: int = 5_000) -> None:
+    """A screenshot of ``page`` as ``name.png`` (at least ``min_bytes``: not blank)."""
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path))
+    assert path.stat().st_size > min_bytes
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(SHOTS) / path.name)
+
+
+def new_player(browser, viewport=None, locale: str | None = None, init: str = ""):
+    """A fresh browser context (its own cookies: another person or device), its page, and
+    the list the page's errors go to. ``init``: a script run before the page's own."""
+    options = {"viewport": viewport or {"width": 900, "height": 1000}}
+    if locale is not None:
+        options["locale"] = locale
+    ctx = browser.new_context(**options)
+    if init:
+        ctx.add_init_script(init)
+    pg = ctx.new_page()
+    pg.set_default_timeout(TIMEOUT_MS)
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    return ctx, pg, errors

@@ -1,0 +1,652 @@
+"""The server object of one ``yahtzee serve`` process: what it holds, and one handler per
+intent, whichever door (an HTTP route in `routes`, a socket message in `sockets`) the intent
+comes in by.
+
+A `Service` holds the tables (`tables.Tables`, the game loop), the storage, the accounts,
+the open sockets (`hub.Hub`) and their fan-out (`fanout.Fanout`), a lock per table
+(`locks.TableLocks`), the limits and their token buckets, and the log of refusals. Its
+handlers check who asks and spend their budget, run the work on a table in a worker thread
+under the table's lock, and publish the new state to the table's sockets: the event loop
+only routes. Its housekeeping (`sweep`, `tick`) runs in the background tasks of `run`.
+
+Each intent takes the request's JSON body (or the socket's message) as ``body`` and the
+session's player row (the page's cookie; None for an API client, which sends tokens) as
+``session``; a refused intent raises `WebError`, which each door answers its own way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import logging
+import math
+import secrets
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+from starlette.concurrency import run_in_threadpool
+
+from yahtzee_env.game.rules import PRESETS
+from yahtzee_env.web.door.fanout import Fanout
+from yahtzee_env.web.door.guard import RefusalLog, client_address
+from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
+from yahtzee_env.web.door.memory import Closes, GcPauses, give_back
+from yahtzee_env.web.door.spectators import Spectators
+from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
+from yahtzee_env.web.people.account_care import AccountCare
+from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts, device_of
+from yahtzee_env.web.people.chat import Chat
+from yahtzee_env.web.people.logins import DEVICE_DAYS, HashGate, LoginThrottle, NameTurns
+from yahtzee_env.web.people.matchmaking import Matchmaker
+from yahtzee_env.web.people.ratings import Ratings
+from yahtzee_env.web.people.stats import player_statistics
+from yahtzee_env.web.storage import Storage
+from yahtzee_env.web.tables.authority import Tables
+from yahtzee_env.web.tables.batch import MoveBatcher
+from yahtzee_env.web.tables.locks import TableLocks
+from yahtzee_env.web.tables.renames import joined_as, rename_seat
+from yahtzee_env.web.tables.table import WebError, clean_code, clean_name, cpu_levels
+
+log = logging.getLogger("yahtzee.web")
+
+
+def login_name(body: dict[str, Any]) -> str:
+    """The user name a sign-in (or recovery) names, as the throttle counts it."""
+    name = body.get("username")
+    return name.strip().casefold()[:64] if isinstance(name, str) else ""
+
+
+MAX_BODY = 4096  # bytes: every legitimate request (or socket message) is far smaller
+
+
+def parse_json(raw: bytes | str) -> dict[str, Any]:
+    """A request body or socket message: a JSON object of at most `MAX_BODY` bytes."""
+    if len(raw) > MAX_BODY:
+        raise WebError(f"payload too large: {len(raw)} bytes (at most {MAX_BODY})", 413)
+    try:
+        data = json.loads(raw or b"{}")
+    except (ValueError, UnicodeDecodeError) as err:
+        raise WebError(f"malformed JSON: {str(err)[:80]}") from None
+    except RecursionError:
+        raise WebError("malformed JSON: nested too deeply") from None
+    if not isinstance(data, dict):
+        raise WebError("the JSON body must be an object")
+    return data
+
+
+def pid(session) -> int | None:
+    """The session's player id (None without a session)."""
+    return session["id"] if session is not None else None
+
+
+def who(body: dict[str, Any], session, key: str = "token") -> Any:
+    """The key of the per-token limit: the body's token, else the session."""
+    return body.get(key) or (f"session:{session['id']}" if session is not None else None)
+
+
+class Service:
+    """Everything one server process holds, and the intents' handlers.
+
+    ``clock``: the wall clock of the turn deadlines (tests move it). ``origins``: the other
+    origins whose pages may make moves; ``hosts``: the ``Host`` names answered (None: any).
+    ``batch_moves``: group the changes that arrive together (`run_change`; off by default).
+    ``inline_moves``: a change of a table in memory may run on the event loop where it is
+    cheap and the database is free now (`locks.TableLocks.run`; on by default, SQLite only);
+    with ``batch_moves`` too, the batches run there (`batch.MoveBatcher` on the loop)."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        limits: Limits | None = None,
+        *,
+        origins: frozenset[str] = frozenset(),
+        hosts: frozenset[str] | None = None,
+        clock: Callable[[], float] | None = None,
+        batch_moves: bool = False,
+        inline_moves: bool = True,
+    ) -> None:
+        self.storage = storage
+        self.inline_moves = inline_moves
+        self.limits = limits = limits or Limits()
+        self.ratings = Ratings(storage)
+        self.tables = Tables(
+            storage,
+            limits.tables_per_player,
+            limits.tables_per_address,
+            on_game_over=self.ratings.game_over,  # rated in the transaction of the last moves
+            on_leave=self.ratings.left,
+        )
+        if clock is not None:  # the turn deadlines and the stored times (expiry) alike
+            self.tables.clock = storage.clock = clock
+        self.accounts = Accounts(storage)
+        self.care = AccountCare(self.accounts)  # password, recovery codes, delete, export
+        self.chat = Chat(self.tables, limits.max_keys)  # chat, reports, blocks, kicks
+        self.hub = Hub()
+        self.locks = TableLocks()
+        self.spectators = Spectators(storage, self.hub)  # a table's read-only link
+        self.fanout = Fanout(self.hub, self.tables, self.locks, self.spectators)
+        self.batcher = None  # the moves committed together: on the loop, or in threads
+        if batch_moves:
+            on_loop = self.locks if inline_moves and not storage.multi_process else None
+            self.batcher = MoveBatcher(storage, self.tables, locks=on_loop)
+        self.slots = SocketSlots(limits)
+        self.per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
+        self.per_address_page = RateLimiter(limits.page_rate, limits.page_burst, limits.max_keys)
+        self.per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
+        per_minute = limits.lookups_per_minute / 60
+        self.lookups = RateLimiter(per_minute, limits.lookup_burst, limits.max_keys)
+        per_minute = limits.network_lookups_per_minute / 60
+        self.network_lookups = RateLimiter(per_minute, limits.network_lookup_burst, limits.max_keys)
+        per_minute = limits.logins_per_minute / 60
+        self.logins = RateLimiter(per_minute, limits.login_burst, limits.max_keys)
+        per_hour = limits.players_per_hour / 3600
+        self.new_players = RateLimiter(per_hour, limits.player_burst, limits.max_keys)
+        self.throttle = LoginThrottle(
+            limits.login_free_failures,
+            limits.login_delay_s,
+            limits.login_delay_max_s,
+            limits.login_forget_s,
+            limits.max_keys,
+        )
+        self.name_turns = NameTurns(limits.login_waiting)  # one sign-in per name at a time
+        self.hash_gate = HashGate(limits.hash_workers, limits.hash_queue)  # argon2, bounded
+        self.refusals = RefusalLog()
+        self.closes = Closes()
+        self.gc_pauses = GcPauses()  # measured only under `yahtzee serve --bench-stats`
+        self.origins, self.hosts = origins, hosts
+        # a place to play (issue 32): the quick-match queue (ratings, spectators: above)
+        self.matchmaker = Matchmaker(
+            storage, self.tables, limits.queue_per_address, limits.queue_total
+        )
+
+    # ----------------------------------------------------------------- limits
+    def spend(self, token: Any) -> None:
+        """One token of the bucket of a player or seat token (if the request has one)."""
+        if isinstance(token, str) and token and not self.per_token.allow(("token", token)):
+            raise WebError("too many requests for this player: slow down", 429)
+
+    def asker(self, conn) -> tuple[str, str]:
+        """Who asks, for the limits that one person reaches (unknown table codes): the
+        browser's session cookie (hashed), else its device cookie, else its address."""
+        token = conn.cookies.get(SESSION_COOKIE)
+        if isinstance(token, str) and 16 <= len(token) <= 128:
+            return ("session", hashlib.sha256(token.encode()).hexdigest())
+        device = device_of(conn)
+        if device is not None:
+            return ("device", device)
+        return ("addr", client_address(conn.scope))
+
+    def check_lookups(self, conn) -> None:
+        """Refuse a browser (`asker`) that has spent its budget of unknown table codes, or
+        an address that has spent its backstop, ten times larger (a school's network)."""
+        address = client_address(conn.scope)
+        for limiter, key, code, whose in (
+            (self.lookups, self.asker(conn), "lookup_budget", "this browser"),
+            (self.network_lookups, ("addr", address), "network_lookup_budget", "your network"),
+        ):
+            if limiter.exhausted(key):
+                raise WebError(
+                    f"too many unknown table codes from {whose}: wait a minute",
+                    429,
+                    code,
+                    retry_after=max(1, math.ceil(limiter.retry_after(key))),
+                )
+
+    def refused(self, conn, what: str, err: WebError) -> None:
+        """A refused request or message: logged (rate-bounded), and an unknown table code
+        spends a token of the browser's lookup budget and of its address's backstop."""
+        address = client_address(conn.scope)
+        if err.code == "unknown_table":
+            self.spend_lookup(conn)
+        self.refusals.refused(err.status, what, address, str(err))
+
+    def spend_lookup(self, conn) -> None:
+        """A guessed code or link: a token of the browser's lookup budget and its network's."""
+        self.lookups.allow(self.asker(conn))
+        self.network_lookups.allow(("addr", client_address(conn.scope)))
+
+    def login_budget(self, address: str) -> None:
+        """Sign-ins and sign-ups spend a token of the address's bucket, a backstop sized for
+        a shared network (429 ``login_budget``); a user name is slowed, never refused
+        (`logins.LoginThrottle`)."""
+        key = ("login-addr", address)
+        if not self.logins.allow(key):
+            wait = self.logins.retry_after(key)
+            raise WebError(
+                "too many sign-in attempts from your network: wait a little",
+                429,
+                "login_budget",
+                retry_after=max(1, math.ceil(wait)),
+            )
+
+    @contextlib.asynccontextmanager
+    async def checking(self, name: str, device: str | None) -> AsyncIterator[None]:
+        """The turn of user name ``name`` to have a secret checked (a password, a recovery
+        code): a browser that signed in to it before (its ``device`` cookie) goes at once;
+        anyone else waits in the name's line, one at a time, and then the delay that the
+        name's failed sign-ins earned (`logins`), so guesses at one account from any number
+        of addresses are checked a few a minute."""
+        if device and await run_in_threadpool(self.accounts.known_device, device, name):
+            yield
+            return
+        line = self.name_turns.waiting(name) + 1
+        async with self.name_turns.turn(name, line * self.limits.login_delay_max_s):
+            delay = self.throttle.delay(name)
+            if delay:
+                await anyio.sleep(delay)
+            yield
+
+    def new_player_budget(self, address: str) -> None:
+        """A new player (a profile, a guest session, an account without one) spends a token
+        of the address's bucket: one address cannot grow the database without bound."""
+        key = ("players", address)
+        if not self.new_players.allow(key):
+            wait = self.new_players.retry_after(key)
+            raise WebError(
+                "too many new players from your network: try again later",
+                429,
+                "player_budget",
+                retry_after=max(1, math.ceil(wait)),
+            )
+
+    # ----------------------------------------------------------------- reading
+    async def session_of(self, conn) -> Any:
+        """The player row of the request's (or socket's) session cookie, or None."""
+        token = conn.cookies.get(SESSION_COOKIE)
+        if not token:
+            return None
+        return await run_in_threadpool(self.accounts.session_player, token)
+
+    async def table_state(self, code: Any, since: int = 0) -> dict[str, Any]:
+        """The table's state: read on the event loop if the table is in memory (cheap, and
+        no thread changes it while its lock is held), else loaded in a worker thread."""
+        code, tables = clean_code(code), self.tables
+        async with self.locks.hold(code):
+            table = tables.loaded.get(code)
+            if table is not None and not self.storage.multi_process:
+                tables.keep(table)  # in use: not idle
+                return tables.state(table, since)
+            # shared database: `load` checks the copy's rev against it (one query)
+            return await run_in_threadpool(lambda: tables.state(tables.load(code), since))
+
+    def mine(self, code: str, session) -> list[int]:
+        """The session's seats at table ``code`` (in memory)."""
+        table = self.tables.loaded.get(code)
+        return table.seats_of(pid(session)) if table is not None else []
+
+    async def view(self, code: Any, since: int, session) -> dict[str, Any]:
+        """The table's state as its page sees it: presence, and the session's seats."""
+        state = self.fanout.present(await self.table_state(code, since))
+        if session is not None:
+            state["mine"] = self.mine(state["code"], session)
+        return state
+
+    async def statistics(self, body: dict[str, Any], session) -> dict[str, Any]:
+        self.spend(who(body, session, "player"))
+
+        def work():
+            player = session if session is not None else self.tables.player(body.get("player"))
+            results = self.storage.players.results_of(player["id"])
+            return {"name": player["name"], **player_statistics(results, cpu_levels())}
+
+        return await run_in_threadpool(work)
+
+    async def my_tables(self, session) -> dict[str, Any]:
+        if session is None:
+            return {"tables": []}
+        return {"tables": await run_in_threadpool(self.tables.open_tables, session["id"])}
+
+    async def review(self, gid: Any, body: dict[str, Any], session) -> dict[str, Any]:
+        """The review of a finished game: checked and read under the table's lock, then
+        solved in a worker thread without it (`Tables.review_of` touches no live table)."""
+        self.spend(who(body, session, "player"))
+        code = gid.rpartition("-")[0] if isinstance(gid, str) else ""
+        if not code:
+            raise WebError(f"no game has the id {str(gid)[:30]!r}", 404, "no_game")
+        player = pid(session)
+        game = await self.locks.run(
+            code, lambda _: self.tables.reviews.review_request(gid, body, player)
+        )
+        return await run_in_threadpool(self.tables.reviews.review_of, game)
+
+    # ----------------------------------------------------------------- tables: the intents
+    async def create_player(self, body: dict[str, Any], address: str) -> dict[str, Any]:
+        self.new_player_budget(address)
+        return await run_in_threadpool(self.tables.create_player, body.get("name"))
+
+    async def create_table(self, body: dict[str, Any], session, address: str) -> dict[str, Any]:
+        self.spend(who(body, session, "player"))
+
+        def work():
+            table, tokens = self.tables.create(body, address, session)
+            state = self.fanout.present(self.tables.state(table))
+            seats = self.mine(table.code, session)
+            tokens = {str(k): v for k, v in tokens.items()}
+            return {"code": table.code, "tokens": tokens, "mine": seats, "state": state}
+
+        return await run_in_threadpool(work)
+
+    async def join(self, code: Any, body: dict[str, Any], session) -> dict[str, Any]:
+        self.spend(who(body, session, "player"))
+
+        def work(c: str):
+            self.chat.check_join(c, pid(session))  # a blocked account does not join
+            table, seat, token = self.tables.seating.join(c, body, session)
+            reply = {"seat": seat, "state": self.tables.state(table), "mine": self.mine(c, session)}
+            reply["joined_as"] = joined_as(body.get("name"), table.seats[seat].name)
+            if token is not None:
+                reply["token"] = token
+            return reply
+
+        reply = await self.locks.run(code, work)
+        self.fanout.publish(reply["state"])
+        return reply
+
+    async def hello(self, code: str, body: dict[str, Any], session) -> list[int]:
+        """The seats a socket's ``hello`` proves: its token's seat, or (without a token)
+        the socket's session's seats; WebError if it proves none. Seats the computer took
+        while their player was away (a timeout, the host) come back."""
+        token = body.get("token")
+        self.spend(who(body, session))
+
+        def work(c: str):
+            table = self.tables.load(c)
+            if token is None and session is not None:
+                seats = table.seats_of(session["id"])
+                if not seats:
+                    raise WebError("you have no seat at this table", 403, "not_your_seat")
+            else:
+                seats = [table.seat_of_token(body.get("seat"), token)]
+            back = self.tables.seating.reconnected(table, seats)
+            return seats, self.tables.state(table) if back else None
+
+        seats, state = await self.locks.run(code, work)
+        if state is not None:
+            self.fanout.publish(state)
+        return seats
+
+    async def change(
+        self, code: Any, body: dict[str, Any], session, work, skip: Client | None = None
+    ) -> dict[str, Any]:
+        """A seated player's change of table ``code``: ``work(code, seat, token, player)``
+        returns the table (or the table and the first new event); its new state is
+        published to the table's sockets (but ``skip``, the socket that asked) and returned."""
+        self.spend(who(body, session))
+        seat, token, player = body.get("seat"), body.get("token"), pid(session)
+
+        def run(c: str) -> dict[str, Any]:
+            done = work(c, seat, token, player)
+            table, first = done if isinstance(done, tuple) else (done, 0)
+            return self.tables.state(table, first)
+
+        return self.fanout.publish(await self.run_change(code, run), skip)
+
+    async def run_change(self, code: Any, work: Callable[[str], Any]) -> Any:
+        """``work(code)`` under the table's lock, in a worker thread; for a table in memory
+        without the coach, on a database of one process: on the event loop where it is
+        cheap (``inline_moves``), or with ``batch_moves`` batched with the other tables'
+        changes (`batch.MoveBatcher`: one worker-thread call, one transaction)."""
+        code = clean_code(code)
+        table = self.tables.loaded.get(code)
+        batcher = self.batcher
+        if table is None or table.coach or self.storage.multi_process:
+            return await self.locks.run(code, work)
+        if batcher is not None and batcher.locks is not None and code in self.locks.slow:
+            batcher = None  # a slow table's move: not on the loop, not in a batch
+        if batcher is None:
+            inline = self.storage.held_if_free if self.inline_moves else None
+            return await self.locks.run(code, work, inline)
+        async with self.locks.hold(code):
+            return await batcher.run(code, work)
+
+    async def start(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The host starts the table (its seat defaults to 0)."""
+        body = {**body, "seat": body.get("seat", 0)}
+        return await self.change(code, body, session, self.tables.seating.start, skip)
+
+    async def act(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """A move (``action``), made from the state ``(game, seq)``."""
+        intent, seq, game = body.get("action"), body.get("seq"), body.get("game")
+
+        def work(c, seat, token, player):
+            return self.tables.act(c, seat, token, intent, seq, game, player)
+
+        return await self.change(code, body, session, work, skip)
+
+    async def hint(self, code: Any, body: dict[str, Any], session) -> dict[str, Any]:
+        """The coach's options for the asker's turn (changes nothing)."""
+        self.spend(who(body, session))
+        seat, token, player = body.get("seat"), body.get("token"), pid(session)
+        return await self.locks.run(code, lambda c: self.tables.hint(c, seat, token, player))
+
+    async def leave(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The asker leaves: the seat is free again (before the start) or the computer's."""
+        return await self.change(code, body, session, self.tables.seating.leave, skip)
+
+    async def back(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The asker takes their seat back from the computer."""
+        return await self.change(code, body, session, self.tables.seating.back, skip)
+
+    async def rename(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The asker plays as ``name`` at this table (a name nobody else there has)."""
+
+        def work(c, seat, token, player):
+            return rename_seat(self.tables, c, seat, token, player, body.get("name"))
+
+        return await self.change(code, body, session, work, skip)
+
+    async def hand(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The host hands an absent seat (``target``) to the computer."""
+        here = self.hub.connected(clean_code(code))  # read on the event loop
+
+        def work(c, seat, token, player):
+            return self.tables.seating.hand_over(c, body.get("target"), seat, token, player, here)
+
+        return await self.change(code, body, session, work, skip)
+
+    async def remove(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
+        """The host removes seat ``target`` before the start."""
+        here = self.hub.connected(clean_code(code))  # read on the event loop
+
+        def work(c, seat, token, player):
+            return self.tables.seating.hand_over(
+                c, body.get("target"), seat, token, player, here, remove=True
+            )
+
+        return await self.change(code, body, session, work, skip)
+
+    # ----------------------------------------------------------------- sessions, accounts
+    async def profile(self, session) -> dict[str, Any]:
+        """The session's profile: ``{player, account}`` (None and None without one)."""
+        if session is None:
+            return {"player": None, "account": None}
+        account = await run_in_threadpool(self.accounts.account_name, session["id"])
+        out = {"player": {"id": session["id"], "name": session["name"]}, "account": account}
+        if account is not None:
+            out["rating"] = await run_in_threadpool(self.ratings.of, session["id"])
+        return out
+
+    async def name_session(
+        self, body: dict[str, Any], session, address: str
+    ) -> tuple[dict, str | None]:
+        """A guest session with a name, or the session's new name: the profile, and the new
+        session's token (None when the session was there)."""
+        self.spend(who(body, session))
+        name = clean_name(body.get("name"))
+        if session is None:
+            self.new_player_budget(address)
+        storage, accounts = self.storage, self.accounts
+
+        def work():
+            if session is not None:
+                storage.players.rename_player(session["id"], name)
+                return session["id"], None, accounts.account_name(session["id"])
+            player_id = storage.players.create_player(name, secrets.token_urlsafe(24))
+            return player_id, accounts.new_session(player_id), None
+
+        player_id, token, account = await run_in_threadpool(work)
+        return {"player": {"id": player_id, "name": name}, "account": account}, token
+
+    async def sign_in(
+        self,
+        body: dict[str, Any],
+        session,
+        address: str,
+        old: str | None,
+        new: bool = False,
+        device: str = "",
+        known: bool = False,
+    ) -> tuple[dict, str]:
+        """Sign in (``new``: sign up, the session's profile becoming an account): the
+        profile and the new session's token. The old session ``old`` ends (a new session id
+        at every sign-in: no session fixation). A user name with failed sign-ins waits first
+        (`logins`), unless this browser (``device``, its cookie; ``known``: the cookie came
+        with the request) signed in to it before; a successful sign-in remembers the browser."""
+        self.login_budget(address)
+        if new and session is None:
+            self.new_player_budget(address)
+        name = login_name(body)
+        work = self.accounts.sign_up if new else self.accounts.sign_in
+        storage = self.storage
+
+        def run():
+            player_id, username = work(body, session)
+            if old:
+                storage.accounts.delete_sessions(token=old)
+            token = self.accounts.new_session(player_id)
+            self.accounts.remember_device(device, player_id)
+            codes = self.care.new_codes(player_id) if new else None  # shown once
+            name = storage.players.player_by_id(player_id)["name"]
+            return player_id, username, token, name, codes
+
+        if new:
+            player_id, username, token, name, codes = await self.hash_gate.run(run)
+        else:
+            async with self.checking(name, device if known else None):
+                try:
+                    player_id, username, token, name, codes = await self.hash_gate.run(run)
+                except WebError as err:
+                    if err.code == "bad_login":
+                        self.throttle.failed(name)
+                    raise
+        reply = {"player": {"id": player_id, "name": name}, "account": username}
+        if codes:
+            reply["recovery_codes"] = codes
+        return reply, token
+
+    async def sign_out(self, body: dict[str, Any], session, token: str | None) -> dict:
+        """End this session (``everywhere``: every session of the profile)."""
+        everywhere = body.get("everywhere", False)
+        if not isinstance(everywhere, bool):
+            raise WebError("everywhere must be true or false")
+        if session is not None:
+            if everywhere:
+                await run_in_threadpool(
+                    self.storage.accounts.delete_sessions, player_id=session["id"]
+                )
+            else:
+                await run_in_threadpool(self.storage.accounts.delete_sessions, token=token)
+        return {"player": None, "account": None}
+
+    # ----------------------------------------------------------------- housekeeping
+    async def sweep(self) -> dict[str, list[str]]:
+        """Evict idle tables from memory and delete expired ones (closing their sockets)."""
+        lim = self.limits
+        evicted = self.tables.evict(lim.idle_evict_s, lim.tables_in_memory, self.locks.busy)
+        expired = await run_in_threadpool(
+            functools.partial(
+                self.tables.expire,
+                lim.expire_unstarted_s,
+                lim.expire_idle_s,
+                set(self.locks.locks),
+                solo_s=lim.expire_solo_s,
+                abandoned_s=lim.expire_abandoned_s,
+            )
+        )
+        for code in expired:
+            self.hub.close_table(code, CLOSE_GONE, "this table expired")
+        await run_in_threadpool(self.storage.accounts.expire_sessions, SESSION_DAYS * 86_400)
+        await run_in_threadpool(self.matchmaker.sweep)
+        await run_in_threadpool(self.storage.accounts.expire_devices, DEVICE_DAYS * 86_400)
+        self.fanout.forget_idle()
+        for limiter in (
+            self.per_address,
+            self.per_address_page,
+            self.per_token,
+            self.lookups,
+            self.network_lookups,
+            self.logins,
+        ):
+            limiter.forget_full()
+        await run_in_threadpool(give_back)
+        return {"evicted": evicted, "expired": expired}
+
+    async def tick(self) -> list[str]:
+        """Play the turns (and votes) whose deadline has passed; return their tables."""
+        tables = self.tables
+        due = await run_in_threadpool(self.storage.tables.due, tables.clock())
+        done = []
+        for code in due:
+            try:
+                state = await self.locks.run(code, lambda c: tables.state(tables.timer.time_out(c)))
+            except WebError:
+                continue
+            self.fanout.publish(state)
+            done.append(code)
+        return done
+
+    async def socket_closed(self) -> None:
+        """A socket closed: after every few hundred, the heap goes back to the system."""
+        if self.closes.closed():  # a full collection stops every thread: the sweep's
+            await run_in_threadpool(give_back, False)
+
+    async def warm_coach(self) -> None:
+        """Prepare every preset's coach: the cached tables load (a worker thread), the
+        others are solved in a child process (`coaches`), official first."""
+        presets = ["official", *(name for name in PRESETS if name != "official")]
+        await anyio.to_thread.run_sync(self.tables.coaches.prepare, presets, abandon_on_cancel=True)
+
+    @contextlib.asynccontextmanager
+    async def run(self, prewarm: bool = False):
+        """The server's life (the app's lifespan): it hears the other processes' changes,
+        plays the timed-out turns and sweeps in background tasks; at the end it stops them
+        and closes the storage."""
+        stop = self.fanout.listen(self.storage)
+        try:
+            async with anyio.create_task_group() as tg:
+                if prewarm:
+                    tg.start_soon(self.warm_coach)
+                # sweeps (a failed one is logged, and the next one runs: an error here must
+                # not end the server's life, the task group's end closing the storage)
+                tg.start_soon(forever, self.sweep, self.limits.sweep_every_s, False, "sweep")
+                tg.start_soon(self.spectators.check)
+                # the clock: at start-up first (deadlines that passed while it was down)
+                tg.start_soon(forever, self.tick, self.limits.clock_every_s, True, None)
+                yield self
+                tg.cancel_scope.cancel()
+        finally:
+            self.tables.coaches.close()
+            if stop is not None:
+                await run_in_threadpool(stop)
+            self.storage.close()
+
+
+async def forever(work, every_s: float, at_start: bool, what: str | None) -> None:
+    """``await work()`` every ``every_s`` seconds (``at_start``: first at once) for as long as
+    the server lives; a failure is logged (``what`` names it; None: passed over quietly)
+    and the next one runs."""
+    if not at_start:
+        await anyio.sleep(every_s)
+    while True:
+        try:
+            await work()
+        except Exception:
+            if what is not None:
+                log.exception("the %s failed; the next one runs in %s s", what, every_s)
+        await anyio.sleep(every_s)
+
+
+__all__ = ["MAX_BODY", "Service", "forever", "parse_json", "pid", "who"]

@@ -1,0 +1,79 @@
+"""Players (guests and accounts alike): their rows, names, the tables they hold seats
+at, and their finished games' results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from yahtzee_env.web.storage.base import Store, token_hash
+
+
+class PlayerStore(Store):
+    """``storage.players``: players, a guest adopted by an account, results."""
+
+    def create_player(self, name: str, token: str) -> int:
+        with self.db.transaction() as conn:
+            rows = self.db._exec(
+                conn,
+                "INSERT INTO players (token_hash, name, created) VALUES (?, ?, ?) RETURNING id",
+                (token_hash(token), name, self.db.clock()),
+            )
+        return int(rows[0]["id"])
+
+    def player_by_token(self, token: str) -> dict[str, Any] | None:
+        rows = self.db._query(
+            "SELECT id, name FROM players WHERE token_hash = ?", (token_hash(token),)
+        )
+        return rows[0] if rows else None
+
+    def player_by_id(self, player_id: int) -> dict[str, Any] | None:
+        rows = self.db._query("SELECT id, name FROM players WHERE id = ?", (player_id,))
+        return rows[0] if rows else None
+
+    def rename_player(self, player_id: int, name: str) -> None:
+        self.db._tx([("UPDATE players SET name = ? WHERE id = ?", (name, player_id))])
+
+    def adopt(self, guest_id: int, player_id: int) -> None:
+        """Give the guest ``guest_id``'s games, seats and tables to ``player_id``."""
+        self.db._tx(
+            [
+                ("UPDATE results SET player_id = ? WHERE player_id = ?", (player_id, guest_id)),
+                ("UPDATE seats SET player_id = ? WHERE player_id = ?", (player_id, guest_id)),
+                ("UPDATE seats SET owner_id = ? WHERE owner_id = ?", (player_id, guest_id)),
+                ("UPDATE tables SET host_player = ? WHERE host_player = ?", (player_id, guest_id)),
+                ("DELETE FROM sessions WHERE player_id = ?", (guest_id,)),
+            ]
+        )
+
+    def tables_of(self, player_id: int, limit: int = 20) -> list[dict[str, Any]]:
+        """The unfinished tables where ``player_id`` holds a seat, most recent first."""
+        rows = self.db._query(
+            "SELECT t.code AS code, t.started AS started, t.online AS online, s.seat AS seat, "
+            "s.away AS away FROM seats s JOIN tables t ON t.code = s.code "
+            "WHERE s.owner_id = ? AND t.over = 0 ORDER BY t.updated DESC, s.seat LIMIT ?",
+            (player_id, limit * 4),
+        )
+        out: dict[str, dict[str, Any]] = {}
+        for r in rows:
+            entry = out.setdefault(
+                r["code"],
+                {
+                    "code": r["code"],
+                    "started": bool(r["started"]),
+                    "online": bool(r["online"]),
+                    "seats": [],
+                    "away": [],
+                },
+            )
+            entry["seats"].append(r["seat"])
+            if r["away"]:
+                entry["away"].append(r["seat"])
+        return list(out.values())[:limit]
+
+    def results_of(self, player_id: int) -> list[dict[str, Any]]:
+        return self.db._query(
+            "SELECT code, idx, seat, score, outcome, yahtzees, upper_bonus, opponents, "
+            "online, finished, faces, rolls, yatzy_rolls, yatzy_expected FROM results "
+            "WHERE player_id = ? ORDER BY finished, code, idx",
+            (player_id,),
+        )

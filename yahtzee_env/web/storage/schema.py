@@ -1,0 +1,266 @@
+"""The schema of the web game's database: the migrations and the two SQL dialects.
+
+The migrations only ever grow, and each runs in one transaction (`base.Database.migrate`):
+SQLite counts them in ``PRAGMA user_version``, PostgreSQL in the ``schema_version`` table.
+They are written once for both backends; ``{pk}``, ``{real}`` and ``{int64}`` are the
+dialect's (`DIALECTS`).
+"""
+
+from __future__ import annotations
+
+import re
+
+# The migrations, written once for both backends; {pk}, {real} and {int64} are the dialect's.
+MIGRATIONS: list[str] = [
+    # 1: the first schema
+    """
+    CREATE TABLE players (
+        id {pk},
+        token_hash TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        created {real} NOT NULL
+    );
+    CREATE TABLE tables (
+        code TEXT PRIMARY KEY,
+        created {real} NOT NULL,
+        rules TEXT NOT NULL,
+        seed {int64} NOT NULL,
+        online INTEGER NOT NULL,
+        match INTEGER NOT NULL,
+        coach INTEGER NOT NULL,
+        fill_level TEXT NOT NULL,
+        started INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE seats (
+        code TEXT NOT NULL REFERENCES tables(code),
+        seat INTEGER NOT NULL,
+        kind TEXT NOT NULL,          -- 'human' or a CPU level name
+        name TEXT NOT NULL,
+        player_id {int64} REFERENCES players(id),
+        token_hash TEXT,             -- NULL: a free friend seat (or a CPU)
+        PRIMARY KEY (code, seat)
+    );
+    CREATE TABLE games (
+        code TEXT NOT NULL REFERENCES tables(code),
+        idx INTEGER NOT NULL,
+        match_no INTEGER NOT NULL,
+        first INTEGER NOT NULL,
+        PRIMARY KEY (code, idx)
+    );
+    CREATE TABLE actions (
+        code TEXT NOT NULL,
+        idx INTEGER NOT NULL,        -- game index at the table
+        seq INTEGER NOT NULL,        -- action number within the game
+        seat INTEGER NOT NULL,
+        action INTEGER NOT NULL,     -- engine action id
+        regret {real},               -- coach's grade of a human decision (NULL: not graded)
+        PRIMARY KEY (code, idx, seq)
+    );
+    CREATE TABLE results (
+        player_id {int64} NOT NULL REFERENCES players(id),
+        code TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        seat INTEGER NOT NULL,
+        score INTEGER NOT NULL,
+        outcome TEXT NOT NULL,       -- 'win', 'draw' or 'loss'
+        yahtzees INTEGER NOT NULL,
+        upper_bonus INTEGER NOT NULL,
+        opponents TEXT NOT NULL,     -- the CPU levels at the table, or 'humans'
+        online INTEGER NOT NULL,
+        finished {real} NOT NULL,
+        PRIMARY KEY (code, idx, seat)
+    );
+    CREATE INDEX results_player ON results(player_id, finished);
+    """,
+    # 2: bounded resources (issue 17): last activity, whether the current game is over, and
+    # who hosts the table (player id, hashed client address), for expiry and per-host caps
+    """
+    ALTER TABLE tables ADD COLUMN updated {real};
+    ALTER TABLE tables ADD COLUMN over INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE tables ADD COLUMN host_player {int64};
+    ALTER TABLE tables ADD COLUMN host_addr TEXT;
+    UPDATE tables SET updated = created;
+    CREATE INDEX tables_updated ON tables(updated);
+    CREATE INDEX tables_host_player ON tables(host_player, over);
+    CREATE INDEX tables_host_addr ON tables(host_addr, over);
+    """,
+    # 3: a table may make its game reviews public (anyone with the link)
+    """
+    ALTER TABLE tables ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
+    """,
+    # 4: several server processes (issue 20): the table's revision, moved on by one at every
+    # committed change, so that a process can tell its copy of a table is behind
+    """
+    ALTER TABLE tables ADD COLUMN rev {int64} NOT NULL DEFAULT 0;
+    """,
+    # 5: people at online tables (issue 18): the turn timer and its deadline (stored, so a
+    # restart plays a turn whose time ran out while the server was down), play-again votes,
+    # who may act for a seat (a session's player) and whether the computer plays it for now;
+    # accounts (argon2id hashes) and sessions (cookies, stored hashed)
+    """
+    ALTER TABLE tables ADD COLUMN turn_timer INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE tables ADD COLUMN deadline {real};
+    ALTER TABLE tables ADD COLUMN votes TEXT NOT NULL DEFAULT '';
+    ALTER TABLE seats ADD COLUMN owner_id {int64};
+    ALTER TABLE seats ADD COLUMN away TEXT;
+    CREATE INDEX tables_deadline ON tables(deadline);
+    CREATE INDEX seats_owner ON seats(owner_id);
+    CREATE TABLE accounts (
+        player_id {int64} PRIMARY KEY REFERENCES players(id),
+        username TEXT NOT NULL UNIQUE,   -- case-folded
+        password_hash TEXT NOT NULL,     -- argon2id, PHC string
+        created {real} NOT NULL
+    );
+    CREATE TABLE sessions (
+        token_hash TEXT PRIMARY KEY,
+        player_id {int64} NOT NULL REFERENCES players(id),
+        created {real} NOT NULL,
+        seen {real} NOT NULL
+    );
+    CREATE INDEX sessions_player ON sessions(player_id);
+    """,
+    # 6: account care and the table's people (issue 32): recovery codes (argon2id; a short
+    # selector in clear says which hash to verify), table chat (kept with the game, deleted
+    # with the table), reports with the last messages (for a moderator) and blocked accounts
+    """
+    CREATE TABLE recovery_codes (
+        player_id {int64} NOT NULL REFERENCES players(id),
+        selector TEXT NOT NULL,
+        code_hash TEXT NOT NULL,       -- argon2id of the whole code, PHC string
+        created {real} NOT NULL,
+        used {real},                   -- NULL: still valid
+        PRIMARY KEY (player_id, selector)
+    );
+    CREATE TABLE chat (
+        id {pk},
+        code TEXT NOT NULL,
+        idx INTEGER NOT NULL,          -- the game it was said in
+        seat INTEGER NOT NULL,
+        player_id {int64},
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,            -- 'text' or 'emote'
+        body TEXT NOT NULL,            -- plain text (at most 200 characters), or the emote
+        created {real} NOT NULL
+    );
+    CREATE INDEX chat_code ON chat(code, id);
+    CREATE TABLE reports (
+        id {pk},
+        code TEXT NOT NULL,
+        reporter_id {int64},
+        reporter_seat INTEGER NOT NULL,
+        target_id {int64},
+        target_seat INTEGER NOT NULL,
+        target_name TEXT NOT NULL,
+        messages TEXT NOT NULL,        -- JSON: the table's last messages when reported
+        created {real} NOT NULL
+    );
+    CREATE UNIQUE INDEX reports_once ON reports(code, reporter_seat, target_seat);
+    CREATE TABLE blocks (
+        player_id {int64} NOT NULL REFERENCES players(id),
+        blocked_id {int64} NOT NULL REFERENCES players(id),
+        created {real} NOT NULL,
+        PRIMARY KEY (player_id, blocked_id)
+    );
+    CREATE INDEX blocks_blocked ON blocks(blocked_id);
+    """,
+    # 7: a place to play (issue 32): the quick-match queue (one row per waiting player,
+    # deleted when cancelled, consumed or stale), ratings (openskill's mu and sigma per
+    # account, and which games were rated, so that none counts twice), the browser each
+    # seat was taken from (hashed; seats of one browser never rate each other), tables
+    # listed as open, and a table's spectator link (NULL: off)
+    """
+    CREATE TABLE queue (
+        player_id {int64} PRIMARY KEY,
+        addr_hash TEXT NOT NULL,
+        device TEXT,
+        seats INTEGER NOT NULL,
+        rules TEXT NOT NULL,
+        fill_level TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created {real} NOT NULL,
+        deadline {real} NOT NULL,
+        seen {real} NOT NULL,
+        table_code TEXT,                -- NULL: waiting; '~...': being seated; else the table
+        seat INTEGER
+    );
+    CREATE INDEX queue_request ON queue(seats, rules, created);
+    CREATE INDEX queue_addr ON queue(addr_hash);
+    CREATE TABLE ratings (
+        player_id {int64} PRIMARY KEY REFERENCES players(id),
+        mu {real} NOT NULL,
+        sigma {real} NOT NULL,
+        games INTEGER NOT NULL,
+        updated {real} NOT NULL
+    );
+    CREATE INDEX ratings_mu ON ratings(mu);
+    CREATE TABLE rated_games (
+        code TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        player_id {int64} NOT NULL,
+        mu_before {real} NOT NULL,
+        mu_after {real} NOT NULL,
+        finished {real} NOT NULL,
+        PRIMARY KEY (code, idx, player_id)
+    );
+    CREATE TABLE seat_devices (
+        code TEXT NOT NULL,
+        seat INTEGER NOT NULL,
+        device TEXT NOT NULL,
+        PRIMARY KEY (code, seat)
+    );
+    ALTER TABLE tables ADD COLUMN listed INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE tables ADD COLUMN watch TEXT;
+    CREATE INDEX tables_listed ON tables(listed, started);
+    CREATE INDEX tables_watch ON tables(watch);
+    """,
+    # 8: no lockout by strangers (issue 31): the accounts each browser signed in to (the
+    # browser's ``yz_device`` cookie, stored hashed), whose sign-ins are never slowed
+    """
+    CREATE TABLE devices (
+        token_hash TEXT NOT NULL,
+        player_id {int64} NOT NULL REFERENCES players(id),
+        created {real} NOT NULL,       -- the latest sign-in from it
+        PRIMARY KEY (token_hash, player_id)
+    );
+    CREATE INDEX devices_player ON devices(player_id);
+    CREATE INDEX devices_created ON devices(created);
+    """,
+    # 9: results.offline (issue 50), merged from its own branch; empty until then
+    "",
+    # 10: dice players can check (issue 49): the table's dice secret (64 hex digits; each
+    # game's dice seed is derived from it, `deal.game_dice_seed`; NULL: a table stored
+    # before it), whether every seat draws the same dice (and a quick-match request's
+    # preference for it), and per result what its seat rolled (NULL for games without
+    # seeded dice): the statistics' fair-dice test
+    """
+    ALTER TABLE tables ADD COLUMN dice_secret TEXT;
+    ALTER TABLE tables ADD COLUMN duplicate INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE results ADD COLUMN faces TEXT;           -- '1,2,..': the six face counts
+    ALTER TABLE results ADD COLUMN rolls INTEGER;
+    ALTER TABLE results ADD COLUMN yatzy_rolls INTEGER;
+    ALTER TABLE results ADD COLUMN yatzy_expected {real};
+    ALTER TABLE queue ADD COLUMN duplicate INTEGER NOT NULL DEFAULT 0;
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# What differs between the two SQL dialects, in the migrations and the queries.
+DIALECTS: dict[str, dict[str, str]] = {
+    # SQLite: INTEGER PRIMARY KEY is the rowid (64-bit); REAL is 8 bytes; every INTEGER is
+    # 64-bit. BEGIN IMMEDIATE takes the database's write lock, so FOR UPDATE has no place.
+    "sqlite": {"pk": "INTEGER PRIMARY KEY", "real": "REAL", "int64": "INTEGER", "for_update": ""},
+    # PostgreSQL: REAL would be 4 bytes and INTEGER 32 bits (a table's seed has 62).
+    "postgresql": {
+        "pk": "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+        "real": "DOUBLE PRECISION",
+        "int64": "BIGINT",
+        "for_update": " FOR UPDATE",
+    },
+}
+
+
+def migration_sql(number: int, dialect: str) -> list[str]:
+    """The statements of migration ``number`` (0-based) in ``dialect``."""
+    text = MIGRATIONS[number].format(**DIALECTS[dialect])
+    text = re.sub(r"--[^\n]*", "", text)  # comments out, so that ';' splits statements
+    return [s.strip() for s in text.split(";") if s.strip()]
