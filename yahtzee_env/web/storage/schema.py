@@ -225,8 +225,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX devices_player ON devices(player_id);
     CREATE INDEX devices_created ON devices(created);
     """,
-    # 9: results.offline (issue 50), merged from its own branch; empty until then
-    "",
+    # 9: games played offline in the page (issue 50), replayed by the server and kept with
+    # the player's results, marked: never rated (the page dealt their dice)
+    """
+    ALTER TABLE results ADD COLUMN offline INTEGER NOT NULL DEFAULT 0;
+    """,
     # 10: dice players can check (issue 49): the table's dice secret (64 hex digits; each
     # game's dice seed is derived from it, `deal.game_dice_seed`; NULL: a table stored
     # before it), whether every seat draws the same dice (and a quick-match request's
