@@ -142,6 +142,7 @@ def test_web_optimal_seat_plays_the_tables_rules(tmp_path):
     from yahtzee_env.game.observation import encode_seat
     from yahtzee_env.solver.coach import Coach
     from yahtzee_env.web.door.app import create_app
+    from yahtzee_env.web.tables.deal import game_dice_seed
 
     db = tmp_path / "web.sqlite3"
     with TestClient(create_app(db)) as client:
@@ -160,7 +161,9 @@ def test_web_optimal_seat_plays_the_tables_rules(tmp_path):
             assert reply.status_code == 200, reply.text
             state = reply.json()
     con = sqlite3.connect(db)
-    (seed,) = con.execute("SELECT seed FROM tables WHERE code = ?", (code,)).fetchone()
+    seed, secret = con.execute(
+        "SELECT seed, dice_secret FROM tables WHERE code = ?", (code,)
+    ).fetchone()
     actions = con.execute(
         "SELECT seat, action FROM actions WHERE code = ? AND idx = 0 ORDER BY seq", (code,)
     ).fetchall()
@@ -176,7 +179,7 @@ def test_web_optimal_seat_plays_the_tables_rules(tmp_path):
     rng = np.random.default_rng([seed, 0])
     roll_for_first_player(2, rng)
     game = Game(rules, num_players=2)
-    game.reset(rng, first=first)
+    game.reset(rng, first=first, seed=game_dice_seed(bytes.fromhex(secret), 0))
     cpu_decisions = differs = 0
     for seat, action in actions:
         if seat == 1:

@@ -19,6 +19,7 @@ from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.storage import SCHEMA_VERSION, SQLiteStorage, open_storage
+from yahtzee_env.web.tables.deal import game_dice_seed
 from yahtzee_env.web.tables.table import CODE_ALPHABET, CODE_LENGTH
 
 
@@ -31,7 +32,8 @@ def replay_totals(db, code):
     rng = np.random.default_rng([seed, 0])
     game = Game("official", num_players=seats)
     roll_for_first_player(seats, rng)  # always drawn (the dice stream), then overridden
-    game.reset(rng, first=row["games"][0]["first"])
+    dice = game_dice_seed(bytes.fromhex(row["dice_secret"]), 0)  # the dice (issue 49)
+    game.reset(rng, first=row["games"][0]["first"], seed=dice)
     for _seat, action, _regret in row["actions"][0]:
         game.step(action)
     return game.totals()

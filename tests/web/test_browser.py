@@ -31,6 +31,7 @@ from browsing import TIMEOUT_MS, more_options, new_player, tid
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.door.local_server import LocalServer, free_port
+from yahtzee_env.web.tables.deal import game_dice_seed
 
 
 def start_solo(page, url, kinds=("hard", "easy"), coach=False):
@@ -83,7 +84,9 @@ def take_turn(page, seat=0, reroll=True) -> None:
 
 def engine_totals(db: Path, code: str) -> list[int]:
     con = sqlite3.connect(db)
-    seed = con.execute("SELECT seed FROM tables WHERE code = ?", (code,)).fetchone()[0]
+    seed, secret = con.execute(
+        "SELECT seed, dice_secret FROM tables WHERE code = ?", (code,)
+    ).fetchone()
     seats = con.execute("SELECT COUNT(*) FROM seats WHERE code = ?", (code,)).fetchone()[0]
     actions = con.execute(
         "SELECT action FROM actions WHERE code = ? AND idx = 0 ORDER BY seq", (code,)
@@ -93,7 +96,7 @@ def engine_totals(db: Path, code: str) -> list[int]:
     rng = np.random.default_rng([seed, 0])
     game = Game("official", num_players=seats)
     roll_for_first_player(seats, rng)  # always drawn (the dice stream), then overridden
-    game.reset(rng, first=first)
+    game.reset(rng, first=first, seed=game_dice_seed(bytes.fromhex(secret), 0))
     for (action,) in actions:
         game.step(action)
     assert game.over

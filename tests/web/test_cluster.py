@@ -35,6 +35,7 @@ from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.door.local_server import LocalServer, free_port
 from yahtzee_env.web.storage import SCHEMA_VERSION, open_storage
 from yahtzee_env.web.tables.authority import Tables
+from yahtzee_env.web.tables.deal import game_dice_seed
 from yahtzee_env.web.tables.table import WebError
 
 WAIT_S = 10  # the longest any reply or pushed state is awaited (never a timing assertion)
@@ -95,7 +96,11 @@ def replay_totals(url: str, code: str) -> list[int]:
     rng = np.random.default_rng([row["seed"], 0])
     game = Game(row["rules"], num_players=len(row["seats"]))
     roll_for_first_player(len(row["seats"]), rng)  # always drawn (the dice stream)...
-    game.reset(rng, first=row["games"][0]["first"])  # ... but the host rolls first (issue 18)
+    game.reset(  # ... but the host rolls first (issue 18); the dice from the secret (issue 49)
+        rng,
+        first=row["games"][0]["first"],
+        seed=game_dice_seed(bytes.fromhex(row["dice_secret"]), 0),
+    )
     for _seat, action, _regret in row["actions"][0]:
         game.step(action)
     return game.totals()

@@ -29,6 +29,13 @@ benchmarks rank agents differently. The protocol (`VERSUS_PROTOCOL`):
 
 Intervals: `INTERVAL` names how the row's CIs were computed, for the reader of the JSON.
 
+Duplicate dice (``duplicate=True``, ``yahtzee benchmark --duplicate``): every seat of a game
+gets the same dice for the same turn and roll (`yahtzee_env.game.fair_dice`; with the same
+holds, the same dice), so the luck of the deal cancels within each game, not only between the
+rotations. Each rotation of a deal is then its own duplicate deal (rotation ``r`` of the
+protocol's seed ``s`` is seeded ``SeedSequence([s, r])``), so the games are as many as
+without it; the row says ``"duplicate": true`` and is not the standard protocol.
+
 Players do not interact in Yahtzee (each fills its own card; see the tournament module), so
 an agent's opponents never react to it, and the solitaire observation is all most agents get.
 An agent that plays the table (``reads_table``, the ``duelist``) is shown every card at each
@@ -104,11 +111,19 @@ def decisive(results: np.ndarray) -> dict[str, float]:
 
 
 def play_rotated(
-    agent: Any, opponent: Any, players: int, deals: int, seed: int, rules: RuleSet
+    agent: Any,
+    opponent: Any,
+    players: int,
+    deals: int,
+    seed: int,
+    rules: RuleSet,
+    duplicate: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per deal: the agent's result averaged over the ``players`` rotations (1 win, 1/2 draw,
     0 loss), its margin over the best opponent averaged the same way, and the game results
-    (int8 [deals, players]: 1 win, 0 draw, -1 loss, one column per rotation)."""
+    (int8 [deals, players]: 1 win, 0 draw, -1 loss, one column per rotation). ``duplicate``:
+    every seat on the same dice (the module docstring)."""
+    from yahtzee_env.analysis.protocol import rotation_seed
     from yahtzee_env.analysis.tournament import game_results, play_batched_games
     from yahtzee_env.policies.baselines import reseeded
 
@@ -119,8 +134,9 @@ def play_rotated(
         seats = [agent if s == r else opponent for s in range(players)]
         seats = [reseeded(p, int(policy_seeds[r * players + s])) for s, p in enumerate(seats)]
         totals = play_batched_games(
-            seats, deals, rules, seed=seed, batch_size=VERSUS_PROTOCOL.batch_size
-        )
+            seats, deals, rules, seed=rotation_seed(seed, r, duplicate),
+            batch_size=VERSUS_PROTOCOL.batch_size, duplicate=duplicate,
+        )  # fmt: skip
         results[:, r] = game_results(totals)[:, r]
         others = np.delete(totals, r, axis=1)
         margins[:, r] = totals[:, r] - others.max(axis=1)
@@ -139,8 +155,10 @@ def benchmark_versus(
     knew: dict[str, str] | None = None,
     source: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    duplicate: bool = False,
 ) -> dict[str, Any]:
     """The agent's row of the multi-player protocol (JSON-ready): ``kind`` ``"versus"``,
+    ``duplicate`` (every seat on the same dice: the module docstring),
     ``players``, ``deals``, and per opponent its ``win_rate`` ± ``win_ci95`` (draws count 1/2),
     ``wins``/``draws``/``losses`` over all games, ``margin`` ± ``margin_ci95``; what the agent
     knew, the model and the provenance as a solitaire row has them."""
@@ -169,7 +187,7 @@ def benchmark_versus(
     for i, opponent_name in enumerate(vs):
         opponent = resolve_policy(opponent_name, rules, 0)
         points, margins, results = play_rotated(
-            agent, opponent, players, deals, VERSUS_PROTOCOL.seed, rules
+            agent, opponent, players, deals, VERSUS_PROTOCOL.seed, rules, duplicate
         )
         win, win_ci = _mean_ci(points)
         margin, margin_ci = _mean_ci(margins)
@@ -200,7 +218,10 @@ def benchmark_versus(
         "seed": VERSUS_PROTOCOL.seed,
         "rules": rules.name,
         "protocol": VERSUS_PROTOCOL.name,
-        "standard": deals == VERSUS_PROTOCOL.deals and rules == RuleSet.from_spec("official"),
+        "duplicate": duplicate,
+        "standard": deals == VERSUS_PROTOCOL.deals
+        and rules == RuleSet.from_spec("official")
+        and not duplicate,
         "version": _package_version(),
         "seats": SEATS,
         "interval": INTERVAL,
@@ -212,7 +233,7 @@ def benchmark_versus(
         "provenance": {
             **machine(),
             "dice_sha256": versus_dice_digest(
-                deals, players, VERSUS_PROTOCOL.seed, VERSUS_PROTOCOL.batch_size
+                deals, players, VERSUS_PROTOCOL.seed, VERSUS_PROTOCOL.batch_size, duplicate
             ),
         },
     }
@@ -223,7 +244,7 @@ def format_versus(row: dict[str, Any]) -> str:
     lines = [
         f"{row['agent']}: {row['players']}-player tables, {row['deals']:,} deals x "
         f"{row['players']} seat rotations, {row['rules']} rules, seed {row['seed']} "
-        f"({row['protocol']})"
+        f"({row['protocol']}{', duplicate dice' if row.get('duplicate') else ''})"
     ]
     for o in row["opponents"]:
         copies = "" if row["players"] == 2 else f" x{row['players'] - 1}"

@@ -55,15 +55,36 @@ def dice_digest(games: int, seed: int = 0, chunk_size: int = 4096) -> str:
     return digest.hexdigest()
 
 
-def versus_dice_digest(deals: int, players: int, seed: int = 0, batch_size: int = 1024) -> str:
+def rotation_seed(seed: int, rotation: int, duplicate: bool) -> int | np.random.SeedSequence:
+    """The dice seed of a rotation of the multi-player protocol: its seed for every rotation
+    (each rotation replays the deal with the seats turned), or with duplicate dice
+    ``SeedSequence([seed, rotation])`` (each rotation its own deal, all seats on its dice)."""
+    return np.random.SeedSequence([seed, rotation]) if duplicate else seed
+
+
+def versus_dice_digest(
+    deals: int, players: int, seed: int = 0, batch_size: int = 1024, duplicate: bool = False
+) -> str:
     """sha256 (hex) of the multi-player protocol's dice: per chunk and seat of
-    `yahtzee_env.analysis.tournament.play_batched_games`, the first 39 draws of its stream."""
+    `yahtzee_env.analysis.tournament.play_batched_games`, the first 39 draws of its stream;
+    with duplicate dice, per rotation and chunk, the key its games' seeds come from."""
     from gymnasium.utils import seeding
 
     from yahtzee_env.analysis.tournament import seat_seeds
     from yahtzee_env.envs.vector import roll_draws
 
     header = {"deals": deals, "players": players, "seed": seed, "batch_size": batch_size}
+    if duplicate:
+        from yahtzee_env.game.fair_dice import SEED_BYTES
+
+        header["duplicate"] = True
+        digest = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
+        for r in range(players):
+            chunks = seat_seeds(rotation_seed(seed, r, True), deals, players, batch_size)
+            for _, _, env_seeds in chunks:
+                rng, _ = seeding.np_random(env_seeds[0])
+                digest.update(rng.bytes(SEED_BYTES))
+        return digest.hexdigest()
     digest = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
     for _, n, env_seeds in seat_seeds(seed, deals, players, batch_size):
         for env_seed in env_seeds:

@@ -172,6 +172,7 @@ VERSUS = {
         "seed": {"type": "integer", "minimum": 0},
         "protocol": {"const": "yahtzee-versus-v1"},
         "standard": {"type": "boolean"},
+        "duplicate": {"type": "boolean"},  # every seat on the same dice (absent: false)
         "reproducible": {"enum": ["deterministic", "seeded by the protocol", "no"]},
         "seats": _TEXT,
         "interval": _TEXT,

@@ -112,11 +112,14 @@ def play_batched_games(
     rules: RuleSet | str | None = "official",
     seed: int | np.random.SeedSequence = 0,
     batch_size: int = DEFAULT_BATCH,
+    duplicate: bool = False,
 ) -> np.ndarray:
     """Final totals, int64 [games, seats], of ``games`` games with ``policies[s]`` in seat s.
 
     Batched (see the module docstring): per chunk of ``batch_size`` games, one vector env per
     seat, each policy called with ``act_batch`` once per step. Seeded and reproducible.
+    ``duplicate``: every seat of a game gets the same dice for the same turn and roll (the
+    vector envs' duplicate dice, all seats reset with the chunk's first seat seed).
     """
     from yahtzee_env.envs.vector import YahtzeeVectorEnv
 
@@ -129,13 +132,17 @@ def play_batched_games(
     if len(readers) > 1:
         raise ValueError("at most one seat may read the table in a batched game (play_game)")
     for start, n, env_seeds in seat_seeds(seed, games, seats, batch_size):
+        if duplicate:
+            env_seeds = [env_seeds[0]] * seats
         if readers:
-            envs = [YahtzeeVectorEnv(num_envs=n, rules=rules) for _ in env_seeds]
+            envs = [
+                YahtzeeVectorEnv(num_envs=n, rules=rules, duplicate=duplicate) for _ in env_seeds
+            ]
             totals[start : start + n] = _play_table_chunk(policies, envs, env_seeds, readers[0])
             continue
         envs, obs = [], []
         for env_seed in env_seeds:
-            env = YahtzeeVectorEnv(num_envs=n, rules=rules)
+            env = YahtzeeVectorEnv(num_envs=n, rules=rules, duplicate=duplicate)
             o, _ = env.reset(seed=env_seed)
             envs.append(env)
             obs.append(o)

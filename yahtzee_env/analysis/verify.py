@@ -231,6 +231,7 @@ def _verify_versus(row: dict[str, Any], model: str) -> Verdict:
     new = benchmark_versus(
         agent, players=row["players"], vs=[o["opponent"] for o in row["opponents"]],
         deals=row["deals"], rules=row["rules"], knew=row["knew"], source=model,
+        duplicate=bool(row.get("duplicate", False)),
     )  # fmt: skip
     verdict = Verdict(True, "exactly", [note] if note else [])
     same_dice = new["provenance"]["dice_sha256"] == row["provenance"]["dice_sha256"]

@@ -95,6 +95,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="deals of the multi-player protocol (default 2,000, the protocol's)",
     )
     parser.add_argument(
+        "--duplicate",
+        action="store_true",
+        help="multi-player protocol: every seat of a game gets the same dice for the same turn "
+        "and roll (common random numbers: a narrower CI at the same games; not the standard "
+        "protocol)",
+    )
+    parser.add_argument(
         "--check-protocol",
         action="store_true",
         help="recompute the digest of the protocol's dice here and say whether this machine "
@@ -127,6 +134,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.players > 1 or args.vs:
         return _run_versus(args)
+    if args.duplicate:
+        print("yahtzee benchmark: error: --duplicate is for --players 2-4 --vs", file=sys.stderr)
+        return 2
     rules = args.rules or "official"
     try:
         check_output_file(args.json, "--json")
@@ -218,6 +228,7 @@ def _run_versus(args: argparse.Namespace) -> int:
             rules=args.rules or "official",
             name=args.name,
             knew=parse_knew(args.knew),
+            duplicate=args.duplicate,
         )
         if args.description:
             row["description"] = args.description[:300]

@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "evaluate": "evaluate",
     "benchmark": "benchmark",
     "verify": "verify",
+    "verify-game": "verify_game",
     "results": "results",
     "report": "report",
     "dataset": "dataset",

@@ -152,10 +152,14 @@ class raw_env(AECEnv, EzPickle):
     `env.last()` therefore gives every player's final `total`.
 
     ## Arguments
-    `env(num_players=2, rules="official", render_mode=None, reward="win", first_player=0)`:
+    `env(num_players=2, rules="official", render_mode=None, reward="win", first_player=0,
+    duplicate=False)`:
     `num_players` 2..4; `rules` a preset name or `RuleSet`; `render_mode` `"ansi"` or `"human"`;
     `reward` `"win"` or `"score"`; `first_player` a seat (int) or `"roll"` (each player rolls
-    five dice, highest starts, tied leaders re-roll: `engine.roll_for_first_player`).
+    five dice, highest starts, tied leaders re-roll: `engine.roll_for_first_player`);
+    `duplicate=True`: every seat gets the same dice for the same turn and roll (a duplicate
+    game, `yahtzee_env.game.fair_dice`: with the same holds, the same dice), so seats are
+    compared with the luck of the dice taken out (common random numbers for evaluation).
 
     ## Version History
     * v0: Initial version.
@@ -175,8 +179,9 @@ class raw_env(AECEnv, EzPickle):
         render_mode: str | None = None,
         reward: RewardMode = "win",
         first_player: int | Literal["roll"] = 0,
+        duplicate: bool = False,
     ) -> None:
-        EzPickle.__init__(self, num_players, rules, render_mode, reward, first_player)
+        EzPickle.__init__(self, num_players, rules, render_mode, reward, first_player, duplicate)
         super().__init__()
         if (
             isinstance(num_players, bool)
@@ -202,6 +207,9 @@ class raw_env(AECEnv, EzPickle):
         self.reward_mode = reward
         self.first_player = first_player
         self.render_mode = render_mode
+        if not isinstance(duplicate, bool):
+            raise ValueError(f"duplicate must be True or False, got {duplicate!r}")
+        self.duplicate = duplicate
 
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self.agents = self.possible_agents[:]
@@ -217,7 +225,7 @@ class raw_env(AECEnv, EzPickle):
             for agent in self.possible_agents
         }
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
-        self.game = Game(self.rules, num_players=num_players)
+        self.game = Game(self.rules, num_players=num_players, duplicate=duplicate)
         self.np_random, self.np_random_seed = seeding.np_random(None)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

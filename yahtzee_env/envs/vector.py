@@ -11,6 +11,10 @@ table of the keep, ``bisect_right(KEEP_CDF[keep], r)``, as in `engine.DiceRoller
 that is ``searchsorted(flat_cdf, keep * 7776 + r, side="right") - keep * 252`` over the CDF rows
 flattened with offsets; this module precomputes that map for every ``(keep, r)`` once
 (`outcome_table`, 3.6 MB of uint8, about 50x faster per step than the search at N=4096).
+With ``duplicate=True`` the dice are dealt instead (`yahtzee_env.game.fair_dice`): game ``k``
+of slot ``i`` rolls from the seed ``batch_seed(key, i, k)``, ``key`` 32 bytes drawn at reset,
+each roll by the game's turn and roll, not by step; two envs reset with the same seed deal
+the same dice to the same slot's games however they are played (common random numbers).
 
 Observations: `observation.encode_batch` builds them at reset and for terminal observations.
 After a step only what can have changed is rebuilt, from the feature tables of
@@ -56,6 +60,7 @@ from yahtzee_env.game.engine import (
     ROLLS_PER_TURN,
     IllegalActionError,
 )
+from yahtzee_env.game.fair_dice import SEED_BYTES, batch_seed, dealt_rolls, faces_table
 from yahtzee_env.game.observation import (
     BONUS_INDEX,
     CARD_SPAN,
@@ -94,6 +99,9 @@ def outcome_table() -> np.ndarray:
     assert table.shape == (NUM_KEEPS * ROLL_OUTCOMES,)
     table.flags.writeable = False
     return table
+
+
+_TURNS = np.array([bin(f).count("1") for f in range(NUM_FILLED_MASKS)], dtype=np.intp)
 
 
 class _VectorScoring:
@@ -157,6 +165,10 @@ class YahtzeeVectorEnv(VectorEnv):
     Truncation: a game is truncated after ``max_episode_steps`` steps (None: never); no legal
     game reaches the registered 1000 (a game is at most 39 actions).
 
+    Duplicate dice (``duplicate=True``): each game's dice are dealt by turn and roll from its
+    own seed (the module docstring), so envs reset with the same seed give the same slot the
+    same dice whatever their policies hold: policies compared on them differ by skill only.
+
     ``infos`` (every step and reset): the keys of `yahtzee_env.envs.info` with a leading ``[N]``
     axis and the same dtypes as the single env (``dice`` int8 ``[N, 5]``, ``scorecard``
     int16 ``[N, 13]`` with ``-1`` while open, ...), each with its ``_key`` mask (all True), as
@@ -190,6 +202,7 @@ class YahtzeeVectorEnv(VectorEnv):
         illegal_penalty: float = -1.0,
         max_episode_steps: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
+        duplicate: bool = False,
     ) -> None:
         if (
             isinstance(num_envs, bool)
@@ -200,6 +213,7 @@ class YahtzeeVectorEnv(VectorEnv):
         self.num_envs = int(num_envs)
         self.rules = RuleSet.from_spec(rules)
         self.canonical_holds = check_bool("canonical_holds", canonical_holds)
+        self.duplicate = check_bool("duplicate", duplicate)
         self.metadata = dict(self.metadata)
         check_render_mode(render_mode, self.metadata)
         self.render_mode = render_mode
@@ -245,6 +259,10 @@ class YahtzeeVectorEnv(VectorEnv):
         self._scores = np.full((n, NUM_BOXES), OPEN, dtype=np.int16)
         self._elapsed = np.zeros(n, dtype=np.int64)  # steps of the current game
         self._ended: np.ndarray | None = None  # NEXT_STEP: games waiting for their reset step
+        # Duplicate dice: the batch's key, each slot's game number and its dealt values.
+        self._deal_key = bytes(SEED_BYTES)
+        self._games = np.zeros(n, dtype=np.int64)
+        self._faces = np.zeros((n if duplicate else 0, 13, ROLLS_PER_TURN, 5), dtype=np.int8)
         # Derived from the state by `_observe`: joker values of the dice, masks, observation.
         self._values = np.zeros(n, dtype=np.intp)
         self._bonus = np.zeros(n, dtype=np.int64)
@@ -261,7 +279,15 @@ class YahtzeeVectorEnv(VectorEnv):
         if options:
             raise ValueError(f"YahtzeeVectorEnv takes no reset options, got {sorted(options)}")
         n = self.num_envs
-        self._roll = self._roll_dice(np.full(n, FIRST_ROLL_KEEP * ROLL_OUTCOMES, dtype=np.intp))
+        if self.duplicate:
+            self._deal_key = self.np_random.bytes(SEED_BYTES)
+            self._games = np.zeros(n, dtype=np.int64)
+            everyone = np.arange(n)
+            self._deal(everyone, first_game=True)
+            zeros = np.zeros(n, dtype=np.intp)
+            self._roll = self._dealt_rolls(everyone, zeros + FIRST_ROLL_KEEP, zeros, zeros)
+        else:
+            self._roll = self._roll_dice(np.full(n, FIRST_ROLL_KEEP * ROLL_OUTCOMES, dtype=np.intp))
         self._rolls_left = np.full(n, ROLLS_PER_TURN - 1, dtype=np.intp)
         self._filled = np.zeros(n, dtype=np.intp)
         self._upper_total = np.zeros(n, dtype=np.int64)
@@ -385,6 +411,14 @@ class YahtzeeVectorEnv(VectorEnv):
                 elapsed[gone] = 0
                 filling = np.union1d(filling, cut) if len(cut) else filling
 
+        if self.duplicate:
+            if self._next_step:  # games reset now; games that just ended keep their dice
+                new_games, kept = ended, (terminations if terminations.any() else None)
+            else:  # the games that ended have been reset
+                new_games, kept = (done if done.any() else None), None
+            new_roll = self._deal_step(
+                roll, actions, active, new_games, kept, new_roll, rolls_left, filled
+            )
         self._roll, self._rolls_left, self._filled = new_roll, rolls_left, filled
         self._upper_total, self._yahtzee_state = upper_total, ystate
         self._yahtzee_bonus, self._total, self._scores = yahtzee_bonus, total, scores
@@ -425,6 +459,8 @@ class YahtzeeVectorEnv(VectorEnv):
         arrays = {name.lstrip("_"): np.array(getattr(self, name)) for name in self._STATE_ARRAYS}
         if self._ended is not None:
             arrays["ended"] = np.array(self._ended)
+        if self.duplicate:
+            arrays["games"], arrays["faces"] = np.array(self._games), np.array(self._faces)
         facts = {
             "num_envs": self.num_envs,
             "rules": self.rules.name,
@@ -432,15 +468,21 @@ class YahtzeeVectorEnv(VectorEnv):
             "started": self._started,
             "generator": self.np_random.bit_generator.state,
         }
+        if self.duplicate:
+            facts["duplicate"], facts["deal_key"] = True, self._deal_key.hex()
         return arrays, facts
 
     def set_state(self, arrays: dict[str, np.ndarray], facts: dict[str, Any]) -> None:
         """Restore what `get_state` returned (`ValueError` if it is another env's)."""
-        mine = (self.num_envs, self.rules.name, self.canonical_holds)
-        theirs = (facts["num_envs"], facts["rules"], facts["canonical_holds"])
+        mine = (self.num_envs, self.rules.name, self.canonical_holds, self.duplicate)
+        theirs = (
+            facts["num_envs"], facts["rules"], facts["canonical_holds"],
+            facts.get("duplicate", False),
+        )  # fmt: skip
         if mine != theirs:
             raise ValueError(
-                f"state of an env with (num_envs, rules, canonical_holds) = {theirs}, not {mine}"
+                "state of an env with (num_envs, rules, canonical_holds, duplicate) = "
+                f"{theirs}, not {mine}"
             )
         for name in self._STATE_ARRAYS:
             value = np.array(arrays[name.lstrip("_")], dtype=getattr(self, name).dtype)
@@ -449,6 +491,10 @@ class YahtzeeVectorEnv(VectorEnv):
         self._ended = np.array(arrays["ended"], dtype=bool) if "ended" in arrays else None
         self._started = bool(facts["started"])
         self.np_random.bit_generator.state = facts["generator"]
+        if self.duplicate:
+            self._deal_key = bytes.fromhex(facts["deal_key"])
+            self._games = np.array(arrays["games"], dtype=np.int64)
+            self._faces = np.array(arrays["faces"], dtype=np.int8)
 
     def render(self) -> str | np.ndarray | None:
         """The first game: ``"ansi"`` text, ``"rgb_array"`` image, ``"human"`` printed text
@@ -510,6 +556,56 @@ class YahtzeeVectorEnv(VectorEnv):
         size = self.num_envs if size is None else size
         r = roll_draws(self.np_random, size)
         return self._outcomes.take(keep_offsets + r).astype(np.intp)
+
+    def _deal(self, slots: np.ndarray, first_game: bool = False) -> None:
+        """Start the next game of each of ``slots`` with duplicate dice: its seed, its values."""
+        if not first_game:
+            self._games[slots] += 1
+        for i in slots.tolist():
+            self._faces[i] = faces_table(batch_seed(self._deal_key, i, int(self._games[i])))
+
+    def _dealt_rolls(
+        self, slots: np.ndarray, keeps: np.ndarray, turns: np.ndarray, rolls: np.ndarray
+    ) -> np.ndarray:
+        """Duplicate dice: the rolls of ``slots`` at their ``turns`` and ``rolls``."""
+        return dealt_rolls(self._faces[slots, turns, rolls], keeps).astype(np.intp)
+
+    def _deal_step(
+        self,
+        roll: np.ndarray,
+        actions: np.ndarray,
+        active: np.ndarray | None,
+        new_games: np.ndarray | None,
+        kept: np.ndarray | None,
+        new_roll: np.ndarray,
+        rolls_left: np.ndarray,
+        filled: np.ndarray,
+    ) -> np.ndarray:
+        """``new_roll`` with duplicate dice for every game that rolled this step: a hold
+        re-rolls at the turn's next roll, a fill (or a new game) makes the next turn's first
+        roll. Games that did not roll (penalized, or NEXT_STEP games that just ended) keep
+        the dice ``new_roll`` gives them."""
+        rolled = np.ones(self.num_envs, dtype=bool) if active is None else active.copy()
+        if kept is not None:
+            rolled &= ~kept
+        fresh = np.zeros(self.num_envs, dtype=bool)
+        if new_games is not None:
+            fresh[new_games] = True
+            self._deal(np.flatnonzero(fresh))
+            rolled |= fresh
+        slots = np.flatnonzero(rolled)
+        if not len(slots):
+            return new_roll
+        hold = (actions[slots] < NUM_HOLDS) & ~fresh[slots]
+        keeps = np.where(
+            hold, HOLD_TO_KEEP[roll[slots], np.minimum(actions[slots], NUM_HOLDS - 1)],
+            FIRST_ROLL_KEEP,
+        )  # fmt: skip
+        turns = _TURNS.take(filled[slots])
+        rolls = np.where(hold, ROLLS_PER_TURN - 1 - rolls_left[slots], 0)
+        new_roll = new_roll.copy()
+        new_roll[slots] = self._dealt_rolls(slots, keeps, turns, rolls)
+        return new_roll
 
     def _observe(self, changed: np.ndarray | None) -> None:
         """Derive joker values, action masks and the observation of the current state.

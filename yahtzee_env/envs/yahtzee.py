@@ -190,6 +190,9 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
       `illegal_penalty`, state unchanged, `info["illegal_action"] = True`). Action ids
       outside `0..44`, bools, and steps after the end always raise.
     - `illegal_penalty`: the reward of a penalized illegal action, a finite number <= 0.
+    - `duplicate`: the dice are dealt by turn and roll from a seed drawn at reset
+      (`yahtzee_env.game.fair_dice`), not drawn step by step: two envs reset with the same
+      seed deal the same dice whatever their policies hold (common random numbers).
 
     ## Version History
     * v0: Initial version (observation layout `OBS_VERSION = 1`).
@@ -207,6 +210,7 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         canonical_holds: bool = False,
         illegal_action: IllegalActionPolicy = "raise",
         illegal_penalty: float = -1.0,
+        duplicate: bool = False,
     ) -> None:
         self.rules = RuleSet.from_spec(rules)
         check_render_mode(render_mode, self.metadata)
@@ -218,7 +222,10 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
 
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
-        self._game = Game(self.rules, num_players=1, canonical_holds=canonical_holds)
+        self.duplicate = check_bool("duplicate", duplicate)
+        self._game = Game(
+            self.rules, num_players=1, canonical_holds=canonical_holds, duplicate=duplicate
+        )
         self._tables = step_tables(self.rules)
         self._threshold = self.rules.upper_bonus_threshold
         self._obs = np.zeros(OBS_SIZE, dtype=np.float32)

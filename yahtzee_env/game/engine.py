@@ -9,7 +9,10 @@ Action ids (shared by every env, the solver and the policies)::
 
 All randomness comes from a `DiceRoller` wrapping an explicit `numpy.random.Generator`: a
 roll is one uniform integer in [0, 6**5) looked up in the exact outcome table of the keep;
-the vector env uses the same table, so both have exactly the same roll distribution.
+the vector env uses the same table, so both have exactly the same roll distribution. A game
+reset with a 32-byte ``seed`` (or built with ``duplicate=True``) rolls instead the dice that
+`yahtzee_env.game.fair_dice` derives from the seed for each seat, turn and roll, which anyone
+can recompute; in a duplicate game every seat draws the same dice.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from yahtzee_env.game.dice import (
     NUM_HOLDS,
     ROLL_OUTCOMES,
 )
+from yahtzee_env.game.fair_dice import SEED_BYTES, SeededDice
 from yahtzee_env.game.rules import (
     ALL_FILLED,
     BOX_NAMES,
@@ -198,6 +202,11 @@ class Game:
     ``step(action)`` applies one action of the player to move and returns the points it added
     to that player's total. After a box is filled the next player's first roll is made at once,
     so between calls there is always a roll on the table until the game is over.
+
+    ``duplicate=True``: every seat gets the same dice for the same turn and roll (with the
+    same holds, the same dice; `yahtzee_env.game.fair_dice` says how re-rolls draw when holds
+    differ), so seats can be compared with the luck of the dice taken out (common random
+    numbers). Its dice come from a seed drawn from ``rng`` at `reset`, or the ``seed`` given.
     """
 
     def __init__(
@@ -206,13 +215,18 @@ class Game:
         num_players: int = 1,
         *,
         canonical_holds: bool = False,
+        duplicate: bool = False,
     ) -> None:
         if not isinstance(num_players, int) or num_players < 1:
             raise ValueError(f"num_players must be a positive integer, got {num_players!r}")
+        if not isinstance(duplicate, bool):
+            raise ValueError(f"duplicate must be True or False, got {duplicate!r}")
         self.rules = RuleSet.from_spec(rules)
         self.num_players = num_players
         self.canonical_holds = canonical_holds
+        self.duplicate = duplicate
         self.roller: DiceRoller | None = None
+        self.seeded: SeededDice | None = None  # the seeded dice and their log, when seeded
         self.players: list[Scorecard] = []
         self.first = self.current = 0
         self.roll = 0
@@ -221,9 +235,19 @@ class Game:
         self.over = True
 
     # --------------------------------------------------------------------- lifecycle
-    def reset(self, rng: np.random.Generator, first: int = 0) -> None:
+    def reset(self, rng: np.random.Generator, first: int = 0, *, seed: bytes | None = None) -> None:
+        """A new game: ``first`` moves first. The dice come from ``rng``; or, given a 32-byte
+        ``seed`` (and in a duplicate game, where a missing seed is drawn from ``rng``), from
+        `yahtzee_env.game.fair_dice`, every roll logged in ``self.seeded``."""
         if not 0 <= first < self.num_players:
             raise ValueError(f"first player {first} out of range 0..{self.num_players - 1}")
+        if seed is None and self.duplicate:
+            seed = rng.bytes(SEED_BYTES)
+        self.seeded = (
+            None
+            if seed is None
+            else SeededDice(seed, duplicate=self.duplicate, seats=self.num_players)
+        )
         self.roller = DiceRoller(rng)
         self.players = [Scorecard(self.rules) for _ in range(self.num_players)]
         self.first = self.current = first
@@ -232,8 +256,15 @@ class Game:
         self._start_turn()
 
     def _start_turn(self) -> None:
-        self.roll = self.roller.roll(FIRST_ROLL_KEEP)
+        self.roll = self._roll_dice(FIRST_ROLL_KEEP, 0)
         self.rolls_left = ROLLS_PER_TURN - 1
+
+    def _roll_dice(self, keep: int, roll: int) -> int:
+        """The dice after re-rolling those not in ``keep`` as the turn's roll ``roll`` (0 the
+        first), from the game's dice source."""
+        if self.seeded is None:
+            return self.roller.roll(keep)
+        return self.seeded.roll(keep, self.current, self.player.filled.bit_count(), roll)
 
     # --------------------------------------------------------------------- queries
     @property
@@ -301,7 +332,8 @@ class Game:
                 f"action {action} ({describe_action(action)}) is not the canonical hold for its "
                 "kept dice (canonical_holds=True allows one hold per kept multiset, no keep-all)"
             )
-        self.roll = self.roller.roll(int(HOLD_TO_KEEP[self.roll, action]))
+        keep = int(HOLD_TO_KEEP[self.roll, action])
+        self.roll = self._roll_dice(keep, ROLLS_PER_TURN - self.rolls_left)
         self.rolls_left -= 1
 
     # --------------------------------------------------------------------- results

@@ -72,7 +72,16 @@ def parse_request(body: dict[str, Any]) -> dict[str, Any]:
     levels = cpu_levels()
     if not isinstance(fill, str) or fill not in levels:
         raise WebError(f"unknown CPU level {str(fill)[:30]!r}; choose one of {levels}")
-    return {"seats": seats, "rules": rules, "fill_level": fill, "wait": wait}
+    duplicate = body.get("duplicate", False)
+    if not isinstance(duplicate, bool):
+        raise WebError("duplicate must be true or false")
+    return {
+        "seats": seats,
+        "rules": rules,
+        "fill_level": fill,
+        "wait": wait,
+        "duplicate": duplicate,
+    }
 
 
 class Matchmaker:
@@ -107,6 +116,7 @@ class Matchmaker:
             "created": now,
             "deadline": now + want["wait"],
             "seen": now,
+            "duplicate": int(want["duplicate"]),
         }
         refused = self.storage.queue.add(row, self.per_address, self.total)
         if refused == "already_queued":
@@ -212,6 +222,9 @@ class Matchmaker:
             "fill": host["fill_level"],
             "turn_timer": QUICK_TURN_TIMER,
             "name": host["name"],
+            # duplicate dice are a preference: the queue does not split on it (asking never
+            # makes the wait longer); the table has them when everyone matched asked
+            "duplicate": all(bool(r.get("duplicate")) for r in rows),
         }
         table, _ = self.tables.create(body, None, people[0])
         placed = {host["player_id"]: 0}

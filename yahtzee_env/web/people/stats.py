@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from yahtzee_env.game.fair_dice import chi_square_uniform
+
 HISTORY = 50  # scores in the chart
 
 
@@ -33,6 +35,31 @@ def in_level_order(opponents: str, levels: Sequence[str] = ()) -> str:
     return "+".join(sorted(parts, key=lambda lv: (rank.get(lv, len(rank)), lv)))
 
 
+def roll_statistics(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The player's dice against fair dice (issue 49), over the games whose rolls were
+    recorded: each face's count of the freshly rolled dice and the count fair dice expect,
+    Pearson's chi-square and its p-value, and the rolls that showed a Yatzy against the
+    number fair dice give for the same holds."""
+    counted = [r for r in rows if r.get("faces")]
+    faces = [0] * 6
+    for r in counted:
+        for i, c in enumerate(r["faces"].split(",")):
+            faces[i] += int(c)
+    dice = sum(faces)
+    statistic, p_value = chi_square_uniform(faces)
+    return {
+        "games": len(counted),
+        "dice": dice,
+        "faces": faces,
+        "expected_each": round(dice / 6, 2),
+        "rolls": sum(r["rolls"] or 0 for r in counted),
+        "yatzy_rolls": sum(r["yatzy_rolls"] or 0 for r in counted),
+        "yatzy_expected": round(sum(r["yatzy_expected"] or 0.0 for r in counted), 3),
+        "chi_square": None if dice == 0 else round(statistic, 3),
+        "p_value": None if dice == 0 else round(p_value, 4),
+    }
+
+
 def player_statistics(rows: list[dict[str, Any]], levels: Sequence[str] = ()) -> dict[str, Any]:
     """The statistics page's data from the player's result rows (oldest first); the groups
     by opponents name their levels in the order of ``levels`` (the lobby's), easiest first."""
@@ -46,6 +73,7 @@ def player_statistics(rows: list[dict[str, Any]], levels: Sequence[str] = ()) ->
 
     return {
         "overall": summarize(rows),
+        "rolls": roll_statistics(rows),
         "by_opponents": {
             k: summarize(by_opponents[k]) for k in sorted(by_opponents, key=group_order)
         },

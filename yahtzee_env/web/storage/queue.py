@@ -24,6 +24,7 @@ COLUMNS = (
     "created",
     "deadline",
     "seen",
+    "duplicate",  # the player's preference for duplicate dice (issue 49)
 )
 
 

@@ -230,6 +230,20 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE results ADD COLUMN offline INTEGER NOT NULL DEFAULT 0;
     """,
+    # 10: dice players can check (issue 49): the table's dice secret (64 hex digits; each
+    # game's dice seed is derived from it, `deal.game_dice_seed`; NULL: a table stored
+    # before it), whether every seat draws the same dice (and a quick-match request's
+    # preference for it), and per result what its seat rolled (NULL for games without
+    # seeded dice): the statistics' fair-dice test
+    """
+    ALTER TABLE tables ADD COLUMN dice_secret TEXT;
+    ALTER TABLE tables ADD COLUMN duplicate INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE results ADD COLUMN faces TEXT;           -- '1,2,..': the six face counts
+    ALTER TABLE results ADD COLUMN rolls INTEGER;
+    ALTER TABLE results ADD COLUMN yatzy_rolls INTEGER;
+    ALTER TABLE results ADD COLUMN yatzy_expected {real};
+    ALTER TABLE queue ADD COLUMN duplicate INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

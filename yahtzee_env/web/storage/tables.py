@@ -20,8 +20,9 @@ class TableStore(Store):
         statements = [
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
-                "fill_level, started, updated, host_player, host_addr, public, turn_timer) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "fill_level, started, updated, host_player, host_addr, public, turn_timer, "
+                "dice_secret, duplicate) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     table["code"],
                     now,
@@ -37,6 +38,8 @@ class TableStore(Store):
                     table.get("host_addr"),
                     int(table.get("public", False)),
                     int(table.get("turn_timer", 0)),
+                    table.get("dice_secret"),
+                    int(table.get("duplicate", False)),
                 ),
             )
         ]
@@ -259,7 +262,8 @@ class TableStore(Store):
         statements += [
             (
                 "INSERT INTO results (player_id, code, idx, seat, score, outcome, yahtzees, "
-                "upper_bonus, opponents, online, finished) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "upper_bonus, opponents, online, finished, faces, rolls, yatzy_rolls, "
+                "yatzy_expected) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     r["player_id"],
                     code,
@@ -272,6 +276,10 @@ class TableStore(Store):
                     r["opponents"],
                     int(r["online"]),
                     now,
+                    r.get("faces"),
+                    r.get("rolls"),
+                    r.get("yatzy_rolls"),
+                    r.get("yatzy_expected"),
                 ),
             )
             for r in results

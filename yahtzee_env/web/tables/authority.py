@@ -48,9 +48,11 @@ from yahtzee_env.game.cpu import cpu_move
 from yahtzee_env.game.dice import NUM_DICE
 from yahtzee_env.game.engine import (
     BOX_ACTION_OFFSET,
+    Game,
     hold_action,
     top_seats,
 )
+from yahtzee_env.game.fair_dice import new_seed, roll_counts
 from yahtzee_env.game.match import match_is_decided
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
 from yahtzee_env.web.storage import StaleCopy, Storage, token_hash
@@ -109,7 +111,7 @@ def table_choices(body: dict[str, Any]) -> dict[str, Any]:
             f"unknown CPU level {str(fill)[:30]!r} for empty seats; choose one of {levels}"
         )
     flags = {}
-    for key in ("match", "coach", "public"):
+    for key in ("match", "coach", "public", "duplicate"):
         flags[key] = body.get(key, False)
         if not isinstance(flags[key], bool):
             raise WebError(f"{key} must be true or false")
@@ -130,6 +132,20 @@ def table_choices(body: dict[str, Any]) -> dict[str, Any]:
         "fill": fill,
         "flags": flags,
         "timer": timer,
+    }
+
+
+def rolled_by(game: Game, seat: int) -> dict[str, Any]:
+    """What ``seat`` rolled in the finished ``game``, as its result row stores it for the
+    fair-dice test (issue 49); empty for a game without seeded dice."""
+    if game.seeded is None:
+        return {}
+    counts = roll_counts(game.seeded.log, seat)
+    return {
+        "faces": ",".join(map(str, counts.faces)),
+        "rolls": counts.rolls,
+        "yatzy_rolls": counts.yatzy_rolls,
+        "yatzy_expected": counts.yatzy_expected,
     }
 
 
@@ -278,6 +294,8 @@ class Tables:
             seats,
             turn_timer=timer,
             public=flags["public"],
+            dice_secret=new_seed(),
+            duplicate=flags["duplicate"],
         )
         if not online:
             table.started = True
@@ -297,6 +315,8 @@ class Tables:
             "host_player": player["id"] if player else None,
             "host_addr": addr_hash,
             "turn_timer": timer,
+            "dice_secret": table.dice_secret.hex(),
+            "duplicate": table.duplicate,
         }
         self.storage.tables.create_table(row, [s.row() for s in seats])
         self.keep(table)
@@ -602,6 +622,7 @@ class Tables:
                 outcome = "loss" if s.seat not in top else ("win" if len(top) == 1 else "draw")
                 results.append(
                     {
+                        **rolled_by(game, s.seat),
                         "player_id": s.player_id,
                         "seat": s.seat,
                         "score": card.total,

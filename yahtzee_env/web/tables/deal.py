@@ -1,5 +1,10 @@
-"""The games of a table from its seed: game ``idx`` rolls its dice from
-``default_rng([seed, idx])``, first the roll for first player, then the game.
+"""The games of a table from its seeds: game ``idx`` makes the roll for first player from
+``default_rng([seed, idx])``, and rolls its dice from its dice seed,
+``sha256(secret ‖ idx)`` (`game_dice_seed`, ``idx`` 4 bytes big-endian) with the table's
+32-byte ``secret``, by `yahtzee_env.game.fair_dice`: the players see the seed's commitment
+before the first roll and the seed itself in the game's review, and can check every die.
+A table stored before the commitment (issue 49) has no secret: its games roll from the same
+``default_rng`` and their reviews say they predate it.
 
 One writer for the live tables (`tables.Table.begin_game`, and so every replay after a
 restart) and the game reviews (`review.review_game`): both rebuild a game the same way, so
@@ -8,24 +13,42 @@ a review replays exactly the dice that were played.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
+from yahtzee_env.game.fair_dice import check_seed
 from yahtzee_env.game.rules import RuleSet
 
 
+def game_dice_seed(secret: bytes, idx: int) -> bytes:
+    """Game ``idx``'s dice seed: revealing it reveals nothing of the table's other games."""
+    return hashlib.sha256(check_seed(secret) + idx.to_bytes(4, "big")).digest()
+
+
 def new_game(
-    rules: RuleSet, seed: int, idx: int, seats: int, first: int | None = None
+    rules: RuleSet,
+    seed: int,
+    idx: int,
+    seats: int,
+    first: int | None = None,
+    *,
+    secret: bytes | None = None,
+    duplicate: bool = False,
 ) -> tuple[Game, int]:
-    """Game ``idx`` of a table with ``seed``, dealt, and its first seat: the roll of the dice
-    for first player is always made (so the dice stream is the same), but ``first``, when
-    given, overrides it (later games of a match pass the start to the next seat)."""
+    """Game ``idx`` of a table with ``seed`` (and dice ``secret``), dealt, and its first
+    seat: the roll of the dice for first player is always made (so the dice stream is the
+    same), but ``first``, when given, overrides it (later games of a match pass the start to
+    the next seat). ``duplicate``: every seat draws the same dice (it needs a secret)."""
+    if duplicate and secret is None:
+        raise ValueError("a duplicate table needs a dice secret")
     rng = np.random.default_rng([seed, idx])
     rolled = roll_for_first_player(seats, rng)
     first = rolled if first is None else first
-    game = Game(rules, num_players=seats)
-    game.reset(rng, first=first)
+    game = Game(rules, num_players=seats, duplicate=duplicate)
+    game.reset(rng, first=first, seed=None if secret is None else game_dice_seed(secret, idx))
     return game, first
 
 
-__all__ = ["new_game"]
+__all__ = ["game_dice_seed", "new_game"]

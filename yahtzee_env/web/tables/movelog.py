@@ -21,7 +21,7 @@ def game_events(table: Table) -> list[dict[str, Any]]:
     seats = [Seat(s.seat, s.kind, s.name) for s in table.seats]
     scratch = Table(
         table.code, table.rules, table.seed, table.online, table.match, False,
-        table.fill_level, seats,
+        table.fill_level, seats, dice_secret=table.dice_secret, duplicate=table.duplicate,
     )  # fmt: skip
     scratch.games = list(table.games)
     scratch.begin_game(table.idx, table.games[-1]["first"])

@@ -64,6 +64,8 @@ class Replicas:
             turn_timer=int(row.get("turn_timer") or 0),
             deadline=row.get("deadline"),
             votes=set(json.loads(row["votes"])) if row.get("votes") else set(),
+            dice_secret=bytes.fromhex(row["dice_secret"]) if row.get("dice_secret") else None,
+            duplicate=bool(row.get("duplicate") or 0),
         )
         for g in row["games"]:
             table.begin_game(g["idx"], g["first"])

@@ -61,12 +61,16 @@ def review_game(
     first: int,
     seats: list[dict[str, Any]],
     actions: list[tuple[int, int, float | None]],
+    *,
+    secret: bytes | None = None,
+    duplicate: bool = False,
 ) -> dict[str, Any]:
     """The review of game ``idx`` of a table: ``seats`` as the page shows them, ``actions``
     the logged ``(seat, action, regret)`` rows of that game, ``coach`` a `Coach` of
-    ``rules``."""
+    ``rules``; ``secret`` the table's dice secret (None: the table predates the commitment),
+    ``duplicate`` whether every seat drew the same dice."""
     n = len(seats)
-    game, _ = new_game(rules, seed, idx, n, first)
+    game, _ = new_game(rules, seed, idx, n, first, secret=secret, duplicate=duplicate)
     turns: list[dict[str, Any]] = []
     open_turn: dict[int, dict[str, Any]] = {}
     rounds = [0] * n
@@ -123,6 +127,10 @@ def review_game(
         "total_loss": total_loss,
         "labels": labels,
         "thresholds": [{"label": name, "max": bound} for name, bound in LABELS],
+        # the dice's record with the game's seed, which anyone can check (`fair_dice`)
+        "dice": game.seeded.record() if game.seeded is not None else {"predates": True},
+        "duplicate": duplicate,
+        "parted": parted_choices(turns, n) if duplicate else [],
     }
 
 
@@ -148,4 +156,39 @@ def summaries(turns: list[dict[str, Any]], n: int) -> tuple[dict, dict, dict, di
     return timeline, costliest, total_loss, labels
 
 
-__all__ = ["LABELS", "best_action", "label_of", "review_game"]
+def parted_choices(turns: list[dict[str, Any]], seats: int) -> list[dict[str, Any]]:
+    """A duplicate game's turns where the seats' choices parted: per round where not every
+    seat made the same decisions, the first decision that differs, with the dice each seat
+    had then and, per seat, its choice, its expected final total and the expected points it
+    gave up against the solver's best move."""
+    by_round: dict[int, dict[int, dict[str, Any]]] = {}
+    for turn in turns:
+        by_round.setdefault(turn["round"], {})[turn["seat"]] = turn
+    parted = []
+    for rnd in sorted(by_round):
+        mine = by_round[rnd]
+        if len(mine) < seats:
+            continue
+        steps = [mine[s]["decisions"] for s in range(seats)]
+        for k in range(max(len(d) for d in steps)):
+            at = [d[k] if k < len(d) else None for d in steps]
+            if any(x is None for x in at) or len({(x["action"], tuple(x["dice"])) for x in at}) > 1:
+                parted.append(
+                    {
+                        "round": rnd,
+                        "step": k,
+                        "choices": [
+                            None if x is None else {
+                                "seat": s, "dice": x["dice"], "action": x["action"],
+                                "expected": x["expected"], "loss": x["loss"],
+                                "best_action": x["best_action"],
+                            }
+                            for s, x in enumerate(at)
+                        ],
+                    }
+                )  # fmt: skip
+                break
+    return parted
+
+
+__all__ = ["LABELS", "best_action", "label_of", "parted_choices", "review_game"]

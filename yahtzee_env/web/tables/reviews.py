@@ -50,6 +50,8 @@ class Reviews:
             "coach": table.coach,
             "seats": table.state()["seats"],
             "actions": row["actions"].get(idx, []),
+            "dice_secret": table.dice_secret,
+            "duplicate": table.duplicate,
         }
 
     def _may_review(self, table: Table, body: dict[str, Any]) -> bool:
@@ -84,6 +86,8 @@ class Reviews:
                 game["first"],
                 game["seats"],
                 game["actions"],
+                secret=game["dice_secret"],
+                duplicate=game["duplicate"],
             )
             out.update(id=f"{key[0]}-{key[1]}", code=key[0], game=key[1], coach=game["coach"])
             with self._reviews_lock:

@@ -209,6 +209,11 @@ class Table:
     armed: tuple | None = None  # the decision `deadline` was set for
     votes: set = field(default_factory=set)  # voters who confirmed Play again
     saved_clock: tuple | None = None  # (deadline, votes) as last stored
+    # The dice (issue 49): the 32-byte secret each game's dice seed comes from (never sent:
+    # a finished game's review reveals that game's seed), None for a table stored before
+    # it; ``duplicate``: every seat draws the same dice.
+    dice_secret: bytes | None = field(default=None, repr=False)
+    duplicate: bool = False
 
     @property
     def names(self) -> list[str]:
@@ -223,7 +228,10 @@ class Table:
         """Set up game ``idx`` from its seed; return the first seat: the roll of the dice
         for first player (always made, so the dice stream is the same), unless ``first``
         is given (later games of a match pass the start to the next seat)."""
-        self.game, first = new_game(self.rules, self.seed, idx, len(self.seats), first)
+        self.game, first = new_game(
+            self.rules, self.seed, idx, len(self.seats), first,
+            secret=self.dice_secret, duplicate=self.duplicate,
+        )  # fmt: skip
         self.log, self.events, self.held, self.decisions = [], [], [], {}
         return first
 
@@ -409,6 +417,10 @@ class Table:
         if game is None:
             return out
         out["first"] = self.games[-1]["first"]
+        # the commitment to the game's dice seed, from before the first roll (the seed
+        # itself only in the finished game's review)
+        out["dice_commitment"] = game.seeded.commitment if game.seeded is not None else None
+        out["duplicate"] = self.duplicate
         cards = []
         for card in game.players:
             cards.append(

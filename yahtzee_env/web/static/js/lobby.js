@@ -30,7 +30,7 @@ function moreGroup(label) {
 // fill level (medium) the first time.
 const SAVED = "yz.lobby";
 const saved = () => store.get(SAVED, {}) || {};
-const CHECKS = { match: "match", coach: "coach", public: "public", listOpen: "list-open" };
+const CHECKS = { match: "match", coach: "coach", public: "public", duplicate: "duplicate", listOpen: "list-open" };
 
 function renderSeatKinds() {
   const box = $("seat-kinds");
@@ -132,6 +132,7 @@ function lobbyChoices(online) {
   const choices = {
     name: $("name").value, seats, online, rules: $("rules").value, fill: $("fill").value,
     match: $("match").checked, coach: $("coach").checked, public: $("public").checked,
+    duplicate: $("duplicate").checked,
   };
   if (online) choices.turn_timer = Number($("turn-timer").value) || 0;
   return choices;

@@ -4,9 +4,10 @@
 // facts), words.js (the catalogues), settings.js, net.js (requests, the session, live
 // updates), lobby.js, table.js, rename.js (a seat's name), chat.js (the table's people),
 // movelog.js (the move log, Share), notify.js (your-move notices), care.js (account care),
-// statistics.js, charts.js, review.js, match.js (quick match, open tables), leaderboard.js,
-// spectate.js (a spectator's view), offline.js (the service worker, Install, games played in
-// the page with the modules of game/ and policies/); this one routes.
+// statistics.js, charts.js, review.js, dice.js (the dice's commitment and check), match.js
+// (quick match, open tables), leaderboard.js, spectate.js (a spectator's view), offline.js
+// (the service worker, Install, games played in the page with the modules of game/ and
+// policies/); this one routes.
 import { $, config, go, onRoute, store } from "./page.js";
 import { api, unfollow } from "./net.js";
 import { I18N, fetchJSON, pickLanguage, setLanguage } from "./words.js";

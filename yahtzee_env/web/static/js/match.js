@@ -73,7 +73,7 @@ async function ask() {
     const player = await ensurePlayer($("name").value);
     take(await api("/api/quick", {
       seats: Number($("quick-seats").value), wait: Number($("quick-wait").value),
-      rules: $("rules").value, fill: $("fill").value, name: player.name,
+      rules: $("rules").value, fill: $("fill").value, name: player.name, duplicate: $("duplicate").checked,
     }, { retries: 0 }));
   } catch (err) {
     if (err instanceof ApiError && err.code === "already_queued") { await poll(); return; }

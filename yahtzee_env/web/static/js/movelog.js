@@ -6,7 +6,7 @@ import { $, el } from "./page.js";
 import { api } from "./net.js";
 import { t } from "./words.js";
 
-const M = { code: null, game: null, events: new Map(), narrate: (e) => e.text || "", loading: null };
+const M = { code: null, game: null, events: new Map(), narrate: (e) => e.text || "", loading: null, commitment: null };
 
 function box() {
   let node = $("move-log-box");
@@ -14,6 +14,7 @@ function box() {
   node = el("details", { id: "move-log-box", class: "move-log-box", open: "" });
   node.append(el("summary", { id: "move-log-title" }));
   node.append(el("ol", { id: "move-log", class: "move-log", "data-testid": "move-log", reversed: "", tabindex: "0", "aria-labelledby": "move-log-title" }));
+  node.append(el("p", { id: "log-commitment", class: "log-commitment", "data-testid": "log-commitment" }));
   const sheet = document.querySelector("#board .sheet");
   sheet.append(node);
   return node;
@@ -25,6 +26,10 @@ function render() {
   $("move-log-title").textContent = t("log.title", { n: M.events.size });
   const events = [...M.events.values()].sort((a, b) => b.seq - a.seq);
   list.replaceChildren(...events.map((e) => el("li", { "data-seq": String(e.seq), "data-seat": String(e.seat) }, M.narrate(e))));
+  // the game's first line: its dice were committed to before the first roll (issue 49)
+  const line = $("log-commitment");
+  line.hidden = !M.commitment;
+  line.textContent = M.commitment ? t("log.commitment", { hash: M.commitment }) : "";
 }
 
 async function load(code, game) {
@@ -43,6 +48,7 @@ export function onState(state, narrate) {
   M.narrate = narrate;
   if (!M.code || !state.started || !state.events) { if ($("move-log-box")) $("move-log-box").hidden = true; return; }
   box().hidden = false;
+  M.commitment = state.dice_commitment || null;
   if (M.game !== state.game) {
     M.game = state.game; M.events = new Map();
     load(state.code, state.game);

@@ -5,6 +5,7 @@ import { api } from "./net.js";
 import { describeMove, diceText, errorText, num, ruleName, seatName, t } from "./words.js";
 import { SEAT_COLOR, lineChart } from "./charts.js";
 import { chatLine } from "./chat.js";
+import { canVerify, verifyRecord } from "./dice.js";
 
 const R = { data: null, round: 1 };
 
@@ -23,7 +24,7 @@ function renderReview(r) {
       document.createTextNode(t("review.final", { name: reviewSeatName(r, seat), total: r.totals[seat], loss: num(r.total_loss[seat]) })));
     summary.append(li);
   });
-  parts.push(summary, ...gradeSummary(r), el("h2", {}, t("review.timeline")));
+  parts.push(summary, ...diceSection(r), ...partedSection(r), ...gradeSummary(r), el("h2", {}, t("review.timeline")));
   parts.push(lineChart({
     series: r.seats.map((_, seat) => ({ points: r.timeline[seat], color: SEAT_COLOR[seat % 4], label: reviewSeatName(r, seat) })),
     xLabel: t("review.axis_turn"), yLabel: t("review.axis_expected"), xFrom: 0, id: "review-chart",
@@ -94,6 +95,68 @@ function renderReview(r) {
   parts.push(el("p", {}, ""));
   parts[parts.length - 1].append(back);
   body.replaceChildren(...parts);
+}
+
+// The game's dice (issue 49): the seed, revealed now that the game is over, beside the
+// commitment shown before its first roll; "Check the dice" recomputes every roll here; the
+// record downloads for `yahtzee verify-game`. A game stored before the commitment says so.
+function diceSection(r) {
+  const box = el("section", { class: "dice-check", "data-testid": "review-dice" });
+  box.append(el("h2", {}, t("dice.heading")));
+  const record = r.dice || { predates: true };
+  if (record.predates) {
+    box.append(el("p", { "data-testid": "dice-predates" }, t("dice.predates")));
+    return [box];
+  }
+  box.append(el("p", {}, t(record.duplicate ? "dice.explain_duplicate" : "dice.explain")));
+  const facts = el("dl", { class: "dice-facts" });
+  facts.append(el("dt", {}, t("dice.commitment_label")), el("dd", {}, ""));
+  facts.lastChild.append(el("code", { "data-testid": "review-commitment" }, record.commitment));
+  facts.append(el("dt", {}, t("dice.seed_label")), el("dd", {}, ""));
+  facts.lastChild.append(el("code", { "data-testid": "dice-seed" }, record.seed));
+  box.append(facts);
+  const button = el("button", { type: "button", "data-testid": "verify-dice" }, t("dice.check"));
+  const verdict = el("p", { role: "status", "data-testid": "verify-result" });
+  button.addEventListener("click", async () => {
+    if (!canVerify()) { verdict.textContent = t("dice.check_unavailable"); verdict.dataset.ok = "false"; return; }
+    button.disabled = true;
+    verdict.textContent = t("dice.checking");
+    try {
+      const v = await verifyRecord(record);
+      verdict.textContent = t(v.key, v.params);
+      verdict.dataset.ok = String(v.ok);
+    } finally { button.disabled = false; }
+  });
+  const file = new Blob([JSON.stringify(record, null, 1)], { type: "application/json" });
+  const link = el("a", { href: URL.createObjectURL(file), download: `${r.id}.json`, "data-testid": "dice-record" }, t("dice.download"));
+  const row = el("p", { class: "buttons" });
+  row.append(button, document.createTextNode(" "), link);
+  box.append(row, verdict);
+  return [box];
+}
+
+// A duplicate game: where the seats' choices parted on the same dice, and what each choice
+// was worth to the solver (the expected final total, and the points given up).
+function partedSection(r) {
+  if (!r.duplicate) return [];
+  const box = el("section", { class: "parted", "data-testid": "review-parted" });
+  box.append(el("h2", {}, t("dice.parted_heading")));
+  if (!r.parted || !r.parted.length) { box.append(el("p", {}, t("dice.parted_none"))); return [box]; }
+  const list = el("ol");
+  for (const p of r.parted) {
+    const li = el("li", { "data-round": String(p.round) });
+    li.append(el("strong", {}, t("dice.parted_round", { round: p.round, roll: p.step + 1 })));
+    const inner = el("ul");
+    p.choices.forEach((c, seat) => {
+      if (!c) return;
+      inner.append(el("li", {}, t("dice.parted_choice", { name: reviewSeatName(r, seat), dice: diceText(c.dice),
+        move: describeMove(c.dice, c.action), expected: num(c.expected, 1), loss: num(c.loss) })));
+    });
+    li.append(inner);
+    list.append(li);
+  }
+  box.append(list);
+  return [box];
 }
 
 // The labels by expected points given up (their bounds stated, as the server sets them),

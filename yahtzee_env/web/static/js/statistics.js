@@ -28,6 +28,35 @@ function statsTable(caption, rows, testid) {
   return wrap;
 }
 
+// Your dice against fair dice (issue 49): each face's count of the dice you rolled beside
+// what fair dice expect, the Yatzys rolled against what fair dice give for the same holds,
+// and Pearson's chi-square test in words.
+function rollStats(r) {
+  const box = el("section", { class: "roll-stats", "data-testid": "roll-stats" });
+  box.append(el("h2", {}, t("stats.rolls_heading")));
+  if (!r || !r.dice) { box.append(el("p", {}, t("stats.rolls_none"))); return box; }
+  box.append(el("p", {}, t("stats.rolls_intro", { dice: r.dice, games: r.games })));
+  const wrap = el("div", { class: "scroll-x", tabindex: "0", role: "region", "aria-label": t("stats.rolls_heading") });
+  const table = el("table", { class: "stats faces", "data-testid": "roll-faces" });
+  const head = el("tr");
+  head.append(el("th", { scope: "col" }, t("stats.rolls_face")));
+  for (let f = 1; f <= 6; f++) head.append(el("th", { scope: "col" }, f));
+  const seen = el("tr");
+  seen.append(el("th", { scope: "row" }, t("stats.rolls_seen")));
+  r.faces.forEach((c, i) => seen.append(el("td", { "data-face": String(i + 1) }, c)));
+  const fair = el("tr");
+  fair.append(el("th", { scope: "row" }, t("stats.rolls_fair_count")));
+  for (let f = 1; f <= 6; f++) fair.append(el("td", {}, num(r.expected_each, 1)));
+  table.append(head, seen, fair);
+  wrap.append(table);
+  box.append(wrap);
+  box.append(el("p", { "data-testid": "roll-yatzy" }, t("stats.rolls_yatzy", { n: r.yatzy_rolls, rolls: r.rolls, expected: num(r.yatzy_expected, 2) })));
+  const p = r.p_value;
+  box.append(el("p", { "data-testid": "roll-test", "data-p": String(p) },
+    t(p >= 0.05 ? "stats.rolls_test_fair" : "stats.rolls_test_unusual", { chi: num(r.chi_square, 2), p: num(p, 3), pct: pct(p) })));
+  return box;
+}
+
 const opponentsName = (key) => (key === "humans" ? t("stats.humans") : key.split("+").map(levelName).join(" + "));
 
 function renderStats(s) {
@@ -45,7 +74,7 @@ function renderStats(s) {
     statsTable(t("stats.by_opponents"), Object.entries(s.by_opponents).map(([k, v]) => statsRow(opponentsName(k), v)), "by-opponents"),
     statsTable(t("stats.by_mode"), [statsRow(t("stats.solo"), s.by_mode.solo), statsRow(t("stats.online"), s.by_mode.online),
       ...(s.by_mode.offline && s.by_mode.offline.games ? [statsRow(t("stats.offline"), s.by_mode.offline)] : [])], "by-mode"),
-    el("h2", {}, t("stats.history"))];
+    rollStats(s.rolls), el("h2", {}, t("stats.history"))];
   if (s.history.length) {
     parts.push(lineChart({
       series: [{ points: s.history.map((g) => g.score), color: "#5d6670" }],

@@ -285,8 +285,21 @@ function render(state, options = {}) {
   }
 }
 
+// The commitment to this game's dice seed, shown from before the first roll (issue 49): the
+// seed itself comes with the finished game's review, where the page checks every die.
+function showCommitment(state) {
+  const node = $("dice-commitment");
+  const hash = state.dice_commitment;
+  node.hidden = !hash;
+  if (!hash) return;
+  node.dataset.commitment = hash;
+  node.title = t("dice.commitment_title", { hash });
+  node.textContent = t(state.duplicate ? "dice.commitment_duplicate" : "dice.commitment", { hash: hash.slice(0, 12) });
+}
+
 function draw(state, { lock = false } = {}) {
   $("table-code").textContent = state.code;
+  showCommitment(state);
   spectate.render(state, amHost());
   $("waiting").hidden = state.started;
   $("board").hidden = !state.started;

@@ -1,0 +1,217 @@
+"""Issue 49 on the server: each game's dice committed before the first roll and revealed in
+its review (``yahtzee verify-game`` checks the record), never leaked before the end, tables
+stored before the commitment, and duplicate tables."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import re
+import sqlite3
+
+import pytest
+
+from yahtzee_env.game.fair_dice import FOLLOWS, commitment, verify_record
+from yahtzee_env.web.tables.deal import game_dice_seed
+
+SQLITE = pytest.mark.backends("sqlite")
+HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def review(client, gid, **body):
+    reply = client.post(f"/api/games/{gid}", json=body)
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def test_a_game_played_on_the_server_verifies_and_an_edited_die_is_refused(
+    client, new_table, play_out, tmp_path
+):
+    code, tokens, state = new_table(client, seats=("human", "greedy"))
+    committed = state["dice_commitment"]
+    assert HEX64.match(committed) and state["duplicate"] is False
+    final = play_out(client, code, tokens["0"], state=state)
+    assert final["dice_commitment"] == committed
+    r = review(client, final["result"]["game_id"], tokens=tokens)
+    record = r["dice"]
+    assert record["commitment"] == committed
+    assert commitment(bytes.fromhex(record["seed"])) == committed
+    verdict = verify_record(record)
+    assert verdict.ok and verdict.message.startswith(FOLLOWS), verdict
+    # the record's dice are the dice the review (and so the game) had
+    dice_seen = [d["dice"] for t in r["turns"] for d in t["decisions"]]
+    assert dice_seen[0] == record["rolls"][0]["dice"]
+    # through the command, as a player would check it
+    from yahtzee_env.commands.cli import main
+
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(record))
+    assert main(["verify-game", str(path)]) == 0
+    edited = copy.deepcopy(record)
+    edited["rolls"][9]["dice"][2] = edited["rolls"][9]["dice"][2] % 6 + 1
+    path.write_text(json.dumps(edited))
+    assert main(["verify-game", str(path)]) == 1
+    verdict = verify_record(edited)
+    assert not verdict.ok and verdict.roll == 10 and verdict.message.startswith("roll 10 ")
+
+
+@SQLITE
+def test_the_seed_never_leaks_before_the_end(client, app, new_table, act, caplog):
+    """Nothing sent before the end (states, socket messages, the move log, errors, the
+    spectator's view, the review's refusal) nor logged holds the secret or the game's seed."""
+    caplog.set_level(logging.DEBUG)
+    code, tokens, state = new_table(client, seats=("human", "easy"))
+    table = app.state.service.tables.load(code)
+    secret = table.dice_secret
+    seed = game_dice_seed(secret, 0)
+    secrets_hex = [secret.hex(), seed.hex(), secret.hex().upper(), seed.hex().upper()]
+    seen: list[str] = [json.dumps(state)]
+    watch = client.post(f"/api/tables/{code}/watch", json={"on": True, "token": tokens["0"]})
+    assert watch.status_code == 200, watch.text
+    seen.append(watch.text)
+    watch_id = watch.json()["watch"]
+    with client.websocket_connect(f"/ws/{code}") as ws:
+        seen.append(json.dumps(ws.receive_json()))
+        moves = 0
+        while not state["over"] and moves < 12:
+            if state["rolls_left"] == 2:
+                reply = act(client, code, 0, tokens["0"], {"type": "roll", "hold": [0]})
+            else:
+                box = max(state["options"], key=state["options"].get)
+                reply = act(client, code, 0, tokens["0"], {"type": "score", "box": box})
+            seen.append(reply.text)
+            state = reply.json()
+            seen.append(json.dumps(ws.receive_json()))
+            moves += 1
+        # errors: a stale intent, a bad one, a review of the unfinished game
+        seen.append(act(client, code, 0, tokens["0"], {"type": "roll"}, seq=0, game=0).text)
+        seen.append(act(client, code, 0, tokens["0"], {"type": "nonsense"}).text)
+        seen.append(client.post(f"/api/games/{code}-0", json={"tokens": tokens}).text)
+    assert not state["over"]
+    seen.append(client.get(f"/api/tables/{code}").text)
+    seen.append(client.get(f"/api/tables/{code}/moves").text)
+    spectator = client.get(f"/api/watch/{watch_id}").json()
+    assert spectator["dice_commitment"] == state["dice_commitment"]
+    seen.append(json.dumps(spectator))
+    with client.websocket_connect(f"/ws/watch/{watch_id}") as ws:
+        seen.append(json.dumps(ws.receive_json()))
+    seen += [r.getMessage() for r in caplog.records]
+    text = "\n".join(seen)
+    assert state["dice_commitment"] in text
+    for s in secrets_hex:
+        assert s not in text
+    # base64 forms too (a token-like encoding of the same bytes)
+    import base64
+
+    for raw in (secret, seed):
+        assert base64.b64encode(raw).decode()[:20] not in text
+        assert base64.urlsafe_b64encode(raw).decode()[:20] not in text
+
+
+@SQLITE
+def test_a_table_stored_before_the_commitment_plays_and_says_so(
+    client, app, db, new_table, play_out
+):
+    code, tokens, _ = new_table(client, seats=("human", "greedy"))
+    with sqlite3.connect(db) as con:  # as a table stored before migration 9 reads
+        con.execute("UPDATE tables SET dice_secret = NULL WHERE code = ?", (code,))
+    app.state.service.tables.loaded.pop(code, None)
+    state = client.get(f"/api/tables/{code}").json()
+    assert state["dice_commitment"] is None
+    final = play_out(client, code, tokens["0"], state=state)
+    r = review(client, final["result"]["game_id"], tokens=tokens)
+    assert r["dice"] == {"predates": True}
+
+
+def test_a_duplicate_table_gives_both_seats_the_same_dice(tmp_path, new_table, act, play_out):
+    """Two seats playing the same moves on a duplicate table end with equal cards, and the
+    review finds no turn where they parted; against greedy it names where they did."""
+    from starlette.testclient import TestClient
+
+    from yahtzee_env.web.door.app import create_app
+    from yahtzee_env.web.limits import Limits
+
+    app = create_app(tmp_path / "web.sqlite3", limits=Limits(rate=1000, burst=1000))
+    with TestClient(app) as client:
+        _duplicate_games(client, new_table, act, play_out)
+
+
+def _duplicate_games(client, new_table, act, play_out):
+    code, tokens, state = new_table(client, seats=("human", "human"), duplicate=True)
+    assert state["duplicate"] is True
+    while not state["over"]:
+        seat, token = state["current"], tokens[str(state["current"])]
+        if state["rolls_left"] == 2:
+            intent = {"type": "roll", "hold": [0]}
+        else:
+            intent = {"type": "score", "box": max(state["options"], key=state["options"].get)}
+        reply = act(client, code, seat, token, intent, state=state)
+        assert reply.status_code == 200, reply.text
+        state = reply.json()
+    a, b = state["cards"]
+    assert a == b
+    r = review(client, state["result"]["game_id"], tokens=tokens)
+    assert r["duplicate"] is True and r["parted"] == []
+    assert verify_record(r["dice"]).ok and r["dice"]["duplicate"] is True
+
+    code, tokens, state = new_table(client, seats=("human", "greedy"), duplicate=True)
+    final = play_out(client, code, tokens["0"], state=state)
+    r = review(client, final["result"]["game_id"], tokens=tokens)
+    assert r["parted"], "greedy never keeps die 0 and re-rolls: they part at once"
+    first = r["parted"][0]
+    assert first["round"] == 1 and first["step"] == 0
+    mine, theirs = first["choices"]
+    assert mine["dice"] == theirs["dice"]  # the same first roll
+    assert mine["action"] != theirs["action"]
+    assert {"expected", "loss", "best_action"} <= set(mine)
+    for bad in ("yes", 1):
+        reply = client.post("/api/tables", json={"seats": ["human", "easy"], "duplicate": bad})
+        assert reply.status_code == 400 and "duplicate" in reply.json()["error"]
+
+
+@SQLITE
+def test_statistics_count_the_dice_against_fair_dice(client, new_table, play_out):
+    player = client.post("/api/players", json={"name": "Ada"}).json()
+    stats = client.post("/api/stats", json={"player": player["token"]}).json()
+    assert stats["rolls"]["dice"] == 0 and stats["rolls"]["p_value"] is None
+    records = []
+    for _ in range(2):
+        code, tokens, state = new_table(client, seats=("human", "greedy"), player=player["token"])
+        final = play_out(client, code, tokens["0"], state=state)
+        records.append(review(client, final["result"]["game_id"], tokens=tokens)["dice"])
+    rolls = client.post("/api/stats", json={"player": player["token"]}).json()["rolls"]
+    from yahtzee_env.game.fair_dice import chi_square_uniform, roll_counts
+
+    counts = [roll_counts(r["rolls"], 0) for r in records]
+    faces = [sum(c.faces[f] for c in counts) for f in range(6)]
+    assert rolls["games"] == 2 and rolls["faces"] == faces and rolls["dice"] == sum(faces)
+    assert rolls["rolls"] == sum(c.rolls for c in counts) == 2 * 13 * 2  # one re-roll a turn
+    assert rolls["yatzy_rolls"] == sum(c.yatzy_rolls for c in counts)
+    assert rolls["yatzy_expected"] == pytest.approx(sum(c.yatzy_expected for c in counts), abs=1e-3)
+    assert rolls["p_value"] == pytest.approx(chi_square_uniform(faces)[1], abs=1e-4)
+    assert rolls["expected_each"] == pytest.approx(sum(faces) / 6, abs=0.01)
+
+
+def test_quick_match_takes_duplicate_dice_as_a_preference(client, app):
+    """The queue does not split on it: the table has duplicate dice when everyone matched
+    asked for them."""
+    from starlette.testclient import TestClient
+
+    def stranger(name):
+        c = TestClient(app)
+        assert c.post("/api/session", json={"name": name}).status_code == 200
+        return c
+
+    ask = {"seats": 2, "rules": "official", "fill": "easy", "wait": 60}
+    for mine, theirs, expected in ((True, True, True), (True, False, False)):
+        a, b = stranger("Ann"), stranger("Bob")
+        assert a.post("/api/quick", json={**ask, "duplicate": mine}).json()["state"] == "waiting"
+        matched = b.post("/api/quick", json={**ask, "duplicate": theirs}).json()
+        assert matched["state"] == "matched", matched
+        state = b.get(f"/api/tables/{matched['code']}").json()
+        assert state["duplicate"] is expected
+        a.close()
+        b.close()
+    bad = stranger("Cid").post("/api/quick", json={**ask, "duplicate": "yes"})
+    assert bad.status_code == 400 and "duplicate" in bad.json()["error"]
