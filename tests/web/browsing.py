@@ -51,3 +51,30 @@ def new_player(browser, viewport=None, locale: str | None = None, init: str = ""
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     return ctx, pg, errors
+
+
+def score_best(page) -> None:
+    """Seat 0 scores the box that pays most now (select, then score); waits for the next
+    state."""
+    page.wait_for_selector('button[data-testid^="box-0-"]')
+    boxes = page.query_selector_all('button[data-testid^="box-0-"]')
+    best = max(boxes, key=lambda b: int(b.get_attribute("data-points")))
+    selector = tid(best.get_attribute("data-testid"))
+    old = page.get_attribute("#table", "data-version")
+    page.click(selector)
+    page.click(selector)
+    page.wait_for_function(
+        "old => document.querySelector('#table').dataset.version !== old", arg=old
+    )
+
+
+def card_ids(page, seats: int) -> list[str]:
+    """The hooks of an online table's card, totals, dice and head that must fit one screen."""
+    names = page.evaluate(
+        "[...document.querySelectorAll('#card tbody [data-testid^=\"box-0-\"]')]"
+        ".map((n) => n.dataset.testid.slice(6))"
+    )
+    assert len(names) == 13
+    ids = [f"box-{s}-{b}" for s in range(seats) for b in names]
+    ids += [f"{k}-{s}" for s in range(seats) for k in ("upper", "bonus", "ybonus", "total")]
+    return ids + [f"die-{i}" for i in range(5)] + ["roll", "score", "table-code", "turn"]

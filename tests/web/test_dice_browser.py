@@ -13,21 +13,7 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
-from browsing import more_options, tid
-
-
-def score_best(page) -> None:
-    """Score the box that pays most now (select, then score), and wait for the next state."""
-    boxes = page.query_selector_all('button[data-testid^="box-0-"]')
-    best = max(boxes, key=lambda b: int(b.get_attribute("data-points")))
-    selector = tid(best.get_attribute("data-testid"))
-    old = page.get_attribute("#table", "data-version")
-    page.click(selector)
-    page.click(selector)
-    page.wait_for_function(
-        "old => document.querySelector('#table').dataset.version !== old", arg=old
-    )
-
+from browsing import more_options, score_best, tid
 
 CHECK = """async ([record]) => {
   const dice = await import('/static/js/dice.js');

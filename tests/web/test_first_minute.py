@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
-from browsing import more_options, shot, tid
+from browsing import card_ids, more_options, shot, tid
 
 httpx = pytest.importorskip("httpx")
 
@@ -91,17 +91,6 @@ CUT = """(sel) => [...document.querySelectorAll(sel)]
 
 def lobby_ready(page) -> None:
     page.wait_for_selector(f"{tid('play-what')}:not(:empty)")
-
-
-def card_ids(page, seats: int) -> list[str]:
-    names = page.evaluate(
-        "[...document.querySelectorAll('#card tbody [data-testid^=\"box-0-\"]')]"
-        ".map((n) => n.dataset.testid.slice(6))"
-    )
-    assert len(names) == 13
-    ids = [f"box-{s}-{b}" for s in range(seats) for b in names]
-    ids += [f"{k}-{s}" for s in range(seats) for k in ("upper", "bonus", "ybonus", "total")]
-    return ids + [f"die-{i}" for i in range(5)] + ["roll", "score", "table-code", "turn"]
 
 
 # ------------------------------------------------------------------ the lobby

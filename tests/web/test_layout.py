@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browsing import more_options, tid
+from browsing import card_ids, more_options, score_best, tid
 from browsing import shot as _shot
 
 
@@ -61,17 +61,6 @@ BELOW_THE_TRAY = """(() => {
 })()"""
 
 
-def card_ids(page, seats: int) -> list[str]:
-    names = page.evaluate(
-        "[...document.querySelectorAll('#card tbody [data-testid^=\"box-0-\"]')]"
-        ".map((n) => n.dataset.testid.slice(6))"
-    )
-    assert len(names) == 13
-    ids = [f"box-{s}-{b}" for s in range(seats) for b in names]
-    ids += [f"{k}-{s}" for s in range(seats) for k in ("upper", "bonus", "ybonus", "total")]
-    return ids + [f"die-{i}" for i in range(5)] + ["roll", "score", "table-code", "turn"]
-
-
 @pytest.mark.parametrize("lang", ["en-US", "it-IT"])
 @pytest.mark.parametrize(("width", "height"), [(390, 844), (768, 1024), (1280, 800)])
 @pytest.mark.parametrize("seats", [2, 4])
@@ -118,19 +107,6 @@ def test_a_short_phone_opens_at_its_top(open_page, shared_server, tmp_path, lang
     page.locator(tid("total-3")).scroll_into_view_if_needed()
     assert page.evaluate(OUT_OF_VIEW, ["total-3", "roll", "table-code"]) == []
     shot(page, tmp_path, f"card-375x667-{lang[:2]}")
-
-
-def score_best(page) -> None:
-    page.wait_for_selector('button[data-testid^="box-0-"]')
-    boxes = page.query_selector_all('button[data-testid^="box-0-"]')
-    best = max(boxes, key=lambda b: int(b.get_attribute("data-points")))
-    selector = tid(best.get_attribute("data-testid"))
-    old = page.get_attribute("#table", "data-version")
-    page.click(selector)
-    page.click(selector)
-    page.wait_for_function(
-        "old => document.querySelector('#table').dataset.version !== old", arg=old
-    )
 
 
 def test_you_won_by_the_margin(open_page, shared_server):

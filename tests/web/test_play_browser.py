@@ -10,7 +10,7 @@ are always taken into the test's temporary folder).
 from __future__ import annotations
 
 import pytest
-from browsing import more_options, shot, tid
+from browsing import more_options, score_best, shot, tid
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
@@ -29,19 +29,6 @@ def lobby(page, url: str, name: str) -> None:
 
 def version(page) -> str:
     return page.get_attribute("#table", "data-version")
-
-
-def score_best(page) -> None:
-    page.wait_for_selector('button[data-testid^="box-0-"]')
-    boxes = page.query_selector_all('button[data-testid^="box-0-"]')
-    best = max(boxes, key=lambda b: int(b.get_attribute("data-points")))
-    selector = tid(best.get_attribute("data-testid"))
-    old = version(page)
-    page.click(selector)
-    page.click(selector)
-    page.wait_for_function(
-        "old => document.querySelector('#table').dataset.version !== old", arg=old
-    )
 
 
 def test_two_strangers_are_matched_within_the_wait(open_page, server, tmp_path):

@@ -156,7 +156,7 @@ def test_the_hash_gate_runs_a_few_at_once_and_refuses_past_its_line():
         async with anyio.create_task_group() as tg:
             for i in range(10):
                 tg.start_soon(one, i)
-            await anyio.sleep(0.2)
+            await anyio.wait_all_tasks_blocked()  # every task is in the gate or refused
             assert gate.pending == 5
             release.set()
         return done, refused
@@ -234,7 +234,7 @@ def test_a_full_line_for_one_name_is_refused_with_retry_after():
     async def main():
         async with turns.turn("ada"), anyio.create_task_group() as tg:
             tg.start_soon(lambda: _wait(turns))
-            await anyio.sleep(0.05)
+            await anyio.wait_all_tasks_blocked()  # the other one waits in line
             assert turns.waiting("ada") == 2
             try:
                 async with turns.turn("ada", retry_after=30):

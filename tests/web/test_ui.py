@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browsing import more_options, shot, tid
+from browsing import more_options, score_best, shot, tid
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
@@ -50,17 +50,6 @@ def wait_new_version(page, old: str) -> None:
     page.wait_for_function(
         "old => document.querySelector('#table').dataset.version !== old", arg=old
     )
-
-
-def score_best(page) -> None:
-    page.wait_for_selector('button[data-testid^="box-0-"]')
-    boxes = page.query_selector_all('button[data-testid^="box-0-"]')
-    best = max(boxes, key=lambda b: int(b.get_attribute("data-points")))
-    selector = tid(best.get_attribute("data-testid"))
-    old = version(page)
-    page.click(selector)
-    page.click(selector)
-    wait_new_version(page, old)
 
 
 def overflow(page) -> int:
