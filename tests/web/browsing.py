@@ -78,3 +78,21 @@ def card_ids(page, seats: int) -> list[str]:
     ids = [f"box-{s}-{b}" for s in range(seats) for b in names]
     ids += [f"{k}-{s}" for s in range(seats) for k in ("upper", "bonus", "ybonus", "total")]
     return ids + [f"die-{i}" for i in range(5)] + ["roll", "score", "table-code", "turn"]
+
+
+_TAP = """([name, closest]) => {
+  const node = document.querySelector(`[data-testid="${name}"]`);
+  const r = node && node.getBoundingClientRect();
+  if (!r || !r.width || !r.height) return null;
+  const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+  const owner = hit && hit.closest(closest);
+  return { hit: owner ? owner.dataset.testid || "" : "", x: r.x, y: r.y, width: r.width, height: r.height };
+}"""
+
+
+def tap_target(page, name: str, closest: str = "[data-testid]") -> dict:
+    """Where the hook ``name`` is and what a tap at its centre lands on (``hit``: the testid of
+    the nearest ``closest`` ancestor), measured in one step inside the page, so a re-render
+    between measuring and asking (a socket's state) cannot leave a detached element; waits
+    until the hook is on the page with a size."""
+    return page.wait_for_function(_TAP, arg=[name, closest]).json_value()

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
-from browsing import card_ids, more_options, shot, tid
+from browsing import card_ids, more_options, shot, tap_target, tid
 
 httpx = pytest.importorskip("httpx")
 
@@ -370,14 +370,14 @@ def test_the_end_overlay_has_no_overlaps(open_page, server, width, height, lang)
     page.goto(f"{url}/t/{code}?pace=0")
     page.wait_for_selector(f"{tid('result')}:not([hidden])")
     assert page.evaluate(OVERLAPS, "#result") == []
-    for button in page.locator("#result button, #result a").all():
-        box = button.bounding_box()
+    names = page.eval_on_selector_all(
+        "#result button, #result a", "(nodes) => nodes.map((n) => n.dataset.testid)"
+    )
+    assert names
+    for name in names:
+        box = tap_target(page, name, "button, a")
         assert box["y"] >= 0 and box["y"] + box["height"] <= height
-        top = page.evaluate(
-            "([x, y]) => document.elementFromPoint(x, y).closest('button, a').dataset.testid",
-            [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
-        )
-        assert top == button.get_attribute("data-testid")
+        assert box["hit"] == name
 
 
 def test_leaving_a_rated_game_asks_first_and_says_what_it_costs(browser, open_page, server):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browsing import card_ids, more_options, score_best, tid
+from browsing import card_ids, more_options, score_best, tap_target, tid
 from browsing import shot as _shot
 
 
@@ -167,12 +167,7 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
     page.goto(f"{shared_server.url}/t/{code}?pace=0")
     page.wait_for_selector(f"{tid('result')}:not([hidden])")
     assert page.is_hidden(tid("away-banner"))  # no "I'm back" under the backdrop
-    again = page.locator(tid("play-again")).bounding_box()
-    hit = page.evaluate(
-        "([x, y]) => document.elementFromPoint(x, y).closest('[data-testid]').dataset.testid",
-        [again["x"] + again["width"] / 2, again["y"] + again["height"] / 2],
-    )
-    assert hit == "play-again"
+    assert tap_target(page, "play-again")["hit"] == "play-again"
     timer = page.locator(tid("timer"))
     if timer.is_visible():
         assert timer.text_content().startswith("next game in ")
