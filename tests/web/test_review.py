@@ -237,7 +237,7 @@ def test_narration_and_errors_carry_keys(client, new_table, act):
 
 
 def test_a_third_language_is_one_file(tmp_path, monkeypatch):
-    import yahtzee_env.web.door.routes as web_app
+    import yahtzee_env.web.door.site as web_app
 
     (tmp_path / "i18n").mkdir()
     for path in I18N.glob("*.json"):

@@ -4,7 +4,10 @@ storage wing (``yahtzee_env/web/storage/``), reached through its named stores.""
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import re
+import textwrap
 from pathlib import Path
 
 import yahtzee_env
@@ -154,3 +157,82 @@ def test_no_function_of_the_web_server_is_over_80_lines():
         and (lines := node.end_lineno - node.lineno + 1) > MAX_FUNCTION_LINES
     ]
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+# ------------------------------------------------------------------ one style per door
+def one_line(function) -> bool:
+    """``function``'s body (its docstring aside) is one ``return`` of a call: the route
+    hands the request to a named handler and does no work of its own."""
+    node = ast.parse(textwrap.dedent(inspect.getsource(function))).body[0]
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        return False
+    value = body[0].value
+    value = value.value if isinstance(value, ast.Await) else value
+    return isinstance(value, ast.Call)
+
+
+def route_functions() -> dict[str, object]:
+    """Every route of the server (the one list, `app.route_list`) and its function, the
+    route's own body (under `routes.endpoint`'s reading and answering)."""
+    from starlette.routing import Mount
+
+    from yahtzee_env.web.door.app import route_list
+
+    return {
+        f"{' '.join(sorted(getattr(r, 'methods', None) or ['WS']))} {r.path}": inspect.unwrap(
+            r.endpoint
+        )
+        for r in route_list(bench_stats=True)
+        if not isinstance(r, Mount)
+    }
+
+
+def test_every_route_is_one_line_into_a_named_handler():
+    routes = route_functions()
+    assert len(routes) > 50 and "POST /api/tables/{code}/kick" in routes
+    long = [name for name, function in routes.items() if not one_line(function)]
+    assert not long, f"routes that do their own work (not one return of a call): {long}"
+
+
+def test_the_route_rule_catches_a_route_at_work():
+    async def at_work(ask, service):
+        body = ask.body
+        return await service.act(ask.code, body, ask.session)
+
+    async def branching(ask, service):
+        """A docstring is not work."""
+        if ask.body:
+            return {}
+        return await service.act(ask.code, ask.body, ask.session)
+
+    async def routed(ask, service):
+        """A docstring is not work."""
+        return await service.social.kick(ask.code, ask.body, ask.session)
+
+    assert not one_line(at_work) and not one_line(branching) and one_line(routed)
+
+
+def test_the_server_has_one_route_list():
+    """No module of the door but `app` builds routes (a second list hides a door)."""
+    door = WEB / "door"
+    found = [
+        p.name
+        for p in door.glob("*.py")
+        if p.name != "app.py" and re.search(r"\b(Route|WebSocketRoute|Mount)\(", p.read_text())
+    ]
+    assert not found, f"routes built outside door/app.py: {found}"
+
+
+def test_the_socket_messages_reach_the_routes_handlers():
+    """A table socket's intents are the `Service` methods its HTTP routes call."""
+    from yahtzee_env.web.door.service import Service
+    from yahtzee_env.web.door.sockets import TableSocket
+
+    source = inspect.getsource(TableSocket.__init__)
+    changes = set(re.findall(r'"(\w+)": service\.(\w+)', source))
+    assert changes and all(kind == method for kind, method in changes)
+    routes = inspect.getsource(importlib.import_module("yahtzee_env.web.door.routes"))
+    for _, method in changes:
+        assert callable(getattr(Service, method))
+        assert f"service.{method}(ask.code, ask.body, ask.session)" in routes

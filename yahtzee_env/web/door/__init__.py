@@ -2,13 +2,16 @@
 
 `app` (``create_app``: builds the server object, lists every route), `service` (the server
 object: one method per intent, whichever door it comes in by), `routes` (the HTTP routes:
-one line each into `service`), `social_routes` (account care and the table's people),
-`play` (quick match, open tables, ratings, spectator links), `sockets` (a table's
-WebSocket), `watch` (a spectator's socket), `spectators` (the spectators of each table:
-the link, their redacted states), `fanout` (states to the sockets, other processes' changes
-too), `hub` (the open sockets: a bounded send queue each), `guard` (security headers,
-cross-site checks, per-address limits), `memory` (the heap given back after sockets close),
-`server` (uvicorn as ``yahtzee serve`` runs it), `local_server` and `local_postgres`
-(``yahtzee serve`` and a PostgreSQL cluster as loopback child processes, for tests and
-benchmarks).
+one line each into `service` or a helper it holds), `asks` (what every intent reads of its
+asker: the JSON body, the session's player, the budget's key), `social` (the helper of the
+table's people: chat, reports, blocks, kicks, reviews), `account_desk` (the helper of
+account care: passwords, recovery codes, delete, export), `play` (the helper of a place to
+play: quick match, open tables, ratings, spectator links), `site` (the page's files, the
+lobby's config, health), `sockets` (a table's WebSocket), `watch` (a spectator's socket),
+`spectators` (the spectators of each table: the link, their redacted states), `fanout`
+(states to the sockets, other processes' changes too), `hub` (the open sockets: a bounded
+send queue each), `guard` (security headers, cross-site checks, per-address limits),
+`memory` (the heap given back after sockets close), `server` (uvicorn as ``yahtzee serve``
+runs it), `local_server` and `local_postgres` (``yahtzee serve`` and a PostgreSQL cluster as
+loopback child processes, for tests and benchmarks).
 """

@@ -31,7 +31,7 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     GET  /api/account/export, POST /api/tables/CODE/chat | report | block | kick,
     GET  /api/tables/CODE/chat?after=N, GET /api/tables/CODE/moves
                                           account care and the table's people (issue 32):
-                                          `social_routes` lists their bodies
+                                          `account_desk` and `social` list their bodies
     /api/quick, /api/open-tables, /api/leaderboard, /api/watch/ID, /ws/watch/ID and the
     host's /api/tables/CODE/list and /watch: a place to play (issue 32), `play`
 
@@ -90,12 +90,10 @@ from starlette.middleware import Middleware
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-import yahtzee_env.web.door.play as play
 import yahtzee_env.web.door.routes as http
-import yahtzee_env.web.door.social_routes as social
 from yahtzee_env.web.door.guard import GuardMiddleware
-from yahtzee_env.web.door.routes import STATIC_DIR, languages
 from yahtzee_env.web.door.service import Service
+from yahtzee_env.web.door.site import STATIC_DIR, languages
 from yahtzee_env.web.door.sockets import table_socket
 from yahtzee_env.web.door.watch import watch_socket
 from yahtzee_env.web.limits import Limits
@@ -131,41 +129,41 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/api/tables/{code}/hand", http.hand, methods=POST),
         Route("/api/tables/{code}/rename", http.rename, methods=POST),
         Route("/api/tables/{code}/remove", http.remove, methods=POST),
-        Route("/api/tables/{code}/chat", social.chat_get),
-        Route("/api/tables/{code}/chat", social.chat_post, methods=POST),
-        Route("/api/tables/{code}/report", social.report, methods=POST),
-        Route("/api/tables/{code}/block", social.block, methods=POST),
-        Route("/api/tables/{code}/kick", social.kick, methods=POST),
-        Route("/api/tables/{code}/moves", social.moves),
+        Route("/api/tables/{code}/chat", http.chat_get),
+        Route("/api/tables/{code}/chat", http.chat_post, methods=POST),
+        Route("/api/tables/{code}/report", http.report, methods=POST),
+        Route("/api/tables/{code}/block", http.block, methods=POST),
+        Route("/api/tables/{code}/kick", http.kick, methods=POST),
+        Route("/api/tables/{code}/moves", http.moves),
         Route("/api/session", http.session_get),
         Route("/api/session", http.session_post, methods=POST),
         Route("/api/account/signin", http.sign_in, methods=POST),
         Route("/api/account/signup", http.sign_up, methods=POST),
         Route("/api/account/signout", http.sign_out, methods=POST),
-        Route("/api/account/password", social.change_password, methods=POST),
-        Route("/api/account/recovery-codes", social.recovery_codes, methods=POST),
-        Route("/api/account/recover", social.recover, methods=POST),
-        Route("/api/account/delete", social.delete_account, methods=POST),
-        Route("/api/account/export", social.export_account),
-        Route("/api/account/blocks", social.blocks, methods=POST),
-        Route("/api/account/unblock", social.unblock, methods=POST),
+        Route("/api/account/password", http.change_password, methods=POST),
+        Route("/api/account/recovery-codes", http.recovery_codes, methods=POST),
+        Route("/api/account/recover", http.recover, methods=POST),
+        Route("/api/account/delete", http.delete_account, methods=POST),
+        Route("/api/account/export", http.export_account),
+        Route("/api/account/blocks", http.blocks, methods=POST),
+        Route("/api/account/unblock", http.unblock, methods=POST),
         Route("/api/account/{what}", http.no_account_action, methods=POST),
         Route("/api/me/tables", http.my_tables),
         Route("/api/offline-games", http.offline_games, methods=POST),
-        Route("/api/games/{gid}", social.game_review, methods=POST),
+        Route("/api/games/{gid}", http.game_review, methods=POST),
         # a place to play (issue 32): quick match, open tables, ratings, spectators
         Route("/leaderboard", http.page),
         Route("/w/{wid}", http.page),
-        Route("/api/quick", play.quick_request, methods=POST),
-        Route("/api/quick", play.quick_status),
-        Route("/api/quick/cancel", play.quick_cancel, methods=POST),
-        Route("/api/open-tables", play.list_open_tables),
-        Route("/api/tables/{code}/list", play.list_table, methods=POST),
-        Route("/api/leaderboard", play.leaderboard),
-        Route("/api/tables/{code}/rated", play.rated),
-        Route("/api/tables/{code}/watch", play.watch_link, methods=POST),
-        Route("/api/tables/{code}/watch", play.watch_link_of),
-        Route("/api/watch/{wid}", play.watched_table),
+        Route("/api/quick", http.quick_request, methods=POST),
+        Route("/api/quick", http.quick_status),
+        Route("/api/quick/cancel", http.quick_cancel, methods=POST),
+        Route("/api/open-tables", http.list_open_tables),
+        Route("/api/tables/{code}/list", http.list_table, methods=POST),
+        Route("/api/leaderboard", http.leaderboard),
+        Route("/api/tables/{code}/rated", http.rated),
+        Route("/api/tables/{code}/watch", http.watch_link, methods=POST),
+        Route("/api/tables/{code}/watch", http.watch_link_of),
+        Route("/api/watch/{wid}", http.watched_table),
         WebSocketRoute("/ws/{code}", table_socket),
         WebSocketRoute("/ws/watch/{wid}", watch_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),

@@ -1,5 +1,6 @@
-"""The HTTP routes of a place to play (issue 32): quick match, open tables, ratings and
-spectators; `app.route_list` adds `routes()` to the server's.
+"""A place to play behind the door (issue 32): `Place`, the intents of quick match, open
+tables, ratings and spectator links; the server object holds one (``service.place``) and
+`routes` reaches each in one line.
 
     POST /api/quick         {seats, rules, fill, wait, name}   queue for a quick match
     GET  /api/quick                       where the session stands: idle, waiting, matched
@@ -21,79 +22,27 @@ seats of one browser never rate each other (`ratings`).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 
-from yahtzee_env.web.door.guard import client_address
-from yahtzee_env.web.door.routes import asked, endpoint
-from yahtzee_env.web.door.service import Service, pid, who
-from yahtzee_env.web.door.spectators import redact
-from yahtzee_env.web.people.accounts import device_of
+from yahtzee_env.web.door.asks import flag, pid, who
+from yahtzee_env.web.door.fanout import Fanout
+from yahtzee_env.web.door.spectators import Spectators, redact
+from yahtzee_env.web.people.matchmaking import Matchmaker
+from yahtzee_env.web.people.ratings import Ratings
+from yahtzee_env.web.storage import Storage
+from yahtzee_env.web.tables.authority import Tables
+from yahtzee_env.web.tables.locks import TableLocks
 from yahtzee_env.web.tables.table import WebError, clean_code
 
 OPEN_TABLES_SHOWN = 20
 LISTED_PER_HOST = 2  # unstarted tables one host may list at once
 
 
-def player_of(service: Service, body: dict[str, Any], session) -> dict[str, Any]:
-    player = service.tables.who(body, session)
-    if player is None:
-        raise WebError("a player is needed: choose a name first", 403, "player_token")
-    return player
-
-
-def flag(body: dict[str, Any], key: str = "on") -> bool:
-    value = body.get(key)
-    if not isinstance(value, bool):
-        raise WebError(f"{key} must be true or false")
-    return value
-
-
-# ----------------------------------------------------------------- quick match
-@endpoint
-async def quick_request(request: Request, service: Service) -> Response:
-    body, session = await asked(request, service)
-    service.spend(who(body, session, "player"))
-    address, device = client_address(request.scope), device_of(request)
-
-    def work():
-        player = player_of(service, body, session)
-        return service.matchmaker.request(body, player, address, device)
-
-    return JSONResponse(await run_in_threadpool(work))
-
-
-@endpoint
-async def quick_status(request: Request, service: Service) -> Response:
-    session = await service.session_of(request)
-    token = request.query_params.get("player")
-    body = {"player": token} if token else {}
-    if session is None and not token:  # a first visit: no player yet, so nothing waits
-        return JSONResponse({"state": "idle"})
-    service.spend(who(body, session, "player"))
-
-    def work():
-        return service.matchmaker.status(player_of(service, body, session))
-
-    return JSONResponse(await run_in_threadpool(work))
-
-
-@endpoint
-async def quick_cancel(request: Request, service: Service) -> Response:
-    body, session = await asked(request, service)
-    service.spend(who(body, session, "player"))
-
-    def work():
-        return service.matchmaker.cancel(player_of(service, body, session))
-
-    return JSONResponse(await run_in_threadpool(work))
-
-
-# ----------------------------------------------------------------- open tables
-def open_tables(storage) -> list[dict[str, Any]]:
+def open_tables(storage: Storage) -> list[dict[str, Any]]:
     """The listed online tables that have not started and have a free seat, newest first."""
     rows = storage.tables.listed(OPEN_TABLES_SHOWN)
     out = []
@@ -119,13 +68,8 @@ def open_tables(storage) -> list[dict[str, Any]]:
     return out
 
 
-@endpoint
-async def list_open_tables(request: Request, service: Service) -> Response:
-    return JSONResponse({"tables": await run_in_threadpool(open_tables, service.storage)})
-
-
-def _host_check(service: Service, table, body: dict[str, Any], session) -> None:
-    """The asker is table's host (seat 0: its session's, or its seat token)."""
+def check_host(table, body: dict[str, Any], session) -> None:
+    """The asker is the table's host (seat 0: its session's, or its seat token)."""
     player = session["id"] if session is not None else None
     token = body.get("token")
     seat = 0 if token is None else body.get("seat", 0)
@@ -134,16 +78,81 @@ def _host_check(service: Service, table, body: dict[str, Any], session) -> None:
         raise WebError("only the host (seat 1) can do that", 403, "not_host")
 
 
-@endpoint
-async def list_table(request: Request, service: Service) -> Response:
-    body, session = await asked(request, service)
-    service.spend(who(body, session))
-    on = flag(body)
-    storage = service.storage
+class Place:
+    """The intents of a place to play. ``spend`` (the per-token budget), ``check_lookups``
+    and ``spend_lookup`` (a browser's budget of guessed codes and links) and
+    ``table_state`` (a table's state, read on the loop where it can be) are the server
+    object's (`Service`)."""
 
-    def work(code: str):
-        table = service.tables.load(code)
-        _host_check(service, table, body, session)
+    def __init__(
+        self,
+        tables: Tables,
+        storage: Storage,
+        matchmaker: Matchmaker,
+        ratings: Ratings,
+        spectators: Spectators,
+        locks: TableLocks,
+        fanout: Fanout,
+        spend: Callable[[Any], None],
+        check_lookups: Callable[[Any], None],
+        spend_lookup: Callable[[Any], None],
+        table_state: Callable[..., Any],
+    ) -> None:
+        self.tables, self.storage, self.matchmaker = tables, storage, matchmaker
+        self.ratings, self.spectators, self.locks, self.fanout = ratings, spectators, locks, fanout
+        self.spend, self.check_lookups, self.spend_lookup = spend, check_lookups, spend_lookup
+        self.table_state = table_state
+
+    def player_of(self, body: dict[str, Any], session) -> dict[str, Any]:
+        player = self.tables.who(body, session)
+        if player is None:
+            raise WebError("a player is needed: choose a name first", 403, "player_token")
+        return player
+
+    # ----------------------------------------------------------------- quick match
+    async def quick(
+        self, body: dict[str, Any], session, address: str, device: str | None
+    ) -> dict[str, Any]:
+        """Queue for a quick match (``device``: the browser's hashed id)."""
+        self.spend(who(body, session, "player"))
+        return await run_in_threadpool(self.queued, body, session, address, device)
+
+    def queued(self, body: dict[str, Any], session, address: str, device: str | None):
+        return self.matchmaker.request(body, self.player_of(body, session), address, device)
+
+    async def quick_status(self, token: str | None, session) -> dict[str, Any]:
+        """Where the player (the session's, else the query's token) stands: idle, waiting,
+        matched."""
+        body = {"player": token} if token else {}
+        if session is None and not token:  # a first visit: no player yet, so nothing waits
+            return {"state": "idle"}
+        self.spend(who(body, session, "player"))
+        return await run_in_threadpool(self.standing, body, session)
+
+    def standing(self, body: dict[str, Any], session) -> dict[str, Any]:
+        return self.matchmaker.status(self.player_of(body, session))
+
+    async def quick_cancel(self, body: dict[str, Any], session) -> dict[str, Any]:
+        """Leave the queue (nothing of the request is kept)."""
+        self.spend(who(body, session, "player"))
+        return await run_in_threadpool(self.cancelled, body, session)
+
+    def cancelled(self, body: dict[str, Any], session) -> dict[str, Any]:
+        return self.matchmaker.cancel(self.player_of(body, session))
+
+    # ----------------------------------------------------------------- open tables
+    async def open_tables(self) -> dict[str, Any]:
+        return {"tables": await run_in_threadpool(open_tables, self.storage)}
+
+    async def list_table(self, code: Any, body: dict[str, Any], session) -> dict[str, Any]:
+        """(The host, before the start) list the table as open, or not."""
+        self.spend(who(body, session))
+        on = flag(body)
+        return await self.locks.run(code, functools.partial(self.listed, body, session, on))
+
+    def listed(self, body: dict[str, Any], session, on: bool, code: str) -> dict[str, Any]:
+        table = self.tables.load(code)
+        check_host(table, body, session)
         if on and (table.started or not table.online):
             raise WebError(
                 "only an online table that has not started can be listed", 409, "not_listable"
@@ -152,81 +161,63 @@ async def list_table(request: Request, service: Service) -> Response:
             raise WebError(  # it would never show in the list: say so instead
                 "an open table needs a free seat: make one seat 'a friend'", 409, "no_free_seat"
             )
-        if on and storage.tables.listed_by_host(code) >= LISTED_PER_HOST:
+        if on and self.storage.tables.listed_by_host(code) >= LISTED_PER_HOST:
             raise WebError(
                 f"you already list {LISTED_PER_HOST} open tables", 429, "too_many_listed"
             )
-        storage.tables.set_listed(code, on)
+        self.storage.tables.set_listed(code, on)
         return {"code": code, "listed": on}
 
-    return JSONResponse(await service.locks.run(request.path_params["code"], work))
+    # ----------------------------------------------------------------- ratings
+    async def leaderboard(self, session) -> dict[str, Any]:
+        return await run_in_threadpool(self.ratings.leaderboard, pid(session))
+
+    async def rated(self, code: Any, session) -> dict[str, Any]:
+        """Whether the table's current game rates the session's player, and what leaving it
+        now would cost (`ratings.Ratings.leave_cost`): the page asks before it leaves."""
+        self.spend(who({}, session))
+        return await self.locks.run(clean_code(code), functools.partial(self.cost, pid(session)))
+
+    def cost(self, player_id: int | None, code: str) -> dict[str, Any]:
+        return self.ratings.leave_cost(self.tables.load(code), player_id)
+
+    # ----------------------------------------------------------------- spectators
+    async def watch_link(self, code: Any, body: dict[str, Any], session) -> dict[str, Any]:
+        """(The host) the read-only link on or off: ``{code, watch}`` (None: off)."""
+        self.spend(who(body, session))
+        on = flag(body)
+        code = clean_code(code)
+        watch = await self.locks.run(code, functools.partial(self.linked, body, session, on))
+        if watch is None:
+            self.spectators.closed(code)
+        return {"code": code, "watch": watch}
+
+    def linked(self, body: dict[str, Any], session, on: bool, code: str) -> str | None:
+        check_host(self.tables.load(code), body, session)
+        return self.spectators.set_link(code, on)
+
+    async def watch_link_of(self, code: Any, session) -> dict[str, Any]:
+        """The host's view of the link: ``{code, watch}`` (None: off)."""
+        code = clean_code(code)
+        return {
+            "code": code,
+            "watch": await self.locks.run(code, functools.partial(self.link, session)),
+        }
+
+    def link(self, session, code: str) -> str | None:
+        check_host(self.tables.load(code), {}, session)
+        return self.spectators.link_of(code)
+
+    async def watched(self, conn, watch_id: str) -> dict[str, Any]:
+        """The table of watch link ``watch_id``, as spectators see it; a guessed link
+        spends the budget of guessed codes (``conn``: the request)."""
+        self.check_lookups(conn)  # guessing links: the code's budget
+        try:
+            code = await run_in_threadpool(self.spectators.code_of, watch_id)
+        except WebError as err:
+            self.spend_lookup(conn)  # a guessed link spends budget
+            raise err
+        return redact(self.fanout.present(await self.table_state(code)), watch_id)
 
 
-# ----------------------------------------------------------------- ratings
-@endpoint
-async def leaderboard(request: Request, service: Service) -> Response:
-    session = await service.session_of(request)
-    player = session["id"] if session is not None else None
-    return JSONResponse(await run_in_threadpool(service.ratings.leaderboard, player))
-
-
-# ----------------------------------------------------------------- spectators
-@endpoint
-async def watch_link(request: Request, service: Service) -> Response:
-    body, session = await asked(request, service)
-    service.spend(who(body, session))
-    on = flag(body)
-
-    def work(code: str):
-        _host_check(service, service.tables.load(code), body, session)
-        return service.spectators.set_link(code, on)
-
-    code = clean_code(request.path_params["code"])
-    watch = await service.locks.run(code, work)
-    if watch is None:
-        service.spectators.closed(code)
-    return JSONResponse({"code": code, "watch": watch})
-
-
-@endpoint
-async def watch_link_of(request: Request, service: Service) -> Response:
-    """The host's view of the link: ``{watch}`` (None: off)."""
-    session = await service.session_of(request)
-
-    def work(code: str):
-        _host_check(service, service.tables.load(code), {}, session)
-        return service.spectators.link_of(code)
-
-    code = clean_code(request.path_params["code"])
-    return JSONResponse({"code": code, "watch": await service.locks.run(code, work)})
-
-
-@endpoint
-async def watched_table(request: Request, service: Service) -> Response:
-    watch_id = request.path_params["wid"]
-    service.check_lookups(request)  # guessing links: the code's budget
-    try:
-        code = await run_in_threadpool(service.spectators.code_of, watch_id)
-    except WebError as err:
-        service.spend_lookup(request)  # a guessed link spends budget
-        raise err
-    state = service.fanout.present(await service.table_state(code))
-    return JSONResponse(redact(state, watch_id))
-
-
-@endpoint
-async def rated(request: Request, service: Service) -> Response:
-    """Whether the table's current game rates the session's player, and what leaving it
-    now would cost (`ratings.Ratings.leave_cost`): the page asks before it leaves."""
-    session = await service.session_of(request)
-    service.spend(who({}, session))
-    player, tables = pid(session), service.tables
-
-    def work(c: str) -> dict:
-        return service.ratings.leave_cost(tables.load(c), player)
-
-    code = clean_code(request.path_params["code"])
-    return JSONResponse(await service.locks.run(code, work))
-
-
-__all__ = ["open_tables"]
+__all__ = ["Place", "open_tables"]

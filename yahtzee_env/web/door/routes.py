@@ -1,71 +1,36 @@
-"""The HTTP routes of ``yahtzee serve``: one plain function per route (`app` lists them).
+"""The HTTP routes of ``yahtzee serve``: one plain function per route (`app` lists them),
+each one line into the server object (`service.Service`, ``request.app.state.service``) or
+a helper it holds (``service.social``, ``service.desk``, ``service.place``): the same
+handler a socket message of that intent reaches.
 
-Each reads what the request carries (a JSON body of at most `service.MAX_BODY` bytes, the
-session cookie, the path's table code) and hands it to the intent's handler on the server
-object (`service.Service`, ``request.app.state.service``), the same handler a socket message
-of that intent reaches. `endpoint` answers a refused request (`WebError`) with its status and
-``{"error", "code", "params"}``.
+`endpoint` reads what a request carries (`Ask`: a POST's JSON body of at most
+`asks.MAX_BODY` bytes, the session's player, the path's table code), answers a returned
+dict as JSON, and a refused request (`WebError`) with its status and ``{"error", "code",
+"params"}``. tests/web/test_wings.py holds every route to one line.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import math
 import secrets
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
-from yahtzee_env.game.rules import BOX_NAMES, NUM_UPPER, PRESETS
+import yahtzee_env.web.door.site as site
+from yahtzee_env.web.door.asks import MAX_BODY, MAX_SINCE_DIGITS, parse_json
 from yahtzee_env.web.door.guard import client_address
-from yahtzee_env.web.door.service import MAX_BODY, Service, parse_json
-from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, device_token
+from yahtzee_env.web.door.service import Service
+from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, device_of, device_token
 from yahtzee_env.web.people.logins import DEVICE_COOKIE, DEVICE_DAYS
-from yahtzee_env.web.people.matchmaking import DEFAULT_WAIT, WAIT_RANGE, WAITS, note_seats
-from yahtzee_env.web.storage import SchemaError, describe_target
-from yahtzee_env.web.tables.table import (
-    DEFAULT_FILL,
-    MAX_SEATS,
-    MIN_SEATS,
-    ONLINE_TURN_TIMER,
-    TURN_TIMER_RANGE,
-    TURN_TIMERS,
-    WebError,
-    cpu_levels,
-    main_levels,
-)
+from yahtzee_env.web.tables.offline_games import MAX_BODY_BYTES as OFFLINE_BODY
+from yahtzee_env.web.tables.table import WebError
 
-STATIC_DIR = Path(__file__).parents[1] / "static"  # yahtzee_env/web/static
-
-
-def offline_levels() -> list[str]:
-    """The levels the page plays offline: the policy networks (`policies.web_levels`)."""
-    from yahtzee_env.policies.web_levels import offline_levels as levels
-
-    return levels()
-
-
-MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
 DEFAULT_RETRY_AFTER = 1  # s: a 429 whose budget refills within a second
-
-
-def languages() -> list[dict[str, str]]:
-    """The page's languages: one catalogue per file ``static/i18n/<code>.json`` (its
-    ``_name`` is the language's own name), so a new language is one new file."""
-    out = []
-    for path in sorted((STATIC_DIR / "i18n").glob("*.json")):
-        try:
-            name = json.loads(path.read_text(encoding="utf-8")).get("_name", path.stem)
-        except (OSError, ValueError):
-            continue
-        out.append({"code": path.stem, "name": name})
-    return out
 
 
 def error(err: WebError) -> JSONResponse:
@@ -82,9 +47,53 @@ def error(err: WebError) -> JSONResponse:
     return JSONResponse(body, status_code=err.status, headers=headers)
 
 
-def endpoint(handler):
-    """A route ``handler(request, service)``: a request naming a table code spends the
-    address's lookup budget's check first, and a refusal is logged and answered as JSON."""
+@dataclass
+class Ask:
+    """A request as its intent reads it: the JSON ``body`` (a POST's; ``{}`` otherwise) and
+    the ``session``'s player row (None without one, or where the route reads none)."""
+
+    request: Request
+    body: dict[str, Any]
+    session: Any
+
+    @property
+    def code(self) -> str:
+        """The path's table code (``/api/tables/CODE/...``)."""
+        return self.request.path_params["code"]
+
+    @property
+    def address(self) -> str:
+        return client_address(self.request.scope)
+
+    @property
+    def cookie(self) -> str | None:
+        """The session cookie as sent."""
+        return self.request.cookies.get(SESSION_COOKIE)
+
+    @property
+    def device(self) -> str | None:
+        """The browser's hashed id (`accounts.device_of`)."""
+        return device_of(self.request)
+
+    @property
+    def device_token(self) -> str | None:
+        """The browser's id cookie as sent (`accounts.device_token`)."""
+        return device_token(self.request)
+
+    def param(self, name: str) -> str:
+        return self.request.path_params[name]
+
+    def query(self, name: str, default: str | None = None) -> str | None:
+        return self.request.query_params.get(name, default)
+
+
+def endpoint(handler=None, *, limit: int = MAX_BODY, session: bool = True):
+    """A route ``handler(ask, service)`` (`Ask`): a request naming a table code spends the
+    address's lookup budget's check first; a POST's body (at most ``limit`` bytes) and the
+    session's player (``session``: read it) are read; a dict returned is answered as JSON; a
+    refusal is logged and answered as JSON."""
+    if handler is None:
+        return functools.partial(endpoint, limit=limit, session=session)
 
     @functools.wraps(handler)
     async def wrapped(request: Request) -> Response:
@@ -92,10 +101,13 @@ def endpoint(handler):
         try:
             if "code" in request.path_params:
                 service.check_lookups(request)
-            return await handler(request, service)
+            body = await read_body(request, service, limit) if request.method == "POST" else {}
+            player = await service.session_of(request) if session else None
+            answer = await handler(Ask(request, body, player), service)
         except WebError as err:
             service.refused(request, f"{request.method} {request.url.path[:60]}", err)
             return error(err)
+        return answer if isinstance(answer, Response) else JSONResponse(answer)
 
     return wrapped
 
@@ -117,14 +129,6 @@ async def read_body(request: Request, service: Service, limit: int = MAX_BODY) -
     except TimeoutError:
         raise WebError("the request body did not arrive in time", 408) from None
     return parse_json(b"".join(chunks), limit)
-
-
-async def asked(
-    request: Request, service: Service, limit: int = MAX_BODY
-) -> tuple[dict[str, Any], Any]:
-    """The request's body and its session's player (None without one)."""
-    body = await read_body(request, service, limit)
-    return body, await service.session_of(request)
 
 
 def set_session(
@@ -159,67 +163,47 @@ def set_session(
     return response
 
 
+def signed(ask: Ask, reply: dict, token: str | None, device: str | None = None) -> Response:
+    """``reply``, and the new session's cookie where there is a ``token`` (`set_session`)."""
+    if token is None:
+        return JSONResponse(reply)
+    return set_session(JSONResponse(reply), ask.request, token, device)
+
+
+def signed_out(ask: Ask, reply: dict) -> Response:
+    """``reply``, the session cookie deleted."""
+    return set_session(JSONResponse(reply), ask.request, None)
+
+
+def attachment(data: dict, filename: str) -> Response:
+    """``data`` as a JSON file to save."""
+    headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    return JSONResponse(data, headers=headers)
+
+
+def since_of(text: str) -> int:
+    """The ``since`` of a table's state: an event number."""
+    if not text.isdigit() or len(text) > MAX_SINCE_DIGITS:
+        raise WebError(f"since must be an integer from 0 to {10**MAX_SINCE_DIGITS - 1}")
+    return int(text)
+
+
+def refuse_account_action(what: str) -> Response:
+    """An account action that does not exist (404 ``not_found``)."""
+    raise WebError(f"no such account action {what[:20]!r}", 404, "not_found")
+
+
 # ----------------------------------------------------------------- the page, health
 async def page(request: Request) -> Response:
-    return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
-
-
-@functools.cache
-def service_worker_script() -> str:
-    """``static/sw.js`` with what it caches in front (`self.PRECACHE`: the page, its config,
-    every static file, the offline levels' files) and a digest of all of it (`self.VERSION`):
-    any changed file is a new worker, which replaces the cache."""
-    from yahtzee_env.policies.web_levels import web_level
-
-    files = sorted(p for p in STATIC_DIR.rglob("*") if p.is_file() and p.name != "sw.js")
-    digest = hashlib.sha256()
-    urls = ["/", "/api/config"]
-    for path in files:
-        rel = path.relative_to(STATIC_DIR).as_posix()
-        urls.append(f"/static/{rel}")
-        digest.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    for level in offline_levels():
-        manifest, _ = web_level(level)
-        urls += [f"/levels/{level}.json", f"/levels/{manifest['weights_file']}"]
-        digest.update(manifest["weights_sha256"].encode())
-    worker = (STATIC_DIR / "sw.js").read_text(encoding="utf-8")
-    digest.update(worker.encode())
-    version = json.dumps(digest.hexdigest()[:16])
-    return f"self.PRECACHE = {json.dumps(urls)};\nself.VERSION = {version};\n{worker}"
+    return FileResponse(site.STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
 
 
 async def service_worker(request: Request) -> Response:
-    """The service worker at the site's root (its scope is every page): never cached by
-    HTTP (``no-cache``: the browser checks it at every visit, so a new version is seen)."""
-    script = await run_in_threadpool(service_worker_script)
-    return Response(
-        script,
-        media_type="text/javascript",
-        headers={"Cache-Control": "no-cache", "Service-Worker-Allowed": "/"},
-    )
+    return await site.service_worker()
 
 
 async def level_file(request: Request) -> Response:
-    """A level as the page plays it offline (issue 50): ``/levels/NAME.json`` (the web
-    manifest) or ``/levels/NAME.f32`` (its float32 weights), built from the shipped level
-    (`policies.web_levels`). The digest in the manifest names the weights' version: the
-    service worker keeps both; a browser revalidates them with the ETag."""
-    from yahtzee_env.policies.web_levels import WEIGHTS_SUFFIX, offline_levels, web_level
-
-    name = request.path_params["name"]
-    level, dot, suffix = name.rpartition(".")
-    if not dot or level not in offline_levels() or "." + suffix not in (".json", WEIGHTS_SUFFIX):
-        return JSONResponse(
-            {"error": f"no offline level file {name[:40]!r}", "code": "not_found"}, 404
-        )
-    manifest, blob = await run_in_threadpool(web_level, level)
-    etag = f'"{manifest["weights_sha256"][:32]}"'
-    headers = {"Cache-Control": "no-cache", "ETag": etag}
-    if request.headers.get("if-none-match") == etag:
-        return Response(status_code=304, headers=headers)
-    if suffix == "json":
-        return JSONResponse(manifest, headers=headers)
-    return Response(blob, media_type="application/octet-stream", headers=headers)
+    return await site.level_file(request.path_params["name"], request.headers.get("if-none-match"))
 
 
 async def healthz(request: Request) -> Response:
@@ -227,220 +211,256 @@ async def healthz(request: Request) -> Response:
 
 
 async def bench_stats(request: Request) -> Response:
-    """What this process has spent (issue 33; only where `create_app`'s ``bench_stats`` is
-    on, for experiments/bench_web.py): its CPU seconds by its own accounting, and the
-    storage's counts of round trips, statements and transactions (`storage.Trips`)."""
-    import resource
-
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    service = request.app.state.service
-    try:  # the benchmark's window: the collector's longest pauses since this clock reading
-        since = float(request.query_params["since"]) if "since" in request.query_params else None
-    except ValueError:
-        return JSONResponse({"error": "since must be a number", "code": "bad_since"}, 400)
-    checkpoints = getattr(service.storage, "checkpoints", None)  # SQLite's `Checkpointer`
-    held = None
-    if checkpoints is not None and since is not None:  # its locked passes in the window
-        held = [[ended, spent] for ended, spent in list(checkpoints.held) if ended > since]
-    return JSONResponse(
-        {
-            "checkpoint_holds_since": held,
-            "cpu_s": usage.ru_utime + usage.ru_stime,
-            "db": service.storage.trips.snapshot(),
-            "sockets": service.hub.count(),
-            "tables_in_memory": len(service.tables.loaded),
-            "gc": service.gc_pauses.snapshot(since),
-            "moves": {  # where the changes ran (`locks.TableLocks.run`)
-                "inline": service.locks.inline,
-                "threaded": service.locks.threaded,
-                "busy_db": service.locks.busy_db,
-                "inline_s": service.locks.inline_s,
-                "inline_max_s": service.locks.inline_max_s,
-            },
-        }
-    )
+    return site.bench_stats(request.app.state.service, request.query_params.get("since"))
 
 
 async def readyz(request: Request) -> Response:
-    storage = request.app.state.service.storage
-    try:
-        version = await run_in_threadpool(storage.check_version)
-    except SchemaError as err:
-        return JSONResponse({"ready": False, "error": str(err)}, status_code=503)
-    except Exception as err:
-        message = f"database {describe_target(storage.target)} unreachable: {err}"
-        return JSONResponse({"ready": False, "error": message[:500]}, status_code=503)
-    return JSONResponse({"ready": True, "schema_version": version})
+    return await site.readiness(request.app.state.service.storage)
 
 
 # ----------------------------------------------------------------- the lobby
-@endpoint
-async def config(request: Request, service: Service) -> Response:
-    """What the lobby offers, read from where it is enforced (`tables`): the CPU levels,
-    the rules presets, the seat counts, the turn timer's range and suggestions, the boxes."""
-    return JSONResponse(
-        {
-            "levels": cpu_levels(),
-            "main_levels": main_levels(),
-            "offline_levels": offline_levels(),  # the levels the page can play offline
-            "fill": DEFAULT_FILL,
-            "rules": list(PRESETS),
-            "max_seats": MAX_SEATS,
-            "min_seats": MIN_SEATS,
-            "turn_timers": list(TURN_TIMERS),
-            "turn_timer_range": list(TURN_TIMER_RANGE),
-            "turn_timer_online": ONLINE_TURN_TIMER,
-            "boxes": list(BOX_NAMES),  # the card's order (actions 32.. score them so)
-            "upper_boxes": NUM_UPPER,
-            "languages": languages(),
-            "quick_waits": list(WAITS),  # quick match (`matchmaking`)
-            "quick_wait_range": list(WAIT_RANGE),
-            "quick_default_wait": DEFAULT_WAIT,
-        }
-    )
+@endpoint(session=False)
+async def config(ask: Ask, service: Service) -> dict:
+    return site.lobby_config()
+
+
+@endpoint(session=False)
+async def create_player(ask: Ask, service: Service) -> dict:
+    return await service.create_player(ask.body, ask.address)
 
 
 @endpoint
-async def create_player(request: Request, service: Service) -> Response:
-    body = await read_body(request, service)
-    return JSONResponse(await service.create_player(body, client_address(request.scope)))
+async def stats(ask: Ask, service: Service) -> dict:
+    return await service.statistics(ask.body, ask.session)
 
 
 @endpoint
-async def stats(request: Request, service: Service) -> Response:
-    body, session = await asked(request, service)
-    return JSONResponse(await service.statistics(body, session))
+async def create_table(ask: Ask, service: Service) -> dict:
+    return await service.create_table(ask.body, ask.session, ask.address, ask.device)
+
+
+@endpoint(limit=OFFLINE_BODY)
+async def offline_games(ask: Ask, service: Service) -> dict:
+    return await service.offline_games(ask.body, ask.session)
 
 
 @endpoint
-async def create_table(request: Request, service: Service) -> Response:
-    body, session = await asked(request, service)
-    address = client_address(request.scope)
-    reply = await service.create_table(body, session, address)
-    await note_seats(request, service, reply["code"], reply["mine"])
-    return JSONResponse(reply)
-
-
-@endpoint
-async def offline_games(request: Request, service: Service) -> Response:
-    from yahtzee_env.web.tables.offline_games import MAX_BODY_BYTES
-
-    body, session = await asked(request, service, MAX_BODY_BYTES)
-    return JSONResponse(await service.offline_games(body, session))
-
-
-@endpoint
-async def my_tables(request: Request, service: Service) -> Response:
-    return JSONResponse(await service.my_tables(await service.session_of(request)))
+async def my_tables(ask: Ask, service: Service) -> dict:
+    return await service.my_tables(ask.session)
 
 
 # ----------------------------------------------------------------- a table
 @endpoint
-async def get_table(request: Request, service: Service) -> Response:
-    since = request.query_params.get("since", "0")
-    if not since.isdigit() or len(since) > MAX_SINCE_DIGITS:
-        raise WebError(f"since must be an integer from 0 to {10**MAX_SINCE_DIGITS - 1}")
-    session = await service.session_of(request)
-    return JSONResponse(await service.view(request.path_params["code"], int(since), session))
-
-
-async def table_intent(request: Request, service: Service, intent) -> Response:
-    """``intent(code, body, session)`` of the path's table, answered with its reply."""
-    body, session = await asked(request, service)
-    return JSONResponse(await intent(request.path_params["code"], body, session))
+async def get_table(ask: Ask, service: Service) -> dict:
+    return await service.view(ask.code, since_of(ask.query("since", "0")), ask.session)
 
 
 @endpoint
-async def join(request: Request, service: Service) -> Response:
-    body, session = await asked(request, service)
-    reply = await service.join(request.path_params["code"], body, session)
-    await note_seats(request, service, reply["state"]["code"], [reply["seat"]])
-    return JSONResponse(reply)
+async def join(ask: Ask, service: Service) -> dict:
+    return await service.join(ask.code, ask.body, ask.session, ask.device)
 
 
 @endpoint
-async def start(request: Request, service: Service) -> Response:
-    return await table_intent(request, service, service.start)
+async def start(ask: Ask, service: Service) -> dict:
+    return await service.start(ask.code, ask.body, ask.session)
 
 
 @endpoint
-async def act(request: Request, service: Service) -> Response:
-    return await table_intent(request, service, service.act)
+async def act(ask: Ask, service: Service) -> dict:
+    return await service.act(ask.code, ask.body, ask.session)
 
 
 @endpoint
-async def hint(request: Request, service: Service) -> Response:
-    return await table_intent(request, service, service.hint)
+async def hint(ask: Ask, service: Service) -> dict:
+    return await service.hint(ask.code, ask.body, ask.session)
 
 
 @endpoint
-async def leave(request: Request, service: Service) -> Response:
-    return await table_intent(request, service, service.leave)
+async def leave(ask: Ask, service: Service) -> dict:
+    return await service.leave(ask.code, ask.body, ask.session)
 
 
 @endpoint
-async def back(request: Request, service: Service) -> Response:
-    return await table_intent(request, service, service.back)
+async def back(ask: Ask, service: Service) -> dict:
+    return await service.back(ask.code, ask.body, ask.session)
 
 
 @endpoint
-async def rename(request: Request, service: Service) -> Response:
-    return await table_intent(request, service, service.rename)
+async def rename(ask: Ask, service: Service) -> dict:
+    return await service.rename(ask.code, ask.body, ask.session)
 
 
 @endpoint
-async def hand(request: Request, service: Service) -> Response:
-    return await table_intent(request, service, service.hand)
+async def hand(ask: Ask, service: Service) -> dict:
+    return await service.hand(ask.code, ask.body, ask.session)
 
 
 @endpoint
-async def remove(request: Request, service: Service) -> Response:
-    return await table_intent(request, service, service.remove)
+async def remove(ask: Ask, service: Service) -> dict:
+    return await service.remove(ask.code, ask.body, ask.session)
+
+
+# ----------------------------------------------------------------- the table's people
+@endpoint
+async def chat_get(ask: Ask, service: Service) -> dict:
+    return await service.social.messages(ask.code, ask.query("after", "0"), ask.session)
+
+
+@endpoint
+async def chat_post(ask: Ask, service: Service) -> dict:
+    return await service.social.say(ask.code, ask.body, ask.session)
+
+
+@endpoint
+async def report(ask: Ask, service: Service) -> dict:
+    return await service.social.report(ask.code, ask.body, ask.session)
+
+
+@endpoint
+async def block(ask: Ask, service: Service) -> dict:
+    return await service.social.block(ask.code, ask.body, ask.session)
+
+
+@endpoint
+async def kick(ask: Ask, service: Service) -> dict:
+    return await service.social.kick(ask.code, ask.body, ask.session)
+
+
+@endpoint(session=False)
+async def moves(ask: Ask, service: Service) -> dict:
+    return await service.social.moves(ask.code)
+
+
+@endpoint
+async def game_review(ask: Ask, service: Service) -> dict:
+    return await service.social.review(ask.param("gid"), ask.body, ask.session)
 
 
 # ----------------------------------------------------------------- sessions, accounts
 @endpoint
-async def session_get(request: Request, service: Service) -> Response:
-    return JSONResponse(await service.profile(await service.session_of(request)))
+async def session_get(ask: Ask, service: Service) -> dict:
+    return await service.profile(ask.session)
 
 
 @endpoint
-async def session_post(request: Request, service: Service) -> Response:
+async def session_post(ask: Ask, service: Service) -> Response:
     """A guest session with a name (or the session's new name)."""
-    body, session = await asked(request, service)
-    reply, token = await service.name_session(body, session, client_address(request.scope))
-    return set_session(JSONResponse(reply), request, token) if token else JSONResponse(reply)
-
-
-async def signing_in(request: Request, service: Service, new: bool) -> Response:
-    body, session = await asked(request, service)
-    address, old = client_address(request.scope), request.cookies.get(SESSION_COOKIE)
-    device = device_token(request)
-    known = device is not None
-    device = device or secrets.token_urlsafe(24)  # this browser's id from now on
-    reply, token = await service.sign_in(body, session, address, old, new, device, known)
-    return set_session(JSONResponse(reply), request, token, device)
+    return signed(ask, *await service.name_session(ask.body, ask.session, ask.address))
 
 
 @endpoint
-async def sign_in(request: Request, service: Service) -> Response:
-    return await signing_in(request, service, new=False)
+async def sign_in(ask: Ask, service: Service) -> Response:
+    return signed(
+        ask,
+        *await service.sign_in(ask.body, ask.session, ask.address, ask.cookie, ask.device_token),
+    )
 
 
 @endpoint
-async def sign_up(request: Request, service: Service) -> Response:
-    return await signing_in(request, service, new=True)
+async def sign_up(ask: Ask, service: Service) -> Response:
+    return signed(
+        ask,
+        *await service.sign_in(
+            ask.body, ask.session, ask.address, ask.cookie, ask.device_token, new=True
+        ),
+    )
 
 
 @endpoint
-async def sign_out(request: Request, service: Service) -> Response:
-    body, session = await asked(request, service)
-    reply = await service.sign_out(body, session, request.cookies.get(SESSION_COOKIE))
-    return set_session(JSONResponse(reply), request, None)
+async def sign_out(ask: Ask, service: Service) -> Response:
+    return signed_out(ask, await service.sign_out(ask.body, ask.session, ask.cookie))
 
 
 @endpoint
-async def no_account_action(request: Request, service: Service) -> Response:
-    await asked(request, service)
-    what = request.path_params["what"]
-    raise WebError(f"no such account action {what[:20]!r}", 404, "not_found")
+async def change_password(ask: Ask, service: Service) -> Response:
+    return signed(
+        ask, *await service.desk.change_password(ask.body, ask.session, ask.address, ask.cookie)
+    )
+
+
+@endpoint
+async def recovery_codes(ask: Ask, service: Service) -> dict:
+    return await service.desk.recovery_codes(ask.body, ask.session, ask.address, ask.cookie)
+
+
+@endpoint
+async def recover(ask: Ask, service: Service) -> Response:
+    return signed(ask, *await service.desk.recover(ask.body, ask.address, ask.device_token))
+
+
+@endpoint
+async def delete_account(ask: Ask, service: Service) -> Response:
+    return signed_out(
+        ask, await service.desk.delete(ask.body, ask.session, ask.address, ask.cookie)
+    )
+
+
+@endpoint
+async def export_account(ask: Ask, service: Service) -> Response:
+    return attachment(await service.desk.export(ask.session), "yatzy-account.json")
+
+
+@endpoint
+async def blocks(ask: Ask, service: Service) -> dict:
+    return await service.social.blocks(ask.session)
+
+
+@endpoint
+async def unblock(ask: Ask, service: Service) -> dict:
+    return await service.social.unblock(ask.body, ask.session)
+
+
+@endpoint
+async def no_account_action(ask: Ask, service: Service) -> Response:
+    return refuse_account_action(ask.param("what"))
+
+
+# ----------------------------------------------------------------- a place to play
+@endpoint
+async def quick_request(ask: Ask, service: Service) -> dict:
+    return await service.place.quick(ask.body, ask.session, ask.address, ask.device)
+
+
+@endpoint
+async def quick_status(ask: Ask, service: Service) -> dict:
+    return await service.place.quick_status(ask.query("player"), ask.session)
+
+
+@endpoint
+async def quick_cancel(ask: Ask, service: Service) -> dict:
+    return await service.place.quick_cancel(ask.body, ask.session)
+
+
+@endpoint(session=False)
+async def list_open_tables(ask: Ask, service: Service) -> dict:
+    return await service.place.open_tables()
+
+
+@endpoint
+async def list_table(ask: Ask, service: Service) -> dict:
+    return await service.place.list_table(ask.code, ask.body, ask.session)
+
+
+@endpoint
+async def leaderboard(ask: Ask, service: Service) -> dict:
+    return await service.place.leaderboard(ask.session)
+
+
+@endpoint
+async def rated(ask: Ask, service: Service) -> dict:
+    return await service.place.rated(ask.code, ask.session)
+
+
+@endpoint
+async def watch_link(ask: Ask, service: Service) -> dict:
+    return await service.place.watch_link(ask.code, ask.body, ask.session)
+
+
+@endpoint
+async def watch_link_of(ask: Ask, service: Service) -> dict:
+    return await service.place.watch_link_of(ask.code, ask.session)
+
+
+@endpoint(session=False)
+async def watched_table(ask: Ask, service: Service) -> dict:
+    return await service.place.watched(ask.request, ask.param("wid"))

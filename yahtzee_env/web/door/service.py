@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import json
 import logging
 import math
 import secrets
@@ -30,17 +29,21 @@ import anyio
 from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.game.rules import PRESETS
+from yahtzee_env.web.door.account_desk import AccountDesk
+from yahtzee_env.web.door.asks import MAX_BODY, login_name, parse_json, pid, who
 from yahtzee_env.web.door.fanout import Fanout
 from yahtzee_env.web.door.guard import RefusalLog, client_address
 from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.door.memory import Closes, GcPauses, give_back
+from yahtzee_env.web.door.play import Place
+from yahtzee_env.web.door.social import Social
 from yahtzee_env.web.door.spectators import Spectators
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.people.account_care import AccountCare
 from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts, device_of
 from yahtzee_env.web.people.chat import Chat
 from yahtzee_env.web.people.logins import DEVICE_DAYS, HashGate, LoginThrottle, NameTurns
-from yahtzee_env.web.people.matchmaking import Matchmaker
+from yahtzee_env.web.people.matchmaking import Matchmaker, note_seats
 from yahtzee_env.web.people.ratings import Ratings
 from yahtzee_env.web.people.stats import player_statistics
 from yahtzee_env.web.storage import Storage
@@ -51,40 +54,6 @@ from yahtzee_env.web.tables.renames import joined_as, rename_seat
 from yahtzee_env.web.tables.table import WebError, clean_code, clean_name, cpu_levels
 
 log = logging.getLogger("yahtzee.web")
-
-
-def login_name(body: dict[str, Any]) -> str:
-    """The user name a sign-in (or recovery) names, as the throttle counts it."""
-    name = body.get("username")
-    return name.strip().casefold()[:64] if isinstance(name, str) else ""
-
-
-MAX_BODY = 4096  # bytes: every legitimate request (or socket message) is far smaller
-
-
-def parse_json(raw: bytes | str, limit: int = MAX_BODY) -> dict[str, Any]:
-    """A request body or socket message: a JSON object of at most ``limit`` bytes."""
-    if len(raw) > limit:
-        raise WebError(f"payload too large: {len(raw)} bytes (at most {limit})", 413)
-    try:
-        data = json.loads(raw or b"{}")
-    except (ValueError, UnicodeDecodeError) as err:
-        raise WebError(f"malformed JSON: {str(err)[:80]}") from None
-    except RecursionError:
-        raise WebError("malformed JSON: nested too deeply") from None
-    if not isinstance(data, dict):
-        raise WebError("the JSON body must be an object")
-    return data
-
-
-def pid(session) -> int | None:
-    """The session's player id (None without a session)."""
-    return session["id"] if session is not None else None
-
-
-def who(body: dict[str, Any], session, key: str = "token") -> Any:
-    """The key of the per-token limit: the body's token, else the session."""
-    return body.get(key) or (f"session:{session['id']}" if session is not None else None)
 
 
 class Service:
@@ -160,6 +129,40 @@ class Service:
         # a place to play (issue 32): the quick-match queue (ratings, spectators: above)
         self.matchmaker = Matchmaker(
             storage, self.tables, limits.queue_per_address, limits.queue_total
+        )
+        self.hold_helpers()
+
+    def hold_helpers(self) -> None:
+        """The helpers of the door's other intents, each given what it uses."""
+        self.social = Social(  # the table's people: chat, reports, blocks, kicks, reviews
+            self.chat, self.tables, self.storage, self.locks, self.fanout, self.hub, self.spend
+        )
+        self.desk = AccountDesk(  # account care: passwords, recovery codes, delete, export
+            self.care,
+            self.accounts,
+            self.storage,
+            self.tables,
+            self.locks,
+            self.fanout,
+            self.hash_gate,
+            self.logins,
+            self.throttle,
+            self.login_budget,
+            self.checking,
+            self.spend,
+        )
+        self.place = Place(  # a place to play: quick match, open tables, ratings, watch links
+            self.tables,
+            self.storage,
+            self.matchmaker,
+            self.ratings,
+            self.spectators,
+            self.locks,
+            self.fanout,
+            self.spend,
+            self.check_lookups,
+            self.spend_lookup,
+            self.table_state,
         )
 
     # ----------------------------------------------------------------- limits
@@ -337,25 +340,15 @@ class Service:
             return {"tables": []}
         return {"tables": await run_in_threadpool(self.tables.open_tables, session["id"])}
 
-    async def review(self, gid: Any, body: dict[str, Any], session) -> dict[str, Any]:
-        """The review of a finished game: checked and read under the table's lock, then
-        solved in a worker thread without it (`Tables.review_of` touches no live table)."""
-        self.spend(who(body, session, "player"))
-        code = gid.rpartition("-")[0] if isinstance(gid, str) else ""
-        if not code:
-            raise WebError(f"no game has the id {str(gid)[:30]!r}", 404, "no_game")
-        player = pid(session)
-        game = await self.locks.run(
-            code, lambda _: self.tables.reviews.review_request(gid, body, player)
-        )
-        return await run_in_threadpool(self.tables.reviews.review_of, game)
-
     # ----------------------------------------------------------------- tables: the intents
     async def create_player(self, body: dict[str, Any], address: str) -> dict[str, Any]:
         self.new_player_budget(address)
         return await run_in_threadpool(self.tables.create_player, body.get("name"))
 
-    async def create_table(self, body: dict[str, Any], session, address: str) -> dict[str, Any]:
+    async def create_table(
+        self, body: dict[str, Any], session, address: str, device: str | None = None
+    ) -> dict[str, Any]:
+        """A new table; the browser ``device`` (its hashed id) is noted with its seats."""
         self.spend(who(body, session, "player"))
 
         def work():
@@ -365,9 +358,14 @@ class Service:
             tokens = {str(k): v for k, v in tokens.items()}
             return {"code": table.code, "tokens": tokens, "mine": seats, "state": state}
 
-        return await run_in_threadpool(work)
+        reply = await run_in_threadpool(work)
+        await note_seats(self.storage, reply["code"], reply["mine"], device)
+        return reply
 
-    async def join(self, code: Any, body: dict[str, Any], session) -> dict[str, Any]:
+    async def join(
+        self, code: Any, body: dict[str, Any], session, device: str | None = None
+    ) -> dict[str, Any]:
+        """A seat at table ``code``; the browser ``device`` (its hashed id) is noted with it."""
         self.spend(who(body, session, "player"))
 
         def work(c: str):
@@ -381,6 +379,7 @@ class Service:
 
         reply = await self.locks.run(code, work)
         self.fanout.publish(reply["state"])
+        await note_seats(self.storage, reply["state"]["code"], [reply["seat"]], device)
         return reply
 
     async def hello(self, code: str, body: dict[str, Any], session) -> list[int]:
@@ -534,15 +533,17 @@ class Service:
         session,
         address: str,
         old: str | None,
+        device: str | None,
         new: bool = False,
-        device: str = "",
-        known: bool = False,
-    ) -> tuple[dict, str]:
+    ) -> tuple[dict, str, str]:
         """Sign in (``new``: sign up, the session's profile becoming an account): the
-        profile and the new session's token. The old session ``old`` ends (a new session id
-        at every sign-in: no session fixation). A user name with failed sign-ins waits first
-        (`logins`), unless this browser (``device``, its cookie; ``known``: the cookie came
-        with the request) signed in to it before; a successful sign-in remembers the browser."""
+        profile, the new session's token and the browser's id. The old session ``old`` ends
+        (a new session id at every sign-in: no session fixation). A user name with failed
+        sign-ins waits first (`logins`), unless this browser (``device``, its id cookie as
+        sent; None: a new id is made) signed in to it before; a successful sign-in remembers
+        the browser."""
+        known = device is not None
+        device = device or secrets.token_urlsafe(24)  # this browser's id from now on
         self.login_budget(address)
         if new and session is None:
             self.new_player_budget(address)
@@ -573,7 +574,7 @@ class Service:
         reply = {"player": {"id": player_id, "name": name}, "account": username}
         if codes:
             reply["recovery_codes"] = codes
-        return reply, token
+        return reply, token, device
 
     async def sign_out(self, body: dict[str, Any], session, token: str | None) -> dict:
         """End this session (``everywhere``: every session of the profile)."""

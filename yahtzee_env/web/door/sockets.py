@@ -24,9 +24,10 @@ from typing import Any
 import anyio
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from yahtzee_env.web.door.asks import parse_json
 from yahtzee_env.web.door.guard import client_address, cross_site, host_refused
 from yahtzee_env.web.door.hub import CLOSE_BINARY, CLOSE_FULL, CLOSE_ORIGIN, CLOSE_UNKNOWN, Client
-from yahtzee_env.web.door.service import Service, parse_json
+from yahtzee_env.web.door.service import Service
 from yahtzee_env.web.tables.table import WebError, clean_code
 
 
@@ -50,7 +51,7 @@ def hello(seats: list[int]) -> dict[str, Any]:
 
 async def table_socket(ws: WebSocket) -> None:
     """The route of ``/ws/CODE``."""
-    await TableSocket(ws.app.state.service, ws).run()
+    return await TableSocket(ws.app.state.service, ws).run()
 
 
 class TableSocket:

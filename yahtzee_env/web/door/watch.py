@@ -20,7 +20,7 @@ from yahtzee_env.web.tables.table import WebError
 
 async def watch_socket(ws: WebSocket) -> None:
     """The route of ``/ws/watch/ID``."""
-    await SpectatorSocket(ws.app.state.service, ws).run()
+    return await SpectatorSocket(ws.app.state.service, ws).run()
 
 
 class SpectatorSocket(TableSocket):

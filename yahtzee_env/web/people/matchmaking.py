@@ -32,7 +32,6 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.game.rules import PRESETS
-from yahtzee_env.web.people.accounts import device_of
 from yahtzee_env.web.storage import Storage, token_hash
 from yahtzee_env.web.storage.queue import CLAIMED, matched
 from yahtzee_env.web.tables.authority import Tables
@@ -246,12 +245,11 @@ class Matchmaker:
         return self.storage.queue.size()
 
 
-async def note_seats(request, service, code: str, seats: list[int]) -> None:
-    """Record the browser of ``request`` with the seats it took at table ``code``."""
-    device = device_of(request)
+async def note_seats(storage, code: str, seats: list[int], device: str | None) -> None:
+    """Record the browser ``device`` (its hashed id) with the seats it took at table ``code``."""
     if device and seats:
         devices = [(code, s, device) for s in seats]
-        await run_in_threadpool(service.storage.tables.note_devices, devices)
+        await run_in_threadpool(storage.tables.note_devices, devices)
 
 
 __all__ = [
