@@ -1,10 +1,11 @@
 """The server's work for one move without the web (issue 33, fourth round): `Tables.act` (the
 intent, the CPU seats' moves after it, the SQLite commit) and the table's state for the ack,
 on a temporary SQLite file, in this thread. Reports the thread's CPU time per move, split
-into the commit (`Storage._commit_pending`) and the rest, and the WAL's frames (pages) per
-commit: the storage's checkpointer is stopped and a passive checkpoint runs here every
-``--checkpoint-every`` moves, outside the timing (the log then starts over, as in the
-server), its count of the log's frames summed.
+into the commit (`SQLiteStorage.timed_commits`) and the rest, and the WAL's frames (pages)
+per commit: the storage's checkpointer is stopped and a passive checkpoint runs here every
+``--checkpoint-every`` moves (`SQLiteStorage.wal_checkpoint`), outside the timing (the log
+then starts over, as in the server), its count of the log's frames summed. It reaches the
+storage through its public methods only (tests/web/test_wings.py holds that).
 
 A lever of the storage or the game is measured here first, where the machine's other
 processes do not count (``time.thread_time``), then in ``bench_web.py``.
@@ -24,8 +25,35 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yahtzee_env.web.storage import open_storage
+from yahtzee_env.web.storage import Storage, open_storage
 from yahtzee_env.web.tables.authority import Tables
+
+
+def play(
+    tables: Tables, storage: Storage, made: list, total: int, every: int
+) -> tuple[int, float, int]:
+    """``total`` moves at the tables ``made`` (code, seat token), ``every`` tables at a time
+    then a passive checkpoint (untimed): the moves, their CPU seconds, the WAL's frames."""
+    moves, spent, frames = 0, 0.0, 0
+    while moves < total:
+        start = time.thread_time()
+        for code, token in made[:every]:
+            table = tables.loaded[code]
+            game = table.game
+            if game.over:
+                intent = {"type": "next"}
+            elif game.rolls_left == 2:
+                intent = {"type": "roll", "hold": [0]}
+            else:
+                options = tables.state(table)["options"]
+                intent = {"type": "score", "box": max(options, key=options.get)}
+            table, first = tables.act(code, 0, token, intent, len(table.log), table.idx)
+            tables.state(table, first)
+            moves += 1
+        spent += time.thread_time() - start
+        frames += storage.wal_checkpoint("PASSIVE")
+        made = made[every:] + made[:every]
+    return moves, spent, frames
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -48,43 +76,12 @@ def main(argv: list[str] | None = None) -> dict:
             made.append((table.code, tokens[0]))
         if storage.checkpoints is not None:  # checkpoints here, between the timed moves
             storage.checkpoints.stop()
-        storage.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        frames = 0
-        commit_s = [0.0]
-        real = storage._commit_pending
-
-        def timed(lock, origin):
-            start = time.thread_time()
-            try:
-                return real(lock, origin)
-            finally:
-                commit_s[0] += time.thread_time() - start
-
-        storage._commit_pending = timed
-        trips = storage.trips.snapshot()
-        moves = 0
-        spent = 0.0
-        while moves < args.moves:
-            start = time.thread_time()
-            for code, token in made[: args.checkpoint_every]:
-                table = tables.loaded[code]
-                game = table.game
-                if game.over:
-                    intent = {"type": "next"}
-                elif game.rolls_left == 2:
-                    intent = {"type": "roll", "hold": [0]}
-                else:
-                    options = tables.state(table)["options"]
-                    intent = {"type": "score", "box": max(options, key=options.get)}
-                table, first = tables.act(code, 0, token, intent, len(table.log), table.idx)
-                tables.state(table, first)
-                moves += 1
-            spent += time.thread_time() - start
-            frames += storage.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
-            made = made[args.checkpoint_every :] + made[: args.checkpoint_every]
+        storage.wal_checkpoint("TRUNCATE")
+        with storage.timed_commits() as commit_s:
+            trips = storage.trips.snapshot()
+            moves, spent, frames = play(tables, storage, made, args.moves, args.checkpoint_every)
         counts = storage.trips.since(trips)
-        page = storage.db.execute("PRAGMA page_size").fetchone()[0]
-        storage._commit_pending = real
+        page = storage.page_size()
         storage.close()
     out = {
         "command": " ".join(sys.argv[1:] if argv is None else argv),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import re
 import textwrap
@@ -60,13 +61,25 @@ def private_calls(source: str) -> list[str]:
     return [line.strip() for line in source.splitlines() if PRIVATE.search(line)]
 
 
+EXPERIMENTS = PACKAGE.parent / "experiments"
+# a storage's internals reached from outside: its private attributes, its raw connection
+INTERNALS = re.compile(r"\bstorage\.(_\w+|db\b)|\._commit_pending\b")
+
+
 def outside_the_wing() -> list[Path]:
-    return [p for p in sorted(PACKAGE.rglob("*.py")) if STORAGE not in p.parents]
+    """The package's modules outside the storage wing, and the experiments (benchmarks
+    reach the storage through its public methods too)."""
+    package = [p for p in sorted(PACKAGE.rglob("*.py")) if STORAGE not in p.parents]
+    return package + sorted(EXPERIMENTS.rglob("*.py"))
+
+
+def where(path: Path) -> str:
+    return str(path.relative_to(PACKAGE.parent))
 
 
 def test_no_sql_outside_the_storage_wing():
     found = {
-        str(p.relative_to(PACKAGE)): hits
+        where(p): hits
         for p in outside_the_wing()
         if (hits := sql_strings(p.read_text(encoding="utf-8")))
     }
@@ -75,11 +88,38 @@ def test_no_sql_outside_the_storage_wing():
 
 def test_no_private_storage_call_outside_the_storage_wing():
     found = {
-        str(p.relative_to(PACKAGE)): hits
+        where(p): hits
         for p in outside_the_wing()
         if (hits := private_calls(p.read_text(encoding="utf-8")))
     }
     assert not found, f"private storage calls outside yahtzee_env/web/storage/: {found}"
+
+
+def test_no_storage_internals_outside_the_wing():
+    """No private attribute of a storage, nor its raw connection, outside the wing (the
+    experiments included: experiments/bench_move_path.py times the commits and runs the
+    checkpoints through `SQLiteStorage.timed_commits` and `wal_checkpoint`)."""
+    found = {
+        where(p): hits
+        for p in outside_the_wing()
+        if (hits := [ln.strip() for ln in p.read_text().splitlines() if INTERNALS.search(ln)])
+    }
+    assert not found, f"storage internals outside yahtzee_env/web/storage/: {found}"
+    assert INTERNALS.search("storage._commit_pending = timed")
+    assert INTERNALS.search('storage.db.execute("PRAGMA page_size")')
+    assert not INTERNALS.search("storage.tables.due(now)")
+
+
+def test_the_move_path_benchmark_runs_on_public_storage_methods(tmp_path):
+    """experiments/bench_move_path.py, a few moves (about a second)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_move_path", EXPERIMENTS / "bench_move_path.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = bench.main(["--tables", "4", "--moves", "40", "--checkpoint-every", "4"])
+    assert out["moves"] == 40 and 0 < out["commit_us_per_move"] < out["cpu_us_per_move"]
+    assert out["per_move"]["transactions"] > 0 and out["page_size"] > 0
 
 
 def test_the_wing_holds_the_sql():

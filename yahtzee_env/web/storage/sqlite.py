@@ -118,6 +118,43 @@ class SQLiteStorage(Storage):
             self.checkpoints.stop()
         self.db.close()
 
+    # ------------------------------------------------------------ for the benchmarks
+    def wal_checkpoint(self, mode: str = "PASSIVE") -> int:
+        """A WAL checkpoint now, on the storage's connection (``PASSIVE`` or ``TRUNCATE``):
+        the log's frames (pages) when it began. For experiments/bench_move_path.py, which
+        stops `checkpoints` and checkpoints between its timed moves."""
+        if mode not in ("PASSIVE", "TRUNCATE"):
+            raise ValueError(f"mode must be PASSIVE or TRUNCATE, not {mode!r}")
+        with self.lock:
+            return int(self.db.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()[1])
+
+    def page_size(self) -> int:
+        """The database's page size in bytes (a WAL frame holds one page)."""
+        with self.lock:
+            return int(self.db.execute("PRAGMA page_size").fetchone()[0])
+
+    @contextlib.contextmanager
+    def timed_commits(self) -> Iterator[list[float]]:
+        """Within the block, the calling threads' CPU seconds in the optimistic commits
+        (`_commit_pending`: BEGIN, the guarded UPDATE, the rest, COMMIT) are summed into the
+        one-item list it yields. For experiments/bench_move_path.py; off by default (the
+        server never pays for the clock readings)."""
+        spent = [0.0]
+        real = self._commit_pending
+
+        def timed(lock: TableLock, origin: str | None) -> None:
+            start = time.thread_time()
+            try:
+                return real(lock, origin)
+            finally:
+                spent[0] += time.thread_time() - start
+
+        self._commit_pending = timed
+        try:
+            yield spent
+        finally:
+            del self._commit_pending  # the class's own again
+
     @contextlib.contextmanager
     def held_if_free(self) -> Iterator[bool]:
         """Free now, or within `HELD_WAIT_S` (the holder is another thread's short piece of
