@@ -406,16 +406,24 @@ class Service:
         return seats
 
     async def change(
-        self, code: Any, body: dict[str, Any], session, work, skip: Client | None = None
+        self,
+        code: Any,
+        body: dict[str, Any],
+        session,
+        work,
+        skip: Client | None = None,
+        **extra: Any,
     ) -> dict[str, Any]:
-        """A seated player's change of table ``code``: ``work(code, seat, token, player)``
-        returns the table (or the table and the first new event); its new state is
-        published to the table's sockets (but ``skip``, the socket that asked) and returned."""
+        """A seated player's change of table ``code``: ``work(code, seat=, token=,
+        player_id=, **extra)`` (a named method of the tables: ``extra`` are the intent's
+        own fields) returns the table (or the table and the first new event); its new state
+        is published to the table's sockets (but ``skip``, the socket that asked) and
+        returned."""
         self.spend(who(body, session))
-        seat, token, player = body.get("seat"), body.get("token"), pid(session)
+        asker = {"seat": body.get("seat"), "token": body.get("token"), "player_id": pid(session)}
 
         def run(c: str) -> dict[str, Any]:
-            done = work(c, seat, token, player)
+            done = work(c, **asker, **extra)
             table, first = done if isinstance(done, tuple) else (done, 0)
             return self.tables.state(table, first)
 
@@ -446,18 +454,16 @@ class Service:
 
     async def act(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """A move (``action``), made from the state ``(game, seq)``."""
-        intent, seq, game = body.get("action"), body.get("seq"), body.get("game")
-
-        def work(c, seat, token, player):
-            return self.tables.act(c, seat, token, intent, seq, game, player)
-
-        return await self.change(code, body, session, work, skip)
+        move = {"intent": body.get("action"), "seq": body.get("seq"), "game_idx": body.get("game")}
+        return await self.change(code, body, session, self.tables.act, skip, **move)
 
     async def hint(self, code: Any, body: dict[str, Any], session) -> dict[str, Any]:
         """The coach's options for the asker's turn (changes nothing)."""
         self.spend(who(body, session))
         seat, token, player = body.get("seat"), body.get("token"), pid(session)
-        return await self.locks.run(code, lambda c: self.tables.hint(c, seat, token, player))
+        return await self.locks.run(
+            code, functools.partial(self.tables.hint, seat=seat, token=token, player_id=player)
+        )
 
     async def leave(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The asker leaves: the seat is free again (before the start) or the computer's."""
@@ -469,31 +475,22 @@ class Service:
 
     async def rename(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The asker plays as ``name`` at this table (a name nobody else there has)."""
-
-        def work(c, seat, token, player):
-            return rename_seat(self.tables, c, seat, token, player, body.get("name"))
-
-        return await self.change(code, body, session, work, skip)
+        work = functools.partial(rename_seat, self.tables)
+        return await self.change(code, body, session, work, skip, name=body.get("name"))
 
     async def hand(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The host hands an absent seat (``target``) to the computer."""
         here = self.hub.connected(clean_code(code))  # read on the event loop
-
-        def work(c, seat, token, player):
-            return self.tables.seating.hand_over(c, body.get("target"), seat, token, player, here)
-
-        return await self.change(code, body, session, work, skip)
+        hand_over, target = self.tables.seating.hand_over, body.get("target")
+        return await self.change(code, body, session, hand_over, skip, target=target, present=here)
 
     async def remove(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """The host removes seat ``target`` before the start."""
         here = self.hub.connected(clean_code(code))  # read on the event loop
-
-        def work(c, seat, token, player):
-            return self.tables.seating.hand_over(
-                c, body.get("target"), seat, token, player, here, remove=True
-            )
-
-        return await self.change(code, body, session, work, skip)
+        hand_over, target = self.tables.seating.hand_over, body.get("target")
+        return await self.change(
+            code, body, session, hand_over, skip, target=target, present=here, remove=True
+        )
 
     # ----------------------------------------------------------------- sessions, accounts
     async def profile(self, session) -> dict[str, Any]:
