@@ -231,7 +231,7 @@ async def create_player(ask: Ask, service: Service) -> dict:
 
 @endpoint
 async def stats(ask: Ask, service: Service) -> dict:
-    return await service.statistics(ask.body, ask.session)
+    return await service.records.statistics(ask.body, ask.session)
 
 
 @endpoint
@@ -241,12 +241,12 @@ async def create_table(ask: Ask, service: Service) -> dict:
 
 @endpoint(limit=OFFLINE_BODY)
 async def offline_games(ask: Ask, service: Service) -> dict:
-    return await service.offline_games(ask.body, ask.session)
+    return await service.records.offline_games(ask.body, ask.session)
 
 
 @endpoint
 async def my_tables(ask: Ask, service: Service) -> dict:
-    return await service.my_tables(ask.session)
+    return await service.records.my_tables(ask.session)
 
 
 # ----------------------------------------------------------------- a table

@@ -7,7 +7,10 @@ the open sockets (`hub.Hub`) and their fan-out (`fanout.Fanout`), a lock per tab
 (`locks.TableLocks`), the limits and their token buckets, and the log of refusals. Its
 handlers check who asks and spend their budget, run the work on a table in a worker thread
 under the table's lock, and publish the new state to the table's sockets: the event loop
-only routes. Its housekeeping (`sweep`, `tick`) runs in the background tasks of `run`.
+only routes. Its housekeeping (`sweep`, `tick`) runs in the background tasks of `run`. The
+intents of the table's people, of account care, of a place to play and of a player's own
+records are in the helpers it holds (`social.Social`, `account_desk.AccountDesk`,
+`play.Place`, `records.Records`), each given in its constructor only what it uses.
 
 Each intent takes the request's JSON body (or the socket's message) as ``body`` and the
 session's player row (the page's cookie; None for an API client, which sends tokens) as
@@ -36,6 +39,7 @@ from yahtzee_env.web.door.guard import RefusalLog, client_address
 from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.door.memory import Closes, GcPauses, give_back
 from yahtzee_env.web.door.play import Place
+from yahtzee_env.web.door.records import Records
 from yahtzee_env.web.door.social import Social
 from yahtzee_env.web.door.spectators import Spectators
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
@@ -45,13 +49,12 @@ from yahtzee_env.web.people.chat import Chat
 from yahtzee_env.web.people.logins import DEVICE_DAYS, HashGate, LoginThrottle, NameTurns
 from yahtzee_env.web.people.matchmaking import Matchmaker, note_seats
 from yahtzee_env.web.people.ratings import Ratings
-from yahtzee_env.web.people.stats import player_statistics
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.batch import MoveBatcher
 from yahtzee_env.web.tables.locks import TableLocks
 from yahtzee_env.web.tables.renames import joined_as, rename_seat
-from yahtzee_env.web.tables.table import WebError, clean_code, clean_name, cpu_levels
+from yahtzee_env.web.tables.table import WebError, clean_code, clean_name
 
 log = logging.getLogger("yahtzee.web")
 
@@ -150,6 +153,9 @@ class Service:
             self.login_budget,
             self.checking,
             self.spend,
+        )
+        self.records = Records(  # my statistics, offline games, Your open tables
+            self.tables, self.storage, self.ratings, self.locks, self.spend
         )
         self.place = Place(  # a place to play: quick match, open tables, ratings, watch links
             self.tables,
@@ -286,70 +292,6 @@ class Service:
         if session is not None:
             state["mine"] = self.mine(state["code"], session)
         return state
-
-    async def statistics(self, body: dict[str, Any], session) -> dict[str, Any]:
-        self.spend(who(body, session, "player"))
-
-        def work():
-            player = session if session is not None else self.tables.player(body.get("player"))
-            results = self.storage.players.results_of(player["id"])
-            return {"name": player["name"], **player_statistics(results, cpu_levels())}
-
-        return await run_in_threadpool(work)
-
-    async def offline_games(self, body: dict[str, Any], session) -> dict[str, Any]:
-        """Finished games played offline in the page (issue 50): each replayed by the
-        engine (`offline_games.replay`), kept once in the session's player's results,
-        marked offline, never rated. Answers the ids stored and those refused (with why);
-        a game over the player's daily cap is in neither (the page sends it again later)."""
-        from yahtzee_env.policies.web_levels import offline_levels
-        from yahtzee_env.web.tables.offline_games import (
-            MAX_GAMES_PER_REQUEST,
-            MAX_OFFLINE_GAMES_PER_DAY,
-            replay,
-        )
-
-        if session is None:
-            raise WebError("offline games need a session: open the page first", 403, "no_session")
-        self.spend(who(body, session, "player"))
-        games = body.get("games")
-        if not isinstance(games, list) or not 1 <= len(games) <= MAX_GAMES_PER_REQUEST:
-            raise WebError(f"games must be a list of 1..{MAX_GAMES_PER_REQUEST} games", 400)
-
-        def work():
-            levels = offline_levels()
-            rows, refused = [], []
-            for record in games:
-                try:
-                    rows.append(replay(record, levels))
-                except WebError as err:
-                    game_id = record.get("id") if isinstance(record, dict) else None
-                    refused.append({"id": str(game_id)[:64], "error": str(err)})
-            since = self.storage.clock() - 86_400
-            room = MAX_OFFLINE_GAMES_PER_DAY - self.storage.players.offline_results_since(
-                session["id"], since
-            )
-            rows = rows[: max(room, 0)]
-            self.storage.players.add_offline_results(session["id"], rows)
-            return {"stored": [r["id"] for r in rows], "refused": refused}
-
-        return await run_in_threadpool(work)
-
-    async def my_tables(self, session) -> dict[str, Any]:
-        if session is None:
-            return {"tables": []}
-        player = session["id"]
-        tables = await run_in_threadpool(self.tables.open_tables, player)
-
-        def rates(code: str) -> bool:
-            return self.ratings.rates(self.tables.load(code), player)
-
-        for entry in tables:  # "rated": the lobby tags the games that change the rating
-            try:
-                entry["rated"] = entry["started"] and await self.locks.run(entry["code"], rates)
-            except WebError:  # gone meanwhile: the page says it is unavailable
-                entry["rated"] = False
-        return {"tables": tables}
 
     # ----------------------------------------------------------------- tables: the intents
     async def create_player(self, body: dict[str, Any], address: str) -> dict[str, Any]:

@@ -1,0 +1,111 @@
+"""A player's own records behind the door: `Records`, the intents of my statistics, the
+games played offline (issue 50) and the lobby's Your open tables; the server object holds
+one (``service.records``) and `routes` reaches each in one line.
+
+    POST /api/stats         {player}      my statistics
+    POST /api/offline-games {games}       finished offline games: replayed, kept, never rated
+    GET  /api/me/tables                   the session's open tables
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+
+from yahtzee_env.web.door.asks import who
+from yahtzee_env.web.people.ratings import Ratings
+from yahtzee_env.web.people.stats import player_statistics
+from yahtzee_env.web.storage import Storage
+from yahtzee_env.web.tables.authority import Tables
+from yahtzee_env.web.tables.locks import TableLocks
+from yahtzee_env.web.tables.table import WebError, cpu_levels
+
+
+class Records:
+    """A player's records. ``spend`` is the per-token budget (`Service.spend`)."""
+
+    def __init__(
+        self,
+        tables: Tables,
+        storage: Storage,
+        ratings: Ratings,
+        locks: TableLocks,
+        spend: Callable[[Any], None],
+    ) -> None:
+        self.tables, self.storage, self.ratings = tables, storage, ratings
+        self.locks, self.spend = locks, spend
+
+    async def statistics(self, body: dict[str, Any], session) -> dict[str, Any]:
+        """My statistics: the session's player's (or the body's ``player`` token's)."""
+        self.spend(who(body, session, "player"))
+
+        def work():
+            player = session if session is not None else self.tables.player(body.get("player"))
+            results = self.storage.players.results_of(player["id"])
+            return {"name": player["name"], **player_statistics(results, cpu_levels())}
+
+        return await run_in_threadpool(work)
+
+    async def offline_games(self, body: dict[str, Any], session) -> dict[str, Any]:
+        """Finished games played offline in the page (issue 50): each replayed by the
+        engine (`offline_games.replay`), kept once in the session's player's results,
+        marked offline, never rated. Answers the ids stored and those refused (with why);
+        a game over the player's daily cap is in neither (the page sends it again later)."""
+        from yahtzee_env.policies.web_levels import offline_levels
+        from yahtzee_env.web.tables.offline_games import (
+            MAX_GAMES_PER_REQUEST,
+            MAX_OFFLINE_GAMES_PER_DAY,
+            replay,
+        )
+
+        if session is None:
+            raise WebError("offline games need a session: open the page first", 403, "no_session")
+        self.spend(who(body, session, "player"))
+        games = body.get("games")
+        if not isinstance(games, list) or not 1 <= len(games) <= MAX_GAMES_PER_REQUEST:
+            raise WebError(f"games must be a list of 1..{MAX_GAMES_PER_REQUEST} games", 400)
+
+        def work():
+            levels = offline_levels()
+            rows, refused = [], []
+            for record in games:
+                try:
+                    rows.append(replay(record, levels))
+                except WebError as err:
+                    game_id = record.get("id") if isinstance(record, dict) else None
+                    refused.append({"id": str(game_id)[:64], "error": str(err)})
+            since = self.storage.clock() - 86_400
+            room = MAX_OFFLINE_GAMES_PER_DAY - self.storage.players.offline_results_since(
+                session["id"], since
+            )
+            rows = rows[: max(room, 0)]
+            self.storage.players.add_offline_results(session["id"], rows)
+            return {"stored": [r["id"] for r in rows], "refused": refused}
+
+        return await run_in_threadpool(work)
+
+    async def my_tables(self, session) -> dict[str, Any]:
+        """The session's unfinished tables, each tagged ``rated`` where its game changes
+        the player's rating (the lobby's Your open tables)."""
+        if session is None:
+            return {"tables": []}
+        player = session["id"]
+        tables = await run_in_threadpool(self.tables.open_tables, player)
+
+        rates = functools.partial(self.rates, player)
+        for entry in tables:  # "rated": the lobby tags the games that change the rating
+            try:
+                entry["rated"] = entry["started"] and await self.locks.run(entry["code"], rates)
+            except WebError:  # gone meanwhile: the page says it is unavailable
+                entry["rated"] = False
+        return {"tables": tables}
+
+    def rates(self, player_id: int, code: str) -> bool:
+        """Under the table's lock: whether its game changes the player's rating."""
+        return self.ratings.rates(self.tables.load(code), player_id)
+
+
+__all__ = ["Records"]
