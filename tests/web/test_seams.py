@@ -98,7 +98,7 @@ def test_past_its_deadline_the_computer_plays_the_turn_and_the_table_stays(db, c
 
 @BOTH
 def test_the_result_counts_the_turns_the_computer_played_for_a_person(db, clock):
-    """"Hai vinto di 8" for a guest the computer played 12 of 13 turns for: the result
+    """ "Hai vinto di 8" for a guest the computer played 12 of 13 turns for: the result
     carries, per seat, the turns the computer finished for a person (away, timed out), kept
     with the log (a server started again on the same database says the same)."""
     with TestClient(create_app(db, clock=clock)) as c:
