@@ -331,6 +331,7 @@ class MLPPolicy:
         self.trained_rules = trained_rules  # the preset it learned (None: unknown)
         # input version 3 reads a 2-seat table: it is shown both cards (`act_batch_table`)
         self.reads_table = input_version == TABLE_INPUT_VERSION
+        self.table_only = self.reads_table  # it has no solitaire play (the duelist has one)
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
         """Unmasked action logits for a batch ``[N, 72]`` (or one observation ``[72]``)."""
