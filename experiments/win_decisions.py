@@ -18,7 +18,7 @@ from yahtzee_env.policies.resolve import resolve_policy
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("model", help="a table-reading model's manifest (.json, from yahtzee export)")
+    parser.add_argument("model", help="a table-reading model's manifest (yahtzee export)")
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show", type=int, default=8)
@@ -27,8 +27,7 @@ def main() -> None:
     agent = resolve_policy(args.model, "official", 0)
     report = find_table_decisions(agent, args.games, args.seed)
     report["command"] = (
-        f"python experiments/win_decisions.py {args.model} --games {args.games} "
-        f"--seed {args.seed}"
+        f"python experiments/win_decisions.py {args.model} --games {args.games} --seed {args.seed}"
     )
     atomic_write(args.out, json.dumps(report, indent=2) + "\n")
     print(format_decisions(report, args.show))

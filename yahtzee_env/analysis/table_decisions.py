@@ -100,9 +100,7 @@ def find_table_decisions(
         "off_optimum_plain": len(plain),
         "plain_cost_per_move": float(np.mean(plain)) if plain else 0.0,
         "off_optimum_because_of_the_other_card": len(caused),
-        "cost_of_those_per_move": (
-            float(np.mean([d["cost"] for d in caused])) if caused else 0.0
-        ),
+        "cost_of_those_per_move": (float(np.mean([d["cost"] for d in caused])) if caused else 0.0),
         "duelist_makes_the_same_move": same,
         "in_the_duelist_window": len(in_window),
         "decisions": caused,

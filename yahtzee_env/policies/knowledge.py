@@ -14,7 +14,8 @@ brackets: ``"shaped (potential-based upper-bonus shaping)"``. The five facts:
   ``raw state`` (the scorecard and dice in another encoding, nothing derived), or the floats
   ``with hand-made features`` added;
 * ``reward``: what it learned from: the ``game score only``, the ``game result only`` (won,
-  drawn or lost at a table), a ``shaped`` reward (say which), or ``none`` (hand-made or solved: nothing learned from a reward);
+  drawn or lost at a table), a ``shaped`` reward (say which), or ``none`` (hand-made or
+  solved: nothing learned from a reward);
 * ``actions``: ``all 32 holds`` or only the ``canonical holds`` (one hold per kept multiset);
 * ``model``: access to the game's dynamics: ``none`` or the ``exact rules model`` (say how it
   is used: expectimax, value iteration, a one-step look-up);
