@@ -397,6 +397,12 @@ def make_table_env(cfg: Any, seed: int) -> TableVecEnv:
     v = cfg.versus
     names = [o.name for o in v.opponents]
     fixed = {n: resolve_policy(n, cfg.env.rules, seed) for n in names if n != SELF}
+    for name, policy in fixed.items():  # its own generator would not be in the checkpoints
+        if getattr(policy, "stochastic", False):
+            raise ValueError(
+                f"versus.opponents: {name!r} draws from a generator of its own; the opponents "
+                "must be deterministic for the run to resume exactly"
+            )
     pool = SnapshotPool(v.pool_size) if SELF in names else None
     mix = OpponentMix(names, [o.weight for o in v.opponents], fixed, pool)
     return TableVecEnv(

@@ -180,6 +180,12 @@ def test_the_opponent_pool_is_seeded_and_bounded():
         SnapshotPool(0)
 
 
+def test_a_stochastic_opponent_is_refused():
+    cfg = tiny("versus.opponents=[{name: random, weight: 1}]")
+    with pytest.raises(ValueError, match="'random' draws from a generator of its own"):
+        make_table_env(cfg, seed=0)
+
+
 def test_the_table_env_state_continues_exactly():
     cfg = tiny()
     a = make_table_env(cfg, seed=5)
