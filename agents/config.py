@@ -89,10 +89,14 @@ def sb3_value(value: float | Schedule, total_timesteps: int) -> float | StepSche
     return StepSchedule(value, total_timesteps) if isinstance(value, Schedule) else value
 
 
+ENV_IDS = ("Yahtzee-v0", "YahtzeeVs-v0")
+
+
 @dataclass
 class EnvConfig:
     id: str = "Yahtzee-v0"
-    """Gymnasium id of the environment (only the native vector env is supported)."""
+    """Gymnasium id of the environment: ``Yahtzee-v0`` (solitaire, the native vector env) or
+    ``YahtzeeVs-v0`` (a 2-seat table, the result as the reward: the ``versus`` section)."""
     rules: str = "official"
     """Rules preset name (see `yahtzee_env.game.rules.PRESETS`)."""
     canonical_holds: bool = True
@@ -103,7 +107,8 @@ class EnvConfig:
     """Rewards are multiplied by this for learning (returns of ~250 points become ~2.5)."""
     observation_version: int = 1
     """The network's input (`yahtzee_env.game.observation.model_input`): 1 is the 72-float
-    observation, 2 appends the rules-only strategy features."""
+    observation, 2 appends the rules-only strategy features, 3 (``YahtzeeVs-v0`` only) is
+    version 2 plus the 2-seat table's 21 floats (the learner's total, the other card)."""
     shaping: Literal["none", "upper-bonus"] = "none"
     """Potential-based reward shaping (Ng et al. 1999; leaves the optimal policy unchanged):
     `upper-bonus` pays the upper bonus in advance, Phi(s) = weight * bonus * min(upper /
@@ -119,6 +124,50 @@ class PolicyConfig:
     vf_arch: list[int] | None = None
     """Hidden layer sizes of the value network (None: same as net_arch, separate weights)."""
     activation: Literal["relu", "tanh"] = "relu"
+    init: str | None = None
+    """Start the policy network from a model's weights: a shipped level (``hard``) or a model
+    manifest path, of the same hidden sizes and activation. Where this network reads more
+    inputs than that one (version 3 after version 2), the first layer is widened with zero
+    columns for the new inputs, so at step 0 it plays exactly as that model. The value
+    network starts afresh (see ``versus.value_warmup``). None: random initialisation."""
+
+
+@dataclass
+class OpponentWeight:
+    name: str
+    """A policy name (`yahtzee_env.policies.resolve`: ``hard``, ``optimal``, a manifest path)
+    or ``self`` (the learner's past selves, `versus.pool_size` of them)."""
+    weight: float
+    """The probability of drawing this opponent for a game, up to normalisation."""
+
+
+@dataclass
+class VersusConfig:
+    """A 2-seat table of ``YahtzeeVs-v0`` (`yahtzee_agents.versus_env`): the result (+1 sole
+    top, 0 draw, -1 below, times ``env.reward_scale``) is the only reward; the learner's seat
+    alternates from game to game; the opponent of each game is drawn from ``opponents`` with
+    the env's seeded generator."""
+
+    opponents: list[OpponentWeight] = field(
+        default_factory=lambda: [
+            OpponentWeight("hard", 1.0),
+            OpponentWeight("optimal", 1.0),
+            OpponentWeight("self", 1.0),
+        ]
+    )
+    snapshot_interval: int = 2_000_000
+    """Env-steps between two snapshots of the learner added to its pool of past selves (the
+    first at step 0; a snapshot is taken at the first PPO rollout boundary at or after each
+    multiple)."""
+    pool_size: int = 8
+    """Past selves kept (the newest; a retired one finishes the games it is playing)."""
+    value_warmup: int = 0
+    """Env-steps at the start during which only the value network learns (the policy, taken
+    from ``policy.init``, is frozen until its critic knows the new reward)."""
+    eval_opponent: str = "hard"
+    """The evaluations play ``train.eval_games`` deals against it at both seats (the
+    multi-player protocol's `play_rotated`, seed ``train.eval_seed``): the win rate (draws
+    1/2) picks ``best/``."""
 
 
 @dataclass
@@ -191,9 +240,18 @@ class RunConfig:
     ppo: PPOConfig = field(default_factory=PPOConfig)
     warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    versus: VersusConfig | None = None
+    """The 2-seat table (``env.id: YahtzeeVs-v0`` only)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The config as plain data. Fields added later that are unset (``versus``,
+        ``policy.init``) are left out, so older configs keep their digest."""
+        data = dataclasses.asdict(self)
+        if data["versus"] is None:
+            del data["versus"]
+        if data["policy"]["init"] is None:
+            del data["policy"]["init"]
+        return data
 
     def digest(self) -> str:
         """sha256 of the resolved config (canonical JSON), recorded in exported models."""
@@ -312,8 +370,10 @@ def check_run_name(name: str, key: str = "name") -> str:
 def validate(cfg: RunConfig) -> RunConfig:
     """Check values that the types alone do not rule out."""
     check_run_name(cfg.name)
-    if cfg.env.id != "Yahtzee-v0":
-        raise ConfigError(f"env.id: only 'Yahtzee-v0' can be trained, got {cfg.env.id!r}")
+    if cfg.env.id not in ENV_IDS:
+        raise ConfigError(
+            f"env.id: one of {', '.join(map(repr, ENV_IDS))} can be trained, got {cfg.env.id!r}"
+        )
     if cfg.env.rules not in PRESETS:
         raise ConfigError(
             f"env.rules: unknown preset {cfg.env.rules!r} (known: {', '.join(PRESETS)})"
@@ -381,7 +441,97 @@ def validate(cfg: RunConfig) -> RunConfig:
     _positive("train.checkpoint_interval", t.checkpoint_interval)
     _positive("train.keep_checkpoints", t.keep_checkpoints)
     _positive("train.torch_threads", t.torch_threads)
+    _validate_table(cfg)
+    if cfg.policy.init is not None:
+        _validate_init(cfg)
     return cfg
+
+
+def _validate_table(cfg: RunConfig) -> None:
+    """``YahtzeeVs-v0`` and its ``versus`` section go together, with input version 3."""
+    from yahtzee_env.game.observation import TABLE_INPUT_VERSION
+
+    table = cfg.env.id == "YahtzeeVs-v0"
+    if cfg.env.observation_version == TABLE_INPUT_VERSION and not table:
+        raise ConfigError(
+            f"env.observation_version: {TABLE_INPUT_VERSION} reads a 2-seat table; it needs "
+            "env.id: YahtzeeVs-v0"
+        )
+    if not table:
+        if cfg.versus is not None:
+            raise ConfigError("versus: a section for env.id YahtzeeVs-v0 only")
+        return
+    if cfg.versus is None:
+        raise ConfigError("versus: missing (env.id YahtzeeVs-v0 needs its opponents)")
+    if cfg.env.observation_version != TABLE_INPUT_VERSION:
+        raise ConfigError(
+            f"env.observation_version: YahtzeeVs-v0 trains on the table (version "
+            f"{TABLE_INPUT_VERSION}), got {cfg.env.observation_version}"
+        )
+    if not cfg.env.canonical_holds:
+        raise ConfigError("env.canonical_holds: YahtzeeVs-v0 trains with canonical holds")
+    if cfg.env.shaping != "none":
+        raise ConfigError(
+            f"env.shaping: YahtzeeVs-v0 learns from the result alone, got {cfg.env.shaping!r}"
+        )
+    if cfg.warm_start.teacher != "none":
+        raise ConfigError(
+            "warm_start.teacher: YahtzeeVs-v0 has no warm start (start from a model with "
+            "policy.init)"
+        )
+    v = cfg.versus
+    if not v.opponents:
+        raise ConfigError("versus.opponents: at least one opponent")
+    names = [o.name for o in v.opponents]
+    for i, o in enumerate(v.opponents):
+        if not o.name or names.index(o.name) != i:
+            raise ConfigError(f"versus.opponents[{i}].name: empty or repeated: {o.name!r}")
+        _positive(f"versus.opponents[{i}].weight", o.weight, allow_zero=True)
+    if sum(o.weight for o in v.opponents) <= 0:
+        raise ConfigError("versus.opponents: the weights sum to 0")
+    _positive("versus.snapshot_interval", v.snapshot_interval)
+    _positive("versus.pool_size", v.pool_size)
+    _positive("versus.value_warmup", v.value_warmup, allow_zero=True)
+    if v.eval_opponent == "self" or not v.eval_opponent:
+        raise ConfigError(f"versus.eval_opponent: a fixed policy, got {v.eval_opponent!r}")
+
+
+def _validate_init(cfg: RunConfig) -> None:
+    """``policy.init`` names a model whose network fits this one (read from its manifest)."""
+    from yahtzee_env.game.observation import INPUT_SIZES
+    from yahtzee_env.policies.models import LEVELS, LEVELS_DIR, ModelFormatError, read_manifest
+
+    init = cfg.policy.init
+    path = LEVELS_DIR / f"{init}.json" if init in LEVELS else Path(init)
+    try:
+        manifest = read_manifest(path)
+    except ModelFormatError as err:
+        raise ConfigError(f"policy.init: {err}") from None
+    if manifest.kind != "mlp":
+        raise ConfigError(f"policy.init: {init!r} is a {manifest.kind} model, not a policy MLP")
+    if list(manifest.hidden) != list(cfg.policy.net_arch):
+        raise ConfigError(
+            f"policy.init: {init!r} has hidden layers {list(manifest.hidden)}, "
+            f"policy.net_arch is {cfg.policy.net_arch}"
+        )
+    if manifest.activation != cfg.policy.activation:
+        raise ConfigError(
+            f"policy.init: {init!r} uses {manifest.activation}, policy.activation is "
+            f"{cfg.policy.activation}"
+        )
+    if manifest.rules != cfg.env.rules:
+        raise ConfigError(
+            f"policy.init: {init!r} was trained for rules {manifest.rules!r}, env.rules is "
+            f"{cfg.env.rules!r}"
+        )
+    if manifest.canonical_holds != cfg.env.canonical_holds:
+        raise ConfigError("policy.init: its holds (canonical or all) differ from env's")
+    theirs, mine = manifest.input_version, cfg.env.observation_version
+    if INPUT_SIZES[theirs] > INPUT_SIZES[mine] or theirs > mine:
+        raise ConfigError(
+            f"policy.init: {init!r} reads input version {theirs}; it can start a network of "
+            f"that version or a later one that extends it, not version {mine}"
+        )
 
 
 def config_from_dict(data: Any) -> RunConfig:

@@ -117,7 +117,8 @@ def level_facts(cfg: Any, env_steps: int) -> dict[str, Any]:
     teacher = cfg.warm_start.teacher
     return {
         "method": "ppo" if teacher == "none" else "distilled",
-        "objective": "score",  # trained for the game's score (solitaire), not the win
+        # trained for the game's score (solitaire), or at a 2-seat table for the win
+        "objective": "win" if getattr(cfg, "versus", None) is not None else "score",
         "teacher": None if teacher == "none" else teacher,
         "env_steps": int(env_steps),
         "knew": knowledge_of_training(
@@ -126,6 +127,7 @@ def level_facts(cfg: Any, env_steps: int) -> dict[str, Any]:
             canonical_holds=cfg.env.canonical_holds,
             teacher=teacher,
             ppo_steps=int(env_steps),
+            init=getattr(cfg.policy, "init", None),
         ),
     }
 

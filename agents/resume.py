@@ -10,6 +10,10 @@ A checkpoint is taken between rollouts (the rollout buffer is empty there) and i
                                          adapter's episode counters, the shaping potentials and
                                          the callback's next evaluation and checkpoint steps
 
+A run at a 2-seat table (`yahtzee_agents.versus_env`) saves its tables instead of the vector
+env's games (``table.*``: both cards of every table, the dice, seats, opponents, the env's
+generator) and its pool of past selves (``pool.*``: every kept snapshot's weights).
+
 The state file is arrays plus one JSON member (``facts``), read with ``allow_pickle=False``.
 Restored on the same machine, kernels and library versions, a resumed run repeats the
 uninterrupted one bit for bit (the test kills a run with SIGTERM and compares).
@@ -43,24 +47,38 @@ def _layers(env: Any) -> tuple[Any, Any, Any]:
     return view, adapter, adapter.venv.unwrapped
 
 
+def _is_table(env: Any) -> bool:
+    from yahtzee_agents.versus_env import TableVecEnv
+
+    return isinstance(env, TableVecEnv)
+
+
 def save_state(path: Path, model: Any, env: Any, callback_state: dict[str, Any]) -> Path:
     """Write the training state (see the module docstring) to ``path`` atomically."""
     import torch
 
-    view, adapter, vec = _layers(env)
-    arrays, vec_facts = vec.get_state()
-    arrays = {f"vec.{k}": v for k, v in arrays.items()}
+    env_facts: dict[str, Any] = {}
+    if _is_table(env):
+        tables, env_facts["table"] = env.get_state()
+        arrays = {f"table.{k}": v for k, v in tables.items()}
+        if env.mix.pool is not None:
+            pool, env_facts["pool"] = env.mix.pool.state()
+            arrays.update({f"pool.{k}": v for k, v in pool.items()})
+    else:
+        view, adapter, vec = _layers(env)
+        vec_arrays, env_facts["vec"] = vec.get_state()
+        arrays = {f"vec.{k}": v for k, v in vec_arrays.items()}
+        arrays["episode_returns"] = np.array(adapter._episode_returns)
+        arrays["episode_lengths"] = np.array(adapter._episode_lengths)
+        arrays["phi"] = np.array(view.phi)
     arrays["torch_rng"] = torch.get_rng_state().numpy().copy()
     # SB3 shuffles minibatches with numpy's global generator
     np_state = np.random.get_state()  # noqa: NPY002
     arrays["numpy_keys"] = np.asarray(np_state[1])
-    arrays["episode_returns"] = np.array(adapter._episode_returns)
-    arrays["episode_lengths"] = np.array(adapter._episode_lengths)
-    arrays["phi"] = np.array(view.phi)
     facts = {
         "format": STATE_FORMAT,
         "timesteps": int(model.num_timesteps),
-        "vec": vec_facts,
+        **env_facts,
         "numpy": [np_state[0], int(np_state[2]), int(np_state[3]), float(np_state[4])],
         "python_random": _python_random_state(),
         "callback": callback_state,
@@ -76,7 +94,6 @@ def load_state(path: Path, model: Any, env: Any) -> dict[str, Any]:
     ``MaskablePPO.load``, which reseeds every generator); returns the callback's state."""
     import torch
 
-    view, adapter, vec = _layers(env)
     with np.load(path, allow_pickle=False) as data:
         arrays = {k: data[k] for k in data.files}
     facts = json.loads(str(arrays.pop("facts")))
@@ -86,17 +103,31 @@ def load_state(path: Path, model: Any, env: Any) -> dict[str, Any]:
         raise ValueError(
             f"{path}: state of step {facts['timesteps']}, model at {model.num_timesteps}"
         )
-    vec.set_state({k[4:]: v for k, v in arrays.items() if k.startswith("vec.")}, facts["vec"])
-    adapter._pending_seed = None  # MaskablePPO.load seeded it for a reset that never comes
-    adapter._episode_returns[:] = arrays["episode_returns"]
-    adapter._episode_lengths[:] = arrays["episode_lengths"]
-    view.phi = np.array(arrays["phi"])
+    if _is_table(env):
+        if "table" not in facts:
+            raise ValueError(f"{path}: the state of a solitaire run, not of a 2-seat table")
+        env.set_state(_prefixed(arrays, "table."), facts["table"])
+        if env.mix.pool is not None:
+            env.mix.pool.restore(_prefixed(arrays, "pool."), facts["pool"])
+    else:
+        if "vec" not in facts:
+            raise ValueError(f"{path}: the state of a 2-seat table run, not of a solitaire one")
+        view, adapter, vec = _layers(env)
+        vec.set_state(_prefixed(arrays, "vec."), facts["vec"])
+        adapter._pending_seed = None  # MaskablePPO.load seeded it for a reset that never comes
+        adapter._episode_returns[:] = arrays["episode_returns"]
+        adapter._episode_lengths[:] = arrays["episode_lengths"]
+        view.phi = np.array(arrays["phi"])
     torch.set_rng_state(torch.from_numpy(arrays["torch_rng"]))
     name, pos, has_gauss, gauss = facts["numpy"]
     np.random.set_state((name, arrays["numpy_keys"], pos, has_gauss, gauss))  # noqa: NPY002
     version, internal, gauss_next = facts["python_random"]
     random.setstate((version, tuple(internal), gauss_next))
     return facts["callback"]
+
+
+def _prefixed(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    return {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
 
 
 def _python_random_state() -> list[Any]:

@@ -89,7 +89,7 @@ class RunPaths:
             if path.exists():
                 shutil.rmtree(path)
                 removed.append(path.name + "/")
-        for name in ("evals.jsonl", "warm_start.json", "sessions.jsonl"):
+        for name in ("evals.jsonl", "warm_start.json", "init.json", "sessions.jsonl"):
             if (self.root / name).exists():
                 (self.root / name).unlink()
                 removed.append(name)
@@ -135,7 +135,12 @@ def finished_at(run_dir: str | Path) -> int | None:
 # ------------------------------------------------------------------------------ env and model
 def make_env(cfg: RunConfig, seed: int):
     """The native vector env behind the SB3 adapter, as the network sees it: model input of
-    ``env.observation_version``, rewards shaped (``env.shaping``) and scaled for learning."""
+    ``env.observation_version``, rewards shaped (``env.shaping``) and scaled for learning.
+    ``YahtzeeVs-v0``: the 2-seat tables of `yahtzee_agents.versus_env`."""
+    if cfg.env.id == "YahtzeeVs-v0":
+        from yahtzee_agents.versus_env import make_table_env
+
+        return make_table_env(cfg, seed)
     from yahtzee_agents.vec_env import LearningView, SB3VecEnv
     from yahtzee_env.envs.vector import YahtzeeVectorEnv
 
@@ -346,6 +351,10 @@ class TrainingCallback(BaseCallback):
         self.bar = None
         self.t0 = time.perf_counter()
         self.steps0 = 0
+        # A 2-seat table (`yahtzee_agents.versus_env`): results, past selves, value warm-up.
+        self.table = cfg.versus is not None
+        self.results: list[int] = []
+        self.next_snapshot = 0
 
     @property
     def steps(self) -> int:
@@ -358,15 +367,22 @@ class TrainingCallback(BaseCallback):
         self.next_ckpt = (n // t.checkpoint_interval + 1) * t.checkpoint_interval
 
     def state(self) -> dict[str, Any]:
-        return {"next_eval": self.next_eval, "next_ckpt": self.next_ckpt}
+        state = {"next_eval": self.next_eval, "next_ckpt": self.next_ckpt}
+        if self.table:
+            state["next_snapshot"] = self.next_snapshot
+        return state
 
     def _init_callback(self) -> None:
         t, n = self.cfg.train, self.steps
         self.next_eval = (n // t.eval_interval + 1) * t.eval_interval if t.eval_interval else 0
         self.next_ckpt = (n // t.checkpoint_interval + 1) * t.checkpoint_interval
+        if self.table:  # the snapshot of step 0 is taken before the first game
+            every = self.cfg.versus.snapshot_interval
+            self.next_snapshot = (n // every + 1) * every
         if self.restored is not None:
             self.next_eval = self.restored["next_eval"]
             self.next_ckpt = self.restored["next_ckpt"]
+            self.next_snapshot = self.restored.get("next_snapshot", self.next_snapshot)
         best_file = self.paths.best / "eval.json"
         if best_file.exists():  # a resumed run keeps competing with its earlier best
             self.best = merit(json.loads(best_file.read_text()))
@@ -374,7 +390,8 @@ class TrainingCallback(BaseCallback):
     def _on_training_start(self) -> None:
         n = self.steps
         self.t0, self.steps0 = time.perf_counter(), n
-        if n == 0 and not self.resumed and self.cfg.warm_start.teacher != "none":
+        started = self.cfg.warm_start.teacher != "none" or self.cfg.policy.init is not None
+        if n == 0 and not self.resumed and started:
             self.evaluate()  # the warm-started policy competes for "best" too
         if self.progress:
             from tqdm import tqdm
@@ -394,6 +411,8 @@ class TrainingCallback(BaseCallback):
                 self.scores.append(info["episode"]["r"])
                 self.upper.append(info["upper_bonus"] > 0)
                 self.yahtzees.append(info["scorecard"][Box.YAHTZEE] > 0)
+                if "result" in info:
+                    self.results.append(info["result"])
         if self.bar is not None:
             self.bar.update(self.steps - self.bar.n)
         return True
@@ -405,6 +424,12 @@ class TrainingCallback(BaseCallback):
         if t.eval_interval and n >= self.next_eval:
             self.evaluate()
             self.next_eval = (n // t.eval_interval + 1) * t.eval_interval
+        if self.table and n >= self.next_snapshot:
+            from yahtzee_agents.versus_env import take_snapshot
+
+            take_snapshot(self.model, self.training_env, n)
+            every = self.cfg.versus.snapshot_interval
+            self.next_snapshot = (n // every + 1) * every
         if n >= self.next_ckpt:
             self.next_ckpt = (n // t.checkpoint_interval + 1) * t.checkpoint_interval
             self.checkpoint()
@@ -420,6 +445,18 @@ class TrainingCallback(BaseCallback):
         if isinstance(ent, Schedule):
             self.model.ent_coef = ent.at(self.num_timesteps, self.cfg.train.total_timesteps)
             self.logger.record("train/ent_coef_scheduled", self.model.ent_coef)
+        if self.table:
+            # Value warm-up: the policy path learns nothing until `versus.value_warmup` steps
+            # (no gradient reaches it, so Adam leaves it as it is); decided from the step count.
+            learns = self.num_timesteps >= self.cfg.versus.value_warmup
+            policy = self.model.policy
+            for module in (policy.mlp_extractor.policy_net, policy.action_net):
+                for param in module.parameters():
+                    param.requires_grad_(learns)
+            if self.results:
+                results = np.array(self.results)
+                self.logger.record("episode/win_rate", float(np.mean((results + 1) / 2)))
+                self.results = []
         if self.scores:
             self.logger.record("episode/score", float(np.mean(self.scores)))
             self.logger.record("episode/upper_bonus_rate", float(np.mean(self.upper)))
@@ -430,6 +467,8 @@ class TrainingCallback(BaseCallback):
 
     def evaluate(self) -> dict[str, Any]:
         cfg = self.cfg
+        if self.table:
+            return self._record_eval(evaluate_table(self.model, cfg))
         policy = numpy_policy(
             self.model,
             cfg.name,
@@ -444,15 +483,24 @@ class TrainingCallback(BaseCallback):
             rules=cfg.env.rules,
             regret="if-cached",
         )
+        return self._record_eval(result)
+
+    def _record_eval(self, result: dict[str, Any]) -> dict[str, Any]:
         self.last_eval = result
-        self.logger.record("eval/mean_score", result["mean"])
-        self.logger.record("eval/ci95", result["ci95"])
-        self.logger.record("eval/upper_bonus_rate", result["upper_bonus_rate"])
-        self.logger.record("eval/yahtzee_rate", result["yahtzee_rate"])
+        if "win_rate" in result:  # at a table (`evaluate_table`)
+            for key in ("win_rate", "win_ci95", "margin", "decisive_win_rate", "draw_rate"):
+                self.logger.record(f"eval/{key}", result[key])
+        else:
+            self.logger.record("eval/mean_score", result["mean"])
+            self.logger.record("eval/ci95", result["ci95"])
+            self.logger.record("eval/upper_bonus_rate", result["upper_bonus_rate"])
+            self.logger.record("eval/yahtzee_rate", result["yahtzee_rate"])
         if result.get("regret") is not None:
             self.logger.record("eval/regret_per_game", result["regret"]["mean"])
         _dump_only(self.logger, "eval/", self.steps)
-        if self.bar is not None:
+        if self.bar is not None and "win_rate" in result:
+            self.bar.set_postfix(win=f"{result['win_rate']:.3f}±{result['win_ci95']:.3f}")
+        elif self.bar is not None:
             self.bar.set_postfix(eval=f"{result['mean']:.1f}±{result['ci95']:.1f}")
         brief = _brief(result)
         with open(self.paths.evals, "a") as f:
@@ -507,16 +555,54 @@ def _dump_only(logger: Any, prefix: str, step: int) -> None:
 
 
 def merit(brief: dict[str, Any]) -> tuple[int, float]:
-    """How good an evaluation (`_brief`) is, for ``best/``: the lower regret per game when it
-    was measured (its 95% CI is about a tenth of the mean's: ±0.1 against ±1.8 points on
-    4,000 games, so a mean's luck does not pick the model), else the higher mean. Any
-    evaluation with a regret ranks above any without."""
+    """How good an evaluation (`_brief`) is, for ``best/``: at a table, the higher win rate;
+    else the lower regret per game when it was measured (its 95% CI is about a tenth of the
+    mean's: ±0.1 against ±1.8 points on 4,000 games, so a mean's luck does not pick the
+    model), else the higher mean. Any evaluation with a regret ranks above any without."""
+    if brief.get("win_rate") is not None:
+        return (2, float(brief["win_rate"]))
     if brief.get("regret_per_game") is not None:
         return (1, -float(brief["regret_per_game"]))
     return (0, float(brief["mean"]))
 
 
+def evaluate_table(model: Any, cfg: RunConfig) -> dict[str, Any]:
+    """The learner at a 2-seat table against ``versus.eval_opponent``: ``train.eval_games``
+    deals from seed ``train.eval_seed``, each played from both seats (the multi-player
+    protocol's `play_rotated`): the win rate (draws 1/2) and the margin, each ± a normal 95%
+    CI over deals, and the decisive-game figures (`decisive`)."""
+    from yahtzee_env.analysis.multiplayer import _mean_ci, decisive, play_rotated
+    from yahtzee_env.policies.resolve import resolve_policy
+
+    rules = RuleSet.from_spec(cfg.env.rules)
+    agent = numpy_policy(
+        model,
+        cfg.name,
+        cfg.env.canonical_holds,
+        rules.upper_bonus_threshold,
+        input_version=cfg.env.observation_version,
+    )
+    opponent = resolve_policy(cfg.versus.eval_opponent, rules, 0)
+    deals = cfg.train.eval_games
+    points, margins, results = play_rotated(agent, opponent, 2, deals, cfg.train.eval_seed, rules)
+    win, win_ci = _mean_ci(points)
+    margin, margin_ci = _mean_ci(margins)
+    return {
+        "games": int(results.size),
+        "deals": deals,
+        "seed": cfg.train.eval_seed,
+        "opponent": cfg.versus.eval_opponent,
+        "win_rate": win,
+        "win_ci95": win_ci,
+        "margin": margin,
+        "margin_ci95": margin_ci,
+        **decisive(results),
+    }
+
+
 def _brief(result: dict[str, Any]) -> dict[str, Any]:
+    if "win_rate" in result:
+        return dict(result)
     keys = ("games", "seed", "mean", "ci95", "std", "median", "upper_bonus_rate", "yahtzee_rate")
     brief = {k: result[k] for k in keys if k in result}
     if result.get("regret") is not None:
@@ -616,6 +702,7 @@ def train(
         print(f"{paths.root}: no checkpoint to resume from: starting from the beginning{left}")
     env = make_env(cfg, seed=cfg.train.seed)
     restored = None
+    started_from = None
     if ckpt is not None:
         total = cfg.train.total_timesteps
         schedules = {
@@ -645,7 +732,18 @@ def train(
         print(f"resuming {cfg.name} from {ckpt.name} at {model.num_timesteps} steps")
     else:
         model = build_model(cfg, env, paths.tb)
+        started_from = None
+        if cfg.policy.init is not None:  # e.g. hard's weights, widened for the table's inputs
+            from yahtzee_agents.warm_start import init_policy
+
+            started_from = init_policy(model, cfg)
+        if cfg.versus is not None:  # the pool's first past self: the policy at step 0
+            from yahtzee_agents.versus_env import take_snapshot
+
+            take_snapshot(model, env, 0)
     write_run_metadata(paths, cfg, argv if argv is not None else sys.argv)
+    if ckpt is None and started_from is not None:
+        atomic_write(paths.root / "init.json", json.dumps(started_from, indent=2) + "\n")
     _say_if_no_regret(cfg)
     stop = StopRequests(time_limit, session_start)
     if handle_signals:

@@ -152,3 +152,50 @@ def warm_start(model: Any, cfg: RunConfig) -> dict[str, Any]:
         "train_seconds": time.perf_counter() - t0 - gen_seconds,
         "epochs": history,
     }
+
+
+def init_policy(model: Any, cfg: RunConfig) -> dict[str, Any]:
+    """Copy the policy network of ``policy.init`` (a level or a manifest) into ``model``'s
+    policy path (hidden layers and action head). A first layer that reads more inputs than
+    the model's (a later input version, which extends the earlier one) gets zero columns for
+    the new inputs, so the network computes the same logits as the model: it plays exactly as
+    the model at step 0. The value network is left as built. Returns what was copied."""
+    import torch
+    import torch.nn as nn
+
+    from yahtzee_env.policies.models import load_opponent
+
+    source = load_opponent(cfg.policy.init, cfg.env.rules)
+    policy = model.policy
+    layers = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
+    layers.append(policy.action_net)
+    if len(layers) != len(source.weights):
+        raise ValueError(
+            f"policy.init: {cfg.policy.init!r} has {len(source.weights)} layers, the model "
+            f"{len(layers)}"
+        )
+    widened = 0
+    with torch.no_grad():
+        for k, (layer, (w, b)) in enumerate(zip(layers, source.weights, strict=True)):
+            w = torch.as_tensor(np.ascontiguousarray(w.T))  # numpy format: [in, out]
+            out_features, in_features = layer.weight.shape
+            if (
+                w.shape[0] != out_features
+                or w.shape[1] > in_features
+                or (k > 0 and w.shape[1] != in_features)
+            ):
+                raise ValueError(
+                    f"policy.init: layer {k} of {cfg.policy.init!r} is {tuple(w.shape)}, the "
+                    f"model's {tuple(layer.weight.shape)}"
+                )
+            layer.weight.zero_()
+            layer.weight[:, : w.shape[1]] = w
+            layer.bias.copy_(torch.as_tensor(b))
+            widened += in_features - w.shape[1]
+    manifest = getattr(source, "manifest", None)
+    return {
+        "init": cfg.policy.init,
+        "weights_sha256": getattr(manifest, "weights_sha256", None),
+        "input_version": source.input_version,
+        "zero_columns": widened,
+    }

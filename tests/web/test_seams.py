@@ -17,6 +17,12 @@ HOUR, DAY = 3600.0, 86_400.0
 BOTH = pytest.mark.backends("sqlite", "postgresql")
 
 
+def quiet_app(db, clock):
+    """The app on the test's ``clock``, its background clock and sweep held back (they would
+    race the test's own `tick` and `sweep` once the clock jumps)."""
+    return create_app(db, clock=clock, limits=Limits(clock_every_s=1e9, sweep_every_s=1e9))
+
+
 def online_table(client, turn_timer: int):
     """A started online table of two people (the host at seat 0, a friend at seat 1)."""
     reply = client.post(
@@ -59,7 +65,7 @@ def move(client, code, seat, token):
 
 @BOTH
 def test_a_one_day_table_idle_for_13_hours_is_kept(db, clock):
-    with TestClient(create_app(db, clock=clock)) as c:
+    with TestClient(quiet_app(db, clock)) as c:
         code, host, _guest = online_table(c, turn_timer=int(DAY))
         move(c, code, 0, host)  # the host moved; the guest has a day
         clock.now += 13 * HOUR
@@ -75,7 +81,7 @@ def test_past_its_deadline_the_computer_plays_the_turn_and_the_table_stays(db, c
     passes to the next player; when every person is away the table pauses, and it goes
     only after the clock times its people without a move (two days for a 1-day table of
     two), never at the 12-hour abandon time."""
-    with TestClient(create_app(db, clock=clock)) as c:
+    with TestClient(quiet_app(db, clock)) as c:
         code, host, _guest = online_table(c, turn_timer=int(DAY))
         move(c, code, 0, host)
         clock.now += 25 * HOUR  # the guest let the day pass
@@ -98,10 +104,10 @@ def test_past_its_deadline_the_computer_plays_the_turn_and_the_table_stays(db, c
 
 @BOTH
 def test_the_result_counts_the_turns_the_computer_played_for_a_person(db, clock):
-    """"Hai vinto di 8" for a guest the computer played 12 of 13 turns for: the result
+    """ "Hai vinto di 8" for a guest the computer played 12 of 13 turns for: the result
     carries, per seat, the turns the computer finished for a person (away, timed out), kept
     with the log (a server started again on the same database says the same)."""
-    with TestClient(create_app(db, clock=clock)) as c:
+    with TestClient(quiet_app(db, clock)) as c:
         code, host, guest = online_table(c, turn_timer=int(DAY))
         move(c, code, 0, host)  # the host plays one turn, then leaves
         reply = c.post(f"/api/tables/{code}/leave", json={"seat": 0, "token": host})
@@ -110,7 +116,7 @@ def test_the_result_counts_the_turns_the_computer_played_for_a_person(db, clock)
         while not state["over"]:
             state = move(c, code, 1, guest)
         assert state["result"]["cpu_turns"] == [12, 0]
-    with TestClient(create_app(db, clock=clock)) as again:
+    with TestClient(quiet_app(db, clock)) as again:
         assert state_of(again, code)["result"]["cpu_turns"] == [12, 0]
 
 
@@ -123,7 +129,7 @@ def test_how_long_each_kind_of_table_is_kept(db, clock, new_table, play_out):
     limits = Limits()
     assert limits.expire_unstarted_s == DAY and limits.expire_solo_s == 7 * DAY
     assert limits.expire_abandoned_s == 12 * HOUR and limits.expire_idle_s == 30 * DAY
-    with TestClient(create_app(db, clock=clock)) as c:
+    with TestClient(quiet_app(db, clock)) as c:
         solo, _, _ = new_table(c)
         done, done_tokens, _ = new_table(c)
         play_out(c, done, done_tokens["0"])

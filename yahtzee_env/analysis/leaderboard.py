@@ -153,6 +153,7 @@ class CheckedPolicy(_ProtocolRng):
         self.stochastic = self.takes_rng or bool(getattr(policy, "stochastic", False))
         # a policy that plays the table (`DuelPolicy`) is shown every card at a table
         self.reads_table = bool(getattr(policy, "reads_table", False))
+        self.table_only = bool(getattr(policy, "table_only", False))  # no solitaire play
 
     def __copy__(self) -> CheckedPolicy:
         twin = CheckedPolicy(copy.copy(self.policy), self.name)
@@ -383,6 +384,17 @@ def reproducibility(agent: Any, rules: RuleSet | str = "official") -> str:
     from yahtzee_env.analysis.evaluation import play_chunk
 
     rules = RuleSet.from_spec(rules)
+    if getattr(agent, "table_only", False):  # it plays only at a table of two: probe there
+        from yahtzee_env.analysis.tournament import play_batched_games
+        from yahtzee_env.policies.baselines import make_policy
+
+        seats = [agent, make_policy("greedy", rules=rules)]
+        first, second = (
+            play_batched_games(seats, PROBE_GAMES, rules, seed=2_029) for _ in range(2)
+        )
+        if not np.array_equal(first, second):
+            return "no"
+        return "seeded by the protocol" if getattr(agent, "stochastic", False) else "deterministic"
     first, second = (
         play_chunk(agent, PROBE_GAMES, np.random.SeedSequence(2_029), rules) for _ in range(2)
     )

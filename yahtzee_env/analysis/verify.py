@@ -208,8 +208,9 @@ def verify_digests(row: dict[str, Any], model: str) -> Verdict:
             if "points_sum" in o and not _close(o["points_sum"] / row["deals"], o["win_rate"]):
                 raise RowError(f"opponents[{i}].win_rate: not its points_sum / deals")
         dice = versus_dice_digest(
-            row["deals"], row["players"], VERSUS_PROTOCOL.seed, VERSUS_PROTOCOL.batch_size
-        )
+            row["deals"], row["players"], VERSUS_PROTOCOL.seed, VERSUS_PROTOCOL.batch_size,
+            bool(row.get("duplicate", False)),
+        )  # fmt: skip
         what = f"{row['deals']:,} deals"
     if dice != row["provenance"]["dice_sha256"]:
         raise RowError("provenance.dice_sha256: not this machine's dice for the row's protocol")

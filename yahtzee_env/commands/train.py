@@ -107,9 +107,11 @@ def _check_run_files(paths, check_sb3_zip) -> None:
     eval_file = paths.best / "eval.json"
     if eval_file.exists():
         try:
-            mean = json.loads(eval_file.read_bytes()[: 1 << 20].decode("utf-8"))["mean"]
+            record = json.loads(eval_file.read_bytes()[: 1 << 20].decode("utf-8"))
+            key = "win_rate" if isinstance(record, dict) and "win_rate" in record else "mean"
+            mean = record[key]  # a 2-seat table's evaluation: its win rate
             if isinstance(mean, bool) or not math.isfinite(float(mean)):
-                raise ValueError(f"mean is {mean!r}")
+                raise ValueError(f"{key} is {mean!r}")
         except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
             raise ModelFormatError(f"{eval_file}: corrupt evaluation record ({err})") from None
 
@@ -244,6 +246,12 @@ def final_result(run_dir: Path) -> str:
     for label in ("final", "best"):
         try:
             ev = json.loads((run_dir / label / "eval.json").read_text())
+            if "win_rate" in ev:  # a 2-seat table's evaluation
+                parts.append(
+                    f"{label} win rate {ev['win_rate']:.4f} ± {ev['win_ci95']:.4f} against "
+                    f"{ev['opponent']} at {ev['timesteps']:,} steps"
+                )
+                continue
             parts.append(
                 f"{label} {ev['mean']:.2f} ± {ev['ci95']:.2f} at {ev['timesteps']:,} steps"
             )

@@ -26,25 +26,32 @@ from typing import Literal
 
 import numpy as np
 
+from yahtzee_env.game.cpu import table_cards
 from yahtzee_env.game.engine import Game, top_seats
-from yahtzee_env.game.observation import OBS_SIZE, CardLayout, encode_seat, write_card
+from yahtzee_env.game.observation import (
+    OBS_SIZE,
+    OPP_CARD,
+    OPP_TOTAL,  # noqa: F401 (the layout, read from here too)
+    OPPONENT_SIZE,
+    TABLE_TOTAL_SCALE,
+    encode_seat,
+    write_table,
+)
 
 RewardMode = Literal["win", "score"]
 REWARD_MODES = ("win", "score")
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 
-TOTAL_SCALE = 500.0  # totals are shown as min(total / 500, 1)
+# The layout of the table floats lives with their one writer, `observation.write_table`.
+TOTAL_SCALE = TABLE_TOTAL_SCALE  # totals are shown as min(total / 500, 1)
 OWN_TOTAL_INDEX = OBS_SIZE  # [72]: the observer's own total / 500
 OPPONENTS_START = OBS_SIZE + 1  # [73:]: one block per opponent
-OPPONENT_SIZE = 20
 # Offsets inside an opponent block (the scorecard entries of the `Yahtzee-v0` vector, + total).
-OPP_OPEN = slice(0, 13)  # box open (1) / filled (0)
-OPP_UPPER = 13  # upper total / threshold, capped at 1
-OPP_UPPER_BONUS = 14  # upper bonus earned
-OPP_YAHTZEE_BOX = slice(15, 18)  # yahtzee box open / 50 / 0, one-hot
-OPP_PROGRESS = 18  # boxes filled / 13
-OPP_TOTAL = 19  # total / 500, capped at 1
-OPP_CARD = CardLayout(OPP_OPEN, OPP_UPPER, OPP_UPPER_BONUS, OPP_YAHTZEE_BOX, OPP_PROGRESS)
+OPP_OPEN = OPP_CARD.open  # box open (1) / filled (0)
+OPP_UPPER = OPP_CARD.upper  # upper total / threshold, capped at 1
+OPP_UPPER_BONUS = OPP_CARD.upper_bonus  # upper bonus earned
+OPP_YAHTZEE_BOX = OPP_CARD.yahtzee_box  # yahtzee box open / 50 / 0, one-hot
+OPP_PROGRESS = OPP_CARD.progress  # boxes filled / 13
 
 
 def observation_size(num_players: int) -> int:
@@ -52,22 +59,11 @@ def observation_size(num_players: int) -> int:
     return OPPONENTS_START + OPPONENT_SIZE * (num_players - 1)
 
 
-def _scaled_total(total: int) -> float:
-    return min(total / TOTAL_SCALE, 1.0)
-
-
 def encode_table(game: Game, seat: int, out: np.ndarray | None = None) -> np.ndarray:
     """The table observation of ``seat`` (float32, all in [0, 1]; layout in the module doc)."""
-    n = game.num_players
-    obs = np.empty(observation_size(n), dtype=np.float32) if out is None else out
+    obs = np.empty(observation_size(game.num_players), dtype=np.float32) if out is None else out
     obs[:OBS_SIZE] = encode_seat(game, seat)
-    obs[OWN_TOTAL_INDEX] = _scaled_total(game.players[seat].total)
-    threshold = game.rules.upper_bonus_threshold
-    for k in range(1, n):
-        card = game.players[(seat + k) % n]
-        block = obs[OPPONENTS_START + OPPONENT_SIZE * (k - 1) : OPPONENTS_START + OPPONENT_SIZE * k]
-        write_card(block, card.filled, card.upper_total, card.yahtzee_state, threshold, OPP_CARD)
-        block[OPP_TOTAL] = _scaled_total(card.total)
+    write_table(obs[OBS_SIZE:], table_cards(game, seat), game.rules.upper_bonus_threshold)
     return obs
 
 

@@ -16,7 +16,10 @@ Layout (``OBS_VERSION = 1``, ``OBS_SIZE = 72``), all values in [0, 1]::
 
 Network inputs (``INPUT_SIZES``): a model reads `model_input(obs, version)`. Version 1 is the
 observation itself; version 2 appends ``STRATEGY_SIZE`` features computed from the observation
-by the rules alone (`strategy_features`), for the reward-only recipe.
+by the rules alone (`strategy_features`), for the reward-only recipe. Version 3
+(``TABLE_INPUT_VERSION``) is a seat's view of a 2-seat table: version 2 of its own 72 floats,
+then the table's 21 floats (`write_table`: its own total, the other card), read from the
+table observation ``[N, 93]`` of `YahtzeeVs-v0` (`yahtzee_env.envs.seat_view.encode_table`).
 
 `encode` builds one vector for one scorecard and roll (the engine can do it for any seat of a
 multi-player game); `encode_batch` builds the same rows for arrays of states (the vector env).
@@ -169,7 +172,20 @@ def encode_batch(
 # ------------------------------------------------------------------ network input, version 2
 _FACES = np.arange(1, 7, dtype=np.float32)
 STRATEGY_SIZE = 14
-INPUT_SIZES = {1: OBS_SIZE, 2: OBS_SIZE + STRATEGY_SIZE}
+# The table floats of one seat's view (`write_table`): its own total, then one block per other
+# seat (its card as `CardLayout` places it, and its total). Totals read min(total / 500, 1).
+TABLE_TOTAL_SCALE = 500.0
+OPPONENT_SIZE = 20
+OPP_CARD = CardLayout(slice(0, 13), 13, 14, slice(15, 18), 18)
+OPP_TOTAL = 19
+TABLE_INPUT_VERSION = 3
+TABLE_INPUT_SEATS = 2  # version 3 reads a table of two
+TABLE_SIZE = 1 + OPPONENT_SIZE * (TABLE_INPUT_SEATS - 1)  # 21 floats after the own 72
+INPUT_SIZES = {
+    1: OBS_SIZE,
+    2: OBS_SIZE + STRATEGY_SIZE,
+    TABLE_INPUT_VERSION: OBS_SIZE + STRATEGY_SIZE + TABLE_SIZE,
+}
 
 
 def strategy_features(obs: np.ndarray, threshold: int = UPPER_BONUS_THRESHOLD) -> np.ndarray:
@@ -255,6 +271,15 @@ def model_input(
     if version == 2:
         obs = np.atleast_2d(np.asarray(obs, dtype=np.float32))
         return np.concatenate([obs, strategy_features(obs, threshold)], axis=1)
+    if version == TABLE_INPUT_VERSION:  # the table observation [N, 72 + 21] of two seats
+        obs = np.atleast_2d(np.asarray(obs, dtype=np.float32))
+        if obs.shape[1] != OBS_SIZE + TABLE_SIZE:
+            raise ValueError(
+                f"input version {TABLE_INPUT_VERSION} reads a 2-seat table observation of "
+                f"{OBS_SIZE + TABLE_SIZE} floats (YahtzeeVs-v0, one opponent), got {obs.shape[1]}"
+            )
+        own = obs[:, :OBS_SIZE]
+        return np.concatenate([own, strategy_features(own, threshold), obs[:, OBS_SIZE:]], axis=1)
     raise ValueError(f"unknown model input version {version!r} (known: {sorted(INPUT_SIZES)})")
 
 
@@ -288,6 +313,41 @@ def decode_batch(obs: np.ndarray, threshold: int) -> dict[str, np.ndarray]:
         "upper": np.rint(obs[:, UPPER_INDEX].astype(np.float64) * threshold).astype(np.int64),
         "yahtzee_state": np.argmax(obs[:, YAHTZEE_BOX_SLICE], axis=1),
     }
+
+
+def write_table(out: np.ndarray, cards, threshold: int) -> None:
+    """The table floats of one seat's view: ``out[0]`` its own total / 500 (capped at 1), then
+    per other seat ``k`` (in seat order after it) a block of `OPPONENT_SIZE`: its card at
+    `OPP_CARD` and its total / 500 at `OPP_TOTAL`. ``cards`` are (filled mask, upper total,
+    yahtzee box state, total) per seat, the viewer's own first (`cpu.table_cards`): one table
+    (a sequence of tuples, ``out`` 1-D, plain Python) or ``int [N, seats, 4]`` (``out``
+    ``[N, ...]``). The one writer of these floats (`YahtzeeVs-v0`, the table-reading models)."""
+    if out.ndim == 1:
+        out[0] = min(cards[0][3] / TABLE_TOTAL_SCALE, 1.0)
+        for k in range(1, len(cards)):
+            filled, upper, ystate, total = (int(v) for v in cards[k])
+            block = out[1 + OPPONENT_SIZE * (k - 1) : 1 + OPPONENT_SIZE * k]
+            write_card(block, filled, upper, ystate, threshold, OPP_CARD)
+            block[OPP_TOTAL] = min(total / TABLE_TOTAL_SCALE, 1.0)
+        return
+    cards = np.asarray(cards, dtype=np.int64)
+    np.minimum(cards[:, 0, 3] / TABLE_TOTAL_SCALE, 1.0, out=out[:, 0], casting="unsafe")
+    for k in range(1, cards.shape[1]):
+        block = out[:, 1 + OPPONENT_SIZE * (k - 1) : 1 + OPPONENT_SIZE * k]
+        card = cards[:, k]
+        write_card(block, card[:, 0], card[:, 1], card[:, 2], threshold, OPP_CARD)
+        np.minimum(card[:, 3] / TABLE_TOTAL_SCALE, 1.0, out=block[:, OPP_TOTAL], casting="unsafe")
+
+
+def table_input(observations: np.ndarray, cards, threshold: int) -> np.ndarray:
+    """The table observation ``float32 [N, 72 + 20 * seats - 19]`` of ``N`` seats: their own
+    `Yahtzee-v0` rows ``observations [N, 72]`` and the table's cards (`write_table`)."""
+    obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
+    cards = np.asarray(cards, dtype=np.int64).reshape(obs.shape[0], -1, 4)
+    out = np.empty((obs.shape[0], OBS_SIZE + 1 + OPPONENT_SIZE * (cards.shape[1] - 1)), np.float32)
+    out[:, :OBS_SIZE] = obs
+    write_table(out[:, OBS_SIZE:], cards, threshold)
+    return out
 
 
 def encode_seat(game, seat: int | None = None) -> np.ndarray:

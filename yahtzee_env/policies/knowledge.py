@@ -13,8 +13,9 @@ brackets: ``"shaped (potential-based upper-bonus shaping)"``. The five facts:
 * ``observation``: what the agent's network or rules read: the env's ``raw 72 floats``, the
   ``raw state`` (the scorecard and dice in another encoding, nothing derived), or the floats
   ``with hand-made features`` added;
-* ``reward``: what it learned from: the ``game score only``, a ``shaped`` reward (say which),
-  or ``none`` (hand-made or solved: nothing learned from a reward);
+* ``reward``: what it learned from: the ``game score only``, the ``game result only`` (won,
+  drawn or lost at a table), a ``shaped`` reward (say which), or ``none`` (hand-made or
+  solved: nothing learned from a reward);
 * ``actions``: ``all 32 holds`` or only the ``canonical holds`` (one hold per kept multiset);
 * ``model``: access to the game's dynamics: ``none`` or the ``exact rules model`` (say how it
   is used: expectimax, value iteration, a one-step look-up);
@@ -34,7 +35,7 @@ FIELDS = ("observation", "reward", "actions", "model", "teacher")
 NOT_STATED = "not stated"
 VOCABULARY: dict[str, tuple[str, ...]] = {
     "observation": ("raw 72 floats", "raw state", "with hand-made features", NOT_STATED),
-    "reward": ("game score only", "shaped", "none", NOT_STATED),
+    "reward": ("game score only", "game result only", "shaped", "none", NOT_STATED),
     "actions": ("all 32 holds", "canonical holds", NOT_STATED),
     "model": ("none", "exact rules model", NOT_STATED),
     "teacher": ("none", "solver", "heuristic", NOT_STATED),
@@ -97,14 +98,24 @@ def knowledge_of_training(
     canonical_holds: bool,
     teacher: str = "none",
     ppo_steps: int = 1,
+    init: str | None = None,
 ) -> dict[str, str]:
     """The facts of a network trained by this project's recipe (a run config's
-    ``env.observation_version``, ``env.shaping``, ``env.canonical_holds`` and
-    ``warm_start.teacher``; ``ppo_steps`` 0 for a distilled policy shipped before PPO)."""
-    from yahtzee_env.game.observation import INPUT_SIZES, OBS_SIZE
+    ``env.observation_version``, ``env.shaping``, ``env.canonical_holds``,
+    ``warm_start.teacher`` and ``policy.init``; ``ppo_steps`` 0 for a distilled policy
+    shipped before PPO). Input version 3 is a 2-seat table's learner: the result is its
+    reward."""
+    from yahtzee_env.game.observation import INPUT_SIZES, OBS_SIZE, STRATEGY_SIZE, TABLE_SIZE
 
+    table = observation_version == 3
     if observation_version == 1:
         observation = "raw 72 floats"
+    elif table:
+        observation = (
+            f"with hand-made features ({STRATEGY_SIZE} rules-only strategy features, and the "
+            f"table: both totals and the other card, {TABLE_SIZE} floats; input version 3: "
+            f"{INPUT_SIZES[observation_version]} floats)"
+        )
     else:
         extra = INPUT_SIZES[observation_version] - OBS_SIZE
         observation = (
@@ -113,6 +124,8 @@ def knowledge_of_training(
         )
     if teacher != "none" and ppo_steps == 0:
         reward = "none (imitation only: the shipped weights are from before any PPO update)"
+    elif table:
+        reward = "game result only (+1 won, 0 drawn, -1 lost, at the end of a 2-seat game)"
     elif shaping == "upper-bonus":
         reward = "shaped (potential-based upper-bonus shaping)"
     elif shaping == "none":
@@ -124,12 +137,15 @@ def knowledge_of_training(
         "optimal": "solver (distillation of the exact solver's action values)",
         "heuristic": "heuristic (imitation of the built-in heuristic)",
     }
+    taught = teachers[teacher]
+    if init is not None and teacher == "none":
+        taught = f"none (its policy network started from {init}'s weights)"
     return knowledge(
         observation=observation,
         reward=reward,
         actions="canonical holds" if canonical_holds else "all 32 holds",
         model="none",
-        teacher=teachers[teacher],
+        teacher=taught,
     )
 
 

@@ -34,9 +34,12 @@ from yahtzee_env.game.engine import NUM_ACTIONS
 from yahtzee_env.game.observation import (
     INPUT_SIZES,
     OBS_SIZE,
+    TABLE_INPUT_SEATS,
+    TABLE_INPUT_VERSION,
     decode_roll,
     decode_rolls,
     model_input,
+    table_input,
 )
 from yahtzee_env.game.rules import PRESETS, UPPER_BONUS_THRESHOLD, RuleSet
 from yahtzee_env.policies.turn_value import TurnValuePolicy, feature_size, turn_value_table
@@ -326,6 +329,9 @@ class MLPPolicy:
         self.input_version = input_version
         self.threshold = threshold
         self.trained_rules = trained_rules  # the preset it learned (None: unknown)
+        # input version 3 reads a 2-seat table: it is shown both cards (`act_batch_table`)
+        self.reads_table = input_version == TABLE_INPUT_VERSION
+        self.table_only = self.reads_table  # it has no solitaire play (the duelist has one)
 
     def logits(self, observations: np.ndarray) -> np.ndarray:
         """Unmasked action logits for a batch ``[N, 72]`` (or one observation ``[72]``)."""
@@ -358,9 +364,41 @@ class MLPPolicy:
     def reseed(self, seed: int | None) -> None:
         """Nothing to reseed: the policy is deterministic."""
 
+    def _solitaire(self, observations: np.ndarray) -> None:
+        if self.reads_table and np.shape(observations)[-1] == OBS_SIZE:
+            raise ValueError(
+                f"{self.name}: this model reads a 2-seat table (input version "
+                f"{TABLE_INPUT_VERSION}): give it both cards (act_table / act_batch_table, as "
+                "a table does), not a solitaire observation"
+            )
+
+    def act_table(self, observation: np.ndarray, action_mask: np.ndarray, cards: Any) -> int:
+        """One move at a table of two: ``cards`` (filled, upper total, yahtzee state, total)
+        per seat, the mover's own first (`yahtzee_env.game.cpu.table_cards`)."""
+        cards = np.asarray(cards, dtype=np.int64)[None]
+        obs, mask = np.asarray(observation)[None], np.asarray(action_mask)[None]
+        return int(self.act_batch_table(obs, mask, cards)[0])
+
+    def act_batch_table(
+        self, observations: np.ndarray, action_masks: np.ndarray, cards: np.ndarray
+    ) -> np.ndarray:
+        """Moves for ``N`` seats at tables of two: their `Yahtzee-v0` rows ``[N, 72]`` and the
+        cards ``int [N, 2, 4]`` (`act_table`). A solitaire model ignores the cards."""
+        if not self.reads_table:
+            return self.act_batch(observations, action_masks)
+        cards = np.asarray(cards, dtype=np.int64)
+        if cards.ndim != 3 or cards.shape[1:] != (TABLE_INPUT_SEATS, 4):
+            raise ValueError(
+                f"{self.name}: reads tables of {TABLE_INPUT_SEATS} (cards [N, 2, 4]), got "
+                f"cards of shape {cards.shape}"
+            )
+        obs = np.atleast_2d(np.asarray(observations, dtype=np.float32))
+        return self.act_batch(table_input(obs, cards, self.threshold), action_masks)
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """One decision (a CPU seat's): `act_batch`'s choice for one row, the same logits (the
         network sees a ``[1, n]`` batch), with the mask decoded in plain Python."""
+        self._solitaire(observation)
         obs = np.asarray(observation, dtype=np.float32)
         allowed = np.array(action_mask, dtype=bool)
         if obs.shape != (OBS_SIZE,) or allowed.shape != (NUM_ACTIONS,):
@@ -376,6 +414,9 @@ class MLPPolicy:
         return int(np.argmax(np.where(allowed, logits, -np.inf)))
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """Masked argmax over ``[N, 72]`` rows (``[N, 93]``, the table observation, for a
+        model of input version 3)."""
+        self._solitaire(observations)
         logits = np.array(self.logits(observations), ndmin=2)
         return np.argmax(np.where(self._allowed(observations, action_masks), logits, -np.inf), 1)
 

@@ -1,0 +1,299 @@
+"""The win level's pipeline (issue 52, item 2): PPO at a 2-seat table of `YahtzeeVs-v0`
+from hard's weights (`configs/win.yaml`, `yahtzee_agents.versus_env`), its grading by the
+multi-player protocol and `yahtzee verify`, and the decisions analysis. Tiny budgets only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from yahtzee_agents.config import ConfigError, apply_overrides, config_from_dict, load_config
+from yahtzee_agents.versus_env import (
+    OpponentMix,
+    SnapshotPool,
+    TableVecEnv,
+    make_table_env,
+    snapshot_policy,
+)
+from yahtzee_env.envs.seat_view import encode_table, win_rewards
+from yahtzee_env.game.cpu import table_cards
+from yahtzee_env.game.engine import Game
+from yahtzee_env.game.observation import (
+    OBS_SIZE,
+    TABLE_INPUT_VERSION,
+    encode_seat,
+    model_input,
+    table_input,
+)
+from yahtzee_env.policies.models import load_opponent
+
+ROOT = Path(__file__).resolve().parents[1]
+WIN = ROOT / "configs" / "win.yaml"
+TINY = [
+    "env.num_envs=8",
+    "ppo.n_steps=16",
+    "ppo.batch_size=64",
+    "train.eval_interval=0",
+    "train.eval_games=8",
+    "train.checkpoint_interval=128",
+    "versus.snapshot_interval=128",
+    "versus.value_warmup=128",
+    "versus.pool_size=2",
+]
+
+
+def tiny(*extra: str):
+    return load_config(WIN, [*TINY, *extra])
+
+
+def _hard_at_the_table(step: int = 0):
+    """hard's network with zero rows for the table's 21 inputs, as a past self."""
+    (w, b), *rest = load_opponent("hard").weights
+    wide = np.vstack([w, np.zeros((21, w.shape[1]), dtype=w.dtype)])
+    return snapshot_policy([(wide, b), *rest], "relu", 63, step)
+
+
+def _raw() -> dict:
+    import yaml
+
+    return yaml.safe_load(WIN.read_text())
+
+
+# ------------------------------------------------------------------------------ config
+def test_the_win_config_validates_and_says_what_it_is():
+    cfg = load_config(WIN)
+    assert cfg.env.id == "YahtzeeVs-v0" and cfg.env.observation_version == TABLE_INPUT_VERSION
+    assert cfg.teacher == "none" and cfg.warm_start.teacher == "none"
+    assert cfg.policy.init == "hard" and cfg.env.shaping == "none"
+    assert {o.name for o in cfg.versus.opponents} == {"hard", "optimal", "self"}
+    # the new sections stay out of older configs' digests
+    assert "versus" not in load_config(ROOT / "configs" / "ppo.yaml").to_dict()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["env.observation_version=2"], "env.observation_version: YahtzeeVs-v0 trains on"),
+        (["env.id=Yahtzee-v0"], "env.observation_version: 3 reads a 2-seat table"),
+        (["env.shaping=upper-bonus"], "env.shaping: YahtzeeVs-v0 learns from the result alone"),
+        (["env.canonical_holds=false"], "env.canonical_holds"),
+        (["policy.net_arch=[64, 64]"], "policy.init: 'hard' has hidden layers [256, 256]"),
+        (["policy.activation=tanh"], "policy.init: 'hard' uses relu"),
+        (["policy.init=nonesuch.json"], "policy.init: "),
+        (["versus.pool_size=0"], "versus.pool_size: must be > 0"),
+        (["versus.snapshot_interval=0"], "versus.snapshot_interval: must be > 0"),
+        (["versus.eval_opponent=self"], "versus.eval_opponent: a fixed policy"),
+        (["versus.opponents=[]"], "versus.opponents: at least one opponent"),
+        (["versus.opponents=[{name: hard, weight: -1}]"], "versus.opponents[0].weight: must be"),
+        (["versus.opponents=[{name: hard, weight: 0}]"], "versus.opponents: the weights sum to 0"),
+        (
+            ["versus.opponents=[{name: hard, weight: 1}, {name: hard, weight: 1}]"],
+            "versus.opponents[1].name: empty or repeated",
+        ),
+        (["versus.opponents=[{name: hard}]"], "versus.opponents[0].weight: missing required key"),
+        (["versus.oponents=[]"], "versus.oponents: unknown key"),
+        (["warm_start.teacher=optimal"], "warm_start.teacher: the config's teacher is 'none'"),
+    ],
+)
+def test_a_bad_win_config_is_refused_by_name(overrides, message):
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        config_from_dict(apply_overrides(_raw(), overrides))
+
+
+def test_a_versus_section_needs_the_table_and_the_table_needs_it():
+    data = apply_overrides(_raw(), ["env.id=Yahtzee-v0", "env.observation_version=2"])
+    data["policy"].pop("init")
+    with pytest.raises(ConfigError, match=r"versus: a section for env\.id YahtzeeVs-v0 only"):
+        config_from_dict(data)
+    data = _raw()
+    del data["versus"]
+    with pytest.raises(ConfigError, match="versus: missing"):
+        config_from_dict(data)
+
+
+# ------------------------------------------------------------------------------ the env
+def _random_tables(env: TableVecEnv, steps: int, seed: int):
+    rng = np.random.default_rng(seed)
+    obs = env.reset()
+    seen = [obs]
+    for _ in range(steps):
+        masks = env.action_masks()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        env.step_async(actions)
+        obs, rewards, dones, infos = env.step_wait()
+        seen.append(obs)
+        yield obs, rewards, dones, infos
+
+
+def test_the_table_env_is_yahtzeevs_at_two_seats():
+    cfg = tiny()
+    env = make_table_env(cfg, seed=3)
+    env.mix.pool.add(0, _hard_at_the_table())
+    ended = 0
+    for obs, rewards, dones, infos in _random_tables(env, 120, seed=1):
+        for i, game in enumerate(env.games):  # the observation: YahtzeeVs-v0's, as the net reads
+            seat = int(env.seats[i])
+            assert game.current == seat and not game.over  # always the learner's move
+            want = model_input(encode_table(game, seat)[None], TABLE_INPUT_VERSION, 63)[0]
+            np.testing.assert_array_equal(obs[i], want)
+        for i in np.flatnonzero(dones):
+            info = infos[i]
+            ended += 1
+            totals = [0, 0]
+            totals[info["seat"]], totals[1 - info["seat"]] = info["total"], info["opponent_total"]
+            assert rewards[i] == win_rewards(totals)[info["seat"]] == info["result"]
+            assert info["terminal_observation"].shape == obs[i].shape
+        assert (rewards[~dones] == 0).all()
+    assert ended >= 8  # every table finished a game of ~30 moves
+    # the learner's seat alternates from game to game at each table
+    assert set(env.seats.tolist()) <= {0, 1}
+
+
+def test_the_opponent_pool_is_seeded_and_bounded():
+    hard = load_opponent("hard")
+    pool = SnapshotPool(2)
+    for step in (0, 10, 20):
+        pool.add(step, _hard_at_the_table(step))
+    assert pool.steps() == [10, 20] and set(pool.members) == {10, 20}
+    pool.add(30, _hard_at_the_table(30), live={10})
+    assert pool.steps() == [20, 30] and set(pool.members) == {10, 20, 30}  # 10 still plays
+    pool.add(40, _hard_at_the_table(40))
+    assert set(pool.members) == {30, 40}
+    mix = OpponentMix(["hard", "self"], [1.0, 3.0], {"hard": hard}, pool)
+    draws = [mix.draw(np.random.default_rng(7)) for _ in range(3)]
+    assert len(set(draws)) == 1  # the same seed, the same opponent
+    many = [mix.draw(rng) for rng in [np.random.default_rng(1)] for _ in range(400)]
+    assert set(many) == {"hard", "self@30", "self@40"}
+    assert 0.65 < np.mean([m != "hard" for m in many]) < 0.85  # weight 3 of 4
+    arrays, facts = pool.state()
+    twin = SnapshotPool(1)
+    twin.restore(arrays, json.loads(json.dumps(facts)))
+    assert twin.steps() == pool.steps() and twin.size == 2
+    obs = np.random.default_rng(0).random((5, OBS_SIZE + 21), dtype=np.float32)
+    np.testing.assert_array_equal(twin.members[40].logits(obs), pool.members[40].logits(obs))
+    with pytest.raises(ValueError, match="pool size"):
+        SnapshotPool(0)
+
+
+def test_a_stochastic_opponent_is_refused():
+    cfg = tiny("versus.opponents=[{name: random, weight: 1}]")
+    with pytest.raises(ValueError, match="'random' draws from a generator of its own"):
+        make_table_env(cfg, seed=0)
+
+
+def test_the_table_env_state_continues_exactly():
+    cfg = tiny()
+    a = make_table_env(cfg, seed=5)
+    a.mix.pool.add(0, _hard_at_the_table())
+    stream = _random_tables(a, 40, seed=2)
+    for _ in range(25):
+        next(stream)
+    arrays, facts = a.get_state()
+    pool_arrays, pool_facts = a.mix.pool.state()
+    b = make_table_env(cfg, seed=99)
+    b.mix.pool.restore(pool_arrays, pool_facts)
+    b.set_state(arrays, json.loads(json.dumps(facts)))
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        masks = a.action_masks()
+        np.testing.assert_array_equal(masks, b.action_masks())
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        a.step_async(actions)
+        b.step_async(actions)
+        oa, ra, da, _ = a.step_wait()
+        ob, rb, db, _ = b.step_wait()
+        np.testing.assert_array_equal(oa, ob)
+        np.testing.assert_array_equal(ra, rb)
+        np.testing.assert_array_equal(da, db)
+
+
+# ------------------------------------------------------------------------------ hard's weights
+def test_the_widened_network_plays_exactly_as_hard_at_step_0():
+    import torch
+
+    from yahtzee_agents.export import numpy_policy
+    from yahtzee_agents.train import build_model
+    from yahtzee_agents.warm_start import init_policy
+
+    cfg = tiny()
+    env = make_table_env(cfg, seed=0)
+    model = build_model(cfg, env, None)
+    facts = init_policy(model, cfg)
+    assert facts["zero_columns"] == 21 and facts["input_version"] == 2
+    first = model.policy.mlp_extractor.policy_net[0].weight.detach().numpy()
+    assert first.shape == (256, 107) and not first[:, 86:].any()
+    hard, mine = load_opponent("hard"), numpy_policy(model, input_version=TABLE_INPUT_VERSION)
+    rng = np.random.default_rng(0)
+    rows, masks, cards = [], [], []
+    for g in range(12):  # positions of 2-seat games: every box count, both seats
+        game = Game("official", num_players=2, canonical_holds=True)
+        game.reset(rng)
+        while not game.over:
+            seat, mask = game.current, game.legal_action_mask()
+            if g % 3 == 0:
+                rows.append(encode_seat(game, seat))
+                masks.append(mask)
+                cards.append(table_cards(game, seat))
+            game.step(hard.act(encode_seat(game, seat), mask))
+    rows, masks, cards = np.array(rows), np.array(masks), np.array(cards)
+    want = hard.act_batch(rows, masks)
+    np.testing.assert_array_equal(mine.act_batch_table(rows, masks, cards), want)
+    # and the SB3 policy itself, deterministic, on the learner's input
+    table = table_input(rows, cards, 63)
+    with torch.no_grad():
+        got, _ = model.predict(model_input(table, 3, 63), action_masks=masks, deterministic=True)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(
+        mine.logits(table), hard.logits(rows), rtol=1e-5, atol=1e-4
+    )  # the same logits, up to float32 summation order
+
+
+# ------------------------------------------------------------------------------ a tiny run
+def test_a_tiny_run_resumes_exactly_and_its_model_is_graded_and_verified(tmp_path):
+    from yahtzee_agents.train import train
+    from yahtzee_env.analysis.multiplayer import benchmark_versus
+    from yahtzee_env.analysis.table_decisions import find_table_decisions, format_decisions
+    from yahtzee_env.analysis.verify import verify_digests, verify_row
+
+    whole = train(tiny("train.total_timesteps=512"), tmp_path / "a", progress=False, argv=[])
+    first = train(tiny("train.total_timesteps=256"), tmp_path / "b", progress=False, argv=[])
+    again = train(tiny("train.total_timesteps=512"), first, resume=True, progress=False, argv=[])
+    digest = [json.loads((r / "final" / "eval.json").read_text()) for r in (whole, again)]
+    assert digest[0]["weights_sha256"] == digest[1]["weights_sha256"]
+    assert digest[0]["timesteps"] == 512 and "win_rate" in digest[0]
+    assert json.loads((whole / "init.json").read_text())["init"] == "hard"
+    evals = [json.loads(line) for line in (whole / "evals.jsonl").read_text().splitlines()]
+    assert evals[0]["timesteps"] == 0 and evals[0]["opponent"] == "optimal"
+
+    row = benchmark_versus(str(whole), players=2, vs=["optimal"], deals=6, duplicate=True)
+    assert (
+        row["opponents"][0]["wins"] + row["opponents"][0]["draws"] + row["opponents"][0]["losses"]
+        == 12
+    )
+    assert row["knew"]["reward"].startswith("game result only")
+    assert row["knew"]["teacher"] == "none (its policy network started from hard's weights)"
+    row = json.loads(json.dumps(row))
+    assert verify_row(row, str(whole)).how == "exactly"
+    assert verify_digests(row, str(whole)).holds
+
+    agent = load_opponent("hard")  # any policy: here the analysis's plumbing, not a result
+    report = find_table_decisions(_TableHard(agent), games=2, seed=0)
+    assert report["agent_moves"] > 40 and report["off_optimum_because_of_the_other_card"] == 0
+    assert "moves off the solver's" in format_decisions(report)
+
+
+class _TableHard:
+    """hard, asked at a table (it ignores the cards)."""
+
+    name = "hard"
+
+    def __init__(self, hard):
+        self.hard = hard
+
+    def act_table(self, observation, action_mask, cards):
+        return self.hard.act(observation, action_mask)

@@ -1,0 +1,175 @@
+"""Where a table-reading agent leaves the solitaire optimum because of the other card.
+
+    from yahtzee_env.analysis.table_decisions import find_table_decisions
+    report = find_table_decisions(load_opponent("docs/win/model/win.json"), games=2000, seed=0)
+
+Plays ``games`` 2-seat games of ``agent`` against the solver (``optimal``), seats alternated
+(game ``g``: the agent at seat ``g % 2``), on `engine.Game` with dice from ``seed``, and looks
+at every move of the agent:
+
+* **off the optimum**: its move is not the solver's (the solitaire-optimal move); the cost is
+  what the solver's action values say it gives up, in expected final points;
+* **because of the other card**: shown the same position with the other card replaced by a
+  copy of its own (an even table: same boxes, same total), the agent plays another move. A
+  move off the optimum that stays the same on the even table is a plain mistake, not a
+  reaction to the score;
+* **the duelist**: what the duelist (`yahtzee_env.policies.duel`, the solver's moves plus an
+  exact win-probability search over the last three turns) plays there, and the probability
+  of winning its search gives each move (None outside its window).
+
+Nothing here is trained: the agent and its opponent are fixed, the dice seeded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from yahtzee_env.game.cpu import table_cards
+from yahtzee_env.game.engine import Game, describe_action
+from yahtzee_env.game.observation import encode_seat
+from yahtzee_env.game.rules import BOX_NAMES, NUM_BOXES, RuleSet
+
+
+def _move(game: Game, action: int) -> str:
+    """A move in words: the dice it keeps, or the box and its points."""
+    dice = sorted(game.dice)
+    if action < 32:
+        kept = [dice[i] for i in range(5) if action >> i & 1]
+        return f"keep {''.join(map(str, kept)) or 'nothing'}"
+    box = action - 32
+    _, points = game.player.options(game.roll)
+    return f"{BOX_NAMES[box]} for {int(points[box])}"
+
+
+def _open(card: Any) -> list[str]:
+    return [BOX_NAMES[b] for b in range(NUM_BOXES) if not card.filled >> b & 1]
+
+
+def find_table_decisions(
+    agent: Any, games: int = 2_000, seed: int = 0, rules: RuleSet | str = "official"
+) -> dict[str, Any]:
+    """The report (JSON-ready; module docstring): counts and every move off the optimum that
+    the other card caused, with the solver's values and the duelist's choice."""
+    from yahtzee_env.policies.baselines import OptimalPolicy
+    from yahtzee_env.policies.models import load_opponent
+
+    if games < 1:
+        raise ValueError(f"games must be >= 1, got {games}")
+    rules = RuleSet.from_spec(rules)
+    duel = load_opponent("duelist", rules)
+    optimal = OptimalPolicy(rules, table=duel.values)
+    rng = np.random.default_rng(seed)
+    moves = off = 0
+    plain: list[float] = []
+    caused: list[dict[str, Any]] = []
+    for g in range(games):
+        seat = g % 2
+        game = Game(rules, num_players=2, canonical_holds=True)
+        game.reset(rng)
+        while not game.over:
+            obs, mask = encode_seat(game, game.current), game.legal_action_mask()
+            if game.current != seat:
+                game.step(optimal.act(obs, mask))
+                continue
+            cards = table_cards(game, seat)
+            mine, solver = agent.act_table(obs, mask, cards), optimal.act(obs, mask)
+            moves += 1
+            if mine != solver:
+                off += 1
+                points = optimal.oracle.action_values(obs[None])[0]
+                even = agent.act_table(obs, mask, [cards[0], cards[0]])
+                if even == mine:
+                    plain.append(float(points[solver] - points[mine]))
+                else:
+                    caused.append(_decision(game, g, seat, cards, obs, mask, mine, solver,
+                                            even, points, duel))  # fmt: skip
+            game.step(mine)
+    same = sum(d["duelist"]["action"] == d["agent"]["action"] for d in caused)
+    in_window = [d for d in caused if d["duelist"]["p_win_agent"] is not None]
+    return {
+        "games": games,
+        "seed": seed,
+        "rules": rules.name,
+        "opponent": "optimal",
+        "seats": "alternated (game g: the agent at seat g % 2)",
+        "agent": getattr(agent, "name", type(agent).__name__),
+        "agent_moves": moves,
+        "off_optimum": off,
+        "off_optimum_plain": len(plain),
+        "plain_cost_per_move": float(np.mean(plain)) if plain else 0.0,
+        "off_optimum_because_of_the_other_card": len(caused),
+        "cost_of_those_per_move": (float(np.mean([d["cost"] for d in caused])) if caused else 0.0),
+        "duelist_makes_the_same_move": same,
+        "in_the_duelist_window": len(in_window),
+        "decisions": caused,
+    }
+
+
+def _decision(game, g, seat, cards, obs, mask, mine, solver, even, points, duel) -> dict:
+    me, other = game.players[seat], game.players[1 - seat]
+    theirs = duel.act_table(obs, mask, cards)
+    wins = duel.win_values(
+        me.filled, me.upper_total, me.yahtzee_state, me.total, cards[1], game.roll,
+        game.rolls_left,
+    )  # fmt: skip
+
+    def p(action: int) -> float | None:
+        return None if wins is None else float(wins[action])
+
+    return {
+        "game": g,
+        "seat": seat,
+        "dice": sorted(int(d) for d in game.dice),
+        "rolls_left": game.rolls_left,
+        "open": _open(me),
+        "total": me.total,
+        "opponent_total": other.total,
+        "opponent_open": _open(other),
+        "cost": float(points[solver] - points[mine]),
+        "solver": {"move": _move(game, solver), "action": describe_action(solver),
+                   "expected": float(points[solver]), "p_win": p(solver)},
+        "agent": {"move": _move(game, mine), "action": describe_action(mine),
+                  "expected": float(points[mine]), "p_win": p(mine),
+                  "on_an_even_table": _move(game, even)},
+        "duelist": {"move": _move(game, theirs), "action": describe_action(theirs),
+                    "p_win_agent": p(mine)},
+    }  # fmt: skip
+
+
+def format_decisions(report: dict[str, Any], show: int = 8) -> str:
+    """The counts in words, then a Markdown table of the first ``show`` decisions."""
+    r = report
+    lines = [
+        f"{r['agent']} against {r['opponent']}, {r['games']:,} games (seed {r['seed']}, seats "
+        f"alternated): {r['off_optimum']:,} of {r['agent_moves']:,} moves off the solver's; "
+        f"{r['off_optimum_because_of_the_other_card']:,} because of the other card (another "
+        f"move on an even table), costing {r['cost_of_those_per_move']:.2f} expected points "
+        f"each; {r['off_optimum_plain']:,} plain ({r['plain_cost_per_move']:.2f} each). "
+        f"The duelist makes the same move at {r['duelist_makes_the_same_move']} of the "
+        f"{r['off_optimum_because_of_the_other_card']} ({r['in_the_duelist_window']} in its "
+        "search window).",
+        "",
+        "| dice (re-rolls left) | open boxes | score: own – theirs (their open boxes) "
+        "| solver's move (exp. points, P(win)) | agent's move (exp. points, P(win)) "
+        "| on an even table | duelist's move |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for d in r["decisions"][:show]:
+        s, a = d["solver"], d["agent"]
+        theirs = ", ".join(d["opponent_open"]) or "finished"
+
+        def pw(x: float | None) -> str:
+            return "–" if x is None else f"{x:.3f}"
+
+        lines.append(
+            f"| {''.join(map(str, d['dice']))} ({d['rolls_left']}) | {', '.join(d['open'])} | "
+            f"{d['total']} – {d['opponent_total']} ({theirs}) | {s['move']} "
+            f"({s['expected']:.1f}, {pw(s['p_win'])}) | {a['move']} ({a['expected']:.1f}, "
+            f"{pw(a['p_win'])}) | {a['on_an_even_table']} | {d['duelist']['move']} |"
+        )
+    return "\n".join(lines)
+
+
+__all__ = ["find_table_decisions", "format_decisions"]
