@@ -136,6 +136,8 @@ class Service:
         self.per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
         self.per_address_page = RateLimiter(limits.page_rate, limits.page_burst, limits.max_keys)
         self.per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
+        per_minute = limits.page_games_per_minute / 60
+        self.page_games = RateLimiter(per_minute, limits.page_game_burst, limits.max_keys)
         per_minute = limits.lookups_per_minute / 60
         self.lookups = RateLimiter(per_minute, limits.lookup_burst, limits.max_keys)
         per_minute = limits.network_lookups_per_minute / 60
@@ -295,10 +297,12 @@ class Service:
         return await run_in_threadpool(work)
 
     async def offline_games(self, body: dict[str, Any], session) -> dict[str, Any]:
-        """Finished games played offline in the page (issue 50): each replayed by the
-        engine (`offline_games.replay`), kept once in the session's player's results,
-        marked offline, never rated. Answers the ids stored and those refused (with why);
-        a game over the player's daily cap is in neither (the page sends it again later)."""
+        """Finished games played in the page (issue 50; offline, or online by the player's
+        choice): each replayed by the engine (`offline_games.replay`), kept once in the
+        session's player's results, marked as played, never rated. Answers the ids stored
+        and those refused (with why); a game over the player's daily cap is in neither, and
+        not replayed (the page sends it again later). Each game sent spends a token of the
+        player's bucket of games (`Limits.page_games_per_minute`; 429 when it is empty)."""
         from yahtzee_env.policies.web_levels import offline_levels
         from yahtzee_env.web.tables.offline_games import (
             MAX_GAMES_PER_REQUEST,
@@ -312,21 +316,30 @@ class Service:
         games = body.get("games")
         if not isinstance(games, list) or not 1 <= len(games) <= MAX_GAMES_PER_REQUEST:
             raise WebError(f"games must be a list of 1..{MAX_GAMES_PER_REQUEST} games", 400)
+        key = ("player", session["id"])
+        if not self.page_games.allow(key, len(games)):
+            raise WebError(
+                "too many games sent for this player: wait a little",
+                429,
+                "page_games_budget",
+                retry_after=max(1, math.ceil(self.page_games.retry_after(key, len(games)))),
+            )
 
         def work():
             levels = offline_levels()
+            since = self.storage.clock() - 86_400
+            room = MAX_OFFLINE_GAMES_PER_DAY - self.storage.players.offline_results_since(
+                session["id"], since
+            )
             rows, refused = [], []
             for record in games:
+                if len(rows) >= room:
+                    break  # over the daily cap: not replayed, not answered (sent again later)
                 try:
                     rows.append(replay(record, levels))
                 except WebError as err:
                     game_id = record.get("id") if isinstance(record, dict) else None
                     refused.append({"id": str(game_id)[:64], "error": str(err)})
-            since = self.storage.clock() - 86_400
-            room = MAX_OFFLINE_GAMES_PER_DAY - self.storage.players.offline_results_since(
-                session["id"], since
-            )
-            rows = rows[: max(room, 0)]
             self.storage.players.add_offline_results(session["id"], rows)
             return {"stored": [r["id"] for r in rows], "refused": refused}
 
@@ -614,6 +627,7 @@ class Service:
             self.per_address,
             self.per_address_page,
             self.per_token,
+            self.page_games,
             self.lookups,
             self.network_lookups,
             self.logins,
