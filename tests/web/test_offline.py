@@ -227,7 +227,9 @@ def test_games_past_the_daily_cap_are_not_replayed(client, monkeypatch):
     replayed = []
     real = offline_games.replay
     monkeypatch.setattr(offline_games, "MAX_OFFLINE_GAMES_PER_DAY", 2)
-    monkeypatch.setattr(offline_games, "replay", lambda r, lv: replayed.append(r["id"]) or real(r, lv))
+    monkeypatch.setattr(
+        offline_games, "replay", lambda r, lv: replayed.append(r["id"]) or real(r, lv)
+    )
     client.post("/api/session", json={"name": "Ada"})
     bad = offline_record(15)
     bad["actions"].pop()
