@@ -151,4 +151,4 @@ def test_a_solo_game_online_played_in_the_page_is_only_recorded(page, shared_ser
     page.wait_for_selector(tid("played-in-page"))
     assert page.text_content(f"{tid('stat-games')} b") == "1"
     assert str(mine) in page.text_content(".recent")
-    assert "In this page" in page.text_content(tid("by-mode"))
+    assert "In the page" in page.text_content(tid("by-mode"))

@@ -129,7 +129,7 @@ export function renderLobbyWords() {
   fill.value = f && config.levels.includes(f) ? f : (config.levels.includes(config.fill) ? config.fill : config.levels[0]);
   renderSeatKinds();
   $("name").placeholder = t("lobby.name_placeholder");
-  $("play-in-page-note").textContent = t("in_page.option_note", { levels: joinNames((config.offline_levels || []).map(levelName)) });
+  $("play-in-page-note").textContent = t("in_page.option_note", { levels: (config.offline_levels || []).map(levelName).join(", ") });
   renderPlayWhat();
 }
 
