@@ -4,7 +4,7 @@
 #
 #   experiments/ablations.sh [VARIANT ...]        # default: every variant below
 #
-# Environment: CONFIG (default configs/ppo.yaml), SEEDS (default "0 1"), STEPS (env-steps per run, default 10000000; the
+# Environment: CONFIG (default configs/ppo.yaml), BASE (--set overrides of every run), SEEDS (default "0 1"), STEPS (env-steps per run, default 10000000; the
 # recipe's learning-rate schedule still spans 40 M, so a run is the recipe's first STEPS),
 # JOBS (runs at once, default: the number of cores), PREFIX (of the run names, default abl), LIMIT (wall time per session, e.g. 9m:
 # each run then stops with an exact checkpoint), RUNS (parent folder, default runs/ablations).
@@ -19,6 +19,12 @@
 #
 #   CONFIG=configs/ppo-strict.yaml PREFIX=lever SEEDS=0 RUNS=runs/levers \
 #       experiments/ablations.sh features shaping canonical-holds
+#
+# Issue 52's levers against the strict λ 0.9 seed that stalls (BASE: --set overrides every
+# run gets before its variant's, here the 120 M schedule with λ 0.9):
+#
+#   CONFIG=configs/ppo-strict.yaml BASE="ppo.gae_lambda=0.9 ppo.learning_rate.steps=120000000" \
+#       PREFIX=stall SEEDS=1 RUNS=runs/stall experiments/ablations.sh ent-0.06 vf-clip wide-512
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +41,9 @@ declare -A VARIANTS=(  # name -> --set overrides of configs/ppo.yaml
   [features]="env.observation_version=2"
   [shaping]="env.shaping=upper-bonus"
   [canonical-holds]="env.canonical_holds=true"
+  # issue 52's levers against a stalled strict seed (with BASE, see above)
+  [ent-0.06]="ppo.ent_coef=0.06"
+  [vf-clip]="ppo.clip_range_vf=0.2"
 )
 CONFIG=${CONFIG:-configs/ppo.yaml}
 SEEDS=${SEEDS:-"0 1"}
@@ -42,6 +51,7 @@ STEPS=${STEPS:-10000000}
 JOBS=${JOBS:-$(nproc)}
 RUNS=${RUNS:-runs/ablations}
 PREFIX=${PREFIX:-abl}
+BASE=${BASE:-}
 LIMIT=${LIMIT:-}
 YAHTZEE=${YAHTZEE:-yahtzee}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
@@ -65,7 +75,7 @@ for name in "${names[@]}"; do
     else
       args+=("$CONFIG" --runs-dir "$RUNS" --set "name=$run" --set "train.seed=$seed"
              --set "train.total_timesteps=$STEPS" --set level=null)
-      for s in $sets; do args+=(--set "$s"); done
+      for s in $BASE $sets; do args+=(--set "$s"); done
     fi
     args+=(--no-progress)
     [ -n "$LIMIT" ] && args+=(--time-limit "$LIMIT")

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "experiments" / "ablations.sh"
 
 
-def run(tmp_path: Path, *variants: str) -> subprocess.CompletedProcess:
+def run(tmp_path: Path, *variants: str, **extra: str) -> subprocess.CompletedProcess:
     yahtzee = shutil.which("yahtzee", path=str(Path(sys.executable).parent)) or "yahtzee"
     env = {
         **os.environ,
@@ -27,6 +27,7 @@ def run(tmp_path: Path, *variants: str) -> subprocess.CompletedProcess:
         "JOBS": "2",
         "RUNS": str(tmp_path / "abl"),
         "YAHTZEE": yahtzee,
+        **extra,
     }
     return subprocess.run(
         ["bash", str(SCRIPT), *variants], env=env, capture_output=True, text=True, timeout=600
@@ -50,6 +51,23 @@ def test_each_variant_sets_its_lever_and_continues(tmp_path):
     assert final.read_bytes() == before  # finished: left as it was
     unknown = run(tmp_path, "nonsense")
     assert unknown.returncode == 2 and "unknown variant 'nonsense'" in unknown.stderr
+
+
+def test_base_overrides_come_before_the_lever(tmp_path):
+    """Issue 52's stall levers run on the strict λ 0.9 schedule: BASE's overrides reach every
+    run, and the variant's lever is set on top of them."""
+    import yaml
+
+    base = "ppo.gae_lambda=0.9 ppo.n_epochs=2"  # tiny.yaml's rate has no schedule
+    out = run(tmp_path, "ent-0.06", "vf-clip", BASE=base)
+    assert out.returncode == 0, out.stdout + out.stderr
+    ent = yaml.safe_load((tmp_path / "abl" / "abl-ent-0.06-s3" / "config.yaml").read_text())
+    clip = yaml.safe_load((tmp_path / "abl" / "abl-vf-clip-s3" / "config.yaml").read_text())
+    for cfg in (ent, clip):
+        assert cfg["ppo"]["gae_lambda"] == 0.9
+        assert cfg["ppo"]["n_epochs"] == 2
+    assert ent["ppo"]["ent_coef"] == 0.06 and ent["ppo"]["clip_range_vf"] is None
+    assert clip["ppo"]["clip_range_vf"] == 0.2
 
 
 def variants() -> dict[str, list[str]]:

@@ -434,6 +434,30 @@ def test_a_solo_game_left_waits_in_the_lobby(open_page, server):
     page.wait_for_selector('button[data-testid^="box-0-"]')
 
 
+def test_the_lobby_tags_the_open_games_that_are_rated(open_page, server, tmp_path):
+    """The lobby says which games are rated: an account's game against easy is, the same
+    game with the coach is not (nor is anything a guest plays)."""
+    url = server.url
+    page = open_page(390, 844, True, "it-IT")
+    page.goto(f"{url}/?pace=0")
+    lobby_ready(page)
+    signup = {"username": "tagged", "password": "correct horse battery", "name": "Tea"}
+    assert page.request.post(f"{url}/api/account/signup", data=signup).ok
+    rated = page.request.post(f"{url}/api/tables", data={"seats": ["human", "easy"]}).json()
+    coached = {"seats": ["human", "easy"], "coach": True}
+    unrated = page.request.post(f"{url}/api/tables", data=coached).json()
+    tables = {t["code"]: t for t in page.request.get(f"{url}/api/me/tables").json()["tables"]}
+    assert tables[rated["code"]]["rated"] and not tables[unrated["code"]]["rated"]
+    page.goto(f"{url}/?pace=0")
+    page.wait_for_selector(tid(f"resume-{unrated['code']}"))
+    tag = page.locator(tid(f"rated-{rated['code']}"))
+    assert tag.text_content() == "valida per la classifica"
+    assert page.locator(tid(f"rated-{unrated['code']}")).count() == 0
+    assert tag.bounding_box()["width"] < 390
+    tag.scroll_into_view_if_needed()
+    shot(page, tmp_path, "lobby-rated-tag-390x844-it")
+
+
 # ------------------------------------------------------------------ words
 @pytest.mark.parametrize(("width", "height"), [(390, 844), (375, 667)])
 def test_box_names_are_whole_on_phones(open_page, server, width, height):

@@ -167,6 +167,8 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
     page.goto(f"{shared_server.url}/t/{code}?pace=0")
     page.wait_for_selector(f"{tid('result')}:not([hidden])")
     assert page.is_hidden(tid("away-banner"))  # no "I'm back" under the backdrop
+    # not "You won by 8": the computer played every turn of this seat
+    assert page.text_content(tid("result-words")) == "The computer played 13 of your 13 turns"
     assert tap_target(page, "play-again")["hit"] == "play-again"
     timer = page.locator(tid("timer"))
     if timer.is_visible():

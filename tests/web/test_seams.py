@@ -97,10 +97,29 @@ def test_past_its_deadline_the_computer_plays_the_turn_and_the_table_stays(db, c
 
 
 @BOTH
+def test_the_result_counts_the_turns_the_computer_played_for_a_person(db, clock):
+    """"Hai vinto di 8" for a guest the computer played 12 of 13 turns for: the result
+    carries, per seat, the turns the computer finished for a person (away, timed out), kept
+    with the log (a server started again on the same database says the same)."""
+    with TestClient(create_app(db, clock=clock)) as c:
+        code, host, guest = online_table(c, turn_timer=int(DAY))
+        move(c, code, 0, host)  # the host plays one turn, then leaves
+        reply = c.post(f"/api/tables/{code}/leave", json={"seat": 0, "token": host})
+        assert reply.status_code == 200, reply.text
+        state = state_of(c, code)
+        while not state["over"]:
+            state = move(c, code, 1, guest)
+        assert state["result"]["cpu_turns"] == [12, 0]
+    with TestClient(create_app(db, clock=clock)) as again:
+        assert state_of(again, code)["result"]["cpu_turns"] == [12, 0]
+
+
+@BOTH
 def test_how_long_each_kind_of_table_is_kept(db, clock, new_table, play_out):
-    """The rules docs/web.md states: a table never started goes after a day, an unfinished
-    game against the computer after a week, an online game without a clock 12 hours after
-    its last move, a finished one after 30 days."""
+    """The rules docs/web.md states: a table never started goes after a day; an unfinished
+    game against the computer, or online without a clock, after a week (both players may
+    come back to it); an online game with a 2-minute clock 12 hours after its last move; a
+    finished one after 30 days."""
     limits = Limits()
     assert limits.expire_unstarted_s == DAY and limits.expire_solo_s == 7 * DAY
     assert limits.expire_abandoned_s == 12 * HOUR and limits.expire_idle_s == 30 * DAY
@@ -108,11 +127,15 @@ def test_how_long_each_kind_of_table_is_kept(db, clock, new_table, play_out):
         solo, _, _ = new_table(c)
         done, done_tokens, _ = new_table(c)
         play_out(c, done, done_tokens["0"])
-        live, _host, _guest = online_table(c, turn_timer=0)
-        clock.now += 13 * HOUR
-        assert sweep(c) == [live]
+        unclocked, _host, _guest = online_table(c, turn_timer=0)
+        quick, _host, _guest = online_table(c, turn_timer=120)
+        clock.now += 11 * HOUR
+        assert sweep(c) == []
+        clock.now += 2 * HOUR
+        assert sweep(c) == [quick]
+        assert state_of(c, unclocked)["started"]  # 13 hours without a move: still there
         clock.now += 6 * DAY + 12 * HOUR  # a week and an hour
-        assert sweep(c) == [solo]
+        assert sorted(sweep(c)) == sorted([solo, unclocked])
         clock.now += 24 * DAY
         assert sweep(c) == [done]
 

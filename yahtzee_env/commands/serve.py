@@ -100,17 +100,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=positive_float,
         default=defaults.expire_solo_s / 3600,
         metavar="HOURS",
-        help="delete an unfinished game against the computer nobody has played for this many "
-        f"hours (default {defaults.expire_solo_s / 3600:g}: a week)",
+        help="delete an unfinished game against the computer, or an online one without a "
+        f"turn clock, nobody has played for this many hours (default "
+        f"{defaults.expire_solo_s / 3600:g}: a week)",
     )
     parser.add_argument(
         "--expire-abandoned",
         type=positive_float,
         default=defaults.expire_abandoned_s / 3600,
         metavar="HOURS",
-        help="delete an unfinished online game nobody has moved in for this many hours "
-        f"(default {defaults.expire_abandoned_s / 3600:g}); a table with a turn clock is kept "
-        "until its deadline, and at least the clock times its players after the last move",
+        help="delete an unfinished online game with a turn clock nobody has moved in for "
+        f"this many hours (default {defaults.expire_abandoned_s / 3600:g}); it is kept until "
+        "its deadline, and at least the clock times its players after the last move",
     )
     parser.add_argument(
         "--bench-stats",

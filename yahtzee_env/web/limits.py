@@ -55,8 +55,9 @@ class Limits:
     idle_evict_s: float = 600.0  # a table idle this long leaves memory (reloads on use)
     expire_unstarted_s: float = 86_400.0  # a table never started is deleted after a day
     expire_idle_s: float = 30 * 86_400.0  # any table idle this long is deleted
-    expire_solo_s: float = 7 * 86_400.0  # an unfinished game against the computer: a week
-    # an online game nobody has moved in: hours (a table with a turn clock waits for its
+    # an unfinished game against the computer, or online without a turn clock: a week
+    expire_solo_s: float = 7 * 86_400.0
+    # an online game with a turn clock nobody has moved in: hours (it waits for its
     # deadline, and at least the clock times its human seats: `Storage.expire`)
     expire_abandoned_s: float = 12 * 3600.0
     sweep_every_s: float = 60.0  # how often the sweeper runs

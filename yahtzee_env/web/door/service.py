@@ -348,7 +348,18 @@ class Service:
     async def my_tables(self, session) -> dict[str, Any]:
         if session is None:
             return {"tables": []}
-        return {"tables": await run_in_threadpool(self.tables.open_tables, session["id"])}
+        player = session["id"]
+        tables = await run_in_threadpool(self.tables.open_tables, player)
+
+        def rates(code: str) -> bool:
+            return self.ratings.rates(self.tables.load(code), player)
+
+        for entry in tables:  # "rated": the lobby tags the games that change the rating
+            try:
+                entry["rated"] = entry["started"] and await self.locks.run(entry["code"], rates)
+            except WebError:  # gone meanwhile: the page says it is unavailable
+                entry["rated"] = False
+        return {"tables": tables}
 
     async def review(self, gid: Any, body: dict[str, Any], session) -> dict[str, Any]:
         """The review of a finished game: checked and read under the table's lock, then

@@ -218,10 +218,8 @@ class Ratings:
         if player_id is None or table.game is None or table.game.over:
             return {"rated": False}
         with self.storage.ratings.game(table.code, table.idx) as game:
-            entrants = self._entrants(game, table)
-            entrants = self._still_in(game, entrants) if entrants else []
-            mine = {seat for seat, who in entrants if who == player_id}
-            if not mine or not enough(entrants):
+            entrants, mine = self._taking_part(game, table, player_id)
+            if not mine:
                 return {"rated": False}
             current, ratings = self._ratings(game, entrants)
         new = model().rate(ratings, ranks=[2 if seat in mine else 1 for seat, _ in entrants])
@@ -229,6 +227,22 @@ class Ratings:
         old = current[player_id]
         before = old["mu"] if old else model().mu
         return {"rated": True, "before": shown(before), "after": shown(after.mu)}
+
+    def rates(self, table, player_id: int | None) -> bool:
+        """Whether the table's game under way changes ``player_id``'s rating: the lobby's
+        "rated" tag in "Your open tables" (False before the start and between games)."""
+        if player_id is None or table.game is None or table.game.over:
+            return False
+        with self.storage.ratings.game(table.code, table.idx) as game:
+            return bool(self._taking_part(game, table, player_id)[1])
+
+    def _taking_part(self, game: RatedGame, table, player_id: int) -> tuple[list, set[int]]:
+        """The entrants still in the game and ``player_id``'s seats among them (empty when
+        the game does not rate them)."""
+        entrants = self._entrants(game, table)
+        entrants = self._still_in(game, entrants) if entrants else []
+        mine = {seat for seat, who in entrants if who == player_id}
+        return entrants, (mine if enough(entrants) else set())
 
     @staticmethod
     def _ratings(game: RatedGame, entrants) -> tuple[dict[int, Any], list[list[Any]]]:

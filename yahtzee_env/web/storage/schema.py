@@ -245,6 +245,11 @@ MIGRATIONS: list[str] = [
     ALTER TABLE results ADD COLUMN yatzy_expected {real};
     ALTER TABLE queue ADD COLUMN duplicate INTEGER NOT NULL DEFAULT 0;
     """,
+    # 11: who made a move (issue 46): 1 when the computer played it for a human seat (away,
+    # timed out), so the result can say "the computer played N of your 13 turns"
+    """
+    ALTER TABLE actions ADD COLUMN auto INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -134,7 +134,7 @@ class TableStore(Store):
                     ("SELECT * FROM seats WHERE code = ? ORDER BY seat", (code,)),
                     ("SELECT * FROM games WHERE code = ? ORDER BY idx", (code,)),
                     (
-                        "SELECT idx, seat, action, regret FROM actions WHERE code = ? "
+                        "SELECT idx, seq, seat, action, regret, auto FROM actions WHERE code = ? "
                         "ORDER BY idx, seq",
                         (code,),
                     ),
@@ -145,15 +145,19 @@ class TableStore(Store):
         table = rows[0]
         table["seats"], table["games"] = seats, games
         actions: dict[int, list[tuple[int, int, float | None]]] = {}
+        auto: dict[int, set[int]] = {}
         for r in logged:
             actions.setdefault(r["idx"], []).append((r["seat"], r["action"], r["regret"]))
-        table["actions"] = actions
+            if r["auto"]:
+                auto.setdefault(r["idx"], set()).add(r["seq"])
+        table["actions"], table["auto"] = actions, auto
         return table
 
     def table_changes(self, code: str, idx: int, seq: int) -> dict[str, Any] | None:
         """What a copy of table ``code`` at game ``idx``, action ``seq`` needs to catch up
         when only that game's log has grown: the table's ``rev`` (read first), ``started``,
-        the number of games, the seats, and game ``idx``'s actions from ``seq`` on."""
+        the number of games, the seats, and game ``idx``'s actions from ``seq`` on (and, as
+        ``auto``, the seqs among them the computer made for a human seat)."""
         with self.db._reading() as conn:
             rows, seats, actions = self.db._exec_all(
                 conn,
@@ -169,7 +173,8 @@ class TableStore(Store):
                         (code,),
                     ),
                     (
-                        "SELECT seat, action, regret FROM actions WHERE code = ? AND idx = ? "
+                        "SELECT seq, seat, action, regret, auto FROM actions WHERE code = ? "
+                        "AND idx = ? "
                         "AND seq >= ? ORDER BY seq",
                         (code, idx, seq),
                     ),
@@ -180,6 +185,7 @@ class TableStore(Store):
         out = rows[0]
         out["seats"] = seats
         out["actions"] = [(r["seat"], r["action"], r["regret"]) for r in actions]
+        out["auto"] = {r["seq"] for r in actions if r["auto"]}
         return out
 
     def count_tables(self) -> int:
@@ -207,9 +213,10 @@ class TableStore(Store):
         abandoned_s: float | None = None,
     ) -> list[str]:
         """Delete the tables never started for ``unstarted_s`` seconds, those idle for
-        ``idle_s``, the unfinished games against the computer idle for ``solo_s`` and the
-        unfinished online games idle for ``abandoned_s`` (None: ``idle_s``), but those in
-        ``keep`` (their seats and tokens go with them; results stay); return their codes.
+        ``idle_s``, the unfinished games against the computer or without a turn clock idle
+        for ``solo_s`` and the unfinished online games with a clock idle for ``abandoned_s``
+        (None: ``idle_s``), but those in ``keep`` (their seats and tokens go with them;
+        results stay); return their codes.
 
         A table whose turn clock runs is never deleted before its deadline, and an unfinished
         online game with a turn clock waits at least the clock times its human seats after
@@ -221,8 +228,9 @@ class TableStore(Store):
         rows = self.db._query(
             "SELECT code FROM tables t WHERE (t.deadline IS NULL OR t.deadline <= ?) AND ("
             "(t.started = 0 AND t.updated < ?) OR t.updated < ?"
-            " OR (t.online = 0 AND t.over = 0 AND t.updated < ?)"
-            " OR (t.online = 1 AND t.started = 1 AND t.over = 0 AND t.updated < ?"
+            " OR ((t.online = 0 OR t.turn_timer = 0) AND t.over = 0 AND t.updated < ?)"
+            " OR (t.online = 1 AND t.turn_timer > 0 AND t.started = 1 AND t.over = 0"
+            " AND t.updated < ?"
             " AND t.updated + t.turn_timer * (SELECT COUNT(*) FROM seats s"
             " WHERE s.code = t.code AND s.kind = 'human') < ?))",
             (now, now - unstarted_s, now - idle_s, now - solo_s, now - abandoned_s, now),
@@ -247,14 +255,17 @@ class TableStore(Store):
         actions: list[tuple[int, int, float | None]],
         results: list[dict[str, Any]] = (),
         over: bool = False,
+        auto: Iterable[int] = (),
     ) -> None:
-        """Log ``(seat, action, regret)`` rows from ``first_seq`` on, and the finished game's
-        ``results`` if any (``over``: the game is over), in one committed transaction."""
+        """Log ``(seat, action, regret)`` rows from ``first_seq`` on (``auto``: the seqs the
+        computer played for a human seat), and the finished game's ``results`` if any
+        (``over``: the game is over), in one committed transaction."""
+        auto = set(auto)
         statements = [
             (
-                "INSERT INTO actions (code, idx, seq, seat, action, regret) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (code, idx, first_seq + i, seat, action, regret),
+                "INSERT INTO actions (code, idx, seq, seat, action, regret, auto) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (code, idx, first_seq + i, seat, action, regret, int(first_seq + i in auto)),
             )
             for i, (seat, action, regret) in enumerate(actions)
         ]

@@ -600,7 +600,12 @@ class Tables:
             if not (seat.is_cpu or (seat.computer_moves and (here or finishing))):
                 break
             policy = self.policy(seat.kind if seat.is_cpu else table.fill_level, table.rules)
-            cpu_move(game, seat.seat, policy, seat.name, lambda a, s=seat.seat: table.apply(s, a))
+            auto = not seat.is_cpu  # a human's seat, played for them: said in the result
+
+            def play(action: int, s: int = seat.seat, auto: bool = auto) -> None:
+                table.apply(s, action, auto=auto)
+
+            cpu_move(game, seat.seat, policy, seat.name, play)
 
     # --------------------------------------------------------------- people
     def open_tables(self, player_id: int) -> list[dict[str, Any]]:
@@ -634,8 +639,9 @@ class Tables:
                     }
                 )
         self.storage.tables.append_actions(
-            table.code, table.idx, first, table.log[first:], results, over=game.over
-        )
+            table.code, table.idx, first, table.log[first:], results, over=game.over,
+            auto={seq for seq in table.auto if seq >= first},
+        )  # fmt: skip
         if game.over and self.on_game_over is not None:
             self.on_game_over(table)
 

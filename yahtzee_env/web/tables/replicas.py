@@ -70,13 +70,14 @@ class Replicas:
         for g in row["games"]:
             table.begin_game(g["idx"], g["first"])
             table.games.append({k: g[k] for k in ("idx", "match_no", "first")})
-            for seat, action, regret in row["actions"].get(g["idx"], []):
+            auto = row["auto"].get(g["idx"], set())
+            for seq, (seat, action, regret) in enumerate(row["actions"].get(g["idx"], [])):
                 decision = None
                 graded = regret is not None and table.coach
                 grader = self.tables.grader(table.rules) if graded else None
                 if grader is not None:
                     decision = grader.grade(table.game, seat, action)
-                table.apply(seat, action, regret, decision)
+                table.apply(seat, action, regret, decision, auto=seq in auto)
             if table.game.over:
                 table.finished.append(table.game.totals())
         table.armed = table.decision()  # the stored deadline is the current decision's
@@ -107,7 +108,7 @@ class Replicas:
                 grader = self.tables.grader(table.rules) if graded else None
                 if grader is not None:
                     decision = grader.grade(table.game, seat, action)
-                table.apply(seat, action, regret, decision)
+                table.apply(seat, action, regret, decision, auto=len(table.log) in new["auto"])
         except Exception:
             return self.build(table.code)  # a copy that cannot follow the log: start over
         if new["actions"] and table.game.over:
@@ -132,6 +133,7 @@ class Replicas:
             return None
         deadline, votes = table.saved_clock
         news = {"idx": table.idx, "seq": seq, "actions": table.log[seq:]}
+        news["auto"] = sorted(n for n in table.auto if n >= seq)
         news.update(deadline=deadline, votes=votes)
         text = json.dumps(news, separators=(",", ":"))
         return text if len(text) < MAX_NEWS else None
@@ -148,6 +150,7 @@ class Replicas:
         try:
             new = json.loads(news)
             actions = [(int(seat), int(action), None) for seat, action, _ in new["actions"]]
+            auto = {int(n) for n in new.get("auto", ())}
             if new["idx"] != table.idx or new["seq"] != len(table.log):
                 return None
             votes = new["votes"]
@@ -156,7 +159,7 @@ class Replicas:
             return None
         try:
             for seat, action, regret in actions:
-                table.apply(seat, action, regret)
+                table.apply(seat, action, regret, auto=len(table.log) in auto)
         except Exception:
             self.tables.loaded.pop(code, None)  # a copy that cannot follow: rebuilt at its next use
             return None

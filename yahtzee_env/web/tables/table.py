@@ -214,6 +214,9 @@ class Table:
     # it; ``duplicate``: every seat draws the same dice.
     dice_secret: bytes | None = field(default=None, repr=False)
     duplicate: bool = False
+    # the actions of the current game (their seq) the computer made for a human seat (away,
+    # timed out): the result says "the computer played N of your 13 turns"
+    auto: set[int] = field(default_factory=set)
 
     @property
     def names(self) -> list[str]:
@@ -233,10 +236,19 @@ class Table:
             secret=self.dice_secret, duplicate=self.duplicate,
         )  # fmt: skip
         self.log, self.events, self.held, self.decisions = [], [], [], {}
+        self.auto = set()
         return first
 
-    def apply(self, seat: int, action: int, regret: float | None = None, decision=None) -> None:
-        """Step the engine for ``seat`` and record the action, its event and held dice."""
+    def apply(
+        self,
+        seat: int,
+        action: int,
+        regret: float | None = None,
+        decision=None,
+        auto: bool = False,
+    ) -> None:
+        """Step the engine for ``seat`` and record the action, its event and held dice
+        (``auto``: the computer made it for a human seat)."""
         game = self.game
         name = self.seats[seat].name
         dice = game.dice
@@ -276,6 +288,8 @@ class Table:
             event["regret"] = round(regret, 4)
         if decision is not None:
             self.decisions.setdefault(seat, []).append(decision)
+        if auto:
+            self.auto.add(len(self.log))
         self.log.append((seat, action, regret))
         self.events.append(event)
         del self.events[:-EVENTS_KEPT]
@@ -354,7 +368,18 @@ class Table:
             "text": text,
             "msg": msg,
             "game_id": f"{self.code}-{self.idx}",
+            "cpu_turns": self.cpu_turns(),
         }
+
+    def cpu_turns(self) -> list[int]:
+        """Per seat, the turns of the current game the computer finished for a human (a
+        turn is the computer's when it filled the box)."""
+        counts = [0] * len(self.seats)
+        for seq in self.auto:
+            seat, action, _ = self.log[seq]
+            if action >= NUM_HOLDS:
+                counts[seat] += 1
+        return counts
 
     def match_games(self) -> list[list[int]]:
         """Totals of the finished games of the current match."""

@@ -251,6 +251,8 @@ export function renderMyTables() {
     const info = tableSummary(code, state);
     const text = el("span", { class: "info" });
     text.append(el("span", {}, info.line), el("small", {}, info.status));
+    const entry = L.tables.find((x) => x.code === code);
+    if (entry && entry.rated && !state.over) text.append(el("small", { class: "tag", "data-testid": `rated-${code}` }, t("lobby.rated_tag")));
     li.append(text);
     if (state.over && state.result && state.result.game_id) {
       li.append(el("a", { href: `/games/${state.result.game_id}`, class: "button-link", "data-testid": "review-link" }, t("lobby.review")));
