@@ -23,8 +23,9 @@ const L = { record: null, game: null, policies: {}, events: [], gameNo: 0, loadi
 
 // ------------------------------------------------------------------ IndexedDB
 // One store, "games": records {id, status: "playing" | "finished", played: "offline" |
-// "in_page", rules, seats, names, draws, actions, started, finished}. The draws and the actions are the whole game: a
-// resumed game is replayed from them, and the server replays a finished one.
+// "in_page", rules, seats, names, draws, actions, started, finished}. The draws and the
+// actions are the whole game: a resumed game is replayed from them, and the server replays
+// a finished one.
 function db() {
   return new Promise((resolve, reject) => {
     const open = indexedDB.open("yatzy", 1);
