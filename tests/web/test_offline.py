@@ -171,6 +171,75 @@ def test_the_request_is_bounded(client):
     assert send(client, *[offline_record(5)] * 21).status_code == 400
 
 
+def test_a_game_played_in_the_page_online_counts_apart_never_rated(client):
+    """A solo game the player chose to play in the page while online (the server only
+    records it): the same checks, marked ``in_page``, never rated."""
+    client.post("/api/session", json={"name": "Ada"})
+    online, away = offline_record(6), offline_record(7)
+    online["played"] = "in_page"
+    doctored = {**offline_record(8), "played": "server"}
+    doctored["id"] = "g8"
+    cheated = {**offline_record(9), "played": "in_page"}
+    cheated["actions"][0] = [0, cheated["actions"][0][1] ^ 1]  # another move on those dice
+    reply = send(client, online, away, doctored, cheated).json()
+    assert reply["stored"] == ["g6", "g7"]
+    errors = {r["id"]: r["error"] for r in reply["refused"]}
+    assert "played must be one of offline, in_page" in errors["g8"]
+    assert set(errors) == {"g8", "g9"}
+    stats = client.post("/api/stats", json={}).json()
+    assert stats["by_mode"]["in_page"]["games"] == 1
+    assert stats["by_mode"]["offline"]["games"] == 1
+    assert stats["by_mode"]["solo"]["games"] == 2
+    assert stats["by_mode"]["in_page"]["mean_score"] == online["totals"][0]  # the replay's
+    marks = {h["score"]: (h["in_page"], h["offline"]) for h in stats["history"]}
+    assert marks[online["totals"][0]] == (True, False)
+    assert marks[away["totals"][0]] == (False, True)
+    storage = client.app.state.service.storage
+    assert storage._query("SELECT COUNT(*) AS n FROM rated_games")[0]["n"] == 0
+
+
+@pytest.mark.backends("sqlite")
+def test_a_burst_of_games_is_limited_per_player(db):
+    """Each game sent spends a token of the player's bucket: past it, 429 with Retry-After
+    and nothing replayed; another player has a bucket of their own."""
+    from starlette.testclient import TestClient
+
+    from yahtzee_env.web.door.app import create_app
+    from yahtzee_env.web.limits import Limits
+
+    limits = Limits(page_game_burst=3, page_games_per_minute=1)
+    with TestClient(create_app(db, limits=limits)) as ada:
+        ada.post("/api/session", json={"name": "Ada"})
+        assert send(ada, offline_record(10), offline_record(11)).json()["stored"] == ["g10", "g11"]
+        refused = send(ada, offline_record(12), offline_record(13))
+        assert refused.status_code == 429
+        assert refused.json()["code"] == "page_games_budget"
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert send(ada, offline_record(12)).json()["stored"] == ["g12"]  # the last token
+        ada.cookies.clear()
+        ada.post("/api/session", json={"name": "Bob"})
+        assert send(ada, offline_record(14)).json()["stored"] == ["g14"]
+
+
+def test_games_past_the_daily_cap_are_not_replayed(client, monkeypatch):
+    from yahtzee_env.web.tables import offline_games
+
+    replayed = []
+    real = offline_games.replay
+    monkeypatch.setattr(offline_games, "MAX_OFFLINE_GAMES_PER_DAY", 2)
+    monkeypatch.setattr(
+        offline_games, "replay", lambda r, lv: replayed.append(r["id"]) or real(r, lv)
+    )
+    client.post("/api/session", json={"name": "Ada"})
+    bad = offline_record(15)
+    bad["actions"].pop()
+    reply = send(client, offline_record(16), bad, offline_record(17), offline_record(18)).json()
+    assert reply["stored"] == ["g16", "g17"] and [r["id"] for r in reply["refused"]] == ["g15"]
+    assert replayed == ["g16", "g15", "g17"]  # g18, past the cap, cost nothing
+    assert send(client, offline_record(18)).json() == {"stored": [], "refused": []}
+    assert replayed == ["g16", "g15", "g17"]
+
+
 def test_export_web_writes_what_the_page_loads(tmp_path):
     out = tmp_path / "levels"
     cli = [sys.executable, "-m", "yahtzee_env", "export"]

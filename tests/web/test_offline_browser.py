@@ -1,7 +1,8 @@
 """Yatzy without a server, in Chromium (issue 50): installable; after a first visit the page
 opens with the network off, plays a solo game against ``hard`` to the end in the page,
 keeps an unfinished game over a reload, and once back online its finished game shows in My
-statistics, marked offline."""
+statistics, marked offline. Online, with Play in this page chosen, a solo game runs in the
+page too, and the server only records it."""
 
 from __future__ import annotations
 
@@ -108,3 +109,46 @@ def test_installable_then_a_whole_game_offline_then_synced(context, shared_serve
     assert page.text_content(f"{tid('stat-games')} b") == "1"
     assert str(mine) in page.text_content(".recent")
     assert not errors, errors
+
+
+def test_a_solo_game_online_played_in_the_page_is_only_recorded(page, shared_server):
+    """Online, with Play in this page: no table on the server, no move sent to it; the
+    finished game is one POST, and My statistics shows it marked as played in the page."""
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(f"{r.method} {r.url}") if "/api/" in r.url else None)
+    page.goto(f"{shared_server.url}/?pace=0")
+    more_options(page)
+    page.fill(tid("name"), "Grace")
+    page.select_option(tid("seats"), "2")
+    page.select_option(tid("seat-kind-1"), "hard")
+    assert page.get_attribute(tid("play"), "data-in-page") == "false"  # off by default
+    page.check(tid("play-in-page"))
+    assert page.get_attribute(tid("play"), "data-in-page") == "true"
+    assert "in this page" in page.text_content(tid("play-what"))
+    assert "Not rated" in page.text_content(tid("rated-note"))
+    page.check(tid("coach"))  # the coach needs the server's table
+    assert page.get_attribute(tid("play"), "data-in-page") == "false"
+    page.uncheck(tid("coach"))
+    page.click(tid("play"))
+    page.wait_for_function("() => location.pathname === '/t/OFFLINE'")
+    page.wait_for_selector(tid("in-page-note"))
+    assert page.text_content(tid("table-code")) == "in this page"
+    page.wait_for_selector(f"{tid('roll')}:not([disabled])")  # one roll, then a box each turn
+    old = page.get_attribute("#table", "data-version")
+    page.click(tid("roll"))
+    page.wait_for_function(
+        "old => document.querySelector('#table').dataset.version !== old", arg=old
+    )
+    with page.expect_response("**/api/offline-games") as sent:
+        while filled(page) < 13:
+            score_a_box(page)
+        page.wait_for_selector(f"{tid('result')}:not([hidden])")
+    assert sent.value.status == 200 and len(sent.value.json()["stored"]) == 1
+    assert sent.value.request.post_data_json["games"][0]["played"] == "in_page"
+    mine = int(page.text_content(tid("rank-total-0")))
+    assert not [a for a in asked if "/api/tables" in a], asked  # the server dealt nothing
+    page.goto(f"{shared_server.url}/stats")
+    page.wait_for_selector(tid("played-in-page"))
+    assert page.text_content(f"{tid('stat-games')} b") == "1"
+    assert str(mine) in page.text_content(".recent")
+    assert "In the page" in page.text_content(tid("by-mode"))

@@ -32,6 +32,10 @@ class Limits:
     page_burst: int = 1500  # ... in a burst: 50 first visits at once
     token_rate: float = 20.0  # moves, hints, joins per second per player or seat token
     token_burst: int = 40
+    # games played in the page (offline, or online by choice: issue 50) a player may send
+    # for the server to replay: a day offline synced at once, then more than a person plays
+    page_games_per_minute: float = 6.0
+    page_game_burst: int = 100
     lookups_per_minute: float = 20.0  # failed table-code lookups per browser (session) ...
     lookup_burst: int = 20
     network_lookups_per_minute: float = 200.0  # ... and per address: a network's backstop

@@ -10,12 +10,14 @@ one (``service.records``) and `routes` reaches each in one line.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.web.door.asks import who
+from yahtzee_env.web.limits import RateLimiter
 from yahtzee_env.web.people.ratings import Ratings
 from yahtzee_env.web.people.stats import player_statistics
 from yahtzee_env.web.storage import Storage
@@ -25,7 +27,8 @@ from yahtzee_env.web.tables.table import WebError, cpu_levels
 
 
 class Records:
-    """A player's records. ``spend`` is the per-token budget (`Service.spend`)."""
+    """A player's records. ``spend`` is the per-token budget (`Service.spend`),
+    ``page_games`` the per-player bucket of games played in the page."""
 
     def __init__(
         self,
@@ -34,9 +37,10 @@ class Records:
         ratings: Ratings,
         locks: TableLocks,
         spend: Callable[[Any], None],
+        page_games: RateLimiter,
     ) -> None:
         self.tables, self.storage, self.ratings = tables, storage, ratings
-        self.locks, self.spend = locks, spend
+        self.locks, self.spend, self.page_games = locks, spend, page_games
 
     async def statistics(self, body: dict[str, Any], session) -> dict[str, Any]:
         """My statistics: the session's player's (or the body's ``player`` token's)."""
@@ -50,10 +54,12 @@ class Records:
         return await run_in_threadpool(work)
 
     async def offline_games(self, body: dict[str, Any], session) -> dict[str, Any]:
-        """Finished games played offline in the page (issue 50): each replayed by the
-        engine (`offline_games.replay`), kept once in the session's player's results,
-        marked offline, never rated. Answers the ids stored and those refused (with why);
-        a game over the player's daily cap is in neither (the page sends it again later)."""
+        """Finished games played in the page (issue 50; offline, or online by the player's
+        choice): each replayed by the engine (`offline_games.replay`), kept once in the
+        session's player's results, marked as played, never rated. Answers the ids stored
+        and those refused (with why); a game over the player's daily cap is in neither, and
+        not replayed (the page sends it again later). Each game sent spends a token of the
+        player's bucket of games (`Limits.page_games_per_minute`; 429 when it is empty)."""
         from yahtzee_env.policies.web_levels import offline_levels
         from yahtzee_env.web.tables.offline_games import (
             MAX_GAMES_PER_REQUEST,
@@ -67,21 +73,30 @@ class Records:
         games = body.get("games")
         if not isinstance(games, list) or not 1 <= len(games) <= MAX_GAMES_PER_REQUEST:
             raise WebError(f"games must be a list of 1..{MAX_GAMES_PER_REQUEST} games", 400)
+        key = ("player", session["id"])
+        if not self.page_games.allow(key, len(games)):
+            raise WebError(
+                "too many games sent for this player: wait a little",
+                429,
+                "page_games_budget",
+                retry_after=max(1, math.ceil(self.page_games.retry_after(key, len(games)))),
+            )
 
         def work():
             levels = offline_levels()
+            since = self.storage.clock() - 86_400
+            room = MAX_OFFLINE_GAMES_PER_DAY - self.storage.players.offline_results_since(
+                session["id"], since
+            )
             rows, refused = [], []
             for record in games:
+                if len(rows) >= room:
+                    break  # over the daily cap: not replayed, not answered (sent again later)
                 try:
                     rows.append(replay(record, levels))
                 except WebError as err:
                     game_id = record.get("id") if isinstance(record, dict) else None
                     refused.append({"id": str(game_id)[:64], "error": str(err)})
-            since = self.storage.clock() - 86_400
-            room = MAX_OFFLINE_GAMES_PER_DAY - self.storage.players.offline_results_since(
-                session["id"], since
-            )
-            rows = rows[: max(room, 0)]
             self.storage.players.add_offline_results(session["id"], rows)
             return {"stored": [r["id"] for r in rows], "refused": refused}
 

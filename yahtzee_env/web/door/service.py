@@ -108,6 +108,8 @@ class Service:
         self.per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
         self.per_address_page = RateLimiter(limits.page_rate, limits.page_burst, limits.max_keys)
         self.per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
+        per_minute = limits.page_games_per_minute / 60
+        self.page_games = RateLimiter(per_minute, limits.page_game_burst, limits.max_keys)
         per_minute = limits.lookups_per_minute / 60
         self.lookups = RateLimiter(per_minute, limits.lookup_burst, limits.max_keys)
         per_minute = limits.network_lookups_per_minute / 60
@@ -155,7 +157,7 @@ class Service:
             self.spend,
         )
         self.records = Records(  # my statistics, offline games, Your open tables
-            self.tables, self.storage, self.ratings, self.locks, self.spend
+            self.tables, self.storage, self.ratings, self.locks, self.spend, self.page_games
         )
         self.place = Place(  # a place to play: quick match, open tables, ratings, watch links
             self.tables,
@@ -565,6 +567,7 @@ class Service:
             self.per_address,
             self.per_address_page,
             self.per_token,
+            self.page_games,
             self.lookups,
             self.network_lookups,
             self.logins,

@@ -80,8 +80,10 @@ def player_statistics(rows: list[dict[str, Any]], levels: Sequence[str] = ()) ->
         "by_mode": {
             "solo": summarize([r for r in rows if not r["online"]]),
             "online": summarize([r for r in rows if r["online"]]),
-            # played in the page with no server (issue 50): among the solo games, never rated
-            "offline": summarize([r for r in rows if r.get("offline")]),
+            # played in the page (issue 50), among the solo games and never rated: with the
+            # network off (results.offline 1), or online by the player's choice (2)
+            "offline": summarize([r for r in rows if r.get("offline") == 1]),
+            "in_page": summarize([r for r in rows if r.get("offline") == 2]),
         },
         "history": [
             {
@@ -90,7 +92,8 @@ def player_statistics(rows: list[dict[str, Any]], levels: Sequence[str] = ()) ->
                 "opponents": in_level_order(r["opponents"], levels),
                 "game_id": f"{r['code']}-{r['idx']}",
                 "online": bool(r["online"]),
-                "offline": bool(r.get("offline")),
+                "offline": r.get("offline") == 1,
+                "in_page": r.get("offline") == 2,
             }
             for r in rows[-HISTORY:]
         ],

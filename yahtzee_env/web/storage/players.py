@@ -8,6 +8,11 @@ from typing import Any
 
 from yahtzee_env.web.storage.base import Store, token_hash
 
+# ``results.offline`` (migration 9): 0 a game the server dealt; a game played in the page,
+# replayed by the server and never rated: 1 with the network off, 2 online by the player's
+# choice (the server only recorded it).
+PLAYED_IN_PAGE = {"offline": 1, "in_page": 2}
+
 
 class PlayerStore(Store):
     """``storage.players``: players, a guest adopted by an account, results (offline games
@@ -81,16 +86,16 @@ class PlayerStore(Store):
         )
 
     def add_offline_results(self, player_id: int, rows: Sequence[dict[str, Any]]) -> None:
-        """A player's games played offline (`tables.offline_games`), each once: the page's
-        game id is part of the key (``offline-PLAYER-ID``), so a resent game is not counted
-        twice."""
+        """A player's games played in the page (`tables.offline_games`), each once: the
+        page's game id is part of the key (``offline-PLAYER-ID``), so a resent game is not
+        counted twice; ``results.offline`` says how it was played (`PLAYED_IN_PAGE`)."""
         now = self.db.clock()
         self.db._tx(
             [
                 (
                     "INSERT INTO results (player_id, code, idx, seat, score, outcome, yahtzees, "
                     "upper_bonus, opponents, online, finished, offline) "
-                    "VALUES (?, ?, 0, 0, ?, ?, ?, ?, ?, 0, ?, 1) "
+                    "VALUES (?, ?, 0, 0, ?, ?, ?, ?, ?, 0, ?, ?) "
                     "ON CONFLICT (code, idx, seat) DO NOTHING",
                     (
                         player_id,
@@ -101,6 +106,7 @@ class PlayerStore(Store):
                         r["upper_bonus"],
                         r["opponents"],
                         now,
+                        PLAYED_IN_PAGE[r.get("played", "offline")],
                     ),
                 )
                 for r in rows
@@ -108,9 +114,10 @@ class PlayerStore(Store):
         )
 
     def offline_results_since(self, player_id: int, since: float) -> int:
-        """How many offline games the player has sent since ``since`` (their daily cap)."""
+        """How many games played in the page (offline or not) the player has sent since
+        ``since`` (their daily cap)."""
         rows = self.db._query(
-            "SELECT COUNT(*) AS n FROM results WHERE player_id = ? AND offline = 1 "
+            "SELECT COUNT(*) AS n FROM results WHERE player_id = ? AND offline <> 0 "
             "AND finished >= ?",
             (player_id, since),
         )

@@ -226,7 +226,8 @@ MIGRATIONS: list[str] = [
     CREATE INDEX devices_created ON devices(created);
     """,
     # 9: games played offline in the page (issue 50), replayed by the server and kept with
-    # the player's results, marked: never rated (the page dealt their dice)
+    # the player's results, marked: never rated (the page dealt their dice). 2 marks a game
+    # played in the page while online (`players.PLAYED_IN_PAGE`)
     """
     ALTER TABLE results ADD COLUMN offline INTEGER NOT NULL DEFAULT 0;
     """,

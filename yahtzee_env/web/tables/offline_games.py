@@ -1,13 +1,15 @@
-"""Games played offline in the page (issue 50), taken in for "My statistics".
+"""Games played in the page (issue 50), taken in for "My statistics".
 
-The page plays a solo game against the offline levels with its own engine and sends the
-finished game as a record: its rules preset, its seats (``"human"`` then offline levels),
+The page plays a solo game against the offline levels with its own engine, with the network
+off or, when the player chose it, online (the server then only records the result), and
+sends the finished game as a record: how it was played (``"played"``: ``"offline"``, the
+default, or ``"in_page"``), its rules preset, its seats (``"human"`` then offline levels),
 the dice it dealt (uniform integers in ``[0, 6**5)``, `engine.DiceRoller`'s draws, in order)
 and every move (``[seat, action]``). The server trusts none of it but its shape: it replays
 the record with the Python engine (every move legal, the dice exactly those dealt, the game
 played to its end) and takes the result from its own replay, not from anything the page
-said. It cannot know the dice were fair (the page dealt them), so an offline game counts in
-the player's statistics, marked offline, and is never rated.
+said. It cannot know the dice were fair (the page dealt them), so a game played in the page
+counts in the player's statistics, marked as played, and is never rated.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ MAX_GAMES_PER_REQUEST = 20
 # stranger's body is bounded all the same (every other request: `service.MAX_BODY`).
 MAX_BODY_BYTES = 64 * 1024
 MAX_OFFLINE_GAMES_PER_DAY = 200  # per player: what one person can play in a day, and more
+# How a game in the page was played: with the network off, or online by choice.
+PLAYED = ("offline", "in_page")
 GAME_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 
 
@@ -63,15 +67,18 @@ def _refuse(message: str) -> WebError:
 
 
 def replay(record: Any, offline_levels: list[str]) -> dict[str, Any]:
-    """The checked result of one offline game record: ``{id, rules, opponents, score,
+    """The checked result of one game record: ``{id, played, rules, opponents, score,
     outcome, yahtzees, upper_bonus}`` of its human seat (seat 0); `WebError` (400) naming
     what is wrong otherwise."""
     if not isinstance(record, dict):
         raise _refuse("an offline game must be an object")
     game_id, rules, seats = record.get("id"), record.get("rules"), record.get("seats")
     draws, actions = record.get("draws"), record.get("actions")
+    played = record.get("played", "offline")
     if not isinstance(game_id, str) or not GAME_ID.fullmatch(game_id):
         raise _refuse("an offline game's id must be 1-64 letters, digits or '-'")
+    if played not in PLAYED:
+        raise _refuse(f"played must be one of {', '.join(PLAYED)}")
     if rules not in PRESETS:
         raise _refuse(f"unknown rules {str(rules)[:30]!r}")
     if (
@@ -120,6 +127,7 @@ def replay(record: Any, offline_levels: list[str]) -> dict[str, Any]:
     outcome = "loss" if 0 not in top else "draw" if len(top) > 1 else "win"
     return {
         "id": game_id,
+        "played": played,
         "rules": rules,
         "opponents": "+".join(sorted(seats[1:])),
         "score": totals[0],
@@ -129,4 +137,4 @@ def replay(record: Any, offline_levels: list[str]) -> dict[str, Any]:
     }
 
 
-__all__ = ["MAX_GAMES_PER_REQUEST", "MAX_OFFLINE_GAMES_PER_DAY", "replay"]
+__all__ = ["MAX_GAMES_PER_REQUEST", "MAX_OFFLINE_GAMES_PER_DAY", "PLAYED", "replay"]

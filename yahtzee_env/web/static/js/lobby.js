@@ -30,7 +30,8 @@ function moreGroup(label) {
 // fill level (medium) the first time.
 const SAVED = "yz.lobby";
 const saved = () => store.get(SAVED, {}) || {};
-const CHECKS = { match: "match", coach: "coach", public: "public", duplicate: "duplicate", listOpen: "list-open" };
+const CHECKS = { match: "match", coach: "coach", public: "public", duplicate: "duplicate", listOpen: "list-open",
+  inPage: "play-in-page" };
 
 function renderSeatKinds() {
   const box = $("seat-kinds");
@@ -91,14 +92,28 @@ function remember() {
 }
 export const lastChoice = (key) => saved()[key];
 
+// Play in this page (issue 50): with the option on, a solo game against levels that play in
+// the page, with none of the options that need the server's table (the coach, a match,
+// spectators, duplicate dice), runs in the page (offline.js's loop) while online too, and
+// the server only records its result. Off by default: the server's table offers the coach,
+// dice anyone can check, the review and a rating, which a game in the page gives up.
+function inPageNow() {
+  if (!$("play-in-page").checked || offline.isOffline()) return false;
+  const kinds = [...$("seat-kinds").querySelectorAll("select")].slice(1).map((s) => s.value);
+  return kinds.length > 0 && kinds.every(offline.canPlayOffline)
+    && !["coach", "match", "public", "duplicate"].some((id) => $(id).checked);
+}
+
 // What Play and Quick match will do, under their names; which games are rated; an open
 // table with no free seat.
 export function renderPlayWhat() {
   const kinds = [...$("seat-kinds").querySelectorAll("select")].slice(1).map((s) => s.value);
   const names = kinds.map((k) => (k === "friend" ? t("lobby.a_friend") : k === "human" ? t("lobby.a_player") : t("lobby.cpu_short", { level: levelName(k) })));
-  $("play-what").textContent = names.length ? t("lobby.play_against", { names: joinNames(names) }) : "";
+  const inPage = inPageNow();
+  $("play-what").textContent = !names.length ? "" : t(inPage ? "in_page.play_against" : "lobby.play_against", { names: joinNames(names) });
+  $("play").dataset.inPage = inPage ? "true" : "false";
   $("quick-what").textContent = t("quick.what", { n: Number($("quick-seats").value) || config.min_seats });
-  const rated = !ME.account ? "lobby.rated_guest" : $("coach").checked ? "lobby.rated_coach" : "lobby.rated_yes";
+  const rated = inPage ? "in_page.rated" : !ME.account ? "lobby.rated_guest" : $("coach").checked ? "lobby.rated_coach" : "lobby.rated_yes";
   $("rated-note").textContent = t(rated);
   $("list-open-note").hidden = !($("list-open").checked && !kinds.includes("friend"));
 }
@@ -114,6 +129,7 @@ export function renderLobbyWords() {
   fill.value = f && config.levels.includes(f) ? f : (config.levels.includes(config.fill) ? config.fill : config.levels[0]);
   renderSeatKinds();
   $("name").placeholder = t("lobby.name_placeholder");
+  $("play-in-page-note").textContent = t("in_page.option_note", { levels: (config.offline_levels || []).map(levelName).join(", ") });
   renderPlayWhat();
 }
 
@@ -151,6 +167,12 @@ async function createTable(online) {
     if (!online && offline.isOffline()) {
       if (friends) throw new ApiError("friends", "friends_online");
       await playOffline(lobbyChoices(false));
+      return;
+    }
+    if (!online && inPageNow()) {  // online, in the page by choice: the server records the result
+      const choices = lobbyChoices(false);
+      const player = await ensurePlayer(choices.name);
+      await offline.startGame({ seats: choices.seats, rules: choices.rules, name: player.name, played: "in_page" });
       return;
     }
     const choices = lobbyChoices(online || friends);

@@ -6,7 +6,8 @@
 // tests/web/test_offline_equality.py). An unfinished game is kept in IndexedDB and offered
 // in the lobby; a finished one waits there until the server takes it (POST
 // /api/offline-games: the server replays it, and it counts in My statistics as played
-// offline, never rated).
+// offline, never rated). The same loop plays a solo game online when the player chose to
+// play in the page (`played: "in_page"`, lobby.js): the server only records its result.
 import { $, config, el, go } from "./page.js";
 import { ApiError, ME, api, loadSession, setLocal } from "./net.js";
 import { t } from "./words.js";
@@ -21,9 +22,10 @@ const PREFIX = `/api/tables/${LOCAL_CODE}`;
 const L = { record: null, game: null, policies: {}, events: [], gameNo: 0, loading: null, install: null };
 
 // ------------------------------------------------------------------ IndexedDB
-// One store, "games": records {id, status: "playing" | "finished", rules, seats, names,
-// draws, actions, started, finished}. The draws and the actions are the whole game: a
-// resumed game is replayed from them, and the server replays a finished one.
+// One store, "games": records {id, status: "playing" | "finished", played: "offline" |
+// "in_page", rules, seats, names, draws, actions, started, finished}. The draws and the
+// actions are the whole game: a resumed game is replayed from them, and the server replays
+// a finished one.
 function db() {
   return new Promise((resolve, reject) => {
     const open = indexedDB.open("yatzy", 1);
@@ -60,8 +62,9 @@ async function policy(level) {
   return L.policies[level];
 }
 
-/** A new local game: `seats` is ["human", level, ...] (the offline levels only). */
-export async function startGame({ seats, rules, name }) {
+/** A new local game: `seats` is ["human", level, ...] (the offline levels only);
+ * `played`: "offline" (no network) or "in_page" (online, by the player's choice). */
+export async function startGame({ seats, rules, name, played = "offline" }) {
   const bad = seats.slice(1).find((kind) => !canPlayOffline(kind));
   if (seats[0] !== "human" || seats.slice(1).includes("human") || bad !== undefined) {
     throw new ApiError("offline seats", "offline_levels", { levels: (config.offline_levels || []).join(", ") });
@@ -70,7 +73,7 @@ export async function startGame({ seats, rules, name }) {
   const names = [name || t("offline.you"), ...seats.slice(1).map((lv, i) => (seats.indexOf(lv) === i + 1 ? lv : `${lv} ${i + 1}`))];
   const record = {
     id: `${Date.now().toString(36)}-${crypto.getRandomValues(new Uint32Array(2)).join("")}`,
-    status: "playing", rules, seats, names, draws: [], actions: [], started: Date.now(), finished: null,
+    status: "playing", played, rules, seats, names, draws: [], actions: [], started: Date.now(), finished: null,
   };
   await begin(record);
   go(`/t/${LOCAL_CODE}`);
@@ -173,7 +176,7 @@ function state(events = []) {
   if (!game.over) BOX_NAMES.forEach((b, i) => { if (legal[i]) options[b] = points[i]; });
   return {
     code: LOCAL_CODE, rules: r.rules, online: false, match: false, coach: false, public: false, started: true,
-    offline: true, mine: [0],
+    offline: true, in_page: r.played === "in_page", mine: [0],
     seats: r.seats.map((kind, seat) => (kind === "human"
       ? { seat, name: r.names[seat], kind: "human", taken: true, away: null, connected: true }
       : { seat, name: r.names[seat], kind: "cpu", level: kind, trained_for: r.rules === "official" ? null : "official", connected: true })),
@@ -241,7 +244,8 @@ export async function sync() {
     await loadSession();
     if (!ME.player) Object.assign(ME, await api("/api/session", { name: done[0].names[0] }, { retries: 0 }));
     for (let i = 0; i < done.length; i += 20) {
-      const games = done.slice(i, i + 20).map(({ id, rules, seats, draws, actions, started, finished }) => ({ id, rules, seats, draws, actions, started, finished }));
+      const games = done.slice(i, i + 20).map(({ id, played, rules, seats, draws, actions, started, finished }) =>
+        ({ id, played: played || "offline", rules, seats, draws, actions, started, finished }));
       const reply = await api("/api/offline-games", { games }, { retries: 0 });
       for (const id of [...reply.stored, ...reply.refused.map((r) => r.id)]) await deleteRecord(id);
     }
@@ -293,7 +297,7 @@ export async function renderResume() {
   const button = el("button", { type: "button", class: "primary", "data-testid": "resume-offline-button" },
     t("offline.resume", { opponents: record.seats.slice(1).join(", ") }));
   button.addEventListener("click", () => go(`/t/${LOCAL_CODE}`));
-  box.replaceChildren(el("p", {}, t("offline.unfinished")), button);
+  box.replaceChildren(el("p", {}, t(record.played === "in_page" ? "in_page.unfinished" : "offline.unfinished")), button);
 }
 
 export function setup() {

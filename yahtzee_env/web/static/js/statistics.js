@@ -73,7 +73,8 @@ function renderStats(s) {
   const parts = [el("p", {}, t("stats.player", { name: s.name })), grid,
     statsTable(t("stats.by_opponents"), Object.entries(s.by_opponents).map(([k, v]) => statsRow(opponentsName(k), v)), "by-opponents"),
     statsTable(t("stats.by_mode"), [statsRow(t("stats.solo"), s.by_mode.solo), statsRow(t("stats.online"), s.by_mode.online),
-      ...(s.by_mode.offline && s.by_mode.offline.games ? [statsRow(t("stats.offline"), s.by_mode.offline)] : [])], "by-mode"),
+      ...[["offline", "stats.offline"], ["in_page", "stats.in_page"]].filter(([k]) => s.by_mode[k] && s.by_mode[k].games)
+        .map(([k, label]) => statsRow(t(label), s.by_mode[k]))], "by-mode"),
     rollStats(s.rolls), el("h2", {}, t("stats.history"))];
   if (s.history.length) {
     parts.push(lineChart({
@@ -91,9 +92,10 @@ function renderStats(s) {
     parts.push(legend, el("h2", {}, t("stats.recent")));
     const list = el("ul", { class: "recent" });
     for (const g of s.history.slice(-10).reverse()) {
-      const li = el("li", g.offline ? { "data-offline": "true" } : {});
+      const li = el("li", g.offline ? { "data-offline": "true" } : g.in_page ? { "data-in-page": "true" } : {});
       li.append(el("span", {}, t("stats.recent_line", { score: g.score, outcome: t(`stats.${g.outcome}`), opponents: opponentsName(g.opponents) })));
       if (g.offline) li.append(el("span", { class: "tag", "data-testid": "played-offline" }, t("stats.played_offline")));
+      else if (g.in_page) li.append(el("span", { class: "tag", "data-testid": "played-in-page" }, t("stats.played_in_page")));
       else if (g.game_id) li.append(el("a", { href: `/games/${g.game_id}`, class: "button-link", "data-testid": "review-link" }, t("lobby.review")));
       list.append(li);
     }

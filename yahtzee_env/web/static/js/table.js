@@ -298,7 +298,7 @@ function showCommitment(state) {
 }
 
 function draw(state, { lock = false } = {}) {
-  $("table-code").textContent = state.code;
+  $("table-code").textContent = state.in_page ? t("in_page.code") : state.code;
   showCommitment(state);
   spectate.render(state, amHost());
   $("waiting").hidden = state.started;
@@ -325,8 +325,10 @@ function draw(state, { lock = false } = {}) {
   renderCard(state, mine, lock);
   if (!T.animating) showMover(playing ? state.current : null, state);
   const notes = state.seats.filter((s) => s.kind === "cpu" && s.trained_for)
-    .map((s) => t("seat.trained_for", { name: seatName(state, s.seat), rules: ruleName(s.trained_for) }));
-  $("seat-notes").replaceChildren(...notes.map((n) => el("p", {}, n)));
+    .map((s) => el("p", {}, t("seat.trained_for", { name: seatName(state, s.seat), rules: ruleName(s.trained_for) })));
+  // a solo game played in the page while online (offline.js): what it gives up
+  if (state.in_page) notes.unshift(el("p", { class: "in-page-note", "data-testid": "in-page-note" }, t("in_page.table_note")));
+  $("seat-notes").replaceChildren(...notes);
   renderCoach(state);
   renderResult(state);
   fitCard();
