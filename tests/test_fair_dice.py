@@ -27,7 +27,7 @@ SEED = bytes(range(32))
 
 
 def reference_values(seed: bytes, seat: int, turn: int, roll: int, count: int) -> list[int]:
-    """The derivation as docs/web.md and the module docstring write it, independently."""
+    """The derivation as docs/fair_dice.md and the module docstring write it, independently."""
     out, counter = [], 0
     while len(out) < count:
         message = seed + bytes([seat, turn, roll]) + counter.to_bytes(4, "big")
