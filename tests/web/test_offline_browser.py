@@ -132,7 +132,7 @@ def test_a_solo_game_online_played_in_the_page_is_only_recorded(page, shared_ser
     page.click(tid("play"))
     page.wait_for_function("() => location.pathname === '/t/OFFLINE'")
     page.wait_for_selector(tid("in-page-note"))
-    assert page.text_content(tid("table-code")) == "in this page"
+    assert page.text_content(tid("table-code")) == "Played in this page"
     page.wait_for_selector(f"{tid('roll')}:not([disabled])")  # one roll, then a box each turn
     old = page.get_attribute("#table", "data-version")
     page.click(tid("roll"))

@@ -299,6 +299,7 @@ function showCommitment(state) {
 
 function draw(state, { lock = false } = {}) {
   $("table-code").textContent = state.in_page ? t("in_page.code") : state.code;
+  $("table-code").parentElement.classList.toggle("words", Boolean(state.in_page));  // no code to read out
   showCommitment(state);
   spectate.render(state, amHost());
   $("waiting").hidden = state.started;
