@@ -217,7 +217,7 @@ class Ratings:
         else ``{"rated": True, "before": R, "after": R'}`` (the shown ratings)."""
         if player_id is None or table.game is None or table.game.over:
             return {"rated": False}
-        with self.storage.ratings.game(table.code, table.idx) as game:
+        with self.storage.ratings.reading(table.code, table.idx) as game:
             entrants, mine = self._taking_part(game, table, player_id)
             if not mine:
                 return {"rated": False}
@@ -233,7 +233,7 @@ class Ratings:
         "rated" tag in "Your open tables" (False before the start and between games)."""
         if player_id is None or table.game is None or table.game.over:
             return False
-        with self.storage.ratings.game(table.code, table.idx) as game:
+        with self.storage.ratings.reading(table.code, table.idx) as game:
             return bool(self._taking_part(game, table, player_id)[1])
 
     def _taking_part(self, game: RatedGame, table, player_id: int) -> tuple[list, set[int]]:

@@ -86,6 +86,13 @@ class RatingStore(Store):
         )
 
     @contextlib.contextmanager
+    def reading(self, code: str, idx: int) -> Iterator[RatedGame]:
+        """Read what rates game ``idx`` of table ``code`` without taking the write lock (the
+        lobby's rated tags, Leave's preview of its cost); `game` to rate it."""
+        with self.db._reading() as conn:
+            yield RatedGame(self.db, conn, code, idx)
+
+    @contextlib.contextmanager
     def game(self, code: str, idx: int) -> Iterator[RatedGame]:
         """Rate game ``idx`` of table ``code`` in one transaction (joining the one of the
         game's last moves, or of the players' leaving, when there is one)."""
