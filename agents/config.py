@@ -190,6 +190,11 @@ class PPOConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     target_kl: float | None = None
+    anchor_kl: float = 0.0
+    """Not MaskablePPO's: the coefficient of a KL penalty, KL(init || policy) over each
+    minibatch's legal actions, that holds the policy near the network it started from
+    (``policy.init``; `yahtzee_agents.anchor`). 0 (the default) leaves it out: plain
+    MaskablePPO."""
 
 
 @dataclass
@@ -245,12 +250,14 @@ class RunConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The config as plain data. Fields added later that are unset (``versus``,
-        ``policy.init``) are left out, so older configs keep their digest."""
+        ``policy.init``, ``ppo.anchor_kl``) are left out, so older configs keep their digest."""
         data = dataclasses.asdict(self)
         if data["versus"] is None:
             del data["versus"]
         if data["policy"]["init"] is None:
             del data["policy"]["init"]
+        if data["ppo"]["anchor_kl"] == 0.0:
+            del data["ppo"]["anchor_kl"]
         return data
 
     def digest(self) -> str:
@@ -420,6 +427,9 @@ def validate(cfg: RunConfig) -> RunConfig:
         if value.steps != FOLLOW_TOTAL:
             _positive(f"ppo.{name}.steps", value.steps)
     _positive("ppo.vf_coef", p.vf_coef, allow_zero=True)
+    _positive("ppo.anchor_kl", p.anchor_kl, allow_zero=True)
+    if p.anchor_kl > 0 and cfg.policy.init is None:
+        raise ConfigError("ppo.anchor_kl: needs policy.init (the network the policy is held near)")
     _positive("ppo.max_grad_norm", p.max_grad_norm)
     for name in ("clip_range_vf", "target_kl"):  # None switches them off; 0 or less is nonsense
         if getattr(p, name) is not None:

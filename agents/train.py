@@ -160,8 +160,8 @@ def make_env(cfg: RunConfig, seed: int):
 
 def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
     import torch.nn as nn
-    from sb3_contrib import MaskablePPO
 
+    from yahtzee_agents.anchor import attach_anchor, model_class
     from yahtzee_agents.config import sb3_value
     from yahtzee_agents.distribution import install
 
@@ -173,7 +173,7 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
         },
         "activation_fn": {"relu": nn.ReLU, "tanh": nn.Tanh}[cfg.policy.activation],
     }
-    model = MaskablePPO(
+    model = model_class(cfg)(
         "MlpPolicy",
         env,
         learning_rate=sb3_value(p.learning_rate, cfg.train.total_timesteps),
@@ -195,6 +195,8 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
         device="cpu",
         verbose=0,
     )
+    if p.anchor_kl > 0:
+        attach_anchor(model, cfg)
     return install(model)
 
 
@@ -680,8 +682,8 @@ def train(
 
     ``on_eval(result, steps)`` is called after every evaluation. Returns the run folder."""
     import torch
-    from sb3_contrib import MaskablePPO
 
+    from yahtzee_agents.anchor import attach_anchor, model_class
     from yahtzee_agents.config import sb3_value
     from yahtzee_agents.distribution import install
     from yahtzee_agents.resume import load_state
@@ -710,9 +712,11 @@ def train(
             "clip_range": sb3_value(cfg.ppo.clip_range, total),
         }
         # force_reset=False: keep the saved last observation (a reset would redraw the dice)
-        model = MaskablePPO.load(
+        model = model_class(cfg).load(
             ckpt, env=env, device="cpu", custom_objects=schedules, force_reset=False
         )
+        if cfg.ppo.anchor_kl > 0:  # rebuilt from policy.init, never saved
+            attach_anchor(model, cfg)
         install(model)
         model.tensorboard_log = str(paths.tb)
         if state_path(ckpt).exists():

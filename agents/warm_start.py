@@ -160,7 +160,6 @@ def init_policy(model: Any, cfg: RunConfig) -> dict[str, Any]:
     the model's (a later input version, which extends the earlier one) gets zero columns for
     the new inputs, so the network computes the same logits as the model: it plays exactly as
     the model at step 0. The value network is left as built. Returns what was copied."""
-    import torch
     import torch.nn as nn
 
     from yahtzee_env.policies.models import load_opponent
@@ -169,14 +168,29 @@ def init_policy(model: Any, cfg: RunConfig) -> dict[str, Any]:
     policy = model.policy
     layers = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
     layers.append(policy.action_net)
-    if len(layers) != len(source.weights):
+    widened = copy_weights(layers, source.weights, cfg.policy.init)
+    manifest = getattr(source, "manifest", None)
+    return {
+        "init": cfg.policy.init,
+        "weights_sha256": getattr(manifest, "weights_sha256", None),
+        "input_version": source.input_version,
+        "zero_columns": widened,
+    }
+
+
+def copy_weights(layers: list[Any], weights: list[tuple[np.ndarray, np.ndarray]], name: str) -> int:
+    """Copy numpy ``weights`` (``[in, out]`` matrices and biases, a level's format) into torch
+    ``layers``; a first layer with more inputs gets zero columns for the extra ones. Returns
+    how many columns were added."""
+    import torch
+
+    if len(layers) != len(weights):
         raise ValueError(
-            f"policy.init: {cfg.policy.init!r} has {len(source.weights)} layers, the model "
-            f"{len(layers)}"
+            f"policy.init: {name!r} has {len(weights)} layers, the model {len(layers)}"
         )
     widened = 0
     with torch.no_grad():
-        for k, (layer, (w, b)) in enumerate(zip(layers, source.weights, strict=True)):
+        for k, (layer, (w, b)) in enumerate(zip(layers, weights, strict=True)):
             w = torch.as_tensor(np.ascontiguousarray(w.T))  # numpy format: [in, out]
             out_features, in_features = layer.weight.shape
             if (
@@ -185,17 +199,11 @@ def init_policy(model: Any, cfg: RunConfig) -> dict[str, Any]:
                 or (k > 0 and w.shape[1] != in_features)
             ):
                 raise ValueError(
-                    f"policy.init: layer {k} of {cfg.policy.init!r} is {tuple(w.shape)}, the "
+                    f"policy.init: layer {k} of {name!r} is {tuple(w.shape)}, the "
                     f"model's {tuple(layer.weight.shape)}"
                 )
             layer.weight.zero_()
             layer.weight[:, : w.shape[1]] = w
             layer.bias.copy_(torch.as_tensor(b))
             widened += in_features - w.shape[1]
-    manifest = getattr(source, "manifest", None)
-    return {
-        "init": cfg.policy.init,
-        "weights_sha256": getattr(manifest, "weights_sha256", None),
-        "input_version": source.input_version,
-        "zero_columns": widened,
-    }
+    return widened

@@ -297,3 +297,94 @@ class _TableHard:
 
     def act_table(self, observation, action_mask, cards):
         return self.hard.act(observation, action_mask)
+
+
+# ------------------------------------------------------------------------------ the KL anchor
+def test_the_masked_kl_is_the_kl_over_the_legal_actions():
+    import torch
+
+    from yahtzee_agents.anchor import masked_kl
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(50, 12)), rng.normal(size=(50, 12))
+    masks = rng.random((50, 12)) < 0.6
+    masks[:, 0] = True
+    want = []
+    for x, y, m in zip(a, b, masks, strict=True):
+        p = np.exp(x[m] - np.logaddexp.reduce(x[m]))
+        q = y[m] - np.logaddexp.reduce(y[m])
+        want.append(np.sum(p * (np.log(p) - q)))
+    # the policy's logits as LeanMaskedCategorical holds them: masked at -1e8, normalised
+    q = torch.where(torch.as_tensor(masks), torch.as_tensor(b), torch.tensor(-1e8))
+    q = q - q.logsumexp(-1, keepdim=True)
+    got = masked_kl(torch.as_tensor(a), q, torch.as_tensor(masks)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    assert (got >= 0).all()
+    same = masked_kl(torch.as_tensor(b), q, torch.as_tensor(masks)).numpy()
+    np.testing.assert_allclose(same, 0.0, atol=1e-12)
+
+
+def test_the_anchor_needs_a_starting_network():
+    with pytest.raises(ConfigError, match=r"ppo\.anchor_kl: needs policy\.init"):
+        load_config(ROOT / "configs" / "tiny.yaml", ["ppo.anchor_kl=0.5"])
+    with pytest.raises(ConfigError, match=r"ppo\.anchor_kl: must be >= 0"):
+        tiny("ppo.anchor_kl=-1")
+    # unset, it leaves the config's digest as it was (older runs keep theirs)
+    assert "anchor_kl" not in tiny().to_dict()["ppo"]
+    assert tiny("ppo.anchor_kl=0.5").to_dict()["ppo"]["anchor_kl"] == 0.5
+
+
+def _kl_to_hard(run: Path) -> float:
+    """Mean KL(hard || the run's final policy) over 2-seat positions."""
+    from sb3_contrib import MaskablePPO
+
+    from yahtzee_agents.export import numpy_policy
+    from yahtzee_agents.train import load_run_config
+    from yahtzee_env.policies.models import load_opponent as load
+
+    model = MaskablePPO.load(run / "final" / "model.zip", device="cpu")
+    mine, hard = numpy_policy(model, input_version=TABLE_INPUT_VERSION), load("hard")
+    assert load_run_config(run).name == "win"
+    rng = np.random.default_rng(1)
+    rows, masks, cards = [], [], []
+    for _ in range(4):
+        game = Game("official", num_players=2, canonical_holds=True)
+        game.reset(rng)
+        while not game.over:
+            seat, mask = game.current, game.legal_action_mask()
+            rows.append(encode_seat(game, seat))
+            masks.append(mask)
+            cards.append(table_cards(game, seat))
+            game.step(hard.act(encode_seat(game, seat), mask))
+    rows, masks, cards = np.array(rows), np.array(masks), np.array(cards)
+
+    def log_softmax(x):
+        x = np.where(masks, x, -np.inf)
+        return x - np.logaddexp.reduce(x, axis=1, keepdims=True)
+
+    p = log_softmax(hard.logits(rows).astype(np.float64))
+    q = log_softmax(mine.logits(table_input(rows, cards, 63)).astype(np.float64))
+    gap = np.subtract(p, q, out=np.zeros_like(p), where=masks)  # illegal: probability 0
+    terms = np.exp(p) * gap
+    return float(np.mean(np.sum(terms, axis=1)))
+
+
+def test_the_anchor_holds_the_policy_near_hard_and_resumes_exactly(tmp_path):
+    from yahtzee_agents.train import train
+
+    fast = ["train.total_timesteps=512", "ppo.learning_rate=0.003", "versus.value_warmup=0"]
+    free = train(tiny(*fast), tmp_path / "free", progress=False, argv=[])
+    held = train(tiny(*fast, "ppo.anchor_kl=20"), tmp_path / "held", progress=False, argv=[])
+    drift, kept = _kl_to_hard(free), _kl_to_hard(held)
+    print(f"KL to hard: free {drift:.4g}, held {kept:.4g}")
+    assert drift > 0 and kept < 0.5 * drift, (drift, kept)
+    # the anchor is rebuilt from policy.init on resume: the continuation is the same run
+    first = train(
+        tiny(*fast[1:], "train.total_timesteps=256", "ppo.anchor_kl=20"),
+        tmp_path / "part",
+        progress=False,
+        argv=[],
+    )
+    again = train(tiny(*fast, "ppo.anchor_kl=20"), first, resume=True, progress=False, argv=[])
+    digest = [json.loads((r / "final" / "eval.json").read_text()) for r in (held, again)]
+    assert digest[0]["weights_sha256"] == digest[1]["weights_sha256"]
