@@ -601,6 +601,13 @@ def test_every_row_in_docs_and_results_verifies() -> None:
             code, _, err = _yahtzee("verify", "--digests", str(path), "duelist")
             assert code == 2 and "model.sha256" in err
             continue
+        if model["kind"] == "model file":  # a model committed beside its rows (docs/win/)
+            shipped = ROOT / row["agent"]
+            assert shipped.is_file() and shipped.name == model["name"], where
+            code, out, err = _yahtzee("verify", "--digests", str(path), str(shipped))
+            assert code == 0 and "digests hold" in out, out + err
+            checked.add(where)
+            continue
         assert model["kind"] in ("level", "built-in"), where
         if path.name in REPLAYED:
             code, out, err = _yahtzee("verify", str(path), model["name"])
@@ -611,6 +618,7 @@ def test_every_row_in_docs_and_results_verifies() -> None:
         checked.add(where)
     assert {"docs/duel/versus-2p-duelist-optimal.json", "docs/duel/versus-2p-duelist-hard.json",
             "results/versus-2p-duelist.json", "results/hard.json"} <= checked  # fmt: skip
+    assert {"docs/win/versus-2p-win-optimal.json", "docs/win/versus-2p-win-hard.json"} <= checked
 
 
 def test_verify_by_digests_refuses_a_row_that_is_not_its_own_arithmetic(tmp_path) -> None:

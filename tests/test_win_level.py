@@ -388,3 +388,22 @@ def test_the_anchor_holds_the_policy_near_hard_and_resumes_exactly(tmp_path):
     again = train(tiny(*fast, "ppo.anchor_kl=20"), first, resume=True, progress=False, argv=[])
     digest = [json.loads((r / "final" / "eval.json").read_text()) for r in (held, again)]
     assert digest[0]["weights_sha256"] == digest[1]["weights_sha256"]
+
+
+def test_the_drift_from_hard_is_zero_for_hard_and_grows_for_another_network():
+    from yahtzee_env.analysis.drift import drift
+
+    hard = load_opponent("hard")
+    same = drift(hard, hard, games=3, seed=0)
+    assert same["positions"] > 100 and same["same_move"] == 1.0
+    assert same["kl_mean"] == pytest.approx(0.0, abs=1e-9)
+    assert same["entropy_model"] == pytest.approx(same["entropy_reference"])
+    # hard widened for the table (zero columns for the other card), as the win level starts
+    wide = load_opponent("hard")
+    (w, b), *rest = wide.weights
+    wide.weights = [(np.vstack([w, np.zeros((21, w.shape[1]), w.dtype)]), b), *rest]
+    wide.input_version, wide.reads_table = TABLE_INPUT_VERSION, True
+    assert drift(hard, wide, games=3, seed=0)["kl_mean"] == pytest.approx(0.0, abs=1e-6)
+    other = drift(hard, load_opponent("medium"), games=3, seed=0)
+    assert other["positions"] == same["positions"]  # the same positions: hard's games
+    assert other["kl_mean"] > 0.05 and other["same_move"] < 0.95
