@@ -335,38 +335,15 @@ def test_the_anchor_needs_a_starting_network():
 
 
 def _kl_to_hard(run: Path) -> float:
-    """Mean KL(hard || the run's final policy) over 2-seat positions."""
+    """Mean KL(hard || the run's final policy) at the positions of 2-seat games."""
     from sb3_contrib import MaskablePPO
 
     from yahtzee_agents.export import numpy_policy
-    from yahtzee_agents.train import load_run_config
-    from yahtzee_env.policies.models import load_opponent as load
+    from yahtzee_env.analysis.drift import drift
 
     model = MaskablePPO.load(run / "final" / "model.zip", device="cpu")
-    mine, hard = numpy_policy(model, input_version=TABLE_INPUT_VERSION), load("hard")
-    assert load_run_config(run).name == "win"
-    rng = np.random.default_rng(1)
-    rows, masks, cards = [], [], []
-    for _ in range(4):
-        game = Game("official", num_players=2, canonical_holds=True)
-        game.reset(rng)
-        while not game.over:
-            seat, mask = game.current, game.legal_action_mask()
-            rows.append(encode_seat(game, seat))
-            masks.append(mask)
-            cards.append(table_cards(game, seat))
-            game.step(hard.act(encode_seat(game, seat), mask))
-    rows, masks, cards = np.array(rows), np.array(masks), np.array(cards)
-
-    def log_softmax(x):
-        x = np.where(masks, x, -np.inf)
-        return x - np.logaddexp.reduce(x, axis=1, keepdims=True)
-
-    p = log_softmax(hard.logits(rows).astype(np.float64))
-    q = log_softmax(mine.logits(table_input(rows, cards, 63)).astype(np.float64))
-    gap = np.subtract(p, q, out=np.zeros_like(p), where=masks)  # illegal: probability 0
-    terms = np.exp(p) * gap
-    return float(np.mean(np.sum(terms, axis=1)))
+    mine = numpy_policy(model, input_version=TABLE_INPUT_VERSION)
+    return drift(load_opponent("hard"), mine, games=4, seed=1)["kl_mean"]
 
 
 def test_the_anchor_holds_the_policy_near_hard_and_resumes_exactly(tmp_path):
