@@ -56,6 +56,10 @@ _STRICT_40 = "`configs/ppo-strict.yaml` (the strict track: no aids)"
 _STRICT_120 = (
     "`configs/ppo-strict.yaml` on `ppo-long.yaml`'s 120 M schedule (the strict track: no aids)"
 )
+_STRICT_LAM09 = (
+    "`configs/ppo-strict.yaml` (the strict track: no aids) on the 120 M schedule with λ 0.9 "
+    "(`ppo.gae_lambda=0.9`)"
+)
 OUR_RUNS = {
     # name: (config, seed, the docs/ folder of its run's data, the graded checkpoint's env-steps)
     "ppo-long-s0": ("`configs/ppo-long.yaml`", 0, "ppo_long", 118013952),
@@ -69,6 +73,8 @@ OUR_RUNS = {
     "ppo-strict-s2": (_STRICT_40, 2, "ppo_strict", 40009728),
     "ppo-strict-long-s0": (_STRICT_120, 0, "ppo_strict", 118013952),
     "ppo-strict-long-s1": (_STRICT_120, 1, "ppo_strict", 120012800),
+    "ppo-strict-lam09-s0": (_STRICT_LAM09, 0, "ppo_strict/lam09", 118013952),
+    "ppo-strict-lam09-s1": (_STRICT_LAM09, 1, "ppo_strict/lam09", 118013952),
 }
 """Our own training runs: each row is read from the benchmark row that its run's folder in
 docs/ keeps (its value, games and what it knew), never typed here."""
@@ -98,6 +104,7 @@ def our_run(name: str, config: str, seed: int, folder: str, steps: int) -> tuple
 _KNEW = {c: _PPO_LONG for c in ("`configs/ppo-long.yaml`", _LAM09)} | {
     _STRICT_40: _STRICT,
     _STRICT_120: _STRICT,
+    _STRICT_LAM09: _STRICT,
 }  # rows graded before a run's checkpoint said what it knew: its config's facts
 REPORTED = {
     **{name: our_run(name, *entry) for name, entry in OUR_RUNS.items()},
