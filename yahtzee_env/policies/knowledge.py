@@ -99,12 +99,13 @@ def knowledge_of_training(
     teacher: str = "none",
     ppo_steps: int = 1,
     init: str | None = None,
+    anchor_kl: float = 0.0,
 ) -> dict[str, str]:
     """The facts of a network trained by this project's recipe (a run config's
     ``env.observation_version``, ``env.shaping``, ``env.canonical_holds``,
-    ``warm_start.teacher`` and ``policy.init``; ``ppo_steps`` 0 for a distilled policy
-    shipped before PPO). Input version 3 is a 2-seat table's learner: the result is its
-    reward."""
+    ``warm_start.teacher``, ``policy.init`` and ``ppo.anchor_kl``; ``ppo_steps`` 0 for a
+    distilled policy shipped before PPO). Input version 3 is a 2-seat table's learner: the
+    result is its reward."""
     from yahtzee_env.game.observation import INPUT_SIZES, OBS_SIZE, STRATEGY_SIZE, TABLE_SIZE
 
     table = observation_version == 3
@@ -140,6 +141,11 @@ def knowledge_of_training(
     taught = teachers[teacher]
     if init is not None and teacher == "none":
         taught = f"none (its policy network started from {init}'s weights)"
+        if anchor_kl > 0:
+            taught = (
+                f"none (its policy network started from {init}'s weights; a KL penalty to "
+                f"them in its loss, coefficient {anchor_kl:g})"
+            )
     return knowledge(
         observation=observation,
         reward=reward,
