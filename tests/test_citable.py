@@ -618,7 +618,8 @@ def test_every_row_in_docs_and_results_verifies() -> None:
         checked.add(where)
     assert {"docs/duel/versus-2p-duelist-optimal.json", "docs/duel/versus-2p-duelist-hard.json",
             "results/versus-2p-duelist.json", "results/hard.json"} <= checked  # fmt: skip
-    assert {"docs/win/versus-2p-win-optimal.json", "docs/win/versus-2p-win-hard.json"} <= checked
+    assert {"docs/win/versus-2p-win-optimal.json", "docs/win/versus-2p-win-hard.json",
+            "docs/win/anchor/versus-2p-win-hard.json"} <= checked  # fmt: skip
 
 
 def test_verify_by_digests_refuses_a_row_that_is_not_its_own_arithmetic(tmp_path) -> None:
