@@ -21,7 +21,6 @@ logged (``train/anchor_kl``: the minibatches' mean KL; ``train/anchor_loss``); w
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import numpy as np
 import torch as th
@@ -40,9 +39,12 @@ def model_class(cfg: RunConfig) -> type[MaskablePPO]:
     return AnchoredPPO if cfg.ppo.anchor_kl > 0 else MaskablePPO
 
 
-def attach_anchor(model: AnchoredPPO, cfg: RunConfig) -> dict[str, Any]:
-    """Give ``model`` its frozen anchor: a copy of its policy path holding ``policy.init``'s
-    weights (widened as `init_policy` widens them). Returns what it holds to."""
+def attach_anchor(model: MaskablePPO, cfg: RunConfig) -> None:
+    """Give a model of an anchored run (``ppo.anchor_kl`` > 0; else nothing to do) its frozen
+    anchor: a copy of its policy path holding ``policy.init``'s weights (widened as
+    `init_policy` widens them)."""
+    if cfg.ppo.anchor_kl <= 0:
+        return
     from yahtzee_agents.warm_start import copy_weights
     from yahtzee_env.policies.models import load_opponent
 
@@ -59,7 +61,6 @@ def attach_anchor(model: AnchoredPPO, cfg: RunConfig) -> dict[str, Any]:
         param.requires_grad_(False)
     model.anchor = anchor.eval()
     model.anchor_kl = cfg.ppo.anchor_kl
-    return {"anchor": cfg.policy.init, "anchor_kl": cfg.ppo.anchor_kl}
 
 
 def masked_kl(anchor_logits: th.Tensor, logits: th.Tensor, masks: th.Tensor) -> th.Tensor:
@@ -107,9 +108,7 @@ class AnchoredPPO(MaskablePPO):
                 with th.no_grad():
                     features = self.policy.extract_features(rollout_data.observations)
                     anchor_logits = self.anchor(features)
-                masks = th.as_tensor(rollout_data.action_masks, dtype=th.bool)
-                masks = masks.reshape(dist.logits.shape)
-                anchor_kl = masked_kl(anchor_logits, dist.logits, masks).mean()
+                anchor_kl = masked_kl(anchor_logits, dist.logits, dist.masks).mean()
                 anchor_kls.append(anchor_kl.item())
 
                 values = values.flatten()

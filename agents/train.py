@@ -195,8 +195,7 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
         device="cpu",
         verbose=0,
     )
-    if p.anchor_kl > 0:
-        attach_anchor(model, cfg)
+    attach_anchor(model, cfg)
     return install(model)
 
 
@@ -715,8 +714,7 @@ def train(
         model = model_class(cfg).load(
             ckpt, env=env, device="cpu", custom_objects=schedules, force_reset=False
         )
-        if cfg.ppo.anchor_kl > 0:  # rebuilt from policy.init, never saved
-            attach_anchor(model, cfg)
+        attach_anchor(model, cfg)  # the anchor is rebuilt from policy.init, never saved
         install(model)
         model.tensorboard_log = str(paths.tb)
         if state_path(ckpt).exists():

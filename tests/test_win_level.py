@@ -385,10 +385,7 @@ def test_the_drift_from_hard_is_zero_for_hard_and_grows_for_another_network():
     assert same["kl_mean"] == pytest.approx(0.0, abs=1e-9)
     assert same["entropy_model"] == pytest.approx(same["entropy_reference"])
     # hard widened for the table (zero columns for the other card), as the win level starts
-    wide = load_opponent("hard")
-    (w, b), *rest = wide.weights
-    wide.weights = [(np.vstack([w, np.zeros((21, w.shape[1]), w.dtype)]), b), *rest]
-    wide.input_version, wide.reads_table = TABLE_INPUT_VERSION, True
+    wide = _hard_at_the_table()
     assert drift(hard, wide, games=3, seed=0)["kl_mean"] == pytest.approx(0.0, abs=1e-6)
     other = drift(hard, load_opponent("medium"), games=3, seed=0)
     assert other["positions"] == same["positions"]  # the same positions: hard's games
