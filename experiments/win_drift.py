@@ -24,7 +24,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    report = drift(load_opponent(args.reference), load_opponent(args.model), args.games, args.seed)
+    try:
+        reference, model = load_opponent(args.reference), load_opponent(args.model)
+        report = drift(reference, model, args.games, args.seed)
+    except (ValueError, OSError) as err:  # a model file that is not one, a bad count
+        parser.error(str(err))
     report["reference"], report["model"] = args.reference, args.model
     report["command"] = (
         f"python experiments/win_drift.py {args.model} --reference {args.reference} "

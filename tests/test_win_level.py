@@ -390,3 +390,5 @@ def test_the_drift_from_hard_is_zero_for_hard_and_grows_for_another_network():
     other = drift(hard, load_opponent("medium"), games=3, seed=0)
     assert other["positions"] == same["positions"]  # the same positions: hard's games
     assert other["kl_mean"] > 0.05 and other["same_move"] < 0.95
+    with pytest.raises(ValueError, match="games: must be at least 1, got 0"):
+        drift(hard, hard, games=0)

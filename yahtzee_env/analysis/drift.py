@@ -50,6 +50,8 @@ def _logits(policy: Any, rows: np.ndarray, cards: np.ndarray) -> np.ndarray:
 def drift(reference: Any, model: Any, games: int = 200, seed: int = 0) -> dict[str, Any]:
     """KL(reference || model), entropies and argmax agreement (module docstring); both are
     `MLPPolicy`-like (``logits``), either may read the table."""
+    if games < 1:
+        raise ValueError(f"games: must be at least 1, got {games}")
     rows, masks, cards = table_positions(reference, games, seed)
     p = _log_policy(_logits(reference, rows, cards), masks)
     q = _log_policy(_logits(model, rows, cards), masks)
