@@ -8,13 +8,18 @@ anchor adds to PPO's loss
     anchor_kl * mean over the minibatch's states of KL(init(.|s) || policy(.|s)),
 
 the KL divergence over the state's legal actions from the starting network's distribution to
-the policy's (the penalty of KL-regularised fine-tuning, as in RLHF's PPO). Where the
+the policy's (the penalty of KL-regularised fine-tuning, as in RLHF's PPO). With
+``ppo.anchor_release`` N > 0 the states where the learner has N open boxes or fewer (its last
+N turns) count 0 in that mean: the policy is held where the result says little about a move
+and left free where it says most (the first run without anchor moved most in the first turns,
+docs/win-level.md). Where the
 advantages agree from batch to batch the policy still moves; where they are noise it stays
 near the start. The starting network is frozen: it is rebuilt from ``policy.init`` (not
 saved in a checkpoint), so a resumed run holds to the same network.
 
 `AnchoredPPO.train` is sb3-contrib's `MaskablePPO.train` (2.9) with that one term added and
-logged (``train/anchor_kl``: the minibatches' mean KL; ``train/anchor_loss``); with
+logged (``train/anchor_kl``: the minibatches' mean penalised KL; ``train/anchor_loss``;
+``train/released_kl``: the mean KL of the released states, not in the loss); with
 ``anchor_kl`` 0 a run builds plain `MaskablePPO` instead (`model_class`).
 """
 
@@ -32,6 +37,7 @@ from torch.nn import functional as F
 
 from yahtzee_agents.config import RunConfig
 from yahtzee_agents.distribution import HUGE_NEG
+from yahtzee_env.game.observation import OPEN_SLICE
 
 
 def model_class(cfg: RunConfig) -> type[MaskablePPO]:
@@ -61,6 +67,17 @@ def attach_anchor(model: MaskablePPO, cfg: RunConfig) -> None:
         param.requires_grad_(False)
     model.anchor = anchor.eval()
     model.anchor_kl = cfg.ppo.anchor_kl
+    model.anchor_release = cfg.ppo.anchor_release
+
+
+def anchored_states(observations: th.Tensor, release: int) -> th.Tensor:
+    """1.0 for the states the anchor holds, 0.0 for the learner's last ``release`` turns
+    (its open boxes, the observation's ``[39:52]`` in every input version, ``release`` or
+    fewer)."""
+    if release <= 0:
+        return th.ones(observations.shape[0], dtype=observations.dtype, device=observations.device)
+    open_boxes = th.round(observations[:, OPEN_SLICE].sum(dim=1))
+    return (open_boxes > release).to(observations.dtype)
 
 
 def masked_kl(anchor_logits: th.Tensor, logits: th.Tensor, masks: th.Tensor) -> th.Tensor:
@@ -78,6 +95,7 @@ class AnchoredPPO(MaskablePPO):
 
     anchor: nn.Module | None = None
     anchor_kl: float = 0.0
+    anchor_release: int = 0
 
     def _excluded_save_params(self) -> list[str]:
         return [*super()._excluded_save_params(), "anchor"]
@@ -91,7 +109,7 @@ class AnchoredPPO(MaskablePPO):
         if self.clip_range_vf is not None:
             clip_range_vf = self.clip_range_vf(self._current_progress_remaining)  # type: ignore[operator]
         entropy_losses, pg_losses, value_losses, clip_fractions = [], [], [], []
-        anchor_kls = []
+        anchor_kls, released_kls = [], []
         continue_training = True
         for _epoch in range(self.n_epochs):
             approx_kl_divs = []
@@ -108,8 +126,12 @@ class AnchoredPPO(MaskablePPO):
                 with th.no_grad():
                     features = self.policy.extract_features(rollout_data.observations)
                     anchor_logits = self.anchor(features)
-                anchor_kl = masked_kl(anchor_logits, dist.logits, dist.masks).mean()
+                held = anchored_states(rollout_data.observations, self.anchor_release)
+                kl = masked_kl(anchor_logits, dist.logits, dist.masks)
+                anchor_kl = (kl * held).mean()  # a released state counts 0
                 anchor_kls.append(anchor_kl.item())
+                if self.anchor_release > 0 and held.sum() < len(held):
+                    released_kls.append(kl[held == 0].mean().item())
 
                 values = values.flatten()
                 advantages = rollout_data.advantages
@@ -166,5 +188,7 @@ class AnchoredPPO(MaskablePPO):
         self.logger.record("train/clip_range", clip_range)
         self.logger.record("train/anchor_kl", np.mean(anchor_kls))
         self.logger.record("train/anchor_loss", self.anchor_kl * np.mean(anchor_kls))
+        if released_kls:  # the KL where the anchor lets go (not in the loss)
+            self.logger.record("train/released_kl", np.mean(released_kls))
         if self.clip_range_vf is not None:
             self.logger.record("train/clip_range_vf", clip_range_vf)

@@ -195,6 +195,11 @@ class PPOConfig:
     minibatch's legal actions, that holds the policy near the network it started from
     (``policy.init``; `yahtzee_agents.anchor`). 0 (the default) leaves it out: plain
     MaskablePPO."""
+    anchor_release: int = 0
+    """The anchor lets go of the learner's last ``anchor_release`` turns (0-12): states where
+    it has that many open boxes or fewer are not penalised, so the policy is held near its
+    start where the result says little about a move (the early game) and free where it says
+    most. 0 (the default): every state is anchored."""
 
 
 @dataclass
@@ -250,14 +255,16 @@ class RunConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The config as plain data. Fields added later that are unset (``versus``,
-        ``policy.init``, ``ppo.anchor_kl``) are left out, so older configs keep their digest."""
+        ``policy.init``, ``ppo.anchor_kl``, ``ppo.anchor_release``) are left out, so older configs
+        keep their digest."""
         data = dataclasses.asdict(self)
         if data["versus"] is None:
             del data["versus"]
         if data["policy"]["init"] is None:
             del data["policy"]["init"]
-        if data["ppo"]["anchor_kl"] == 0.0:
-            del data["ppo"]["anchor_kl"]
+        for name, unset in (("anchor_kl", 0.0), ("anchor_release", 0)):
+            if data["ppo"][name] == unset:
+                del data["ppo"][name]
         return data
 
     def digest(self) -> str:
@@ -430,6 +437,10 @@ def validate(cfg: RunConfig) -> RunConfig:
     _positive("ppo.anchor_kl", p.anchor_kl, allow_zero=True)
     if p.anchor_kl > 0 and cfg.policy.init is None:
         raise ConfigError("ppo.anchor_kl: needs policy.init (the network the policy is held near)")
+    if not 0 <= p.anchor_release <= 12:
+        raise ConfigError(f"ppo.anchor_release: must be 0-12 turns, got {p.anchor_release}")
+    if p.anchor_release and p.anchor_kl <= 0:
+        raise ConfigError("ppo.anchor_release: lets go of an anchor; set ppo.anchor_kl above 0")
     _positive("ppo.max_grad_norm", p.max_grad_norm)
     for name in ("clip_range_vf", "target_kl"):  # None switches them off; 0 or less is nonsense
         if getattr(p, name) is not None:

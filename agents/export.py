@@ -129,6 +129,7 @@ def level_facts(cfg: Any, env_steps: int) -> dict[str, Any]:
             ppo_steps=int(env_steps),
             init=getattr(cfg.policy, "init", None),
             anchor_kl=getattr(cfg.ppo, "anchor_kl", 0.0),
+            anchor_release=getattr(cfg.ppo, "anchor_release", 0),
         ),
     }
 

@@ -1,6 +1,6 @@
 """How far a win-level model has moved from hard, the network it started from (issue 52,
 item 2; docs/win-level.md): `yahtzee_env.analysis.drift` at the positions of 2-seat games
-hard plays against itself, printed and written to JSON.
+hard plays against itself, in all and by the mover's turn, printed and written to JSON.
 
     python experiments/win_drift.py docs/win/model/win.json --games 200 --out docs/win/drift.json
 """
@@ -40,6 +40,12 @@ def main() -> None:
         f"99th percentile {report['kl_p99']:.3f}), entropy {report['entropy_reference']:.3f} "
         f"-> {report['entropy_model']:.3f}, the same move at {report['same_move']:.1%}"
     )
+    print("turn  positions  KL mean  share of the KL  the same move")
+    for row in report["by_turn"]:
+        print(
+            f"{row['turn']:>4}  {row['positions']:>9,}  {row['kl_mean']:>7.4f}  "
+            f"{row['kl_share']:>15.1%}  {row['same_move']:>13.1%}"
+        )
     if args.out:
         atomic_write(args.out, json.dumps(report, indent=2) + "\n")
         print(f"wrote {args.out}")

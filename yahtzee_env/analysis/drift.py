@@ -4,7 +4,8 @@ A level fine-tuned from another one (the win level from hard: ``policy.init``) i
 the positions of 2-seat games that the reference plays against itself (seeded dice, every
 decision of both seats): the mean KL divergence over the legal actions from the reference's
 distribution to the model's (the quantity `yahtzee_agents.anchor` penalises), the two mean
-entropies, and how often the two would make the same move (argmax).
+entropies, and how often the two would make the same move (argmax); the same KL and
+agreement by the mover's turn (1-13, from its open boxes), to see where in the game it is.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import numpy as np
 
 from yahtzee_env.game.cpu import table_cards
 from yahtzee_env.game.engine import Game
-from yahtzee_env.game.observation import encode_seat, table_input
+from yahtzee_env.game.observation import OPEN_SLICE, encode_seat, table_input
+from yahtzee_env.game.rules import NUM_BOXES
 
 
 def table_positions(reference: Any, games: int, seed: int, rules: str = "official"):
@@ -61,6 +63,19 @@ def drift(reference: Any, model: Any, games: int = 200, seed: int = 0) -> dict[s
     def entropy(log: np.ndarray) -> np.ndarray:
         return -np.sum(np.exp(log) * np.where(masks, log, 0.0), axis=1)
 
+    same = p.argmax(axis=1) == q.argmax(axis=1)
+    turn = NUM_BOXES + 1 - np.rint(rows[:, OPEN_SLICE].sum(axis=1)).astype(np.int64)
+    by_turn = [
+        {
+            "turn": t,
+            "positions": int(at.sum()),
+            "kl_mean": float(kl[at].mean()),
+            "kl_share": float(kl[at].sum() / kl.sum()) if kl.sum() > 0 else 0.0,
+            "same_move": float(same[at].mean()),
+        }
+        for t in range(1, NUM_BOXES + 1)
+        if (at := turn == t).any()
+    ]
     return {
         "games": games,
         "seed": seed,
@@ -70,5 +85,6 @@ def drift(reference: Any, model: Any, games: int = 200, seed: int = 0) -> dict[s
         "kl_p99": float(np.quantile(kl, 0.99)),
         "entropy_reference": float(entropy(p).mean()),
         "entropy_model": float(entropy(q).mean()),
-        "same_move": float(np.mean(p.argmax(axis=1) == q.argmax(axis=1))),
+        "same_move": float(same.mean()),
+        "by_turn": by_turn,
     }

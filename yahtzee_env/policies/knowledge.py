@@ -100,10 +100,12 @@ def knowledge_of_training(
     ppo_steps: int = 1,
     init: str | None = None,
     anchor_kl: float = 0.0,
+    anchor_release: int = 0,
 ) -> dict[str, str]:
     """The facts of a network trained by this project's recipe (a run config's
     ``env.observation_version``, ``env.shaping``, ``env.canonical_holds``,
-    ``warm_start.teacher``, ``policy.init`` and ``ppo.anchor_kl``; ``ppo_steps`` 0 for a
+    ``warm_start.teacher``, ``policy.init``, ``ppo.anchor_kl`` and ``ppo.anchor_release``;
+    ``ppo_steps`` 0 for a
     distilled policy shipped before PPO). Input version 3 is a 2-seat table's learner: the
     result is its reward."""
     from yahtzee_env.game.observation import INPUT_SIZES, OBS_SIZE, STRATEGY_SIZE, TABLE_SIZE
@@ -142,9 +144,10 @@ def knowledge_of_training(
     if init is not None and teacher == "none":
         taught = f"none (its policy network started from {init}'s weights)"
         if anchor_kl > 0:
+            where = f", except in its last {anchor_release} turns" if anchor_release else ""
             taught = (
                 f"none (its policy network started from {init}'s weights; a KL penalty to "
-                f"them in its loss, coefficient {anchor_kl:g})"
+                f"them in its loss, coefficient {anchor_kl:g}{where})"
             )
     return knowledge(
         observation=observation,
