@@ -1,5 +1,5 @@
 """Issue 46's seams on the server: a turn-based table is never deleted while its clock runs,
-and how long each kind of table is kept (docs/web.md, "When a table goes")."""
+and how long each kind of table is kept (docs/web_server.md, "When a table goes")."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ def test_the_result_counts_the_turns_the_computer_played_for_a_person(db, clock)
 
 @BOTH
 def test_how_long_each_kind_of_table_is_kept(db, clock, new_table, play_out):
-    """The rules docs/web.md states: a table never started goes after a day; an unfinished
+    """The rules docs/web_server.md states: a table never started goes after a day; an unfinished
     game against the computer, or online without a clock, after a week (both players may
     come back to it); an online game with a 2-minute clock 12 hours after its last move; a
     finished one after 30 days."""

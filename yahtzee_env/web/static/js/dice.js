@@ -1,6 +1,6 @@
 // Dice players can check (issue 49): the commitment shown before the first roll, and the
 // check of a finished game's record in the page, the same algorithm as
-// `yahtzee_env.game.fair_dice` and `yahtzee verify-game` (docs/web.md): each roll's values
+// `yahtzee_env.game.fair_dice` and `yahtzee verify-game` (docs/fair_dice.md): each roll's values
 // are SHA-256(seed ‖ seat ‖ turn ‖ roll ‖ counter) bytes below 252, mod 6, plus 1.
 const ACCEPT = 252;
 const DIGEST = "SHA-256";
