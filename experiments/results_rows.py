@@ -40,6 +40,17 @@ SOLITAIRE = {
     "random": "random (uniform legal action)",
 }
 VERSUS = ("easy", "medium", "hard", "expert", "master", "duelist")
+OUR_VERSUS = {
+    # name: (the numpy export committed beside its grading in docs/, its description)
+    "win": (
+        "docs/win/anchor/model/win.json",
+        "win (PPO at a 2-seat table from hard's weights, the result its only reward: "
+        "`configs/win.yaml` with the KL anchor `ppo.anchor_kl=0.1`, 35.9 M env-steps; "
+        "docs/win-level.md)",
+    ),
+}
+"""Our own learned 2-seat models, by the standard 2-player protocol; the row's agent is the
+model file's path (a reader replays it with `yahtzee verify ROW PATH`)."""
 SAME_WEIGHTS = {"duelist": "hard"}
 """Levels whose weights file is another level's: their rows say ``same_weights_as``."""
 SOLO_KNEW_OF = {"duelist": "hard"}
@@ -226,6 +237,10 @@ def main() -> None:
             if only is None or name in only:
                 row = benchmark_versus(name, players=2, vs=VERSUS_PROTOCOL.standard_opponents)
                 write(out / f"versus-2p-{name}.json", versus_row(name, row))
+        for name, (model, description) in OUR_VERSUS.items():
+            if only is None or name in only:
+                row = benchmark_versus(str(ROOT / model), players=2, name=model)
+                write(out / f"versus-2p-{name}.json", check_row({**row, "description": description}))
     rows = load_rows(out)
     atomic_write(out / "schema.json", schema_text())
     for doc in (ROOT / "README.md", ROOT / "docs" / "benchmark.md"):
