@@ -71,6 +71,10 @@ _STRICT_LAM09 = (
     "`configs/ppo-strict.yaml` (the strict track: no aids) on the 120 M schedule with λ 0.9 "
     "(`ppo.gae_lambda=0.9`)"
 )
+_STRICT_LAM09_ENT06 = (
+    "`configs/ppo-strict.yaml` (the strict track: no aids) on the 120 M schedule with λ 0.9 "
+    "and the entropy coefficient doubled (`ppo.gae_lambda=0.9 ppo.ent_coef=0.06`)"
+)
 OUR_RUNS = {
     # name: (config, seed, the docs/ folder of its run's data, the graded checkpoint's env-steps)
     "ppo-long-s0": ("`configs/ppo-long.yaml`", 0, "ppo_long", 118013952),
@@ -87,6 +91,7 @@ OUR_RUNS = {
     "ppo-strict-lam09-s0": (_STRICT_LAM09, 0, "ppo_strict/lam09", 118013952),
     "ppo-strict-lam09-s1": (_STRICT_LAM09, 1, "ppo_strict/lam09", 118013952),
     "ppo-strict-lam09-s2": (_STRICT_LAM09, 2, "ppo_strict/lam09", 120012800),
+    "ppo-strict-lam09-ent06-s1": (_STRICT_LAM09_ENT06, 1, "ppo_strict/lam09", 120012800),
 }
 """Our own training runs: each row is read from the benchmark row that its run's folder in
 docs/ keeps (its value, games and what it knew), never typed here."""
