@@ -309,3 +309,47 @@ def test_a_versus_row_says_how_its_seats_and_intervals_were_made() -> None:
     assert o["decisive_win_rate"] == pytest.approx(o["wins"] / (o["wins"] + o["losses"]))
     text = format_versus(row)
     assert "over decisive games" in text and "binomial" in text and "seats alternated" in text
+
+
+def test_a_versus_row_on_unseen_deals_is_replayed_at_its_own_seed(tmp_path) -> None:
+    """``--deal-seed``: the same protocol on other deals (a check on deals no choice was made
+    on); the row says its seed, is not the standard protocol's, and `yahtzee verify` replays
+    it at that seed (by digests too); a forged seed does not hold."""
+    import json
+
+    from yahtzee_env.analysis.multiplayer import benchmark_versus
+    from yahtzee_env.analysis.verify import RowError, verify_digests, verify_row
+
+    standard = benchmark_versus("greedy", players=2, vs=["heuristic"], deals=2000)
+    assert standard["seed"] == 0 and standard["standard"] is True
+    row = benchmark_versus("greedy", players=2, vs=["heuristic"], deals=12, seed=7)
+    assert row["seed"] == 7 and row["standard"] is False
+    again = benchmark_versus("greedy", players=2, vs=["heuristic"], deals=12)
+    assert row["provenance"]["dice_sha256"] != again["provenance"]["dice_sha256"]
+    assert verify_row(row, "greedy").how == "exactly"
+    assert verify_digests(row, "greedy").holds
+    forged = json.loads(json.dumps(row))
+    forged["seed"] = 8
+    with pytest.raises(RowError, match="dice_sha256"):
+        verify_digests(forged, "greedy")
+    with pytest.raises(ValueError, match="seed: must be 0 to 2\\*\\*32 - 1, got -1"):
+        benchmark_versus("greedy", players=2, vs=["heuristic"], deals=2, seed=-1)
+    # the command line: --deal-seed for the multi-player protocol only, named in the error
+    import contextlib
+    import io
+
+    from yahtzee_env.commands.cli import main
+
+    def cli(*args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+        return code, out.getvalue(), err.getvalue()
+
+    path = tmp_path / "row.json"
+    flags = ["--players", "2", "--vs", "heuristic", "--deals", "12", "--deal-seed", "7"]
+    code, out, err = cli("benchmark", "greedy", *flags, "--no-progress", "--json", str(path))
+    assert code == 0, err
+    assert "seed 7" in out and json.loads(path.read_text())["seed"] == 7
+    code, _, err = cli("benchmark", "greedy", "--deal-seed", "7")
+    assert code == 2 and "--deal-seed is for --players 2-4 --vs" in err

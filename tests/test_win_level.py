@@ -285,6 +285,29 @@ def test_a_tiny_run_resumes_exactly_and_its_model_is_graded_and_verified(tmp_pat
     report = find_table_decisions(_TableHard(agent), games=2, seed=0)
     assert report["agent_moves"] > 40 and report["off_optimum_because_of_the_other_card"] == 0
     assert "moves off the solver's" in format_decisions(report)
+    assert report["window"] == {
+        "moves": 0, "p_win_higher": 0, "p_win_lower": 0, "p_win_equal": 0,
+        "p_win_change": 0.0, "in_a_decided_game": 0,
+    }  # fmt: skip
+
+
+def test_the_window_summary_counts_what_each_move_does_to_the_chance_of_winning():
+    from yahtzee_env.analysis.table_decisions import window_summary
+
+    def decision(solver, agent):
+        return {"solver": {"p_win": solver}, "agent": {"p_win": agent}}
+
+    decisions = [
+        decision(0.40, 0.45),  # raised
+        decision(0.60, 0.50),  # lowered
+        decision(1.00, 1.00),  # the same, in a decided game
+        decision(0.005, 0.0),  # lowered, in a decided game (at most 0.01)
+        decision(None, None),  # outside the window: not counted
+    ]
+    w = window_summary(decisions)
+    assert (w["moves"], w["p_win_higher"], w["p_win_lower"], w["p_win_equal"]) == (4, 1, 2, 1)
+    assert w["p_win_change"] == pytest.approx(0.05 - 0.10 - 0.005)
+    assert w["in_a_decided_game"] == 2
 
 
 class _TableHard:

@@ -156,6 +156,7 @@ def benchmark_versus(
     source: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     duplicate: bool = False,
+    seed: int = VERSUS_PROTOCOL.seed,
 ) -> dict[str, Any]:
     """The agent's row of the multi-player protocol (JSON-ready): ``kind`` ``"versus"``,
     ``duplicate`` (every seat on the same dice: the module docstring),
@@ -180,6 +181,8 @@ def benchmark_versus(
         raise ValueError("--vs needs at least one opponent")
     if deals < 1:
         raise ValueError(f"deals must be >= 1, got {deals}")
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"seed: must be 0 to 2**32 - 1, got {seed}")
     rules = RuleSet.from_spec(rules)
     agent = load_agent(policy, rules, name)
     knew = check_knowledge(knew) if knew is not None else knowledge_of(agent)
@@ -187,7 +190,7 @@ def benchmark_versus(
     for i, opponent_name in enumerate(vs):
         opponent = resolve_policy(opponent_name, rules, 0)
         points, margins, results = play_rotated(
-            agent, opponent, players, deals, VERSUS_PROTOCOL.seed, rules, duplicate
+            agent, opponent, players, deals, seed, rules, duplicate
         )
         win, win_ci = _mean_ci(points)
         margin, margin_ci = _mean_ci(margins)
@@ -215,13 +218,14 @@ def benchmark_versus(
         "players": players,
         "deals": deals,
         "games": deals * players * len(vs),
-        "seed": VERSUS_PROTOCOL.seed,
+        "seed": seed,
         "rules": rules.name,
         "protocol": VERSUS_PROTOCOL.name,
         "duplicate": duplicate,
         "standard": deals == VERSUS_PROTOCOL.deals
         and rules == RuleSet.from_spec("official")
-        and not duplicate,
+        and not duplicate
+        and seed == VERSUS_PROTOCOL.seed,
         "version": _package_version(),
         "seats": SEATS,
         "interval": INTERVAL,
@@ -233,7 +237,7 @@ def benchmark_versus(
         "provenance": {
             **machine(),
             "dice_sha256": versus_dice_digest(
-                deals, players, VERSUS_PROTOCOL.seed, VERSUS_PROTOCOL.batch_size, duplicate
+                deals, players, seed, VERSUS_PROTOCOL.batch_size, duplicate
             ),
         },
     }

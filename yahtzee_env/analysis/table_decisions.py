@@ -15,7 +15,12 @@ at every move of the agent:
   reaction to the score;
 * **the duelist**: what the duelist (`yahtzee_env.policies.duel`, the solver's moves plus an
   exact win-probability search over the last three turns) plays there, and the probability
-  of winning its search gives each move (None outside its window).
+  of winning its search gives each move (None outside its window);
+* **in that window** (`window_summary`): whether each such move raised or lowered the
+  probability of winning against the solver's move, the sum of those changes (the wins a
+  game the moves gained or lost, in expectation), and how many were made in a decided game
+  (the solver's move wins with probability at least 0.99 or at most 0.01: there the result
+  says nothing about the move).
 
 Nothing here is trained: the agent and its opponent are fixed, the dice seeded.
 """
@@ -103,7 +108,30 @@ def find_table_decisions(
         "cost_of_those_per_move": (float(np.mean([d["cost"] for d in caused])) if caused else 0.0),
         "duelist_makes_the_same_move": same,
         "in_the_duelist_window": len(in_window),
+        "window": window_summary(caused),
         "decisions": caused,
+    }
+
+
+DECIDED = 0.01
+"""A game is decided where the solver's move wins with probability at most this, or at least
+one minus it."""
+
+
+def window_summary(decisions: list[dict[str, Any]]) -> dict[str, Any]:
+    """Of ``decisions`` (`find_table_decisions`'s), those in the duelist's window: how many
+    raise, lower or keep the probability of winning of the solver's move, the sum of the
+    changes, and how many are in a decided game (`DECIDED`)."""
+    window = [d for d in decisions if d["agent"]["p_win"] is not None]
+    change = [d["agent"]["p_win"] - d["solver"]["p_win"] for d in window]
+    decided = [d for d in window if not DECIDED < d["solver"]["p_win"] < 1.0 - DECIDED]
+    return {
+        "moves": len(window),
+        "p_win_higher": sum(c > 1e-9 for c in change),
+        "p_win_lower": sum(c < -1e-9 for c in change),
+        "p_win_equal": sum(abs(c) <= 1e-9 for c in change),
+        "p_win_change": float(sum(change)),
+        "in_a_decided_game": len(decided),
     }
 
 
@@ -138,6 +166,14 @@ def _decision(game, g, seat, cards, obs, mask, mine, solver, even, points, duel)
     }  # fmt: skip
 
 
+def _window_words(w: dict[str, Any]) -> str:
+    return (
+        f"In that window {w['p_win_higher']} of the {w['moves']} raise the probability of "
+        f"winning, {w['p_win_lower']} lower it, {w['p_win_equal']} leave it (together "
+        f"{w['p_win_change']:+.3f} wins); {w['in_a_decided_game']} are in a decided game."
+    )
+
+
 def format_decisions(report: dict[str, Any], show: int = 8) -> str:
     """The counts in words, then a Markdown table of the first ``show`` decisions."""
     r = report
@@ -150,6 +186,7 @@ def format_decisions(report: dict[str, Any], show: int = 8) -> str:
         f"The duelist makes the same move at {r['duelist_makes_the_same_move']} of the "
         f"{r['off_optimum_because_of_the_other_card']} ({r['in_the_duelist_window']} in its "
         "search window).",
+        _window_words(r["window"]),
         "",
         "| dice (re-rolls left) | open boxes | score: own – theirs (their open boxes) "
         "| solver's move (exp. points, P(win)) | agent's move (exp. points, P(win)) "

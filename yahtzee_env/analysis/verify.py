@@ -208,7 +208,7 @@ def verify_digests(row: dict[str, Any], model: str) -> Verdict:
             if "points_sum" in o and not _close(o["points_sum"] / row["deals"], o["win_rate"]):
                 raise RowError(f"opponents[{i}].win_rate: not its points_sum / deals")
         dice = versus_dice_digest(
-            row["deals"], row["players"], VERSUS_PROTOCOL.seed, VERSUS_PROTOCOL.batch_size,
+            row["deals"], row["players"], row["seed"], VERSUS_PROTOCOL.batch_size,
             bool(row.get("duplicate", False)),
         )  # fmt: skip
         what = f"{row['deals']:,} deals"
@@ -232,7 +232,7 @@ def _verify_versus(row: dict[str, Any], model: str) -> Verdict:
     new = benchmark_versus(
         agent, players=row["players"], vs=[o["opponent"] for o in row["opponents"]],
         deals=row["deals"], rules=row["rules"], knew=row["knew"], source=model,
-        duplicate=bool(row.get("duplicate", False)),
+        duplicate=bool(row.get("duplicate", False)), seed=row["seed"],
     )  # fmt: skip
     verdict = Verdict(True, "exactly", [note] if note else [])
     same_dice = new["provenance"]["dice_sha256"] == row["provenance"]["dice_sha256"]

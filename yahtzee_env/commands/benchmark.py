@@ -102,6 +102,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "protocol)",
     )
     parser.add_argument(
+        "--deal-seed",
+        type=int_in_range(0, 2**32 - 1),
+        default=None,
+        help="multi-player protocol: the seed of its deals (default 0, the protocol's; another "
+        "one grades on deals the agent was never chosen on, and the row is not the standard "
+        "protocol's)",
+    )
+    parser.add_argument(
         "--check-protocol",
         action="store_true",
         help="recompute the digest of the protocol's dice here and say whether this machine "
@@ -134,9 +142,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.players > 1 or args.vs:
         return _run_versus(args)
-    if args.duplicate:
-        print("yahtzee benchmark: error: --duplicate is for --players 2-4 --vs", file=sys.stderr)
-        return 2
+    for flag, given in (
+        ("--duplicate", args.duplicate),
+        ("--deal-seed", args.deal_seed is not None),
+    ):
+        if given:
+            print(f"yahtzee benchmark: error: {flag} is for --players 2-4 --vs", file=sys.stderr)
+            return 2
     rules = args.rules or "official"
     try:
         check_output_file(args.json, "--json")
@@ -229,6 +241,7 @@ def _run_versus(args: argparse.Namespace) -> int:
             name=args.name,
             knew=parse_knew(args.knew),
             duplicate=args.duplicate,
+            **({} if args.deal_seed is None else {"seed": args.deal_seed}),
         )
         if args.description:
             row["description"] = args.description[:300]
