@@ -245,7 +245,9 @@ def main() -> None:
         for name, (model, description) in OUR_VERSUS.items():
             if only is None or name in only:
                 row = benchmark_versus(str(ROOT / model), players=2, name=model)
-                write(out / f"versus-2p-{name}.json", check_row({**row, "description": description}))
+                write(
+                    out / f"versus-2p-{name}.json", check_row({**row, "description": description})
+                )
     rows = load_rows(out)
     atomic_write(out / "schema.json", schema_text())
     for doc in (ROOT / "README.md", ROOT / "docs" / "benchmark.md"):

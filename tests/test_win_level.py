@@ -483,3 +483,32 @@ def test_the_drift_from_hard_is_zero_for_hard_and_grows_for_another_network():
     assert all(t["same_move"] == 1.0 and t["kl_share"] == 0.0 for t in same["by_turn"])
     with pytest.raises(ValueError, match="games: must be at least 1, got 0"):
         drift(hard, hard, games=0)
+
+
+def test_an_even_table_hides_the_other_card_and_table_reading_pairs_the_deals():
+    from yahtzee_env.analysis.table_decisions import EvenTable, table_reading
+
+    model = _hard_at_the_table()  # reads the table with zero weights: blind to it
+    seen = []
+
+    class Spy:
+        reads_table, table_only, name, threshold = True, True, "spy", model.threshold
+
+        def act_batch_table(self, observations, action_masks, cards):
+            seen.append(np.array(cards))
+            return model.act_batch_table(observations, action_masks, cards)
+
+    even = EvenTable(Spy())
+    cards = np.array([[[1, 2, 0, 10], [7, 9, 1, 60]]])
+    game = Game("official", num_players=2, canonical_holds=True)
+    game.reset(np.random.default_rng(0))
+    even.act_batch_table(encode_seat(game, 0)[None], game.legal_action_mask()[None], cards)
+    np.testing.assert_array_equal(seen[-1], [[[1, 2, 0, 10], [1, 2, 0, 10]]])
+    np.testing.assert_array_equal(cards, [[[1, 2, 0, 10], [7, 9, 1, 60]]])  # not changed
+    with pytest.raises(ValueError, match="does not read the table"):
+        EvenTable(load_opponent("hard"))
+    # a policy blind to the other card plays the same games on an even table: difference 0
+    report = table_reading(model, "greedy", deals=6, seed=3)
+    assert report["games"] == 12 and report["seed"] == 3
+    assert report["with_the_table"] == report["on_an_even_table"]
+    assert report["win_rate_difference"] == 0.0 and report["win_rate_difference_ci95"] == 0.0

@@ -113,6 +113,70 @@ def find_table_decisions(
     }
 
 
+class EvenTable:
+    """``policy`` (one that reads a 2-seat table) shown an even table at every move: the other
+    card replaced by a copy of its own (same boxes, same total), as `find_table_decisions`
+    asks it. Graded beside the policy on the same deals, it says how much of the policy's
+    result comes from reading the other card: none, if the two score alike."""
+
+    reads_table = True
+    table_only = True
+
+    def __init__(self, policy: Any) -> None:
+        if not getattr(policy, "reads_table", False):
+            raise ValueError(f"{getattr(policy, 'name', policy)!r}: does not read the table")
+        self.policy = policy
+        self.name = f"{policy.name} on an even table"
+        self.threshold = policy.threshold
+
+    def act_batch_table(self, observations: Any, action_masks: Any, cards: Any) -> np.ndarray:
+        even = np.array(cards, dtype=np.int64, copy=True)
+        even[:, 1:] = even[:, :1]
+        return self.policy.act_batch_table(observations, action_masks, even)
+
+    def act_batch(self, observations: Any, action_masks: Any) -> np.ndarray:
+        raise ValueError(f"{self.name}: plays only at a table of two (act_batch_table)")
+
+    def act_table(self, observation: Any, action_mask: Any, cards: Any) -> int:
+        cards = np.asarray(cards, dtype=np.int64)[None]
+        return int(self.act_batch_table(observation[None], np.asarray(action_mask)[None], cards)[0])
+
+
+def table_reading(
+    policy: Any, opponent: str = "hard", deals: int = 200_000, seed: int = 2
+) -> dict[str, Any]:
+    """``policy`` against ``opponent`` by the multi-player protocol on the deals of ``seed``
+    (seats alternated), and the same on an even table (`EvenTable`), on the same deals: each
+    one's win rate with draws as 1/2, over decisive games and its margin, with 95% CIs, and
+    the difference of the two win rates with its CI paired by deal."""
+    from yahtzee_env.analysis.evaluation import Z95
+    from yahtzee_env.analysis.leaderboard import load_agent
+    from yahtzee_env.analysis.multiplayer import decisive, play_rotated
+    from yahtzee_env.policies.resolve import resolve_policy
+
+    if deals < 2:
+        raise ValueError(f"deals must be >= 2, got {deals}")
+    rules = RuleSet.from_spec("official")
+    other = resolve_policy(opponent, rules, 0)
+
+    def ci(x: np.ndarray) -> float:
+        return float(Z95 * x.std(ddof=1) / np.sqrt(x.size))
+
+    out: dict[str, Any] = {"opponent": opponent, "deals": deals, "games": 2 * deals,
+                           "seed": seed, "rules": rules.name}  # fmt: skip
+    points = {}
+    for key, agent in (("with_the_table", policy), ("on_an_even_table", EvenTable(policy))):
+        checked = load_agent(agent, rules, agent.name)
+        points[key], margins, results = play_rotated(checked, other, 2, deals, seed, rules)
+        out[key] = {"win_rate": float(points[key].mean()), "win_ci95": ci(points[key]),
+                    "margin": float(margins.mean()), "margin_ci95": ci(margins),
+                    **decisive(results)}  # fmt: skip
+    gap = points["with_the_table"] - points["on_an_even_table"]
+    out["win_rate_difference"] = float(gap.mean())
+    out["win_rate_difference_ci95"] = ci(gap)
+    return out
+
+
 DECIDED = 0.01
 """A game is decided where the solver's move wins with probability at most this, or at least
 one minus it."""
