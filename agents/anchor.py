@@ -73,9 +73,7 @@ def attach_anchor(model: MaskablePPO, cfg: RunConfig) -> None:
 def anchored_states(observations: th.Tensor, release: int) -> th.Tensor:
     """1.0 for the states the anchor holds, 0.0 for the learner's last ``release`` turns
     (its open boxes, the observation's ``[39:52]`` in every input version, ``release`` or
-    fewer)."""
-    if release <= 0:
-        return th.ones(observations.shape[0], dtype=observations.dtype, device=observations.device)
+    fewer). With ``release`` 0 every state is held: a decision always has a box open."""
     open_boxes = th.round(observations[:, OPEN_SLICE].sum(dim=1))
     return (open_boxes > release).to(observations.dtype)
 
@@ -130,7 +128,7 @@ class AnchoredPPO(MaskablePPO):
                 kl = masked_kl(anchor_logits, dist.logits, dist.masks)
                 anchor_kl = (kl * held).mean()  # a released state counts 0
                 anchor_kls.append(anchor_kl.item())
-                if self.anchor_release > 0 and held.sum() < len(held):
+                if (held == 0).any():
                     released_kls.append(kl[held == 0].mean().item())
 
                 values = values.flatten()

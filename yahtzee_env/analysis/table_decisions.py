@@ -92,7 +92,7 @@ def find_table_decisions(
                                             even, points, duel))  # fmt: skip
             game.step(mine)
     same = sum(d["duelist"]["action"] == d["agent"]["action"] for d in caused)
-    in_window = [d for d in caused if d["duelist"]["p_win_agent"] is not None]
+    window = window_summary(caused)
     return {
         "games": games,
         "seed": seed,
@@ -107,8 +107,8 @@ def find_table_decisions(
         "off_optimum_because_of_the_other_card": len(caused),
         "cost_of_those_per_move": (float(np.mean([d["cost"] for d in caused])) if caused else 0.0),
         "duelist_makes_the_same_move": same,
-        "in_the_duelist_window": len(in_window),
-        "window": window_summary(caused),
+        "in_the_duelist_window": window["moves"],
+        "window": window,
         "decisions": caused,
     }
 
@@ -149,9 +149,8 @@ def table_reading(
     (seats alternated), and the same on an even table (`EvenTable`), on the same deals: each
     one's win rate with draws as 1/2, over decisive games and its margin, with 95% CIs, and
     the difference of the two win rates with its CI paired by deal."""
-    from yahtzee_env.analysis.evaluation import Z95
     from yahtzee_env.analysis.leaderboard import load_agent
-    from yahtzee_env.analysis.multiplayer import decisive, play_rotated
+    from yahtzee_env.analysis.multiplayer import _mean_ci, decisive, play_rotated
     from yahtzee_env.policies.resolve import resolve_policy
 
     if deals < 2:
@@ -160,7 +159,7 @@ def table_reading(
     other = resolve_policy(opponent, rules, 0)
 
     def ci(x: np.ndarray) -> float:
-        return float(Z95 * x.std(ddof=1) / np.sqrt(x.size))
+        return _mean_ci(x)[1]
 
     out: dict[str, Any] = {"opponent": opponent, "deals": deals, "games": 2 * deals,
                            "seed": seed, "rules": rules.name}  # fmt: skip
