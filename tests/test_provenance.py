@@ -31,11 +31,11 @@ HARD_RUN = "docs/ppo_long/ppo-long-lam09-s0/config.yaml"
 
 LEVEL_CONFIGS = {
     # level: (the committed config that made it, the digest version its manifest recorded)
-    "easy": ("docs/runs/ladder-s0/config.yaml", 1),
-    "medium": ("docs/runs/ladder-s0/config.yaml", 1),
+    "easy": ("docs/levels/ladder-s0/config.yaml", 1),
+    "medium": ("docs/levels/ladder-s0/config.yaml", 1),
     "hard": (HARD_RUN, 1),
     "duelist": (HARD_RUN, 1),  # hard's network: the manifest states hard's config
-    "expert": ("docs/runs/expert/config.yaml", 0),
+    "expert": ("docs/levels/expert/config.yaml", 0),
     "master": ("docs/model_based/value-s0.json", None),  # the model-based agent's config
 }
 """Every shipped level's config. No level is excepted: a level whose config could not be
@@ -84,7 +84,9 @@ def test_every_recorded_run_digest_verifies() -> None:
     bad = []
     for meta_file in records:
         meta = json.loads(meta_file.read_text())
-        version = digest_version_of(load_config(meta_file.parent / "config.yaml"), meta["config_sha256"])
+        version = digest_version_of(
+            load_config(meta_file.parent / "config.yaml"), meta["config_sha256"]
+        )
         if version is None or version != meta.get("config_digest_version", version):
             bad.append(f"{meta_file.relative_to(ROOT)}: {version}")
     assert not bad, "\n".join(bad)
@@ -193,13 +195,17 @@ def test_a_field_no_version_writes_has_its_omitted_value_pinned() -> None:
                 elif f.default is not dataclasses.MISSING:
                     assert f.default == OMITTED_AT[key], key
     assert not unpinned, unpinned
-    assert set(OMITTED_AT) <= {f"{c.__name__}.{f.name}" for c in classes for f in dataclasses.fields(c)}
+    assert set(OMITTED_AT) <= {
+        f"{c.__name__}.{f.name}" for c in classes for f in dataclasses.fields(c)
+    }
 
 
 def test_the_recipes_in_configs_do_not_say_a_level() -> None:
     """``level:`` is said by the run config that made a level (above), not by a recipe."""
     saying = [
-        p.name for p in (ROOT / "configs").glob("*.yaml") if "level" in yaml.safe_load(p.read_text())
+        p.name
+        for p in (ROOT / "configs").glob("*.yaml")
+        if "level" in yaml.safe_load(p.read_text())
     ]
     assert not saying, saying
 
