@@ -27,7 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="npz (+ manifest: numpy-only play), onnx, or web (a shipped level as the page "
         "loads it offline: LEVEL.json + LEVEL.f32, raw float32 weights with their sha256)",
     )
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument(
+        "--out", type=Path, default=Path("."), help="output folder (default: the current folder)"
+    )
     parser.add_argument(
         "--model",
         type=_model_choice,
