@@ -150,7 +150,8 @@ class Renamed:
     values under a new name)."""
     since: int
     """The first digest version whose canonical form writes the new name; older versions
-    write the old name and value."""
+    write the old name and value. A rename from now on says ``DIGEST_VERSION + 1``: every
+    digest keeps the old name, so none changes."""
     hint: str = ""
 
 
