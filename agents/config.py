@@ -79,6 +79,156 @@ def canonical_digest(data: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
+# ------------------------------------------------------------------------------ digest
+# A config's digest (``config_sha256`` in run folders and level manifests) is the sha256 of its
+# *canonical form*, and that form is versioned, so that a digest once recorded keeps verifying
+# while the dataclasses below grow and rename fields:
+#
+# - a field written by a version is always in its form, under the name it had in that version
+#   (`RENAMED`);
+# - any other field (one that joined later, or one added tomorrow) is left out while it holds
+#   the value that gives the behaviour runs had before it existed (`OMITTED_AT`; by default the
+#   field's default). Adding a field at such a default changes no digest; a field whose
+#   default changes must keep its old value in `OMITTED_AT` (tests/test_provenance.py pins them).
+#
+# Versions: 0 until the reward-only recipe (0a5b97f), 1 until `reward_only` became `teacher`
+# (fd31896), 2 since. A record without ``config_digest_version`` holds one of 0-2.
+
+DIGEST_VERSION = 2
+"""The canonical form that `RunConfig.digest` computes by default, recorded as
+``config_digest_version`` beside ``config_sha256``."""
+
+_WRITTEN_FROM: dict[int, dict[str, str]] = {
+    0: {
+        "RunConfig": "name level description env policy ppo warm_start train",
+        "EnvConfig": "id rules canonical_holds num_envs reward_scale",
+        "PolicyConfig": "net_arch vf_arch activation",
+        "PPOConfig": "learning_rate n_steps batch_size n_epochs gamma gae_lambda clip_range "
+        "clip_range_vf normalize_advantage ent_coef vf_coef max_grad_norm target_kl",
+        "Schedule": "start end kind",
+        "WarmStartConfig": "teacher games epochs batch_size learning_rate temperature explore",
+        "TrainConfig": "total_timesteps seed eval_interval eval_games eval_seed "
+        "checkpoint_interval keep_checkpoints torch_threads",
+        # yahtzee_agents.model_based's config (the master level's), digested by the same rules
+        "ModelBasedConfig": "rules seed games games_per_iteration explore hidden learning_rate "
+        "epochs batch_size buffer_states eval_every eval_games eval_seed",
+    },
+    1: {"RunConfig": "teacher", "EnvConfig": "observation_version shaping shaping_weight"},
+    2: {
+        "Schedule": "steps",
+        "VersusConfig": "opponents snapshot_interval pool_size value_warmup eval_opponent",
+        "OpponentWeight": "name weight",
+    },
+}
+"""The fields each digest version writes always, by the version that first wrote them (as
+``Class: "field field ..."``). Frozen: a field added from now on joins no version."""
+
+OMITTED_AT: dict[str, Any] = {
+    "RunConfig.teacher": None,
+    "RunConfig.versus": None,
+    "EnvConfig.observation_version": 1,
+    "EnvConfig.shaping": "none",
+    "EnvConfig.shaping_weight": 1.0,
+    "PolicyConfig.init": None,
+    "PPOConfig.anchor_kl": 0.0,
+    "PPOConfig.anchor_release": 0,
+    "Schedule.steps": FOLLOW_TOTAL,
+}
+"""``Class.field`` -> the value at which a field is left out of a version that does not write
+it: the behaviour before the field existed (a schedule without ``steps`` followed
+``train.total_timesteps``). A field not named here is left out at its default."""
+
+
+@dataclass(frozen=True)
+class Renamed:
+    """A key's older name: ``reward_only: true`` is ``teacher: none``."""
+
+    new: str
+    """The field's name now (on the same dataclass)."""
+    values: tuple[tuple[Any, Any], ...] | None
+    """Old value -> new value, for every value the old key could hold (None: the same
+    values under a new name)."""
+    since: int
+    """The first digest version whose canonical form writes the new name; older versions
+    write the old name and value. A rename from now on says ``DIGEST_VERSION + 1``: every
+    digest keeps the old name, so none changes."""
+    hint: str = ""
+
+
+RENAMED: dict[str, dict[str, Renamed]] = {
+    "RunConfig": {
+        "reward_only": Renamed(
+            "teacher", ((True, "none"), (False, None)), since=2, hint="(true: `teacher: none`)"
+        ),
+    },
+}
+"""Class -> old key -> `Renamed`: the one table of renamed keys, read by `config_from_dict`
+(an older ``config.yaml`` loads) and by `canonical_form` (an older digest verifies)."""
+
+
+def _written(cls_name: str, version: int) -> set[str]:
+    return {
+        name
+        for since, classes in _WRITTEN_FROM.items()
+        if since <= version
+        for name in classes.get(cls_name, "").split()
+    }
+
+
+def _omitted_value(cls_name: str, f: dataclasses.Field) -> Any:
+    key = f"{cls_name}.{f.name}"
+    if key in OMITTED_AT:
+        return OMITTED_AT[key]
+    if f.default_factory is not dataclasses.MISSING:
+        return _plain(f.default_factory())
+    return _plain(f.default) if f.default is not dataclasses.MISSING else dataclasses.MISSING
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
+
+
+def canonical_form(obj: Any, version: int = DIGEST_VERSION, old_names: bool = True) -> Any:
+    """The plain data that digest ``version`` hashes: each dataclass's fields that ``version``
+    writes, plus every other field that does not hold its omitted value (`OMITTED_AT`); with
+    ``old_names``, a field renamed since ``version`` under its name and value of then."""
+    if isinstance(obj, list):
+        return [canonical_form(item, version, old_names) for item in obj]
+    if not (dataclasses.is_dataclass(obj) and not isinstance(obj, type)):
+        return obj
+    if not 0 <= version <= DIGEST_VERSION:
+        raise ValueError(f"config digest version {version}: known are 0-{DIGEST_VERSION}")
+    cls_name = type(obj).__name__
+    written = _written(cls_name, version)
+    renamed_back = {
+        r.new: (old, r) for old, r in RENAMED.get(cls_name, {}).items() if version < r.since
+    }
+    data: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if f.name not in written and _plain(value) == _omitted_value(cls_name, f):
+            continue
+        name, plain = f.name, canonical_form(value, version, old_names)
+        if old_names and f.name in renamed_back:
+            old, r = renamed_back[f.name]
+            back = [plain] if r.values is None else [o for o, n in r.values if n == plain]
+            if back:  # a value the old key could say; otherwise the new key stays
+                name, plain = old, back[0]
+        data[name] = plain
+    return data
+
+
+def digest_version_of(cfg: Any, sha256: str) -> int | None:
+    """The digest version (newest first) whose canonical form of ``cfg`` has ``sha256``, or
+    None: how a record without ``config_digest_version`` is checked."""
+    for version in range(DIGEST_VERSION, -1, -1):
+        if canonical_digest(canonical_form(cfg, version)) == sha256:
+            return version
+    return None
+
+
 def value_at(value: float | Schedule, step: float, total_timesteps: int) -> float:
     """A config value that may be a schedule, at env-step ``step``."""
     return value.at(step, total_timesteps) if isinstance(value, Schedule) else value
@@ -239,7 +389,9 @@ class RunConfig:
     name: str
     """Run name: the run folder is runs/<name>."""
     level: str | None = None
-    """The CPU level this config trains (easy, medium, hard), if any."""
+    """The level a run made, recorded by its run's own config (a level's manifest records that
+    config's digest); the recipes in ``configs/`` leave it out (informational: export names a
+    level with ``--level``)."""
     teacher: Literal["none", "optimal", "heuristic"] | None = None
     """The recipe's teacher, checked against ``warm_start.teacher``: ``none`` refuses any
     teacher (no imitation, no solver values); unset: whatever the warm start says. (Older
@@ -254,22 +406,19 @@ class RunConfig:
     """The 2-seat table (``env.id: YahtzeeVs-v0`` only)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The config as plain data. Fields added later that are unset (``versus``,
-        ``policy.init``, ``ppo.anchor_kl``, ``ppo.anchor_release``) are left out, so older configs
-        keep their digest."""
-        data = dataclasses.asdict(self)
-        if data["versus"] is None:
-            del data["versus"]
-        if data["policy"]["init"] is None:
-            del data["policy"]["init"]
-        for name, unset in (("anchor_kl", 0.0), ("anchor_release", 0)):
-            if data["ppo"][name] == unset:
-                del data["ppo"][name]
-        return data
+        """The config as plain data under its current names (what a run folder's
+        ``config.yaml`` holds); a field that joined after the current digest version is left
+        out while unset, as in the canonical form."""
+        return canonical_form(self, DIGEST_VERSION, old_names=False)
 
-    def digest(self) -> str:
-        """sha256 of the resolved config (canonical JSON), recorded in exported models."""
-        return canonical_digest(self.to_dict())
+    def canonical_form(self, version: int = DIGEST_VERSION) -> dict[str, Any]:
+        """What the digest of ``version`` hashes (`canonical_form`)."""
+        return canonical_form(self, version)
+
+    def digest(self, version: int = DIGEST_VERSION) -> str:
+        """sha256 of the canonical form (canonical JSON), recorded in run folders and exported
+        models as ``config_sha256``."""
+        return canonical_digest(self.canonical_form(version))
 
 
 # ------------------------------------------------------------------------------ parsing
@@ -338,9 +487,34 @@ _MISSING_HINTS = {
 }
 
 
+def _renamed_keys(cls: type, data: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """``data`` with the older keys of ``cls`` (`RENAMED`) under their current names:
+    ``reward_only: true`` is ``teacher: none``; ``reward_only: false`` said nothing."""
+    for old, r in RENAMED.get(cls.__name__, {}).items():
+        if old not in data:
+            continue
+        where = f"{prefix}.{old}" if prefix else old
+        data = dict(data)
+        value = data.pop(old)
+        if r.values is None:
+            new = [value]
+        else:
+            new = [n for o, n in r.values if type(o) is type(value) and o == value]
+        if not new:
+            choices = ", ".join(json.dumps(o) for o, _ in r.values)
+            raise ConfigError(f"{where}: must be one of {choices} {r.hint}, got {value!r}")
+        if new[0] is None and r.values is not None:
+            continue  # the old key's "unset": nothing to carry over
+        if r.new in data:
+            raise ConfigError(f"{where}: an older name of `{r.new}` {r.hint}; give one of the two")
+        data[r.new] = new[0]
+    return data
+
+
 def _build(cls: type, data: Any, prefix: str) -> Any:
     if not isinstance(data, dict):
         raise ConfigError(f"{prefix or 'config'}: expected a mapping, got {data!r}")
+    data = _renamed_keys(cls, data, prefix)
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     for key in data:
@@ -556,23 +730,7 @@ def _validate_init(cfg: RunConfig) -> None:
 
 
 def config_from_dict(data: Any) -> RunConfig:
-    return validate(_build(RunConfig, _renamed_keys(data), ""))
-
-
-def _renamed_keys(data: Any) -> Any:
-    """An older config's keys under their current names: ``reward_only: true``
-    is ``teacher: none``; ``reward_only: false`` said nothing."""
-    if not isinstance(data, dict) or "reward_only" not in data:
-        return data
-    data = dict(data)
-    old = data.pop("reward_only")
-    if not isinstance(old, bool):
-        raise ConfigError(f"reward_only: must be true or false (now `teacher: none`), got {old!r}")
-    if "teacher" in data and old:
-        raise ConfigError("reward_only: an older name of `teacher: none`; give one of the two")
-    if old:
-        data["teacher"] = "none"
-    return data
+    return validate(_build(RunConfig, data, ""))
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

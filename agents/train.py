@@ -31,6 +31,7 @@ import yaml
 from stable_baselines3.common.callbacks import BaseCallback
 
 from yahtzee_agents.config import (
+    DIGEST_VERSION,
     FOLLOW_TOTAL,
     SCHEDULED,
     ConfigError,
@@ -38,6 +39,7 @@ from yahtzee_agents.config import (
     Schedule,
     apply_overrides,
     config_from_dict,
+    digest_version_of,
     read_yaml_mapping,
     value_at,
 )
@@ -107,6 +109,20 @@ class RunPaths:
     def latest_checkpoint(self) -> Path | None:
         ckpts = self.checkpoint_files()
         return ckpts[-1] if ckpts else None
+
+
+def run_digest(run_dir: str | Path, cfg: RunConfig) -> tuple[str, int]:
+    """``(config_sha256, config_digest_version)`` of a run: the digest its ``meta.json``
+    recorded when ``cfg`` reproduces it in some digest version (a run made by older code keeps
+    its digest), else ``cfg``'s in the current version."""
+    try:
+        recorded = json.loads((Path(run_dir) / "meta.json").read_text()).get("config_sha256")
+    except (OSError, ValueError, AttributeError):
+        recorded = None
+    version = digest_version_of(cfg, recorded) if isinstance(recorded, str) else None
+    if version is None:
+        return cfg.digest(), DIGEST_VERSION
+    return recorded, version
 
 
 def load_run_config(run_dir: str | Path, overrides: list[str] | None = None) -> RunConfig:
@@ -246,6 +262,7 @@ def write_run_metadata(paths: RunPaths, cfg: RunConfig, argv: list[str]) -> None
         "package_version": yahtzee_env.__version__,
         "git_commit": session["git_commit"],
         "config_sha256": cfg.digest(),
+        "config_digest_version": DIGEST_VERSION,
         "python": platform.python_version(),
         "numpy": np.__version__,
         "torch": libraries.get("torch"),

@@ -27,7 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="npz (+ manifest: numpy-only play), onnx, or web (a shipped level as the page "
         "loads it offline: LEVEL.json + LEVEL.f32, raw float32 weights with their sha256)",
     )
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument(
+        "--out", type=Path, default=Path("."), help="output folder (default: the current folder)"
+    )
     parser.add_argument(
         "--model",
         type=_model_choice,
@@ -98,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
         from yahtzee_agents.config import ConfigError
         from yahtzee_agents.export import export_npz, export_onnx, level_facts, numpy_policy
-        from yahtzee_agents.train import RunPaths, load_run_config
+        from yahtzee_agents.train import RunPaths, load_run_config, run_digest
 
         if args.format == "onnx":
             import onnx  # noqa: F401
@@ -141,7 +143,12 @@ def run(args: argparse.Namespace) -> int:
         import json
 
         eval_file = model_path.parent / "eval.json"
-        extra = {"source": f"{cfg.name}/{args.model}", "timesteps": int(model.num_timesteps)}
+        digest, digest_version = run_digest(args.run, cfg)
+        extra = {
+            "source": f"{cfg.name}/{args.model}",
+            "timesteps": int(model.num_timesteps),
+            "config_digest_version": digest_version,
+        }
         extra.update(level_facts(cfg, int(model.num_timesteps)))
         if args.model.isdigit():  # a checkpoint: the evaluation the run logged at its step
             from yahtzee_agents.curves import evaluation_at
@@ -167,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
             args.out,
             name,
             rules=cfg.env.rules,
-            config_sha256=cfg.digest(),
+            config_sha256=digest,
             input_version=cfg.env.observation_version,
             level=args.level,
             canonical_holds=cfg.env.canonical_holds,

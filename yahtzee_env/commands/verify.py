@@ -25,6 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (speed only)")
     parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="accepted as `yahtzee benchmark` takes it (verify draws no progress bar)",
+    )
+    parser.add_argument(
         "--digests",
         action="store_true",
         help="check the model's digest, the dice digest on this machine and the row's own "
