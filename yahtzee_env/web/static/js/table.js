@@ -129,7 +129,9 @@ async function apply(state) {
   if (last && state.started && !state.over && isMine(state.current)) {
     say(() => t("status.then", { last: narrate(last), next: describeTurn(T.state) }));
   } else if (last) say(() => narrate(last));
-  else if (!previous) say(() => describeTurn(T.state));
+  // a game that begins with no move yet (Start, the next game): whose turn it is, not the
+  // waiting room's or the last game's words (issue 57)
+  else if (!previous || previous.started !== state.started || previous.game !== state.game) say(() => describeTurn(T.state));
   moveFocus(state, previous);
   sideViews(state);
 }
@@ -199,6 +201,7 @@ function draw(state, { lock = false } = {}) {
   $("leave").hidden = !mySeats().length;
   renderRename(state.code, mySeats()[0]);
   seats.renderAway(state);
+  seats.renderAbsent(state);
   head.renderTimer(state);
   tray.render(state, { mine, live, animating: T.animating, watch: watching(), selected: card.selected(), hintPending: coach.asking() });
   card.render(state, { mine, lock, busy: T.busy, choose: chooseBox });

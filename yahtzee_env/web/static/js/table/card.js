@@ -1,9 +1,9 @@
-// The score card: a column per seat (its head: the name, presence, why the computer plays
-// it), the 13 boxes with the mover's potentials as buttons, the sums; the notes under it;
+// The score card: a column per seat (its head, one row that keeps its height: the name,
+// presence, why the computer plays it or that its player is not connected), the 13 boxes with the mover's potentials as buttons, the sums; the notes under it;
 // and where it starts on a phone's screen. It keeps the box this player has chosen.
 import { $, config, el } from "../page.js";
 import { boxName, ruleName, seatName, t } from "../words.js";
-import { amHost, hostButton, isMine, mySeats, seatStatus } from "./seats.js";
+import { isMine, mySeats, seatStatus } from "./seats.js";
 
 let chosen = null;  // the box chosen (pressed once) this turn, before Score
 
@@ -36,7 +36,6 @@ export function render(state, { mine, lock = false, busy = false, choose }) {
     th.append(nm);
     if (s.kind !== "cpu" && s.away) th.append(el("span", { class: "seat-away", "data-testid": `seat-away-${i}` }, t(`people.away.${s.away}`)));
     else if (s.kind === "human" && !s.connected && state.online && !isMine(i)) th.append(el("span", { class: "seat-away" }, t("people.offline")));
-    if (amHost() && i > 0 && s.kind === "human" && !s.away && !s.connected && !isMine(i) && !state.over) th.append(hostButton("hand", i));
     if (!state.over && state.current === i) th.classList.add("mover");
     head.append(th);
   });

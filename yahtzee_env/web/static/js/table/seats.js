@@ -1,6 +1,7 @@
 // The people at the seats: which seats are this page's (and whether it only watches), each
-// seat's live presence, the host's controls for an absent seat, the list of seats before
-// the start, and the banner of a seat the computer plays for this player.
+// seat's live presence, the host's controls for an absent seat (before the start in the
+// list of seats, during a game in a notice above the card), and the banner of a seat the
+// computer plays for this player.
 import { $, el } from "../page.js";
 import { pressOnce } from "../net.js";
 import { renderRename } from "../rename.js";
@@ -65,6 +66,21 @@ export function renderWaiting(state) {
   $("start").hidden = !isMine(0);
   const free = state.seats.some((s) => s.kind === "friend" && !s.taken);
   $("join-here").hidden = !(free && !mySeats().length) || watch;
+}
+
+// The host's notice of the guests who are not connected during a game, each with Give to
+// the computer (issue 57: in the card's head it made the head row grow on a phone).
+export function renderAbsent(state) {
+  const absent = amHost() && !state.over
+    ? state.seats.filter((s, i) => i > 0 && s.kind === "human" && !s.away && !s.connected && !isMine(i)) : [];
+  const node = $("absent");
+  node.hidden = !absent.length;
+  node.replaceChildren(...absent.map((s) => {
+    const p = el("p");
+    const name = seatName(state, s.seat);
+    p.append(el("span", { class: "nm", title: name }, t("people.offline_mover", { name })), " ", hostButton("hand", s.seat));
+    return p;
+  }));
 }
 
 // "The computer is playing for you", and the button that takes the seat back.
