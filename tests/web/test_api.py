@@ -17,10 +17,10 @@ from starlette.testclient import TestClient
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.door.app import create_app
+from yahtzee_env.web.errors import CODE_ALPHABET, CODE_LENGTH
 from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.storage import SCHEMA_VERSION, SQLiteStorage, open_storage
 from yahtzee_env.web.tables.deal import game_dice_seed
-from yahtzee_env.web.tables.table import CODE_ALPHABET, CODE_LENGTH
 
 
 def replay_totals(db, code):

@@ -504,10 +504,10 @@ def test_a_refused_watcher_polls_and_says_so_but_a_seated_player_gets_in(browser
 PRESENCE_S = 5  # the issue's bound: the host sees a guest who left within 5 s
 
 
-def online_pair(browser, server, timer=0, pace=0):
+def online_pair(browser, server, timer=0, pace=0, viewport=None, locale=None):
     """A host and a guest (two contexts) at a started online table of two seats."""
-    host_ctx, host, host_errors = new_player(browser)
-    guest_ctx, guest, guest_errors = new_player(browser)
+    host_ctx, host, host_errors = new_player(browser, viewport, locale)
+    guest_ctx, guest, guest_errors = new_player(browser, viewport, locale)
     host.goto(f"{server.url}/?pace={pace}")
     host.fill(tid("name"), "Host")
     more_options(host)
@@ -578,6 +578,50 @@ def test_a_guest_who_leaves_is_seen_away_within_5_s(browser, server):
         assert not errors, errors
     finally:
         host_ctx.close()
+
+
+def test_a_disconnected_guest_leaves_the_phone_card_head_as_high_as_it_was(browser, server):
+    """Issue 57: on a phone (390x844) the head of a guest who is not connected, with the
+    host's Give to the computer under it, grew the card's head row by about 40 px; the row
+    keeps its height, and the head still says so (the dot, the words, the button)."""
+    phone = {"width": 390, "height": 844}
+    _code, (host_ctx, host, errors), (guest_ctx, _guest, _) = online_pair(
+        browser, server, viewport=phone, locale="it-IT"
+    )
+    try:
+        row = "#card thead tr"
+        before = host.locator(row).bounding_box()
+        guest_ctx.close()
+        host.wait_for_selector(
+            f'{tid("seat-status-1")}[data-connected="false"]', timeout=PRESENCE_S * 1000
+        )
+        host.wait_for_selector(tid("hand-to-cpu-1"))
+        after = host.locator(row).bounding_box()
+        assert after["height"] == pytest.approx(before["height"], abs=0.5), (before, after)
+        assert "non connesso" in host.text_content("#card thead")
+        assert host.is_visible(tid("hand-to-cpu-1"))
+        assert not errors, errors
+    finally:
+        host_ctx.close()
+
+
+def test_after_start_the_tray_says_whose_turn_it_is(browser, server):
+    """Issue 57: after Start (an online table, its clock running) the tray's status line
+    said "In attesa dei giocatori…" still; it says whose turn it is, on both pages."""
+    _code, (host_ctx, host, errors), (guest_ctx, guest, _) = online_pair(
+        browser, server, timer=120, locale="it-IT"
+    )
+    try:
+        for pg in (host, guest):
+            pg.wait_for_selector(f"{tid('timer')}:not([hidden])")
+            pg.wait_for_function(
+                "() => /Tocca a/.test(document.querySelector('[data-testid=status]').textContent)"
+            )
+            assert "In attesa" not in pg.text_content(tid("status"))
+        assert not errors, errors
+    finally:
+        host_ctx.close()
+        guest_ctx.close()
 
 
 def test_a_10_s_timer_gives_the_guest_turn_to_the_computer_until_they_return(browser, server):

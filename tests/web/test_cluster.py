@@ -33,10 +33,10 @@ from websockets.sync.client import connect
 
 from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.door.local_server import LocalServer, free_port
+from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.storage import SCHEMA_VERSION, open_storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.deal import game_dice_seed
-from yahtzee_env.web.tables.table import WebError
 
 WAIT_S = 10  # the longest any reply or pushed state is awaited (never a timing assertion)
 

@@ -22,11 +22,11 @@ from starlette.websockets import WebSocketDisconnect
 
 from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.door.server import ClientErrorFilter
+from yahtzee_env.web.errors import WebError, clean_name
 from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.people.accounts import SESSION_COOKIE
 from yahtzee_env.web.people.logins import LoginThrottle
 from yahtzee_env.web.people.stats import in_level_order, player_statistics
-from yahtzee_env.web.tables.table import WebError, clean_name
 
 pytestmark = pytest.mark.backends("sqlite")
 BOTH = pytest.mark.backends("sqlite", "postgresql")

@@ -16,7 +16,7 @@ pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)"
 from browsing import more_options, score_best, tid
 
 CHECK = """async ([record]) => {
-  const dice = await import('/static/js/dice.js');
+  const dice = await import('/static/js/fair_dice.js');
   return dice.verifyRecord(record);
 }"""
 

@@ -419,11 +419,13 @@ def test_the_page_is_native_modules_that_are_all_there(client):
     script): every module one imports is served, as JavaScript."""
     html = (STATIC_DIR / "index.html").read_text()
     assert re.findall(r"<script[^>]*>", html) == ['<script type="module" src="/static/js/main.js">']
-    modules = sorted((STATIC_DIR / "js").glob("*.js"))
+    js = STATIC_DIR / "js"
+    modules = sorted(js.rglob("*.js"))  # the table's parts (js/table/), the game's too
     imported = {"main.js"}
     for path in modules:
-        imported |= set(re.findall(r'from "\./([\w-]+\.js)"', path.read_text()))
-    assert imported == {p.name for p in modules}  # none missing, none unused
+        for name in re.findall(r'from "(\.\.?/[\w/.-]+\.js)"', path.read_text()):
+            imported.add((path.parent / name).resolve().relative_to(js.resolve()).as_posix())
+    assert imported == {p.relative_to(js).as_posix() for p in modules}  # none missing, none unused
     for name in sorted(imported):
         reply = client.get(f"/static/js/{name}")
         assert reply.status_code == 200, name

@@ -21,9 +21,9 @@ from yahtzee_env.game.rules import BOX_NAMES, PRESETS
 from yahtzee_env.game.words import BOX_LABELS
 from yahtzee_env.solver.coach import Coach
 from yahtzee_env.web.door.app import languages
+from yahtzee_env.web.names import CODES as NAME_CODES
 from yahtzee_env.web.storage import open_storage
 from yahtzee_env.web.tables.deal import new_game
-from yahtzee_env.web.tables.names import CODES as NAME_CODES
 
 STATIC = Path(__file__).parents[2] / "yahtzee_env" / "web" / "static"
 I18N = STATIC / "i18n"

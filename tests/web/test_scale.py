@@ -158,9 +158,9 @@ def test_moves_queued_together_commit_together(tmp_path, on_loop):
     """Group commit: 6 moves at 6 tables, queued together, run in one batch and one
     transaction (in a worker thread, or on the event loop); the stale one (409) is refused
     alone, the 5 others are committed (a new server on the file reads them back)."""
+    from yahtzee_env.web.errors import WebError
     from yahtzee_env.web.storage import open_storage
     from yahtzee_env.web.tables.authority import Tables
-    from yahtzee_env.web.tables.table import WebError
 
     results, batcher, _tables, storage, spent, made = batch_of_moves(tmp_path, 6, False, on_loop)
     assert batcher.batches == 1 and batcher.moves == 6

@@ -157,8 +157,8 @@ def test_the_hash_gate_runs_a_few_at_once_and_refuses_past_its_line():
 
     import anyio
 
+    from yahtzee_env.web.errors import WebError
     from yahtzee_env.web.people.logins import HashGate
-    from yahtzee_env.web.tables.table import WebError
 
     gate = HashGate(workers=2, queue=3)
     release, lock = threading.Event(), threading.Lock()
@@ -255,8 +255,8 @@ def test_one_sign_in_per_name_at_a_time_and_a_known_device_skips_the_line(db):
 def test_a_full_line_for_one_name_is_refused_with_retry_after():
     import anyio
 
+    from yahtzee_env.web.errors import WebError
     from yahtzee_env.web.people.logins import NameTurns
-    from yahtzee_env.web.tables.table import WebError
 
     turns = NameTurns(max_waiting=2)
 

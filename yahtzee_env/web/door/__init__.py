@@ -5,7 +5,7 @@ object: one method per intent, whichever door it comes in by), `routes` (the HTT
 one line each into `service` or a helper it holds), `asks` (what every intent reads of its
 asker: the JSON body, the session's player, the budget's key), `social` (the helper of the
 table's people: chat, reports, blocks, kicks, reviews), `account_desk` (the helper of
-account care: passwords, recovery codes, delete, export), `play` (the helper of a place to
+account care: passwords, recovery codes, delete, export), `place` (the helper of a place to
 play: quick match, open tables, ratings, spectator links), `records` (the helper of a
 player's records: statistics, offline games, open tables), `site` (the page's files, the
 lobby's config, health), `sockets` (a table's WebSocket), `watch` (a spectator's socket),

@@ -25,6 +25,7 @@ from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.web.door.asks import login_name, pid, who
 from yahtzee_env.web.door.fanout import Fanout
+from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.limits import RateLimiter
 from yahtzee_env.web.people.account_care import AccountCare, forget_seats
 from yahtzee_env.web.people.accounts import Accounts
@@ -32,7 +33,6 @@ from yahtzee_env.web.people.logins import HashGate, LoginThrottle
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.locks import TableLocks
-from yahtzee_env.web.tables.table import WebError
 
 
 class AccountDesk:

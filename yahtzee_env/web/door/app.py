@@ -33,7 +33,7 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
                                           account care and the table's people (issue 32):
                                           `account_desk` and `social` list their bodies
     /api/quick, /api/open-tables, /api/leaderboard, /api/watch/ID, /ws/watch/ID and the
-    host's /api/tables/CODE/list and /watch: a place to play (issue 32), `play`
+    host's /api/tables/CODE/list and /watch: a place to play (issue 32), `place`
 
 The page identifies itself by its session cookie (``yz_session``: ``HttpOnly``,
 ``SameSite=Strict``, ``Secure`` over HTTPS): with it, ``seat`` alone says which seat (one

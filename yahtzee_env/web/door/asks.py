@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from yahtzee_env.web.tables.table import WebError
+from yahtzee_env.web.errors import WebError
 
 MAX_BODY = 4096  # bytes: every legitimate request (or socket message) is far smaller
 MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most

@@ -29,10 +29,10 @@ from typing import Any
 
 from yahtzee_env.web.door.hub import Client, Hub, encode
 from yahtzee_env.web.door.spectators import Spectators
+from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.locks import TableLocks
-from yahtzee_env.web.tables.table import WebError
 
 log = logging.getLogger("yahtzee.web")
 

@@ -17,13 +17,14 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.web.door.asks import who
+from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.limits import RateLimiter
 from yahtzee_env.web.people.ratings import Ratings
 from yahtzee_env.web.people.stats import player_statistics
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.locks import TableLocks
-from yahtzee_env.web.tables.table import WebError, cpu_levels
+from yahtzee_env.web.tables.table import cpu_levels
 
 
 class Records:

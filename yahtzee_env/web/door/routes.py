@@ -25,10 +25,10 @@ import yahtzee_env.web.door.site as site
 from yahtzee_env.web.door.asks import MAX_BODY, MAX_SINCE_DIGITS, parse_json
 from yahtzee_env.web.door.guard import client_address
 from yahtzee_env.web.door.service import Service
+from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, device_of, device_token
 from yahtzee_env.web.people.logins import DEVICE_COOKIE, DEVICE_DAYS
 from yahtzee_env.web.tables.offline_games import MAX_BODY_BYTES as OFFLINE_BODY
-from yahtzee_env.web.tables.table import WebError
 
 DEFAULT_RETRY_AFTER = 1  # s: a 429 whose budget refills within a second
 

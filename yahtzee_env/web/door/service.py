@@ -38,10 +38,11 @@ from yahtzee_env.web.door.fanout import Fanout
 from yahtzee_env.web.door.guard import RefusalLog, client_address
 from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.door.memory import Closes, GcPauses, give_back
-from yahtzee_env.web.door.play import Place
+from yahtzee_env.web.door.place import Place
 from yahtzee_env.web.door.records import Records
 from yahtzee_env.web.door.social import Social
 from yahtzee_env.web.door.spectators import Spectators
+from yahtzee_env.web.errors import WebError, clean_code, clean_name
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.people.account_care import AccountCare
 from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts, device_of
@@ -54,7 +55,6 @@ from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.batch import MoveBatcher
 from yahtzee_env.web.tables.locks import TableLocks
 from yahtzee_env.web.tables.renames import joined_as, rename_seat
-from yahtzee_env.web.tables.table import WebError, clean_code, clean_name
 
 log = logging.getLogger("yahtzee.web")
 

@@ -27,12 +27,12 @@ from starlette.concurrency import run_in_threadpool
 from yahtzee_env.web.door.asks import MAX_SINCE_DIGITS, account_of, pid, who
 from yahtzee_env.web.door.fanout import Fanout
 from yahtzee_env.web.door.hub import Hub
+from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.people.chat import Chat, review_chat
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.locks import TableLocks
 from yahtzee_env.web.tables.movelog import move_log
-from yahtzee_env.web.tables.table import WebError
 
 
 class Social:

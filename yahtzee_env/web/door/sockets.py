@@ -28,7 +28,7 @@ from yahtzee_env.web.door.asks import parse_json
 from yahtzee_env.web.door.guard import client_address, cross_site, host_refused
 from yahtzee_env.web.door.hub import CLOSE_BINARY, CLOSE_FULL, CLOSE_ORIGIN, CLOSE_UNKNOWN, Client
 from yahtzee_env.web.door.service import Service
-from yahtzee_env.web.tables.table import WebError, clean_code
+from yahtzee_env.web.errors import WebError, clean_code
 
 
 def message_id(value: Any) -> int | str | None:

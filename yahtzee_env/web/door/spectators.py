@@ -31,8 +31,8 @@ import anyio
 from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
+from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.storage import Storage
-from yahtzee_env.web.tables.table import WebError
 
 CHECK_EVERY_S = 2.0
 WATCH_ID_BYTES = 12

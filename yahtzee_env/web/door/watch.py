@@ -15,7 +15,7 @@ from starlette.websockets import WebSocket
 from yahtzee_env.web.door.hub import CLOSE_FULL, CLOSE_UNKNOWN, Client
 from yahtzee_env.web.door.sockets import TableSocket
 from yahtzee_env.web.door.spectators import Spectators, clean_watch_id, redact
-from yahtzee_env.web.tables.table import WebError
+from yahtzee_env.web.errors import WebError
 
 
 async def watch_socket(ws: WebSocket) -> None:

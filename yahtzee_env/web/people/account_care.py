@@ -27,10 +27,10 @@ import re
 import secrets
 from typing import Any
 
+from yahtzee_env.web.errors import CODE_ALPHABET, WebError
 from yahtzee_env.web.people.accounts import BAD_LOGIN, USERNAME, Accounts, check_password
 from yahtzee_env.web.storage import token_hash
 from yahtzee_env.web.storage.people import DELETED_NAME
-from yahtzee_env.web.tables.table import CODE_ALPHABET, WebError
 
 RECOVERY_CODES = 8
 CODE_GROUPS, GROUP = 3, 4

@@ -23,8 +23,8 @@ import re
 import secrets
 from typing import Any
 
+from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.people.logins import DEVICE_COOKIE, DEVICE_DAYS
-from yahtzee_env.web.tables.table import WebError
 
 SESSION_COOKIE = "yz_session"
 # The browser's id is the ``yz_device`` cookie (`logins.DEVICE_COOKIE`: a long-lived random
@@ -143,7 +143,7 @@ class Accounts:
         if session is not None:
             player_id = session["id"]  # the guest's games and tables come along
         else:
-            from yahtzee_env.web.tables.table import clean_name
+            from yahtzee_env.web.errors import clean_name
 
             name = clean_name(body.get("name"), default=body.get("username").strip())
             player_id = self.storage.players.create_player(name, secrets.token_urlsafe(24))

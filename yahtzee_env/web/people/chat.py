@@ -25,9 +25,10 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.limits import RateLimiter
 from yahtzee_env.web.tables.authority import Tables
-from yahtzee_env.web.tables.table import Seat, WebError
+from yahtzee_env.web.tables.table import Seat
 
 MAX_CHAT = 200  # characters of a message
 CHAT_RATE, CHAT_BURST = 0.5, 5  # messages a second per person, and a burst

@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from yahtzee_env.web.tables.table import WebError
+from yahtzee_env.web.errors import WebError
 
 T = TypeVar("T")
 

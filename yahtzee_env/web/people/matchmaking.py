@@ -32,17 +32,11 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.game.rules import PRESETS
+from yahtzee_env.web.errors import WebError, clean_name
 from yahtzee_env.web.storage import Storage, token_hash
 from yahtzee_env.web.storage.queue import CLAIMED, matched
 from yahtzee_env.web.tables.authority import Tables
-from yahtzee_env.web.tables.table import (
-    DEFAULT_FILL,
-    MAX_SEATS,
-    MIN_SEATS,
-    WebError,
-    clean_name,
-    cpu_levels,
-)
+from yahtzee_env.web.tables.table import DEFAULT_FILL, MAX_SEATS, MIN_SEATS, cpu_levels
 
 WAIT_RANGE = (10, 300)  # seconds a player may choose to wait for people
 WAITS = (15, 30, 60, 120)  # the lobby's suggestions

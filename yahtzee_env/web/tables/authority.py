@@ -55,6 +55,7 @@ from yahtzee_env.game.engine import (
 from yahtzee_env.game.fair_dice import new_seed, roll_counts
 from yahtzee_env.game.match import match_is_decided
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
+from yahtzee_env.web.errors import WebError, clean_code, clean_name
 from yahtzee_env.web.storage import StaleCopy, Storage, token_hash
 from yahtzee_env.web.tables.clock import TurnClock
 from yahtzee_env.web.tables.coaches import Coaches, CoachWarming
@@ -69,9 +70,6 @@ from yahtzee_env.web.tables.table import (
     TURN_TIMER_RANGE,
     Seat,
     Table,
-    WebError,
-    clean_code,
-    clean_name,
     cpu_levels,
     new_code,
     unique_names,

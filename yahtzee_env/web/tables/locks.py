@@ -24,7 +24,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from yahtzee_env.web.tables.table import clean_code
+from yahtzee_env.web.errors import clean_code
 
 INLINE_BUDGET_S = 0.002  # a table's work this short may run on the event loop
 MAX_SLOW = 10_000  # tables remembered as slow (beyond: forgotten, they try the loop again)

@@ -30,7 +30,8 @@ from yahtzee_env.game.engine import (
     top_seats,
 )
 from yahtzee_env.game.rules import PRESETS
-from yahtzee_env.web.tables.table import MAX_SEATS, WebError
+from yahtzee_env.web.errors import WebError
+from yahtzee_env.web.tables.table import MAX_SEATS
 
 MAX_GAMES_PER_REQUEST = 20
 # A 4-seat game is at most 156 draws and 156 moves (~2 KB of JSON): 20 of them fit, and a

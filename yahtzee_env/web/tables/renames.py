@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from yahtzee_env.web.errors import WebError, clean_name
 from yahtzee_env.web.tables.authority import Tables
-from yahtzee_env.web.tables.table import Table, WebError, clean_name
+from yahtzee_env.web.tables.table import Table
 
 
 def joined_as(asked: Any, given: str) -> dict[str, Any]:

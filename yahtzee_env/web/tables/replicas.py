@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 
 from yahtzee_env.game.rules import RuleSet
-from yahtzee_env.web.tables.table import MAX_NEWS, Seat, Table, WebError
+from yahtzee_env.web.errors import WebError
+from yahtzee_env.web.tables.table import MAX_NEWS, Seat, Table
 
 
 class Replicas:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.tables.review import review_game
-from yahtzee_env.web.tables.table import REVIEWS_KEPT, Table, WebError
+from yahtzee_env.web.tables.table import REVIEWS_KEPT, Table
 
 
 class Reviews:

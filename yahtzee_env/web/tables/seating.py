@@ -10,16 +10,9 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from yahtzee_env.web.errors import WebError, clean_name
 from yahtzee_env.web.storage import token_hash
-from yahtzee_env.web.tables.table import (
-    AWAY_REASONS,
-    MIN_SEATS,
-    Seat,
-    Table,
-    WebError,
-    clean_name,
-    unique_names,
-)
+from yahtzee_env.web.tables.table import AWAY_REASONS, MIN_SEATS, Seat, Table, unique_names
 
 
 class Seating:

@@ -1,5 +1,6 @@
 """A table in memory: its seats, its games and their action log, replayed through the
-engine, and the views the page gets of it; the errors a refused request raises.
+engine, and the views the page gets of it (the errors a refused request raises are
+`web.errors`'s).
 
 A `Table` is one table in memory: 2-4 seats (humans holding a seat token, or CPU levels),
 a sequence of games (one, or best-of-five matches), and the action log of each game. Every
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import hmac
-import re
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,14 +27,14 @@ from yahtzee_env.game.engine import BOX_ACTION_OFFSET, NUM_HOLDS, Game, top_seat
 from yahtzee_env.game.match import match_is_decided, match_winners
 from yahtzee_env.game.rules import BOX_NAMES, RuleSet
 from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
+from yahtzee_env.web.errors import CODE_ALPHABET, CODE_LENGTH, MAX_NAME, WebError
+
+# re-exported, so that code written against their old home still imports them from here
+from yahtzee_env.web.errors import clean_code as clean_code
+from yahtzee_env.web.errors import clean_name as clean_name
 from yahtzee_env.web.storage import token_hash
 from yahtzee_env.web.tables.deal import new_game
-from yahtzee_env.web.tables.names import name_problem
 
-CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: easy to read aloud
-CODE_LENGTH = 8  # 31**8 ~ 2**39.6 codes
-CODE_PATTERN = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
-MAX_NAME = 24
 MIN_SEATS, MAX_SEATS = 2, 4
 EVENTS_KEPT = 64
 TURN_TIMER_RANGE = (10, 3 * 86_400)  # seconds a human has for a turn (0: no timer): 3 days
@@ -45,37 +45,6 @@ DEFAULT_FILL = "medium"  # the CPU level of the seats nobody took (the lobby's d
 AWAY_REASONS = ("timeout", "host", "left")  # why the computer plays a human's seat
 REVIEWS_KEPT = 256  # game reviews cached in memory
 MAX_NEWS = 7000  # characters of a change sent with its notification (PostgreSQL takes 8000)
-
-
-ERROR_CODES = {
-    400: "bad_request",
-    403: "forbidden",
-    404: "unknown_table",
-    408: "timeout",
-    409: "conflict",
-    410: "gone",
-    413: "too_large",
-    415: "unsupported_media_type",
-    429: "rate_limited",
-}
-
-
-class WebError(Exception):
-    """A refused request: ``status`` is the HTTP status, the message says why in English (for
-    the API and the terminal) and ``code`` is a stable machine word for it, by default the
-    status's (`ERROR_CODES`); the page translates it (``err.<code>`` in
-    ``static/i18n/*.json``), with ``params`` as its placeholders."""
-
-    status = 400
-
-    def __init__(
-        self, message: str, status: int | None = None, code: str | None = None, **params: Any
-    ) -> None:
-        super().__init__(message)
-        if status is not None:
-            self.status = status
-        self.code = code or ERROR_CODES.get(self.status, "error")
-        self.params = params
 
 
 def cpu_levels() -> list[str]:
@@ -95,35 +64,6 @@ def main_levels() -> list[str]:
 
 def new_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-
-
-def clean_code(code: Any) -> str:
-    """A table code as typed (any case, dashes or spaces) in canonical form."""
-    if not isinstance(code, str):
-        raise WebError("table code must be a string", code="unknown_table")
-    text = code.strip().upper().replace("-", "").replace(" ", "")
-    if CODE_PATTERN.fullmatch(text) is None:
-        raise WebError(f"no table has the code {code[:20]!r}", 404, "unknown_table")
-    return text
-
-
-def clean_name(name: Any, default: str | None = None) -> str:
-    """A player name: 1..24 characters, none that disguises it (`names.name_problem`)."""
-    if name is None and default is not None:
-        return default
-    if not isinstance(name, str):
-        raise WebError("name must be a string", code="name_empty")
-    name = " ".join(name.split())
-    if not name:
-        if default is not None:
-            return default
-        raise WebError("name is empty", code="name_empty")
-    if len(name) > MAX_NAME:
-        raise WebError(f"name is longer than {MAX_NAME} characters", code="name_long", max=MAX_NAME)
-    problem = name_problem(name)
-    if problem is not None:
-        raise WebError(problem[0], code=problem[1])
-    return name
 
 
 @functools.lru_cache(maxsize=256)

@@ -2,9 +2,10 @@
 // server (yahtzee_env/web) checks every move with the engine and computes every score.
 // Native ES modules, one concern each, no build step: page.js (helpers, the server's
 // facts), words.js (the catalogues), settings.js, net.js (requests, the session, live
-// updates), lobby.js, table.js, rename.js (a seat's name), chat.js (the table's people),
+// updates), lobby.js, table.js (with its parts in table/: the head, the tray, the card, the
+// seats, the coach, the result), rename.js (a seat's name), chat.js (the table's people),
 // movelog.js (the move log, Share), notify.js (your-move notices), care.js (account care),
-// statistics.js, charts.js, review.js, dice.js (the dice's commitment and check), match.js
+// statistics.js, charts.js, review.js, fair_dice.js (the dice's commitment and check), match.js
 // (quick match, open tables), leaderboard.js, spectate.js (a spectator's view), offline.js
 // (the service worker, Install, games played in the page with the modules of game/ and
 // policies/); this one routes.

@@ -5,7 +5,7 @@ import { api } from "./net.js";
 import { describeMove, diceText, errorText, num, ruleName, seatName, t } from "./words.js";
 import { SEAT_COLOR, lineChart } from "./charts.js";
 import { chatLine } from "./chat.js";
-import { canVerify, verifyRecord } from "./dice.js";
+import { canVerify, verifyRecord } from "./fair_dice.js";
 
 const R = { data: null, round: 1 };
 

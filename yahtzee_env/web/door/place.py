@@ -31,12 +31,12 @@ from starlette.concurrency import run_in_threadpool
 from yahtzee_env.web.door.asks import flag, pid, who
 from yahtzee_env.web.door.fanout import Fanout
 from yahtzee_env.web.door.spectators import Spectators, redact
+from yahtzee_env.web.errors import WebError, clean_code
 from yahtzee_env.web.people.matchmaking import Matchmaker
 from yahtzee_env.web.people.ratings import Ratings
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.locks import TableLocks
-from yahtzee_env.web.tables.table import WebError, clean_code
 
 OPEN_TABLES_SHOWN = 20
 LISTED_PER_HOST = 2  # unstarted tables one host may list at once

@@ -1,4 +1,4 @@
-"""What a player name may hold, character by character (`tables.clean_name` asks here).
+"""What a player name may hold, character by character (`errors.clean_name` asks here).
 
 A name is what the other players read, so it must look like what it is:
 
