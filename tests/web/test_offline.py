@@ -327,3 +327,19 @@ def test_attack_forged_dice_count_only_in_their_own_row(client, new_table, play_
     assert stats["by_mode"]["in_page"]["mean_score"] == genuine["totals"][0]
     tagged = [(h["offline"], h["in_page"], h["verified"]) for h in stats["history"]]
     assert sorted(tagged) == [(False, False, True), (False, True, False), (True, False, False)]
+
+
+def test_attack_a_cpu_that_does_not_play_as_its_level_is_refused(client):
+    """The issue's record: all sixes, and an 'expert' that scored its first open box at
+    once. The server plays each CPU seat's move again with the level's network on the
+    record's dice and refuses the record naming the move that differs; nothing is kept."""
+    client.post("/api/session", json={"name": "Forger"})
+    forged = page_record("weak", list(ALL_SIXES), level="expert", cpu=first_open_box)
+    honest = page_record("honest", list(ALL_SIXES), level="expert")
+    reply = send(client, forged, honest).json()
+    assert reply["stored"] == ["honest"]
+    (refused,) = reply["refused"]
+    assert refused["id"] == "weak"
+    assert "seat 1's move" in refused["error"] and "is not what expert plays" in refused["error"]
+    stats = client.post("/api/stats", json={}).json()
+    assert stats["by_mode"]["offline"]["games"] == 1 and stats["overall"]["games"] == 0
