@@ -66,7 +66,9 @@ own) and be counted as the server's.
     nice -n 15 python experiments/bench_web.py --players 200 --seconds 20 --slow-sockets 10
     nice -n 15 python experiments/bench_web.py --players 200 --seconds 20 --fresh-connections
 
-Everything runs on 127.0.0.1 with a temporary database; it stops by itself. The logic is in
+Everything runs on 127.0.0.1 with a temporary database; it stops by itself. Each server
+listens on a free port unless ``--port P`` names the first (the next servers take P+1, ...),
+so two runs can share a machine. The logic is in
 ``experiments/webload/`` (clients, measures, report, run); this script parses the options.
 """
 
@@ -78,6 +80,14 @@ import sys
 
 from webload.measures import cpu_list
 from webload.run import run
+
+
+def port_number(text: str) -> int:
+    """A ``--port``: 0 (a free one) or 1..65535."""
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 (a free one) or 1..65535, not {port}")
+    return port
 
 
 def options() -> argparse.ArgumentParser:
@@ -124,6 +134,13 @@ def options() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--servers", type=int, default=1, help="yahtzee serve processes on the database"
+    )
+    parser.add_argument(
+        "--port",
+        type=port_number,
+        default=0,
+        help="the first server's port on 127.0.0.1 (the next servers take the ports after "
+        "it); 0 (the default): each server a free port, so that two runs share a machine",
     )
     parser.add_argument(
         "--watchers",

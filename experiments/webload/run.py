@@ -85,6 +85,7 @@ def start_servers(args, stack: contextlib.ExitStack, tmp: str, db) -> list[Local
             [*flags, *args.serve_arg],
             log=Path(tmp) / f"server{i}.log",
             cpus=args.server_cpus,
+            port=args.port + i if args.port else 0,  # 0: each a free port
         )
         for i in range(args.servers)
     ]
@@ -170,6 +171,7 @@ def run(args) -> int:
             )
         )
         result = load_result(args, backend, crowd, elapsed, crashed, meter.rows)
+        result["ports"] = [srv.port for srv in servers]  # --port, or the free ones taken
         meter.finish()
         profiles(args, result)
         if args.servers > 1:

@@ -160,6 +160,46 @@ def test_a_blocked_account_cannot_chat_to_nor_join_the_blocker_and_is_not_told(a
         )
 
 
+def test_attack_hidden_block_cannot_be_spotted_by_the_blocked(app, db):
+    """Issue 57: after Block, the blocked account's message came back with id 2.5 (between
+    the two stored before it) and its own re-read of the chat dropped it. From the blocked
+    sender's side now nothing differs: its message has the next whole id, its socket gets
+    it pushed as before, its re-reads (and the review) show it, and the ids of the table's
+    later messages follow on; the blocker never reads it."""
+    with TestClient(app) as host:
+        code, guest, _ = pair(app, host, account=True)
+        first = say(guest, code, 1, text="hi").json()["message"]
+        second = say(host, code, 0, text="hello").json()["message"]
+        assert (
+            host.post(f"/api/tables/{code}/block", json={"seat": 0, "target": 1}).status_code == 200
+        )
+        with guest.websocket_connect(f"/ws/{code}") as socket:
+            socket.receive_json()  # the state
+            socket.send_json({"type": "hello"})  # the guest's seat, by its session
+            while socket.receive_json()["type"] != "hello":
+                pass
+            reply = say(guest, code, 1, text="hi again")
+            assert reply.status_code == 200, reply.text
+            hidden = reply.json()["message"]
+            later = say(host, code, 0, text="anyone?").json()["message"]
+            # the author's own socket hears its message, then the next, as before a block
+            assert socket.receive_json() == {"type": "chat", "message": hidden}
+            assert socket.receive_json() == {"type": "chat", "message": later}
+        # the same form and the next id of the sequence: what any message gets
+        assert set(hidden) == set(first) == set(second)
+        ids = [first["id"], second["id"], hidden["id"], later["id"]]
+        assert all(type(i) is int for i in ids) and ids == list(range(ids[0], ids[0] + 4))
+        sender = [m["body"] for m in guest.get(f"/api/tables/{code}/chat").json()["messages"]]
+        assert sender == ["hi", "hello", "hi again", "anyone?"]
+        after = guest.get(f"/api/tables/{code}/chat?after={second['id']}").json()["messages"]
+        assert [m["id"] for m in after] == [hidden["id"], later["id"]]
+        blocker = [m["body"] for m in host.get(f"/api/tables/{code}/chat").json()["messages"]]
+        assert blocker == ["hi", "hello", "anyone?"]
+        # what the blocker reports carries only what it heard
+        report = host.post(f"/api/tables/{code}/report", json={"seat": 0, "target": 1}).json()
+        assert report["messages"] == 3
+
+
 def test_the_host_removes_a_player_and_the_computer_takes_the_seat(app, db):
     with TestClient(app) as host:
         code, guest, state = pair(app, host)

@@ -3,13 +3,15 @@ above the fold at 390x844 and 375x667 in Italian and English, and at 1280x800; n
 first visit; Play against medium the first time, then the remembered choices; the turn clock
 a choice), an online table's head that fits (2-4 seats in view at 390x844 and 1280x800 with
 no two controls overlapping, a short phone at its top), a spectator's page and the end
-overlay without overlaps, a spectator that keeps up with fast play, leaving that asks first
+overlay without overlaps, a spectator that keeps up with fast play (and sees its end within
+one move, on the page's own clock: issue 57), leaving that asks first
 and says what it costs, full box names, and an open table that needs a free seat.
 
 Set ``YAHTZEE_SCREENSHOTS=docs/screens`` to write the screenshots there too."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -342,6 +344,49 @@ def test_a_spectator_fits_and_keeps_up_with_fast_play(browser, open_page, server
         behind = time.monotonic() - done
         assert behind < 8, f"the spectator was {behind:.1f} s behind"  # 26 moves: 35 s at pace
         assert watcher.evaluate(OVERLAPS, "#result") == []
+    finally:
+        host.close()
+        guest.close()
+
+
+def test_a_spectator_sees_a_fast_games_end_within_one_move(open_page, server):
+    """Issue 57: the spectator of a fast game still saw its end 6.1 s after it: the last few
+    states, one event each, were played out one by one at the animation's pace. On the
+    page's own clock (Playwright's, paused while the game is played): once every state has
+    arrived, the end shows within one move's animation (1.32 s at the slow pace), not the
+    three or more the last states took."""
+    url = server.url
+    host, guest = httpx.Client(base_url=url), httpx.Client(base_url=url)
+    try:
+        host.post("/api/session", json={"name": "Hana"})
+        body = {"seats": ["human", "friend"], "online": True, "turn_timer": 0}
+        code = host.post("/api/tables", json=body).json()["code"]
+        guest.post("/api/session", json={"name": "Gus"})
+        assert guest.post(f"/api/tables/{code}/join", json={"name": "Gus"}).status_code == 200
+        state = host.post(f"/api/tables/{code}/start", json={"seat": 0}).json()
+        watch = host.post(f"/api/tables/{code}/watch", json={"on": True}).json()["watch"]
+        watcher = open_page(390, 844)
+        watcher.clock.install()
+        frames: list[str] = []
+        watcher.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f)))
+        watcher.goto(f"{url}/w/{watch}?pace=slow")  # 1.1 s a move, as a slow setting has it
+        watcher.wait_for_selector("#table[data-version]")
+        watcher.clock.pause_at(watcher.evaluate("Date.now()") + 1000)  # the page's time stops
+        clients = {0: host, 1: guest}
+        while not state["over"]:
+            state = score_now(clients[state["current"]], code, state["current"], state)
+        last = state["version"]
+        for _ in range(200):  # every state has reached the page's socket (real time)
+            if any(json.loads(f).get("state", {}).get("version") == last for f in frames):
+                break
+            watcher.wait_for_timeout(25)
+        else:
+            raise AssertionError("the last state never reached the spectator")
+        waited = 0
+        while watcher.locator(tid("result")).is_hidden() and waited < 10_000:
+            watcher.clock.run_for(100)  # the page's clock only: its animations, its queue
+            waited += 100
+        assert waited <= 1_500, f"the spectator saw the end {waited} ms after the last state"
     finally:
         host.close()
         guest.close()

@@ -84,6 +84,14 @@ def offline_record(seed: int, rules: str = "official", level: str = "hard") -> d
     """A game as the page sends it: the human takes the best-paying box at once; the level
     plays its seat; the draws are those the game dealt, in order."""
     draws = np.random.default_rng(seed).integers(0, ROLL_OUTCOMES, 78).tolist()
+    return page_record(f"g{seed}", draws, rules, level)
+
+
+def page_record(
+    game_id: str, draws: list[int], rules: str = "official", level: str = "hard", cpu=None
+) -> dict:
+    """A 2-seat game record on ``draws``: the human takes the best-paying box at once, the
+    CPU seat plays as ``level`` does (or as ``cpu(game)`` says: a forged page's CPU)."""
     game = Game(rules, 2)
     game.reset(ReplayDraws(draws))
     policy = resolve_policy(level)
@@ -93,11 +101,11 @@ def offline_record(seed: int, rules: str = "official", level: str = "hard") -> d
             legal, points = game.box_options()
             action = BOX_ACTION_OFFSET + int(np.argmax(np.where(legal, points, -1)))
         else:
-            action = cpu_action(game, 1, policy)
+            action = cpu(game) if cpu is not None else cpu_action(game, 1, policy)
         actions.append([game.current, action])
         game.step(action)
     return {
-        "id": f"g{seed}",
+        "id": game_id,
         "rules": rules,
         "seats": ["human", level],
         "draws": draws[: dealt(game)],
@@ -119,11 +127,11 @@ def test_a_finished_offline_game_counts_once_marked_offline(client):
     assert reply.json() == {"stored": ["g1"], "refused": []}
     assert send(client, record).json()["stored"] == ["g1"]  # sent again: still one game
     stats = client.post("/api/stats", json={}).json()
-    assert stats["overall"]["games"] == 1
-    assert stats["overall"]["mean_score"] == record["totals"][0]  # the server's replay
     assert stats["by_mode"]["offline"]["games"] == 1
-    assert stats["history"][0]["offline"] is True
-    assert stats["by_opponents"]["hard"]["games"] == 1
+    assert stats["by_mode"]["offline"]["mean_score"] == record["totals"][0]  # the replay's
+    assert stats["history"][0]["offline"] is True and stats["history"][0]["verified"] is False
+    # the page dealt its dice: only in its own row (issue 57), not in the headline figures
+    assert stats["overall"]["games"] == 0 and stats["by_opponents"] == {}
     storage = client.app.state.service.storage
     assert storage._query("SELECT COUNT(*) AS n FROM rated_games")[0]["n"] == 0  # never rated
 
@@ -152,7 +160,7 @@ def test_a_doctored_offline_game_is_refused_saying_why(client, change, why):
     refused = reply.json()["refused"]
     assert reply.json()["stored"] == ["g2"] and len(refused) == 1
     assert why in refused[0]["error"], refused
-    assert client.post("/api/stats", json={}).json()["overall"]["games"] == 1
+    assert client.post("/api/stats", json={}).json()["by_mode"]["offline"]["games"] == 1
 
 
 def test_an_illegal_box_is_refused(client):
@@ -189,7 +197,7 @@ def test_a_game_played_in_the_page_online_counts_apart_never_rated(client):
     stats = client.post("/api/stats", json={}).json()
     assert stats["by_mode"]["in_page"]["games"] == 1
     assert stats["by_mode"]["offline"]["games"] == 1
-    assert stats["by_mode"]["solo"]["games"] == 2
+    assert stats["by_mode"]["solo"]["games"] == 0  # the server dealt neither (issue 57)
     assert stats["by_mode"]["in_page"]["mean_score"] == online["totals"][0]  # the replay's
     marks = {h["score"]: (h["in_page"], h["offline"]) for h in stats["history"]}
     assert marks[online["totals"][0]] == (True, False)
@@ -254,3 +262,84 @@ def test_export_web_writes_what_the_page_loads(tmp_path):
         [*cli, "master", "--format", "web", "--out", str(out)], capture_output=True, text=True
     )
     assert refused.returncode == 2 and "cannot play in the page" in refused.stderr
+
+
+# ------------------------------------------------------------------ forged pages (issue 57)
+PASSWORD = "correct horse battery"
+ALL_SIXES = [ROLL_OUTCOMES - 1] * 78  # draw 7775: five sixes, every roll
+
+
+def first_open_box(game) -> int:
+    """A forged page's CPU: it scores its first open box at once."""
+    legal, _ = game.box_options()
+    return BOX_ACTION_OFFSET + int(np.argmax(legal))
+
+
+def headline(stats: dict) -> dict:
+    """Every figure of My statistics but the rows of games played in the page."""
+    modes = {k: v for k, v in stats["by_mode"].items() if k not in ("offline", "in_page")}
+    chart = [h for h in stats["history"] if h["verified"]]
+    return {
+        "overall": stats["overall"],
+        "rolls": stats["rolls"],
+        "by_opponents": stats["by_opponents"],
+        "by_mode": modes,
+        "chart": chart,
+    }
+
+
+def figures(client) -> dict:
+    """What a player's page and everyone's leaderboard show of them."""
+    service = client.app.state.service
+    return {
+        "stats": headline(client.post("/api/stats", json={}).json()),
+        "rating": client.get("/api/session").json()["rating"],
+        "board": client.get("/api/leaderboard").json(),
+        "rated": service.storage._query("SELECT COUNT(*) AS n FROM rated_games")[0]["n"],
+    }
+
+
+def test_attack_forged_dice_count_only_in_their_own_row(client, new_table, play_out):
+    """A forged page sends thirteen Yatzys on dice that were all sixes (its CPU seat plays
+    as the level would on them, so every check the server can make passes): the game shows
+    in its own row, marked unverified, and no other figure moves: not the overall, solo or
+    per-level figures, the chart, the rating or the leaderboard. A genuine game played in
+    the page shows in its own row too."""
+    client.post("/api/session", json={"name": "Forger"})
+    signup = {"username": "forger", "password": PASSWORD}
+    assert client.post("/api/account/signup", json=signup).status_code == 200
+    code, _, _ = new_table(client, ("human", "expert"))
+    play_out(client, code, None)  # a game the server dealt (the session's seat): to keep
+    before = figures(client)
+    assert before["stats"]["overall"]["games"] == 1 and before["rated"] == 1
+
+    forged = page_record("sixes", list(ALL_SIXES), level="expert")
+    genuine = {**offline_record(21, level="expert"), "played": "in_page"}
+    reply = send(client, forged, genuine).json()
+    assert reply == {"stored": ["sixes", "g21"], "refused": []}
+
+    stats = client.post("/api/stats", json={}).json()
+    assert figures(client) == before  # nothing but their own rows moved
+    own = stats["by_mode"]["offline"]
+    assert own["games"] == 1 and own["yahtzees"] == 13
+    assert own["best_score"] == forged["totals"][0] > 1000
+    assert stats["by_mode"]["in_page"]["games"] == 1
+    assert stats["by_mode"]["in_page"]["mean_score"] == genuine["totals"][0]
+    tagged = [(h["offline"], h["in_page"], h["verified"]) for h in stats["history"]]
+    assert sorted(tagged) == [(False, False, True), (False, True, False), (True, False, False)]
+
+
+def test_attack_a_cpu_that_does_not_play_as_its_level_is_refused(client):
+    """The issue's record: all sixes, and an 'expert' that scored its first open box at
+    once. The server plays each CPU seat's move again with the level's network on the
+    record's dice and refuses the record naming the move that differs; nothing is kept."""
+    client.post("/api/session", json={"name": "Forger"})
+    forged = page_record("weak", list(ALL_SIXES), level="expert", cpu=first_open_box)
+    honest = page_record("honest", list(ALL_SIXES), level="expert")
+    reply = send(client, forged, honest).json()
+    assert reply["stored"] == ["honest"]
+    (refused,) = reply["refused"]
+    assert refused["id"] == "weak"
+    assert "seat 1's move" in refused["error"] and "is not what expert plays" in refused["error"]
+    stats = client.post("/api/stats", json={}).json()
+    assert stats["by_mode"]["offline"]["games"] == 1 and stats["overall"]["games"] == 0

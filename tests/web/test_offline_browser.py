@@ -106,7 +106,10 @@ def test_installable_then_a_whole_game_offline_then_synced(context, shared_serve
     assert len(sent.value.json()["stored"]) == 1
     page.goto(f"{shared_server.url}/stats")
     page.wait_for_selector(tid("played-offline"))
-    assert page.text_content(f"{tid('stat-games')} b") == "1"
+    # the page dealt its dice: its own row only, marked unverified (issue 57)
+    assert page.text_content(f"{tid('stat-games')} b") == "0"
+    assert "unverified" in page.text_content(tid("page-games-offline"))
+    assert page.locator(tid("page-games-note")).is_visible()
     assert str(mine) in page.text_content(".recent")
     assert not errors, errors
 
@@ -149,6 +152,6 @@ def test_a_solo_game_online_played_in_the_page_is_only_recorded(page, shared_ser
     assert not [a for a in asked if "/api/tables" in a], asked  # the server dealt nothing
     page.goto(f"{shared_server.url}/stats")
     page.wait_for_selector(tid("played-in-page"))
-    assert page.text_content(f"{tid('stat-games')} b") == "1"
+    assert page.text_content(f"{tid('stat-games')} b") == "0"  # its own row only (issue 57)
     assert str(mine) in page.text_content(".recent")
-    assert "In the page" in page.text_content(tid("by-mode"))
+    assert "in the page (unverified" in page.text_content(tid("page-games-in_page"))

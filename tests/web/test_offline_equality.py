@@ -41,11 +41,14 @@ from yahtzee_env.game.rules import (
     RuleSet,
 )
 from yahtzee_env.policies.models import load_opponent
-from yahtzee_env.policies.web_levels import offline_levels, web_level
+from yahtzee_env.policies.web_levels import (
+    TIE_TOLERANCE,  # a near tie (float32 ~1e-5)
+    offline_levels,
+    web_level,
+)
 
 STATIC_JS = Path(__file__).parents[2] / "yahtzee_env" / "web" / "static" / "js"
 NODE = shutil.which(os.environ.get("YAHTZEE_NODE", "node"))
-TIE_TOLERANCE = 1e-3  # logits closer than this are a near tie (float32 noise is ~1e-5)
 MAX_ROLLS = 39  # 13 turns of 3 rolls: the most draws a solo game uses
 PRESET_NAMES = list(PRESETS)
 

@@ -246,3 +246,18 @@ def test_a_third_language_is_one_file(tmp_path, monkeypatch):
     (tmp_path / "i18n" / "gl.json").write_text(json.dumps(galician), encoding="utf-8")
     monkeypatch.setattr(web_app, "STATIC_DIR", tmp_path)
     assert {"code": "gl", "name": "Galego"} in web_app.languages()
+
+
+def test_a_count_of_one_game_is_singular_in_every_language():
+    """Issue 57: My statistics said "the dice you rolled in 1 games" (and "your last 1
+    games"): the counts of games take plural forms (`tn`), in both catalogues."""
+    js = (STATIC / "js" / "statistics.js").read_text(encoding="utf-8")
+    for key in ("stats.rolls_intro", "stats.chart_label"):
+        assert f'tn("{key}"' in js and f't("{key}"' not in js, key
+    cats = catalogues()
+    singular = {"en": ("1 game ", "1 games"), "it": ("1 partita", "1 partite")}
+    for lang, (right, wrong) in singular.items():
+        one = cats[lang]["stats.rolls_intro.one"].replace("{n}", "1")
+        assert right in one and wrong not in one, (lang, one)
+        assert "{n}" not in cats[lang]["stats.chart_label.one"]  # "your last game"
+        assert "1" not in cats[lang]["stats.chart_label.one"]

@@ -30,6 +30,9 @@ from yahtzee_env.policies.models import LEVELS, LEVELS_DIR, MLP, level_manifest,
 WEB_FORMAT = "yahtzee-rl-web-level"
 WEB_FORMAT_VERSION = 1
 WEIGHTS_SUFFIX = ".f32"
+# Two logits closer than this are a near tie, where the page's network (float64 sums rounded
+# per layer) and numpy's (float32 BLAS) may pick either action; float32 noise is ~1e-5.
+TIE_TOLERANCE = 1e-3
 
 
 def offline_levels() -> list[str]:

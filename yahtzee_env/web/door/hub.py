@@ -159,12 +159,15 @@ class Hub:
         skip: Client | None = None,
         *,
         seated: bool = False,
+        seat: int | None = None,
     ) -> None:
         """Queue ``message`` (or its JSON text) for every socket of table ``code`` (but
-        ``skip``; ``seated``: only the sockets that said hello for a seat), encoded once
-        for them all."""
+        ``skip``; ``seated``: only the sockets that said hello for a seat; ``seat``: only
+        that seat's), encoded once for them all."""
         targets = [
-            c for c in self.clients.get(code, ()) if c is not skip and (c.seats or not seated)
+            c
+            for c in self.clients.get(code, ())
+            if c is not skip and (c.seats or not seated) and (seat is None or seat in c.seats)
         ]
         if targets:
             text = message if isinstance(message, str) else encode(message)  # once for all

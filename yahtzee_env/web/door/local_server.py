@@ -31,7 +31,8 @@ class LocalServer:
     address. `start` waits up to 30 s for ``/readyz`` to answer; `kill` is a SIGKILL.
     The server's stderr goes to ``log`` (default ``DB.log`` next to a SQLite file; a file, not
     a pipe that a long run could fill). ``args``: more ``yahtzee serve`` options; ``env``: the
-    child's environment (for example a ``PYTHONPATH`` that runs another checkout's server)."""
+    child's environment (for example a ``PYTHONPATH`` that runs another checkout's server);
+    ``port``: the port to listen on (0: a free one)."""
 
     def __init__(
         self,
@@ -41,8 +42,9 @@ class LocalServer:
         log: Path | None = None,
         cpus: set[int] | None = None,
         env: dict[str, str] | None = None,
+        port: int = 0,
     ) -> None:
-        self.db, self.port, self.proc = db, free_port(), None
+        self.db, self.port, self.proc = db, port or free_port(), None  # 0: a free one
         self.cpus = cpus  # pin the server to these CPUs (os.sched_setaffinity), if given
         self.args = list(args)  # more `yahtzee serve` flags
         self.env = env  # the child's environment (None: this process's)

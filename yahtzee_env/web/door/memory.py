@@ -2,7 +2,9 @@
 73 MiB held).
 
 What a closed socket leaves in Python is small and is forgotten by the sweeper (the rate
-limiters' buckets of its address, the fan-out's note of its table); most of what stayed was
+limiters' buckets of its address, the fan-out's note of its table), and its connection is let
+go once its peer has gone (`server.websocket_protocol`: issue 57, a 5 s release timer held
+every one); most of what stayed was
 the C heap: the freed buffers of the connections stay in glibc's arenas (one per thread
 that ever allocated, up to eight per core) instead of going back to the system. So the
 server caps the arenas at start-up (`limit_arenas`: two) and, after every `TRIM_EVERY`

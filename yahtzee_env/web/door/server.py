@@ -11,7 +11,8 @@
   sees it stop (its socket's send queue fills, `hub`) after a few hundred KiB, not megabytes.
 - `ReleasingWebSocketProtocol`: once the app is done with a socket, a peer that still does
   not read (so the buffered bytes never drain and a plain close never completes) is cut off
-  (`transport.abort()`) after `CLOSE_GRACE` seconds: closed sockets are released.
+  (`transport.abort()`) after `CLOSE_GRACE` seconds: closed sockets are released. A socket
+  whose peer is gone is let go at once (no timer holds it).
 - h11's limit on an incomplete request head (16 KiB), WebSocket frames of at most 64 KiB,
   keep-alive pings on every socket (a vanished peer is released), a cap on concurrent
   connections (503 beyond it), and the forwarded address only from ``--trust-proxy``.
@@ -113,11 +114,23 @@ def websocket_protocol():
         return None
 
     class ReleasingWebSocketProtocol(WebSocketsSansIOProtocol):
+        release_timer = None
+
         async def run_asgi(self) -> None:
             await super().run_asgi()
-            self.loop.call_later(CLOSE_GRACE, self._release)
+            # only a peer still there gets the grace (the timer holds the protocol, and with
+            # it the connection's buffers: issue 57, 1,000 sockets closed held them all)
+            if not self.disconnected:
+                self.release_timer = self.loop.call_later(CLOSE_GRACE, self._release)
+
+        def connection_lost(self, exc) -> None:
+            super().connection_lost(exc)
+            if self.release_timer is not None:  # a cancelled timer lets the protocol go
+                self.release_timer.cancel()
+                self.release_timer = None
 
         def _release(self) -> None:
+            self.release_timer = None
             if not self.disconnected:  # the peer never took its last bytes
                 self.transport.abort()
 

@@ -61,9 +61,10 @@ class Social:
     async def say(self, code: Any, body: dict[str, Any], session) -> dict[str, Any]:
         """A message (or an emote) at the table: the table's seated sockets hear it."""
         message = await self.seated(code, body, session, self.chat.say)
-        if not message.pop("unheard", False):  # an unheard one goes back to its author only
-            chat = {"type": "chat", "message": message}
-            self.hub.broadcast(message["code"], chat, seated=True)  # not a socket with no seat
+        hidden = message.pop("hidden")  # its author is blocked: to the author's seat only
+        chat = {"type": "chat", "message": message}
+        only = message["seat"] if hidden else None
+        self.hub.broadcast(message["code"], chat, seated=True, seat=only)  # seated sockets
         return {"message": message}
 
     async def messages(self, code: Any, after: str, session) -> dict[str, Any]:
@@ -119,7 +120,8 @@ class Social:
             code, functools.partial(self.requested, gid, body, pid(session))
         )
         review = await run_in_threadpool(self.tables.reviews.review_of, game)
-        chat = await run_in_threadpool(review_chat, self.storage, code, int(game["idx"]))
+        read = functools.partial(review_chat, reader=pid(session))
+        chat = await run_in_threadpool(read, self.storage, code, int(game["idx"]))
         return {**review, "chat": chat}
 
     def requested(self, gid: str, body: dict[str, Any], player_id: int | None, _code: str):

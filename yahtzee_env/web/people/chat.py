@@ -15,7 +15,10 @@ player.
   last `REPORT_CONTEXT` messages, once per reporter and target at a table, for a moderator
   (`storage.people.PeopleStore.reports`).
 - **Block**: a signed-in player blocks the account at a seat: that account can no longer
-  join a table where the blocker sits, nor chat at a table where the blocker sits.
+  join a table where the blocker sits (it reads as a full table), and its messages at a
+  table where the blocker sits are heard by nobody but itself: stored with the next id
+  like any other, shown back to it (its sockets, its re-reads, its reviews), never to
+  the others. Nothing it can see tells a block from a quiet table.
 - **Kick**: the host removes a player; the computer (the table's fill level) takes the
   seat for the rest of the table's games, and the removed player cannot act there again.
 """
@@ -82,41 +85,37 @@ class Chat:
             kind, text = "text", clean_text(body.get("text"))
         owner = s.owner_id if s.owner_id is not None else f"{code}:{s.seat}"
         idx = max(table.idx, 0)
-        if self.storage.people.chat_count(table.code, idx) >= MAX_CHAT_PER_GAME:
+        # the game's messages as the author reads them (its own hidden ones among them)
+        if self.storage.people.chat_count(table.code, idx, s.owner_id) >= MAX_CHAT_PER_GAME:
             raise WebError("this game's chat is full", 429, "chat_full")
         if not self.rate.allow(("chat", owner)):
             raise WebError("you are chatting too fast: wait a moment", 429, "chat_budget")
         message = {"code": table.code, "idx": idx, "seat": s.seat, "player_id": s.owner_id}
         message.update(name=s.name, kind=kind, body=text)
+        hidden = False
         if s.owner_id is not None:
             others = [o.owner_id for o in table.seats if o.owner_id not in (None, s.owner_id)]
-            if self.storage.people.is_blocked(s.owner_id, others):
-                return self._unheard(message)
-        return self.storage.people.add_chat(message)
-
-    def _unheard(self, message: dict[str, Any]) -> dict[str, Any]:
-        """The reply to a message of an account that someone at the table blocked: it
-        looks sent to its author (a block is not announced to the one blocked) but is
-        neither stored nor shown to anyone else. Its ``id`` lies between two stored ones,
-        so the author's page keeps it in order and takes the next stored message."""
-        last = self.storage.people.chat_of(message["code"], limit=1)
-        out = {k: v for k, v in message.items() if k != "player_id"}
-        newest = last[0]["id"] if last else 0
-        return {**out, "id": newest + 0.5, "created": self.storage.clock(), "unheard": True}
+            hidden = self.storage.people.is_blocked(s.owner_id, others)
+        stored = self.storage.people.add_chat(message, hidden=hidden)
+        # a block is not announced to the one blocked: its message is stored as any other
+        # (the next id of the one sequence), and it reads it back, but nobody else does;
+        # `Social.say` pops ``hidden`` and sends it to the author's sockets only
+        return {**stored, "hidden": hidden}
 
     def messages(self, code: str, player_id: int | None, after: int = 0) -> list[dict[str, Any]]:
         """The table's messages after id ``after``, for the player of one of its seats (the
         session's): the code alone does not open the chat (a spectator gets it through
-        the watch socket, a seat token through the table's socket)."""
+        the watch socket, a seat token through the table's socket). A blocked author reads
+        its own messages too, which nobody else does."""
         table = self.tables.load(code)  # an unknown table is refused (and spends the budget)
         if not table.seats_of(player_id):
             raise WebError("only the table's players read its chat", 403, "not_your_seat")
-        return self.storage.people.chat_of(code, after=after)
+        return self.storage.people.chat_of(code, after=after, reader=player_id)
 
     def report(self, code: str, body: dict[str, Any], player_id: int | None) -> dict[str, Any]:
         table, s = self._speaker(code, body, player_id)
         target = self._other(table, body.get("target"), s)
-        last = self.storage.people.chat_of(table.code, limit=REPORT_CONTEXT)
+        last = self.storage.people.chat_of(table.code, limit=REPORT_CONTEXT, reader=s.owner_id)
         stored = self.storage.people.add_report(
             {
                 "code": table.code,
@@ -183,9 +182,9 @@ class Chat:
             return table
 
 
-def review_chat(storage, code: str, idx: int) -> list[dict[str, Any]]:
-    """The messages of game ``idx`` of table ``code``, for its review."""
-    return storage.people.chat_of(code, idx=idx, limit=MAX_CHAT_PER_GAME)
+def review_chat(storage, code: str, idx: int, reader: int | None = None) -> list[dict[str, Any]]:
+    """The messages of game ``idx`` of table ``code`` that ``reader`` read, for its review."""
+    return storage.people.chat_of(code, idx=idx, limit=MAX_CHAT_PER_GAME, reader=reader)
 
 
 __all__ = ["EMOTES", "MAX_CHAT", "Chat", "clean_text", "review_chat"]

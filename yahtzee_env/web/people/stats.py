@@ -1,4 +1,11 @@
-"""'My statistics': a player's finished games summed up (overall, by opponents, by mode)."""
+"""'My statistics': a player's finished games summed up (overall, by opponents, by mode).
+
+Only the games the server dealt count in the headline figures (overall, the fair-dice test,
+by opponents, solo and online). A game played in the page (issue 50: ``results.offline``
+1 or 2) was dealt by the page: the server replays its moves but cannot know its dice were
+fair, so such games count only in their own rows (``by_mode.offline``, ``by_mode.in_page``),
+marked unverified, and in the history, each tagged (issue 57: a forged record of thirteen
+Yatzys must not become the player's best score)."""
 
 from __future__ import annotations
 
@@ -63,8 +70,9 @@ def roll_statistics(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def player_statistics(rows: list[dict[str, Any]], levels: Sequence[str] = ()) -> dict[str, Any]:
     """The statistics page's data from the player's result rows (oldest first); the groups
     by opponents name their levels in the order of ``levels`` (the lobby's), easiest first."""
+    dealt = [r for r in rows if not r.get("offline")]  # the server's dice: checkable
     by_opponents: dict[str, list] = {}
-    for r in rows:
+    for r in dealt:
         by_opponents.setdefault(in_level_order(r["opponents"], levels), []).append(r)
     rank = {level: i for i, level in enumerate(levels)}
 
@@ -72,16 +80,16 @@ def player_statistics(rows: list[dict[str, Any]], levels: Sequence[str] = ()) ->
         return (key == "humans", [rank.get(lv, len(rank)) for lv in key.split("+")], key)
 
     return {
-        "overall": summarize(rows),
-        "rolls": roll_statistics(rows),
+        "overall": summarize(dealt),
+        "rolls": roll_statistics(dealt),
         "by_opponents": {
             k: summarize(by_opponents[k]) for k in sorted(by_opponents, key=group_order)
         },
         "by_mode": {
-            "solo": summarize([r for r in rows if not r["online"]]),
-            "online": summarize([r for r in rows if r["online"]]),
-            # played in the page (issue 50), among the solo games and never rated: with the
-            # network off (results.offline 1), or online by the player's choice (2)
+            "solo": summarize([r for r in dealt if not r["online"]]),
+            "online": summarize([r for r in dealt if r["online"]]),
+            # played in the page (issue 50), unverified (issue 57): only in these rows, never
+            # rated; with the network off (results.offline 1), or online by choice (2)
             "offline": summarize([r for r in rows if r.get("offline") == 1]),
             "in_page": summarize([r for r in rows if r.get("offline") == 2]),
         },
@@ -94,6 +102,7 @@ def player_statistics(rows: list[dict[str, Any]], levels: Sequence[str] = ()) ->
                 "online": bool(r["online"]),
                 "offline": r.get("offline") == 1,
                 "in_page": r.get("offline") == 2,
+                "verified": not r.get("offline"),  # the server dealt it (the chart's games)
             }
             for r in rows[-HISTORY:]
         ],

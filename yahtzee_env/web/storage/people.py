@@ -16,15 +16,17 @@ class PeopleStore(Store):
     """``storage.people``: chat, reports, blocks; deleting and exporting an account."""
 
     # ------------------------------------------------------------------ chat, reports, blocks
-    def add_chat(self, message: dict[str, Any]) -> dict[str, Any]:
+    def add_chat(self, message: dict[str, Any], hidden: bool = False) -> dict[str, Any]:
         """Store a message (code, idx, seat, player_id, name, kind, body); return it with its
-        ``id`` and ``created``."""
+        ``id`` and ``created``. ``hidden``: its author is blocked by someone at the table, so
+        only its author reads it (`chat_of`'s ``reader``); its id is the next of the one
+        sequence all the same, and its author cannot tell it from a message heard."""
         now = time.time()
         with self.db.transaction() as conn:
             rows = self.db._exec(
                 conn,
-                "INSERT INTO chat (code, idx, seat, player_id, name, kind, body, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "INSERT INTO chat (code, idx, seat, player_id, name, kind, body, created, hidden) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     message["code"],
                     message["idx"],
@@ -34,17 +36,34 @@ class PeopleStore(Store):
                     message["kind"],
                     message["body"],
                     now,
+                    int(hidden),
                 ),
             )
         out = {k: v for k, v in message.items() if k != "player_id"}
         return {**out, "id": int(rows[0]["id"]), "created": now}
 
+    @staticmethod
+    def _heard_by(reader: int | None) -> tuple[str, tuple]:
+        """The condition of the messages ``reader`` reads: those heard by all, and the
+        reader's own hidden ones (None: a reader with no account, or a moderator's view of
+        what the table heard)."""
+        if reader is None:
+            return "hidden = 0", ()
+        return "(hidden = 0 OR player_id = ?)", (reader,)
+
     def chat_of(
-        self, code: str, *, after: int = 0, idx: int | None = None, limit: int = 100
+        self,
+        code: str,
+        *,
+        after: int = 0,
+        idx: int | None = None,
+        limit: int = 100,
+        reader: int | None = None,
     ) -> list[dict[str, Any]]:
-        """The table's messages after id ``after`` (of game ``idx`` only, if given), oldest
-        first, at most ``limit`` (the newest of them)."""
-        where, params = "code = ? AND id > ?", [code, after]
+        """The table's messages after id ``after`` (of game ``idx`` only, if given) that
+        ``reader`` reads (`_heard_by`), oldest first, at most ``limit`` (the newest)."""
+        heard, extra = self._heard_by(reader)
+        where, params = f"code = ? AND id > ? AND {heard}", [code, after, *extra]
         if idx is not None:
             where += " AND idx = ?"
             params.append(idx)
@@ -55,9 +74,12 @@ class PeopleStore(Store):
         )
         return rows[::-1]
 
-    def chat_count(self, code: str, idx: int) -> int:
+    def chat_count(self, code: str, idx: int, reader: int | None = None) -> int:
+        """The messages of game ``idx`` that ``reader`` reads (`_heard_by`)."""
+        heard, extra = self._heard_by(reader)
         rows = self.db._query(
-            "SELECT COUNT(*) AS n FROM chat WHERE code = ? AND idx = ?", (code, idx)
+            f"SELECT COUNT(*) AS n FROM chat WHERE code = ? AND idx = ? AND {heard}",
+            (code, idx, *extra),
         )
         return int(rows[0]["n"])
 

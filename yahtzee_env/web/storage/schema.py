@@ -250,6 +250,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE actions ADD COLUMN auto INTEGER NOT NULL DEFAULT 0;
     """,
+    # 12: a blocked account's messages (issue 57): stored like any other (their ids in the
+    # one sequence), 1 when only their author reads them (`people.PeopleStore.chat_of`)
+    """
+    ALTER TABLE chat ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

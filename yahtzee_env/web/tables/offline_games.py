@@ -7,9 +7,11 @@ default, or ``"in_page"``), its rules preset, its seats (``"human"`` then offlin
 the dice it dealt (uniform integers in ``[0, 6**5)``, `engine.DiceRoller`'s draws, in order)
 and every move (``[seat, action]``). The server trusts none of it but its shape: it replays
 the record with the Python engine (every move legal, the dice exactly those dealt, the game
-played to its end) and takes the result from its own replay, not from anything the page
-said. It cannot know the dice were fair (the page dealt them), so a game played in the page
-counts in the player's statistics, marked as played, and is never rated.
+played to its end, every CPU seat's move the one its level's network plays on those dice:
+`plays_as`) and takes the result from its own replay, not from anything the page said. It
+cannot know the dice were fair (the page dealt them), so a game played in the page counts
+only in its own rows of the player's statistics, marked unverified, and is never rated
+(issue 57).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from yahtzee_env.game.engine import (
     IllegalActionError,
     top_seats,
 )
+from yahtzee_env.game.observation import encode_seat
 from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.tables.table import MAX_SEATS
@@ -61,6 +64,22 @@ class ReplayDraws:
 def dealt(game: Game) -> int:
     """How many draws the game's roller has dealt from its one block."""
     return DiceRoller.BLOCK - len(game.roller._pending)
+
+
+def plays_as(level: str, game: Game, seat: int, action: int) -> bool:
+    """Whether ``action`` is what ``level`` plays for ``seat`` (to move) in ``game``: its
+    masked argmax, or within `web_levels.TIE_TOLERANCE` of it (the page's network adds in
+    another order: a near tie may go either way)."""
+    from yahtzee_env.policies.resolve import shared_policy
+    from yahtzee_env.policies.web_levels import TIE_TOLERANCE
+
+    policy = shared_policy(level)
+    obs = encode_seat(game, seat)[None]
+    allowed = policy._allowed(obs, game.legal_action_mask()[None])[0]
+    if not allowed[action]:
+        return False
+    logits = np.where(allowed, policy.logits(obs)[0], -np.inf)
+    return bool(logits.max() - logits[action] < TIE_TOLERANCE)
 
 
 def _refuse(message: str) -> WebError:
@@ -112,6 +131,11 @@ def replay(record: Any, offline_levels: list[str]) -> dict[str, Any]:
         seat, action = move
         if game.over or seat != game.current:
             raise _refuse("a move out of turn")
+        if seat != 0 and not plays_as(seats[seat], game, seat, action):
+            raise _refuse(
+                f"seat {seat}'s move {action} (dice {list(game.dice)}) is not what "
+                f"{seats[seat]} plays there: the computer's moves must be the level's"
+            )
         try:
             game.step(action)
         except IllegalActionError as err:

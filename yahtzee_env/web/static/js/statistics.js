@@ -1,7 +1,7 @@
 // My statistics (``/stats``): games, wins, scores by opponents and mode, the history.
 import { $, el } from "./page.js";
 import { ME, api, loadSession } from "./net.js";
-import { errorText, levelName, num, t } from "./words.js";
+import { errorText, levelName, num, t, tn } from "./words.js";
 import { OUTCOME_COLOR, lineChart } from "./charts.js";
 
 const S = { data: null };
@@ -35,7 +35,7 @@ function rollStats(r) {
   const box = el("section", { class: "roll-stats", "data-testid": "roll-stats" });
   box.append(el("h2", {}, t("stats.rolls_heading")));
   if (!r || !r.dice) { box.append(el("p", {}, t("stats.rolls_none"))); return box; }
-  box.append(el("p", {}, t("stats.rolls_intro", { dice: r.dice, games: r.games })));
+  box.append(el("p", {}, tn("stats.rolls_intro", r.games, { dice: r.dice })));
   const wrap = el("div", { class: "scroll-x", tabindex: "0", role: "region", "aria-label": t("stats.rolls_heading") });
   const table = el("table", { class: "stats faces", "data-testid": "roll-faces" });
   const head = el("tr");
@@ -70,19 +70,24 @@ function renderStats(s) {
     card.append(el("b", {}, value), document.createTextNode(t(`stats.${label}`)));
     grid.append(card);
   }
+  const pageRows = [["offline", "stats.offline"], ["in_page", "stats.in_page"]].filter(([k]) => s.by_mode[k] && s.by_mode[k].games);
   const parts = [el("p", {}, t("stats.player", { name: s.name })), grid,
     statsTable(t("stats.by_opponents"), Object.entries(s.by_opponents).map(([k, v]) => statsRow(opponentsName(k), v)), "by-opponents"),
     statsTable(t("stats.by_mode"), [statsRow(t("stats.solo"), s.by_mode.solo), statsRow(t("stats.online"), s.by_mode.online),
-      ...[["offline", "stats.offline"], ["in_page", "stats.in_page"]].filter(([k]) => s.by_mode[k] && s.by_mode[k].games)
-        .map(([k, label]) => statsRow(t(label), s.by_mode[k]))], "by-mode"),
-    rollStats(s.rolls), el("h2", {}, t("stats.history"))];
-  if (s.history.length) {
+      ...pageRows.map(([k, label]) => { const tr = statsRow(t(label), s.by_mode[k]); tr.dataset.testid = `page-games-${k}`; return tr; })], "by-mode")];
+  // games played in the page: the page dealt their dice, so they count in their own rows only
+  if (pageRows.length) parts.push(el("p", { class: "note", "data-testid": "page-games-note" }, t("stats.page_games_note")));
+  parts.push(rollStats(s.rolls), el("h2", {}, t("stats.history")));
+  const chart = s.history.filter((g) => g.verified !== false);  // the games the server dealt
+  if (chart.length) {
     parts.push(lineChart({
-      series: [{ points: s.history.map((g) => g.score), color: "#5d6670" }],
-      dots: (i) => OUTCOME_COLOR[s.history[i].outcome], id: "chart",
+      series: [{ points: chart.map((g) => g.score), color: "#5d6670" }],
+      dots: (i) => OUTCOME_COLOR[chart[i].outcome], id: "chart",
       xLabel: t("stats.axis_game"), yLabel: t("stats.axis_score"),
-      aria: `${t("stats.chart_label", { n: s.history.length })}: ${s.history.map((g) => g.score).join(", ")}`,
+      aria: `${tn("stats.chart_label", chart.length)}: ${chart.map((g) => g.score).join(", ")}`,
     }));
+  }
+  if (s.history.length) {
     const legend = el("ul", { class: "legend" });
     for (const k of ["win", "draw", "loss"]) {
       const li = el("li");

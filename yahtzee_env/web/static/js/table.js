@@ -79,22 +79,27 @@ async function animate(event) {
 
 function receive(state) {
   T.pending += 1;
-  T.queue = T.queue.then(() => { T.pending -= 1; return apply(state); }).catch((err) => setError(err));
+  const came = performance.now();
+  T.queue = T.queue.then(() => { T.pending -= 1; return apply(state, came); }).catch((err) => setError(err));
   return T.queue;
 }
 
-// A spectator more than a few events behind (fast play, a slow pace) skips the animations
-// and jumps to the newest state: the events of this state and one a state still queued.
+// A spectator behind live play skips the animations and jumps to the newest state: more
+// than a few events to show (this state's and one a state still queued), or a state that
+// waited its turn longer than one move's animation (issue 57: the last states of a fast
+// game, a few events each, were still played out one by one, 6 s after its end).
 const CATCH_UP_EVENTS = 3;
-const behind = (fresh) => watching() && fresh.length + T.pending > CATCH_UP_EVENTS;
+const CATCH_UP_MS = 1000;
+const behind = (fresh, came) => watching() &&
+  (fresh.length + T.pending > CATCH_UP_EVENTS || performance.now() - came > CATCH_UP_MS);
 
-async function apply(state) {
+async function apply(state, came = performance.now()) {
   if (state.code !== T.code || !newer(state.version, T.version)) return;
   const previous = T.state;
   const sameGame = previous && previous.game === state.game;
   const fresh = (state.events || []).filter((e) => !sameGame || e.seq >= previous.seq);
   const others = fresh.filter((e) => !isMine(e.seat));
-  if (previous && others.length && pace() > 0 && !behind(fresh)) {
+  if (previous && others.length && pace() > 0 && !behind(fresh, came)) {
     T.animating = true;
     // our own move shows at once (the box filled, the total updated), the others' after
     const cards = previous.cards && sameGame ? previous.cards.map((c, i) => (isMine(i) ? state.cards[i] : c)) : previous.cards;

@@ -1,0 +1,54 @@
+"""experiments/bench_web.py's ``--port`` (issue 57): the servers listen where asked (the
+next servers on the ports after it), or each on a free port (0, the default), so that two
+runs share a machine."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
+
+EXPERIMENTS = Path(__file__).parents[2] / "experiments"
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXPERIMENTS))
+    import bench_web
+
+    return bench_web
+
+
+def test_port_is_0_for_a_free_one_or_a_port_number(bench, capsys):
+    parser = bench.options()
+    assert parser.parse_args([]).port == 0
+    assert parser.parse_args(["--port", "8123"]).port == 8123
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--port", "70000"])
+    assert "0 (a free one) or 1..65535" in capsys.readouterr().err
+
+
+def test_the_servers_listen_on_the_port_asked_or_each_on_a_free_one(bench, tmp_path):
+    from webload.run import start_servers
+
+    from yahtzee_env.web.door.local_server import free_port
+
+    def ready(srv) -> dict:
+        with urllib.request.urlopen(f"{srv.url}/readyz", timeout=10) as reply:
+            return json.loads(reply.read())
+
+    asked = free_port()
+    args = bench.options().parse_args(["--port", str(asked)])
+    with contextlib.ExitStack() as stack:
+        (srv,) = start_servers(args, stack, str(tmp_path), tmp_path / "a.sqlite3")
+        assert srv.port == asked and srv.url.endswith(f":{asked}")
+        assert ready(srv)["ready"] is True
+        # a second run beside it, with the default: a free port of its own
+        other = bench.options().parse_args([])
+        (beside,) = start_servers(other, stack, str(tmp_path), tmp_path / "b.sqlite3")
+        assert beside.port not in (0, asked) and ready(beside)["ready"] is True
