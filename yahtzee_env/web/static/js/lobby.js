@@ -178,7 +178,7 @@ async function playHere(choices) {
   const instead = offline.pageLevel();
   if (!instead) throw new ApiError("no level plays in the page", "offline");
   $("lobby-error").textContent = t("offline.needs_server", { levels: joinNames(away.map(levelName)), level: levelName(instead) });
-  const button = el("button", { type: "button", class: "primary", "data-testid": "play-here-instead" },
+  const button = el("button", { type: "button", id: "play-here-instead", class: "primary", "data-testid": "play-here-instead" },
     t("offline.play_instead", { level: levelName(instead) }));
   button.addEventListener("click", () => whileBusy(["play-here-instead"], async () => {
     for (const select of $("seat-kinds").querySelectorAll("select")) {
@@ -358,10 +358,11 @@ async function signIn() {
 }
 
 export async function showLobby() {
-  await loadSession();
   const typed = store.get(NAME, "");
-  if (typeof typed === "string" && typed.trim()) $("name").value = typed;
-  else if (ME.player) showName(ME.player.name);
+  const remembered = typeof typed === "string" && typed.trim() ? typed : "";
+  if (remembered) $("name").value = remembered;  // at once, before the server answers (or not)
+  await loadSession();
+  if (!remembered && ME.player) showName(ME.player.name);
   renderAccount();
   renderLobbyWords();
   renderMyTables();

@@ -34,6 +34,7 @@ export const serverReachable = () => navigator.onLine !== false && reach.server;
 function setReach(up) {
   if (!up && !probing) probing = setInterval(probe, REACH_PROBE_MS);
   if (up && probing) { clearInterval(probing); probing = null; }
+  if (up) requestsAnswered();
   if (reach.server === up) return;
   reach.server = up;
   drawConnection();
@@ -99,7 +100,7 @@ export async function api(path, body, { retries = 2, timeout = FETCH_TIMEOUT_MS 
     // a 503 is retried (a server restarting), but not a coach that is warming up: it says how long
     if (response.status === 503 && data.code !== "coach_warming" && attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
     if (response.headers.get(FROM_CACHE)) setReach(false);  // the service worker's copy: no server
-    else { setReach(true); answered(); }  // the server answers again
+    else { setReach(true); requestsAnswered(); answered(); }  // the server answers again
     if (!response.ok) {
       const params = { ...(data.params || {}) };
       const retry = Number(response.headers.get("Retry-After"));  // every 429 says when
@@ -119,6 +120,13 @@ const conn = { state: "online", reason: "" };
 export function setConnection(state, reason = "") {
   Object.assign(conn, { state, reason });
   drawConnection();
+}
+
+// A request answered clears the "reconnecting" that a failed one put up, unless a table's
+// socket is still down (it says when it is back).
+function requestsAnswered() {
+  const socketDown = live.socket && live.socket.readyState !== WebSocket.OPEN;
+  if (conn.state === "reconnecting" && !socketDown) setConnection("online");
 }
 
 export function drawConnection() {
