@@ -9,7 +9,7 @@ import twins
 
 def test_a_missing_tool_fails_naming_what_to_install(monkeypatch):
     monkeypatch.delenv(twins.OPT_OUT, raising=False)
-    with pytest.raises(pytest.fail.Exception, match="node is missing.*apt-get install nodejs"):
+    with pytest.raises(pytest.fail.Exception, match=r"node is missing.*apt-get install nodejs"):
         twins.require("node", False, "apt-get install nodejs")
     monkeypatch.setenv(twins.OPT_OUT, "0")
     with pytest.raises(pytest.fail.Exception):
