@@ -100,7 +100,7 @@ export async function api(path, body, { retries = 2, timeout = FETCH_TIMEOUT_MS 
     // a 503 is retried (a server restarting), but not a coach that is warming up: it says how long
     if (response.status === 503 && data.code !== "coach_warming" && attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
     if (response.headers.get(FROM_CACHE)) setReach(false);  // the service worker's copy: no server
-    else { setReach(true); requestsAnswered(); answered(); }  // the server answers again
+    else { setReach(true); answered(); }  // the server answers again
     if (!response.ok) {
       const params = { ...(data.params || {}) };
       const retry = Number(response.headers.get("Retry-After"));  // every 429 says when
