@@ -113,9 +113,9 @@ export async function api(path, body, { retries = 2, timeout = FETCH_TIMEOUT_MS 
 
 // The banner over the page while live updates are down: "reconnecting" while the socket
 // is (a retry is on its way), "polling" when the server refused it (the page asks for the
-// table's state every few seconds instead). One banner at a time: while the browser is
-// offline or the server out of reach, offline.js's banner says so (and what still plays),
-// and this one stays hidden.
+// table's state every few seconds instead). One banner at a time: while offline.js's banner
+// says the browser is offline or the server out of reach (and what still plays), this one
+// stays hidden.
 const conn = { state: "online", reason: "" };
 export function setConnection(state, reason = "") {
   Object.assign(conn, { state, reason });
@@ -134,7 +134,8 @@ export function drawConnection() {
   if (!banner) return;
   const { state, reason } = conn;
   banner.dataset.state = state;
-  banner.hidden = state === "online" || !serverReachable();
+  const offline = $("offline-banner");
+  banner.hidden = state === "online" || Boolean(offline && !offline.hidden);
   const words = { reconnecting: () => t("conn.reconnecting"),
     polling: () => t(reason ? "conn.polling_why" : "conn.polling", { reason, s: POLL_MS / 1000 }) };
   banner.dataset.reason = reason;

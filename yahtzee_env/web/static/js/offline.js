@@ -298,11 +298,14 @@ export async function sync() {
 const NEEDS_NETWORK = ["create-online", "join", "join-code", "signup", "signin", "signout", "coach", "match", "public",
   "quick-match", "quick-seats", "quick-wait", "list-open", "turn-timer"];
 
+// The server's own tables (`/t/CODE`, `/w/ID`) have the connection banner for a server
+// out of reach ("reconnecting"); this one says so there only when the browser is offline.
+const onServerTable = () => /^\/[tw]\//.test(location.pathname) && location.pathname !== `/t/${LOCAL_CODE}`;
+
 function bannerWords() {
   const browser = browserOffline();
-  const path = location.pathname;
-  if (path === `/t/${LOCAL_CODE}`) return t(browser ? "offline.playing" : "offline.server_playing");
-  if (/^\/[tw]\//.test(path)) return t(browser ? "offline.table" : "offline.server_table");
+  if (location.pathname === `/t/${LOCAL_CODE}`) return t(browser ? "offline.playing" : "offline.server_playing");
+  if (onServerTable()) return t("offline.table");
   const levels = (config.offline_levels || []).map(levelName).join(", ");
   return t(browser ? "offline.banner" : "offline.server_banner", { levels });
 }
@@ -313,8 +316,9 @@ export function applyOffline() {
   document.documentElement.dataset.offlineWhy = !off ? "" : browserOffline() ? "browser" : "server";
   const banner = $("offline-banner");
   if (banner) {
-    banner.hidden = !off;
-    banner.textContent = off ? bannerWords() : "";
+    const shown = off && !(onServerTable() && !browserOffline());
+    banner.hidden = !shown;
+    banner.textContent = shown ? bannerWords() : "";
   }
   drawConnection();  // hidden while this banner shows
   for (const id of NEEDS_NETWORK) {
