@@ -1,6 +1,8 @@
 """Issue 49 in Chromium: a game shows its dice commitment (table head and move log) from
 before the first roll; its review reveals the seed, and "Check the dice" recomputes every
-roll in the page, refusing an edited record."""
+roll in the page, refusing an edited record. The page's dice checker is a twin of
+``yahtzee verify-game``: where Chromium or Playwright is missing this test fails, not skips
+(tests/web/twins.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,16 @@ import pytest
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
-pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
+import twins
 from browsing import more_options, score_best, tid
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _chromium():
+    """Before the ``browser`` fixture (which skips where its tools are missing): fail."""
+    twins.require_chromium()
+
 
 CHECK = """async ([record]) => {
   const dice = await import('/static/js/fair_dice.js');

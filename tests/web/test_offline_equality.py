@@ -17,7 +17,6 @@ page's float64 sums rounded per layer). Such states and games are counted and bo
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import twins
 
 from yahtzee_env.game import dice as D
 from yahtzee_env.game.engine import Game
@@ -48,11 +48,15 @@ from yahtzee_env.policies.web_levels import (
 )
 
 STATIC_JS = Path(__file__).parents[2] / "yahtzee_env" / "web" / "static" / "js"
-NODE = shutil.which(os.environ.get("YAHTZEE_NODE", "node"))
+NODE = twins.node()
 MAX_ROLLS = 39  # 13 turns of 3 rolls: the most draws a solo game uses
 PRESET_NAMES = list(PRESETS)
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="no node (apt-get install nodejs)")
+
+@pytest.fixture(scope="module", autouse=True)
+def _node():
+    """Node runs the page's side: missing, every test here fails (tests/web/twins.py)."""
+    twins.require_node()
 
 
 class DrawSequence:

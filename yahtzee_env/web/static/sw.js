@@ -4,7 +4,10 @@
 // in front of it: `self.PRECACHE`, the list of what to cache, and `self.VERSION`, a digest of
 // those files; a new version of any of them is a new worker with a new cache, and the old
 // cache goes once it takes over.
-//   page loads (navigations) and /api/config: the network first, the cache when offline;
+//   page loads (navigations) and /api/config: the network first, the cache when the server
+//     does not answer (the copy says so in a header, `X-Yatzy-From-Cache`: net.js then knows
+//     the server is out of reach, whatever `navigator.onLine` says); an answer that is not
+//     the server's (a captive portal's redirect, a page where JSON was asked) is not kept;
 //   /static/ and /levels/: the cache first (their version is the cache's);
 //   everything else (the API, the sockets): the network only.
 const CACHE = `yatzy-${self.VERSION}`;
@@ -25,15 +28,29 @@ self.addEventListener("activate", (event) => {
   })());
 });
 
+const FROM_CACHE = "X-Yatzy-From-Cache";
+
+function fromCache(cached) {
+  const headers = new Headers(cached.headers);
+  headers.set(FROM_CACHE, "1");
+  return new Response(cached.body, { status: cached.status, statusText: cached.statusText, headers });
+}
+
+function ours(response, key) {
+  if (!response.ok || response.redirected) return false;
+  const type = response.headers.get("Content-Type") || "";
+  return key.startsWith("/api/") ? type.includes("json") : type.includes("html");
+}
+
 async function networkFirst(request, key) {
   const cache = await caches.open(CACHE);
   try {
     const response = await fetch(request);
-    if (response.ok) await cache.put(key, response.clone());
+    if (ours(response, key)) await cache.put(key, response.clone());
     return response;
   } catch (err) {
     const cached = await cache.match(key);
-    if (cached) return cached;
+    if (cached) return fromCache(cached);
     throw err;
   }
 }

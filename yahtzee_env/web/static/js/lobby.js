@@ -92,6 +92,15 @@ function remember() {
 }
 export const lastChoice = (key) => saved()[key];
 
+// The name in the field is remembered too (`yz.name`: typed, or the session's once the
+// server said it), so that a reload, or a page opened while the server is out of reach,
+// keeps it.
+const NAME = "yz.name";
+function showName(name) {
+  $("name").value = name;
+  store.set(NAME, name);
+}
+
 // Play in this page (issue 50): with the option on, a solo game against levels that play in
 // the page, with none of the options that need the server's table (the coach, a match,
 // spectators, duplicate dice), runs in the page (offline.js's loop) while online too, and
@@ -133,12 +142,12 @@ export function renderLobbyWords() {
   renderPlayWhat();
 }
 
-export async function ensurePlayer(name) {
+export async function ensurePlayer(name, { timeout } = {}) {
   name = (name || "").trim();
   if (!ME.loaded) await loadSession();
   if (!ME.player || (name && name !== ME.player.name)) {
     if (!name) { $("name").focus(); throw new ApiError("no name", "need_name"); }
-    Object.assign(ME, await api("/api/session", { name }, { retries: 0 }));
+    Object.assign(ME, await api("/api/session", { name }, { retries: 0, timeout }));
   }
   return ME.player;
 }
@@ -154,35 +163,69 @@ function lobbyChoices(online) {
   return choices;
 }
 
-// With no network, a game against the offline levels is played in the page (offline.js).
-const playOffline = (choices) => offline.startGame({ seats: choices.seats, rules: choices.rules, name: choices.name.trim() || (ME.player && ME.player.name) });
+// No server to play with (the browser offline, or the server out of reach: issue 57): a solo
+// game against levels the page plays starts here at once, and the banner says so (played in
+// this page, recorded when the server is back); a level that needs the server is named, and
+// the strongest level the page plays is offered in its place (`lobby-offer`).
+const PLAY_TIMEOUT_MS = 6000;  // a solo Play waits no longer for the server, then plays here
+
+async function playHere(choices) {
+  const away = [...new Set(choices.seats.slice(1).filter((k) => !offline.canPlayOffline(k)))];
+  if (!away.length) {
+    await offline.startGame({ seats: choices.seats, rules: choices.rules, name: choices.name.trim() || (ME.player && ME.player.name) });
+    return;
+  }
+  const instead = offline.pageLevel();
+  if (!instead) throw new ApiError("no level plays in the page", "offline");
+  $("lobby-error").textContent = t("offline.needs_server", { levels: joinNames(away.map(levelName)), level: levelName(instead) });
+  const button = el("button", { type: "button", id: "play-here-instead", class: "primary", "data-testid": "play-here-instead" },
+    t("offline.play_instead", { level: levelName(instead) }));
+  button.addEventListener("click", () => whileBusy(["play-here-instead"], async () => {
+    for (const select of $("seat-kinds").querySelectorAll("select")) {
+      if (!away.includes(select.value)) continue;
+      Object.assign(select.dataset, { wanted: select.value, instead });  // back with the server
+      select.value = instead;
+    }
+    renderPlayWhat();
+    await createTable(false);
+  }));
+  $("lobby-offer").replaceChildren(button);
+  $("lobby-offer").hidden = false;
+}
 
 // Play: a table with the last choices, solo (online when a seat is a friend's: they join
-// online; offline, in the page against the offline levels); Create online table: the same,
-// online.
+// online; with no server, in the page against the levels it plays); Create online table:
+// the same, online.
 async function createTable(online) {
   $("lobby-error").textContent = "";
+  $("lobby-offer").hidden = true;
+  $("lobby-offer").replaceChildren();
+  const friends = [...$("seat-kinds").querySelectorAll("select")].some((s) => s.value === "friend");
+  const solo = !online && !friends;
+  const asked = lobbyChoices(false);  // read now: no answer redraws the lobby (offline.applyOffline)
   try {
-    const friends = [...$("seat-kinds").querySelectorAll("select")].some((s) => s.value === "friend");
     if (!online && offline.isOffline()) {
       if (friends) throw new ApiError("friends", "friends_online");
-      await playOffline(lobbyChoices(false));
+      await playHere(asked);
       return;
     }
+    const timeout = solo ? PLAY_TIMEOUT_MS : undefined;
     if (!online && inPageNow()) {  // online, in the page by choice: the server records the result
-      const choices = lobbyChoices(false);
-      const player = await ensurePlayer(choices.name);
-      await offline.startGame({ seats: choices.seats, rules: choices.rules, name: player.name, played: "in_page" });
+      const player = await ensurePlayer(asked.name, { timeout });
+      await offline.startGame({ seats: asked.seats, rules: asked.rules, name: player.name, played: "in_page" });
       return;
     }
     const choices = lobbyChoices(online || friends);
     const listed = choices.online && $("list-open").checked;
     if (listed && !friends) throw new ApiError("an open table needs a free seat", "no_free_seat");  // as the server says
-    await ensurePlayer(choices.name);
-    const reply = await api("/api/tables", choices, { retries: 0 });
+    await ensurePlayer(choices.name, { timeout });
+    const reply = await api("/api/tables", choices, { retries: 0, timeout });
     if (listed) await api(`/api/tables/${reply.code}/list`, { on: true }, { retries: 0 });  // the lobby's open tables
     go(`/t/${reply.code}`);
   } catch (err) {
+    if (solo && err.code === "network") {  // no answer: play here (or say why not)
+      try { await playHere(asked); return; } catch (again) { err = again; }
+    }
     $("lobby-error").textContent = errorText(err);
   }
 }
@@ -291,7 +334,7 @@ async function accountAction(what, body) {
     Object.assign(ME, reply, { loaded: true });
     delete ME.recovery_codes;
     care.showCodes(reply.recovery_codes || null);  // at sign-up: shown once
-    if (ME.player) $("name").value = ME.player.name;
+    if (ME.player) showName(ME.player.name);
     await loadSession();  // the account's rating
     renderAccount();
     loadMyTables();
@@ -315,8 +358,11 @@ async function signIn() {
 }
 
 export async function showLobby() {
+  const typed = store.get(NAME, "");
+  const remembered = typeof typed === "string" && typed.trim() ? typed : "";
+  if (remembered) $("name").value = remembered;  // at once, before the server answers (or not)
   await loadSession();
-  if (ME.player) $("name").value = ME.player.name;
+  if (!remembered && ME.player) showName(ME.player.name);
   renderAccount();
   renderLobbyWords();
   renderMyTables();
@@ -337,10 +383,15 @@ export function setup() {
   const more = $("more-options");
   more.open = store.get("yz.more", false) === true;
   more.addEventListener("toggle", () => store.set("yz.more", more.open));
-  $("name").addEventListener("input", () => { $("name").dataset.default = "false"; });
+  $("name").addEventListener("input", () => { $("name").dataset.default = "false"; store.set(NAME, $("name").value); });
   const lobbyButtons = ["play", "create-online", "join"];
   // offline, the buttons that need the network are disabled already: Play alone is busy
-  $("play").addEventListener("click", () => whileBusy(offline.isOffline() ? ["play"] : lobbyButtons, () => createTable(false)));
+  // (and after a Play that got no answer, they are disabled again: offline.applyOffline)
+  $("play").addEventListener("click", async () => {
+    await whileBusy(offline.isOffline() ? ["play"] : lobbyButtons, () => createTable(false));
+    offline.applyOffline();
+  });
+  document.addEventListener("yz-offline", () => { if (!$("lobby").hidden && $("seat-kinds").children.length) renderPlayWhat(); });
   $("create-online").addEventListener("click", () => whileBusy(lobbyButtons, () => createTable(true)));
   $("join").addEventListener("click", () => whileBusy(lobbyButtons, joinTable));
   $("join-code").addEventListener("keydown", (e) => { if (e.key === "Enter") whileBusy(lobbyButtons, joinTable); });

@@ -41,6 +41,7 @@ function route() {
   else if (game) { $("review").hidden = false; review.showReview(game[1]); }
   else if (path === "/stats") { $("stats").hidden = false; statistics.showStats(); }
   else { $("lobby").hidden = false; lobby.showLobby(); match.show(); }
+  offline.applyOffline();  // the banner's words depend on the view
 }
 
 // Switching language redraws the view from the state the page already has: no reload.

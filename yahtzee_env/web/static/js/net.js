@@ -14,6 +14,48 @@ export class ApiError extends Error {
   }
 }
 
+// Whether the server answers (issue 57), which `navigator.onLine` cannot say: a server that
+// is down, a captive portal or a weak signal leave the browser "online". A request that gets
+// no answer (a failed fetch, a timeout, a reply that is not the server's JSON) or one that
+// the service worker answered from its cache (sw.js marks it) says the server is out of
+// reach; any answer of the server says it is back. While it is out of reach the page asks
+// `/healthz` every few seconds. `onReach(fn)`: `fn(up)` at each change (offline.js redraws
+// the banner and sends the games played meanwhile).
+export const reach = { server: true };
+const REACH_PROBE_MS = 3000;
+const REACH_PROBE_TIMEOUT_MS = 4000;
+const FROM_CACHE = "X-Yatzy-From-Cache";  // sw.js's mark on an answer from its cache
+const reachHeard = [];
+let probing = null;
+export function onReach(fn) { reachHeard.push(fn); }
+/** The server can be asked now: the browser is online and the server answered last. */
+export const serverReachable = () => navigator.onLine !== false && reach.server;
+
+function setReach(up) {
+  if (!up && !probing) probing = setInterval(probe, REACH_PROBE_MS);
+  if (up && probing) { clearInterval(probing); probing = null; }
+  if (up) requestsAnswered();
+  if (reach.server === up) return;
+  reach.server = up;
+  drawConnection();
+  for (const fn of reachHeard) fn(up);
+}
+
+/** Ask `/healthz` (never cached) whether the server answers again. */
+export async function probe() {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), REACH_PROBE_TIMEOUT_MS);
+  try {
+    const response = await fetch("/healthz", { cache: "no-store", signal: abort.signal });
+    const data = await response.json();
+    if (response.ok && data && typeof data === "object") setReach(true);
+    return reach.server;
+  } catch {
+    setReach(false);
+    return false;
+  } finally { clearTimeout(timer); }
+}
+
 // A table played in the page (offline.js, issue 50) answers its own requests:
 // `local.owns(path)` says which, `local.answer(path, body)` answers (a promise).
 let local = { owns: () => false, answer: null };
@@ -22,32 +64,43 @@ export function setLocal(table) { local = table; }
 // Every request of the page goes through `api`: a timeout, retries of requests that are
 // safe to repeat (reads, and moves: the server refuses a move made from a state it has left,
 // code "stale_seq"), and errors that carry the server's machine `code` (and its `params`).
-// With the browser offline, a request is tried once (the service worker may answer it from
-// its cache), with no retries to wait for.
+// With the browser offline or the server out of reach (`reach`), a request is tried once
+// (the service worker may answer it from its cache), with no retries to wait for.
 const FETCH_TIMEOUT_MS = 10000;
+const GATEWAY = new Set([502, 503, 504]);  // a proxy's answer while the server is away
 export async function api(path, body, { retries = 2, timeout = FETCH_TIMEOUT_MS } = {}) {
   if (local.owns(path)) return local.answer(path, body);
-  if (navigator.onLine === false) retries = 0;
+  if (!serverReachable()) retries = 0;
   const opts = body === undefined ? {} : {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  };
+  const noAnswer = () => {
+    setReach(false);
+    setConnection("reconnecting");
+    return new ApiError("no answer from the server", "network", {}, 0);
   };
   for (let attempt = 0; ; attempt++) {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), timeout);
-    let response, data;
+    let response, data, json = true;
     try {
       response = await fetch(path, { ...opts, signal: abort.signal });
-      try { data = await response.json(); } catch { data = { error: `server error ${response.status}` }; }
+      try { data = await response.json(); } catch { data = { error: `server error ${response.status}` }; json = false; }
     } catch {
       clearTimeout(timer);
       if (attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
-      setConnection("reconnecting");
-      throw new ApiError("no answer from the server", "network", {}, 0);
+      throw noAnswer();
     }
     clearTimeout(timer);
+    // not the server's JSON: a captive portal's page (a 2xx), a gateway's error page
+    if (!json && (response.ok || GATEWAY.has(response.status))) {
+      if (attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
+      throw noAnswer();
+    }
     // a 503 is retried (a server restarting), but not a coach that is warming up: it says how long
     if (response.status === 503 && data.code !== "coach_warming" && attempt < retries) { await sleep(500 * 2 ** attempt); continue; }
-    answered();  // the server answers again
+    if (response.headers.get(FROM_CACHE)) setReach(false);  // the service worker's copy: no server
+    else { setReach(true); answered(); }  // the server answers again
     if (!response.ok) {
       const params = { ...(data.params || {}) };
       const retry = Number(response.headers.get("Retry-After"));  // every 429 says when
@@ -60,12 +113,29 @@ export async function api(path, body, { retries = 2, timeout = FETCH_TIMEOUT_MS 
 
 // The banner over the page while live updates are down: "reconnecting" while the socket
 // is (a retry is on its way), "polling" when the server refused it (the page asks for the
-// table's state every few seconds instead).
+// table's state every few seconds instead). One banner at a time: while offline.js's banner
+// says the browser is offline or the server out of reach (and what still plays), this one
+// stays hidden.
+const conn = { state: "online", reason: "" };
 export function setConnection(state, reason = "") {
+  Object.assign(conn, { state, reason });
+  drawConnection();
+}
+
+// A request answered clears the "reconnecting" that a failed one put up, unless a table's
+// socket is still down (it says when it is back).
+function requestsAnswered() {
+  const socketDown = live.socket && live.socket.readyState !== WebSocket.OPEN;
+  if (conn.state === "reconnecting" && !socketDown) setConnection("online");
+}
+
+export function drawConnection() {
   const banner = $("connection");
   if (!banner) return;
+  const { state, reason } = conn;
   banner.dataset.state = state;
-  banner.hidden = state === "online";
+  const offline = $("offline-banner");
+  banner.hidden = state === "online" || Boolean(offline && !offline.hidden);
   const words = { reconnecting: () => t("conn.reconnecting"),
     polling: () => t(reason ? "conn.polling_why" : "conn.polling", { reason, s: POLL_MS / 1000 }) };
   banner.dataset.reason = reason;
@@ -143,6 +213,7 @@ function connect() {
   };
   socket.onopen = () => {
     live.retry = 0;
+    setReach(true);  // the server answers
     if (live.on.seated()) socket.send(JSON.stringify({ type: "hello" }));  // the cookie says who
     setConnection("online");
   };
@@ -154,6 +225,7 @@ function connect() {
     // do not all reach the next one (through the load balancer) at the same instant
     setConnection("reconnecting");
     live.retry = Math.min(live.retry + 1, 4);
+    if (live.retry === 2) probe();  // a socket that will not open: is the server there at all?
     const delay = 250 * 2 ** live.retry * (0.5 + Math.random() / 2);
     setTimeout(() => { if (live.socket === socket) connect(); }, delay);
   };

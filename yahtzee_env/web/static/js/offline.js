@@ -8,9 +8,12 @@
 // /api/offline-games: the server replays it, and it counts in My statistics as played
 // offline, never rated). The same loop plays a solo game online when the player chose to
 // play in the page (`played: "in_page"`, lobby.js): the server only records its result.
+// "Offline" here is the browser offline or the server out of reach (net.js's `reach`, issue
+// 57: a server that is down, a captive portal): the page says which in one banner, plays the
+// levels it can, and sends the games played meanwhile once the server answers again.
 import { $, config, el, go } from "./page.js";
-import { ApiError, ME, api, loadSession, setLocal } from "./net.js";
-import { t } from "./words.js";
+import { ApiError, ME, api, drawConnection, loadSession, onReach, serverReachable, setLocal } from "./net.js";
+import { levelName, t } from "./words.js";
 import { BOX_ACTION_OFFSET, DiceRoller, Game } from "./game/engine.js";
 import { NUM_HOLDS } from "./game/dice.js";
 import { BOX_NAMES, RuleSet } from "./game/rules.js";
@@ -54,8 +57,13 @@ export async function unfinished() {
 }
 
 // ------------------------------------------------------------------ the local table
-export const isOffline = () => navigator.onLine === false;
+/** No server to play with: the browser is offline, or the server does not answer. */
+export const isOffline = () => !serverReachable();
+const browserOffline = () => navigator.onLine === false;
 export const canPlayOffline = (kind) => (config.offline_levels || []).includes(kind);
+/** The level the page offers in place of one it cannot play: its strongest (the server's
+ * `offline_levels` are weakest first). */
+export const pageLevel = () => (config.offline_levels || []).at(-1) || null;
 
 async function policy(level) {
   if (!L.policies[level]) L.policies[level] = await loadLevel(level, "/levels/");
@@ -155,36 +163,61 @@ function cardOf(card) {
   };
 }
 
+// The result as the server's `Table.result` (less its English `text`, which is for the
+// API's readers: the page words it from `msg`). No game id: the server has none until the
+// game is sent.
 function result(game) {
-  if (!game.over) return null;
   const totals = game.totals();
   const winners = game.winners();
   const order = totals.map((_, s) => s).sort((a, b) => totals[b] - totals[a] || a - b);
+  const msg = { key: winners.length > 1 ? "result.draw" : "result.win", seats: winners, points: totals[winners[0]] };
   return {
     ranking: order.map((s) => ({ seat: s, place: 1 + totals.filter((x) => x > totals[s]).length, total: totals[s] })),
-    totals, winners, draw: winners.length > 1, game_id: null,
+    totals, winners, draw: winners.length > 1, msg, game_id: null, cpu_turns: totals.map(() => 0),
   };
 }
 
-/** The table's state, in the server's shape (yahtzee_env/web/tables.py). */
+/** The rules a CPU level learned, when the table plays others (the server's
+ * `tables.table.trained_for`): from the level's manifest as the server publishes it
+ * (`/levels/LEVEL.json`'s `rules`, the policy's `trainedRules`). */
+function trainedFor(level, rules) {
+  const trained = L.policies[level] && L.policies[level].trainedRules;
+  if (trained == null) return null;
+  const theirs = RuleSet.fromSpec(trained);
+  return theirs.equals(RuleSet.fromSpec(rules)) ? null : theirs.name;
+}
+
+/** The table's state, in the server's shape: `Table.state` (yahtzee_env/web/tables/table.py)
+ * with what the server adds to it for a page (`mine`, `spectators`, each seat's
+ * `connected`), and two keys of the page's own (`offline`, `in_page`). A key-set test holds
+ * the two together (tests/web/test_offline_browser.py). */
 function state(events = []) {
   const game = L.game;
   const r = L.record;
   const seq = r.actions.length;
-  const { legal, points } = game.boxOptions();
-  const options = {};
-  if (!game.over) BOX_NAMES.forEach((b, i) => { if (legal[i]) options[b] = points[i]; });
-  return {
+  const numbers = {};
+  const seats = r.seats.map((kind, seat) => {
+    if (kind === "human") return { seat, name: r.names[seat], kind: "human", taken: true, away: null, connected: true };
+    numbers[kind] = (numbers[kind] || 0) + 1;
+    const view = { seat, name: r.names[seat], kind: "cpu", level: kind, trained_for: trainedFor(kind, r.rules), connected: true };
+    if (r.seats.filter((k) => k === kind).length > 1) view.number = numbers[kind];  // "hard 2"
+    return view;
+  });
+  const out = {
     code: LOCAL_CODE, rules: r.rules, online: false, match: false, coach: false, public: false, started: true,
-    offline: true, in_page: r.played === "in_page", mine: [0],
-    seats: r.seats.map((kind, seat) => (kind === "human"
-      ? { seat, name: r.names[seat], kind: "human", taken: true, away: null, connected: true }
-      : { seat, name: r.names[seat], kind: "cpu", level: kind, trained_for: r.rules === "official" ? null : "official", connected: true })),
+    offline: true, in_page: r.played === "in_page", mine: [0], seats,
     fill: r.seats[1] || null, turn_timer: 0, deadline: null, game: L.gameNo, seq, version: [L.gameNo, seq], first: 0,
-    cards: game.players.map(cardOf), over: game.over, events, current: game.current,
-    dice: game.over ? [] : game.dice, rolls_left: game.rollsLeft, held: L.held || [], options,
-    match_state: null, result: result(game), spectators: 0,
+    dice_commitment: null, duplicate: false,  // the page deals its own dice: nothing to commit to
+    cards: game.players.map(cardOf), over: game.over, events,
   };
+  if (game.over) out.result = result(game);  // a solo table has no votes to play again (`online`)
+  else {
+    const { legal, points } = game.boxOptions();
+    const options = {};
+    BOX_NAMES.forEach((b, i) => { if (legal[i]) options[b] = points[i]; });
+    Object.assign(out, { current: game.current, dice: game.dice, rolls_left: game.rollsLeft, held: L.held || [], options });
+  }
+  return Object.assign(out, { match_state: null, spectators: 0 });
 }
 
 async function loaded() {
@@ -234,10 +267,15 @@ async function local(path, body) {
 }
 
 // ------------------------------------------------------------------ back online: sync
+// One pass at a time: a call during a pass (a game ending as the server comes back) makes
+// one more pass after it, never a second pass beside it (no game sent twice).
 let syncing = false;
+let syncAgain = false;
 export async function sync() {
-  if (syncing || isOffline()) return;
+  if (isOffline()) return;
+  if (syncing) { syncAgain = true; return; }
   syncing = true;
+  syncAgain = false;
   try {
     const done = (await allRecords()).filter((r) => r.status === "finished");
     if (!done.length) return;
@@ -249,42 +287,72 @@ export async function sync() {
       const reply = await api("/api/offline-games", { games }, { retries: 0 });
       for (const id of [...reply.stored, ...reply.refused.map((r) => r.id)]) await deleteRecord(id);
     }
-  } catch { /* the next time the network is back */ } finally { syncing = false; }
+  } catch { /* the next time the server answers */ } finally { syncing = false; }
+  if (syncAgain) await sync();
 }
 
 // ------------------------------------------------------------------ the page offline
-// What needs the network is greyed out (and says why), offline levels stay playable.
+// What needs the network is greyed out (and says why), offline levels stay playable. One
+// banner says why: the browser is offline, or the server does not answer; and on a table
+// played in the page, that the game is recorded once the server is back.
 const NEEDS_NETWORK = ["create-online", "join", "join-code", "signup", "signin", "signout", "coach", "match", "public",
   "quick-match", "quick-seats", "quick-wait", "list-open", "turn-timer"];
+
+// The server's own tables (`/t/CODE`, `/w/ID`) have the connection banner for a server
+// out of reach ("reconnecting"); this one says so there only when the browser is offline.
+const onServerTable = () => /^\/[tw]\//.test(location.pathname) && location.pathname !== `/t/${LOCAL_CODE}`;
+
+function bannerWords() {
+  const browser = browserOffline();
+  if (location.pathname === `/t/${LOCAL_CODE}`) return t(browser ? "offline.playing" : "offline.server_playing");
+  if (onServerTable()) return t("offline.table");
+  const levels = (config.offline_levels || []).map(levelName).join(", ");
+  return t(browser ? "offline.banner" : "offline.server_banner", { levels });
+}
 
 export function applyOffline() {
   const off = isOffline();
   document.documentElement.dataset.offline = off ? "true" : "false";
+  document.documentElement.dataset.offlineWhy = !off ? "" : browserOffline() ? "browser" : "server";
   const banner = $("offline-banner");
   if (banner) {
-    banner.hidden = !off;
-    banner.textContent = off ? t("offline.banner", { levels: (config.offline_levels || []).join(", ") }) : "";
+    const shown = off && !(onServerTable() && !browserOffline());
+    banner.hidden = !shown;
+    banner.textContent = shown ? bannerWords() : "";
   }
+  drawConnection();  // hidden while this banner shows
   for (const id of NEEDS_NETWORK) {
     const node = $(id);
     if (!node) continue;
-    if (off) { node.dataset.offlineWas = node.disabled ? "1" : ""; node.disabled = true; node.title = t("offline.needs_network"); }
-    else if (node.dataset.offlineWas !== undefined) { node.disabled = node.dataset.offlineWas === "1"; delete node.dataset.offlineWas; node.removeAttribute("title"); }
+    if (off) {
+      // what it was before the first call (a button busy with a request comes back enabled)
+      if (node.dataset.offlineWas === undefined) node.dataset.offlineWas = node.disabled && !node.dataset.busy ? "1" : "";
+      node.disabled = true;
+      node.title = t("offline.needs_network");
+    } else if (node.dataset.offlineWas !== undefined) { node.disabled = node.dataset.offlineWas === "1"; delete node.dataset.offlineWas; node.removeAttribute("title"); }
   }
   for (const link of document.querySelectorAll('[data-testid="stats-link"], [data-testid="leaderboard-link"]')) {
     link.classList.toggle("needs-network", off);
     if (off) link.setAttribute("aria-disabled", "true"); else link.removeAttribute("aria-disabled");
   }
+  // a level the page cannot play is replaced by the strongest it can, and comes back with
+  // the server (unless the player chose another meanwhile)
   for (const select of document.querySelectorAll("#seat-kinds select, #fill")) {
     for (const option of select.options) {
       if (off && option.value !== "human" && !canPlayOffline(option.value)) { option.disabled = true; option.dataset.offline = "1"; }
       else if (option.dataset.offline) { option.disabled = false; delete option.dataset.offline; }
     }
-    if (off && select.selectedOptions[0] && select.selectedOptions[0].disabled) {
-      const first = [...select.options].find((o) => !o.disabled && o.value !== "human");
-      if (first) select.value = first.value;
+    if (off && select.selectedOptions[0] && select.selectedOptions[0].disabled && canPlayOffline(pageLevel())) {
+      select.dataset.wanted = select.value;
+      select.value = pageLevel();
+      select.dataset.instead = select.value;
+    } else if (!off && select.dataset.wanted) {
+      if (select.value === select.dataset.instead) select.value = select.dataset.wanted;
+      delete select.dataset.wanted;
+      delete select.dataset.instead;
     }
   }
+  document.dispatchEvent(new Event("yz-offline"));  // the lobby redraws what Play will do
 }
 
 /** The lobby's "Resume" for an unfinished offline game. */
@@ -305,6 +373,7 @@ export function setup() {
   if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(() => { /* http, or blocked */ });
   window.addEventListener("online", () => { applyOffline(); sync(); });
   window.addEventListener("offline", applyOffline);
+  onReach((up) => { applyOffline(); if (up) sync(); });
   window.addEventListener("beforeinstallprompt", (event) => {
     event.preventDefault();
     L.install = event;
