@@ -270,7 +270,7 @@ class Yahtzee:
     def step_with_draw(self, state: State, action: jax.Array, draw: jax.Array) -> State:
         """`step` with the roll's uniform ``draw`` in ``[0, 7776)`` given (unused when no dice
         are rolled: an illegal action, the game's last fill, a game already over)."""
-        after = self.step_deterministic(state, action)
+        after = self._afterstate(state, action)
         return self.step_stochastic(after, self.outcome_of_draw(after.keep, draw))
 
     def step_deterministic(self, state: State, action: jax.Array) -> State:
@@ -279,6 +279,11 @@ class Yahtzee:
         ``illegal_penalty`` (``illegal_action="penalize"``) or ends the game as a loss
         (``"lose"``); once the game is over, or at a chance node, any action changes nothing
         and earns 0."""
+        after = self._afterstate(state, action)
+        return after._replace(observation=self.observe(after))
+
+    def _afterstate(self, state: State, action: jax.Array) -> State:
+        """`step_deterministic` but its observation (`step` writes the one after the roll)."""
         action = jnp.asarray(action, dtype=jnp.int32)
         p = state.current_player
         over = state.terminated | state.truncated
@@ -317,7 +322,7 @@ class Yahtzee:
         rolls_left = jnp.where(is_hold, state.rolls_left - 1, ROLLS_PER_TURN - 1)
         rolling = play & ~terminated
         truncated = state.truncated | (~terminated & (step_count >= self.max_episode_steps))
-        after = state._replace(
+        return state._replace(
             current_player=next_player,
             rewards=rewards,
             terminated=terminated,
@@ -335,7 +340,6 @@ class Yahtzee:
             turns_taken=turns_taken,
             step_count=step_count,
         )
-        return after._replace(observation=self.observe(after))
 
     def chance_weights(self, state: State) -> jax.Array:
         """int32[252]: of the 6**5 equally likely ordered rolls, how many give each roll from
