@@ -145,7 +145,6 @@ def make_train(cfg: RunConfig, env: Yahtzee):
     )
     env_init = jax.vmap(env.init)
     env_step = jax.vmap(env.step)
-    observe = jax.vmap(env.observe)
 
     def net_input(obs: jax.Array) -> jax.Array:
         return env.model_input(obs, version)
@@ -158,7 +157,7 @@ def make_train(cfg: RunConfig, env: Yahtzee):
         k_params, k_env, key = jax.random.split(key, 3)
         params = init_params(k_params, cfg)
         state = env_init(jax.random.split(k_env, n_envs))
-        return Runner(params, optimizer.init(params), state, potential(observe(state)), key,
+        return Runner(params, optimizer.init(params), state, potential(state.observation), key,
                       jnp.int32(0))  # fmt: skip
 
     def env_step_autoreset(state, action, key):
@@ -176,14 +175,14 @@ def make_train(cfg: RunConfig, env: Yahtzee):
     def rollout_step(runner: Runner, _):
         key, k_act, k_env = jax.random.split(runner.key, 3)
         state = runner.env_state
-        obs = observe(state)
+        obs = state.observation
         x = net_input(obs)
         logits = masked_logits(mlp(runner.params["pi"], x, activation), state.legal_action_mask)
         value = mlp(runner.params["vf"], x, activation)[:, 0]
         action = jax.random.categorical(k_act, logits)
         log_prob = jax.nn.log_softmax(logits)[jnp.arange(n_envs), action]
         state, reward, done = env_step_autoreset(state, action, k_env)
-        phi = potential(observe(state))
+        phi = potential(state.observation)
         after = jnp.where(done, 0.0, phi)  # a finished game's next state is terminal
         shaped = (reward + after - runner.potential) * scale
         transition = Transition(x, state.legal_action_mask, action, log_prob, value, shaped, done)
@@ -224,7 +223,7 @@ def make_train(cfg: RunConfig, env: Yahtzee):
 
     def update(runner: Runner, _):
         runner, traj = jax.lax.scan(rollout_step, runner, None, ppo.n_steps)
-        x = net_input(observe(runner.env_state))
+        x = net_input(runner.env_state.observation)
         last_value = mlp(runner.params["vf"], x, activation)[:, 0]
         advantages, returns = gae(traj, last_value)
         flat = jax.tree.map(lambda a: a.reshape((batch, *a.shape[2:])),
@@ -268,7 +267,7 @@ def make_train(cfg: RunConfig, env: Yahtzee):
         def play(carry, _):
             state, key = carry
             key, k = jax.random.split(key)
-            logits = mlp(params["pi"], net_input(observe(state)), activation)
+            logits = mlp(params["pi"], net_input(state.observation), activation)
             action = jnp.argmax(masked_logits(logits, state.legal_action_mask), axis=1)
             state = env_step(state, action, jax.random.split(k, games.shape[0]))
             return (state, key), None
@@ -299,6 +298,12 @@ def save_state(path: Path, runner: Runner, facts: dict[str, Any]) -> None:
 def load_state(path: Path, like: Runner) -> tuple[Runner, dict[str, Any]]:
     data = np.load(path, allow_pickle=False)
     leaves, treedef = jax.tree.flatten(like)
+    saved = sum(name.startswith("leaf") for name in data.files)
+    if saved != len(leaves):  # e.g. written before the env state carried its observation
+        raise ValueError(
+            f"{path}: {saved} arrays, but this version's runner has {len(leaves)}: the "
+            "checkpoint was written by another version of the JAX env or of this script"
+        )
     restored = []
     for i, leaf in enumerate(leaves):
         value = data[f"leaf{i}"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from functools import partial
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ jnp = pytest.importorskip("jax.numpy")
 
 from gymnasium.vector import AutoresetMode  # noqa: E402
 
+from yahtzee_env.envs.seat_view import encode_table, win_rewards  # noqa: E402
 from yahtzee_env.envs.vector import YahtzeeVectorEnv  # noqa: E402
 from yahtzee_env.game.dice import (  # noqa: E402
     COUNTS,
@@ -28,7 +30,12 @@ from yahtzee_env.game.dice import (  # noqa: E402
     ROLL_OUTCOMES,
 )
 from yahtzee_env.game.engine import NUM_ACTIONS, Game  # noqa: E402
-from yahtzee_env.game.observation import encode_seat, strategy_features  # noqa: E402
+from yahtzee_env.game.observation import (  # noqa: E402
+    TABLE_INPUT_VERSION,
+    encode_seat,
+    model_input,
+    strategy_features,
+)
 from yahtzee_env.game.rules import PRESETS  # noqa: E402
 from yahtzee_env.jax import OPEN, Yahtzee  # noqa: E402
 
@@ -142,18 +149,32 @@ def test_same_dice_same_games_as_the_numpy_engine_with_players(players, compiled
         game.reset(FedDice(block))
         numpy_games.append(game)
     state = init(jnp.asarray(draws[0], dtype=jnp.int32))
+    view = jax.jit(jax.vmap(partial(env.observe, table=True), in_axes=(0, None)))
     actions_rng = np.random.default_rng(99)
     for t in range(1, steps + 2):
         masks = np.array([g.legal_action_mask() for g in numpy_games])
-        np.testing.assert_array_equal(np.asarray(state.legal_action_mask), masks)
+        over = np.array([g.over for g in numpy_games])
+        np.testing.assert_array_equal(np.asarray(state.legal_action_mask)[~over], masks[~over])
+        assert np.asarray(state.legal_action_mask)[over].all(), "all True once over (pgx)"
         np.testing.assert_array_equal(np.asarray(state.current_player),
                                       [g.current for g in numpy_games])  # fmt: skip
+        np.testing.assert_array_equal(np.asarray(state.observation),
+                                      np.asarray(observe(state, None)))  # fmt: skip
         for seat in range(players):
             expected = np.array([encode_seat(g, seat) for g in numpy_games])
             np.testing.assert_array_equal(np.asarray(observe(state, seat)), expected)
+            # The win level's input: the seat's view of the table, YahtzeeVs-v0's floats.
+            table = np.array([encode_table(g, seat) for g in numpy_games])
+            j_table = np.asarray(view(state, seat))
+            np.testing.assert_array_equal(j_table, table)
+            if players == 2 and t in (1, 40):  # the 107 floats the win level reads
+                j_in = np.asarray(env.model_input(jnp.asarray(j_table), TABLE_INPUT_VERSION))
+                np_in = model_input(table, TABLE_INPUT_VERSION)
+                np.testing.assert_allclose(j_in, np_in, atol=1e-6)
+                np.testing.assert_array_equal(j_in[:, 86:], np_in[:, 86:])
         np.testing.assert_array_equal(np.asarray(env.totals(state)),
                                       [g.totals() for g in numpy_games])  # fmt: skip
-        if t == steps + 1 or not masks.any():
+        if t == steps + 1 or over.all():
             break
         actions = random_legal(actions_rng, masks)
         rewards = np.zeros((games, players))
@@ -166,6 +187,8 @@ def test_same_dice_same_games_as_the_numpy_engine_with_players(players, compiled
         np.testing.assert_array_equal(np.asarray(state.rewards), rewards)
     assert all(g.over for g in numpy_games)
     assert np.asarray(state.terminated).all()
+    results = np.array([win_rewards(g.totals()) for g in numpy_games])
+    np.testing.assert_array_equal(np.asarray(jax.vmap(env.win_rewards)(state)), results)
 
 
 def _enumerated_weights(keep: int) -> np.ndarray:
@@ -219,7 +242,7 @@ def test_the_chance_split_is_step():
         if action < 32:
             assert bool(after.is_chance)
             assert int(after.keep) == int(HOLD_TO_KEEP[int(state.roll), action])
-            assert not np.asarray(after.legal_action_mask).any()
+            assert np.asarray(after.legal_action_mask).all()  # no decision: never all False
         outcome = env.outcome_of_draw(after.keep, draw)
         _, probs = env.chance_outcomes(after)
         assert float(probs[outcome]) > 0
@@ -243,7 +266,7 @@ def test_illegal_actions_penalize_and_change_nothing():
         assert float(env.step(state, bad, jax.random.key(3)).rewards[0]) == -2.5
     cut = env.step(again, 77, jax.random.key(4))  # the third action: truncated
     assert bool(cut.truncated) and not bool(cut.terminated)
-    assert not np.asarray(cut.legal_action_mask).any()
+    assert np.asarray(cut.legal_action_mask).all()  # over: all True, as pgx
     after = env.step(cut, 33, jax.random.key(5))  # once over, nothing happens, reward 0
     assert float(after.rewards[0]) == 0.0
     np.testing.assert_array_equal(np.asarray(after.scores), np.asarray(cut.scores))

@@ -42,7 +42,6 @@ from yahtzee_env.envs.checks import (
     render,
 )
 from yahtzee_env.envs.info import OPEN, make_info
-from yahtzee_env.envs.yahtzee import step_tables
 from yahtzee_env.game.dice import (
     CANONICAL_HOLDS,
     DICE,
@@ -81,6 +80,7 @@ from yahtzee_env.game.rules import (
     YAHTZEE_OPEN,
     RuleSet,
 )
+from yahtzee_env.game.step_tables import step_tables
 
 
 def roll_draws(rng: np.random.Generator, size: int) -> np.ndarray:

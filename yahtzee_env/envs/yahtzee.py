@@ -7,7 +7,6 @@ is bookkeeping for speed (an observation buffer updated in place, cached mask ro
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -28,7 +27,6 @@ from yahtzee_env.game.dice import CANONICAL_HOLDS, NUM_HOLDS
 from yahtzee_env.game.engine import (
     BOX_ACTION_OFFSET,
     NUM_ACTIONS,
-    ROLLS_PER_TURN,
     Game,
     IllegalActionError,
     action_id,
@@ -38,56 +36,17 @@ from yahtzee_env.game.observation import (
     DICE_FEATURES,
     OBS_SIZE,
     OPEN_SLICE,
-    POINTS_SCALE,
     ROLLS_LEFT_FEATURES,
     encode_seat,
     write_card,
 )
 from yahtzee_env.game.render import CardView, render_card_rgb, render_card_text
 from yahtzee_env.game.rules import ALL_FILLED, NUM_BOXES, RuleSet
+from yahtzee_env.game.step_tables import step_tables
 
 _DICE_AND_ROLLS_END = ROLLS_LEFT_FEATURES.shape[1] + DICE_FEATURES.shape[1]  # obs[0:39]
 _POINTS_START = OPEN_SLICE.stop  # obs[52:65]
 _POINTS_STOP = _POINTS_START + NUM_BOXES
-
-
-class _StepRows:
-    """Per-rule-set lookup rows that make a step a handful of indexing operations.
-
-    ``mask[has_rolls, context, filled]`` is the bool[45] legal-action row (read-only, so it can
-    be handed out without copying).
-    ``points_scaled[roll, joker_values] * legal_f32[context, filled]`` is the observation's
-    points row (a float32 product: several times cheaper than float32 times bool).
-    ``dice_rolls[roll, rolls_left]`` is obs[0:39]: the dice features and re-rolls one-hot.
-    """
-
-    def __init__(self, rules: RuleSet) -> None:
-        tables = rules.tables
-        legal = tables.legal  # [7, 8192, 13]
-        mask = np.zeros((2, *legal.shape[:2], NUM_ACTIONS), dtype=bool)
-        mask[1, :, :, :NUM_HOLDS] = True
-        mask[:, :, :, BOX_ACTION_OFFSET:] = legal
-        mask.flags.writeable = False
-        self.mask = mask
-        self.legal_f32 = legal.astype(np.float32)
-        self.points_scaled = (tables.points / POINTS_SCALE).astype(np.float32)
-        self.dice_rolls = np.concatenate(
-            [
-                np.repeat(DICE_FEATURES[:, None, :], ROLLS_PER_TURN, axis=1),
-                np.broadcast_to(
-                    ROLLS_LEFT_FEATURES, (len(DICE_FEATURES), *ROLLS_LEFT_FEATURES.shape)
-                ),
-            ],
-            axis=2,
-        )
-        for table in (self.legal_f32, self.points_scaled, self.dice_rolls):
-            table.flags.writeable = False
-
-
-@lru_cache(maxsize=16)
-def step_tables(rules: RuleSet) -> _StepRows:
-    """The `_StepRows` of a rule set, built once per process (about 10 MB each)."""
-    return _StepRows(rules)
 
 
 class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
@@ -380,4 +339,4 @@ class YahtzeeEnv(gym.Env[np.ndarray, np.int64]):
         self._mask.flags.writeable = False
 
 
-__all__ = ["UnsupportedRenderModeError", "YahtzeeEnv", "check_render_mode", "step_tables"]
+__all__ = ["UnsupportedRenderModeError", "YahtzeeEnv", "check_render_mode"]

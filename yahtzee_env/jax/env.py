@@ -13,6 +13,11 @@ through the exact outcome table of the dice kept: the outcome is ``bisect_right(
 draw)``. ``step(state, action, key)`` draws it from ``key``; ``step_with_draw(state, action,
 draw)`` takes it as given (the "dice source" the equality test feeds to both engines).
 
+The mask never leaves a policy without an action: it is all True once the game is over (as pgx:
+any action then changes nothing and earns 0) and at a chance node (no one decides there: any
+action is ignored and `step` rolls the dice), so a masked ``log_softmax`` never divides by zero.
+`State.observation` is `observe` of the player to move, written by every step (pgx's field).
+
 Chance nodes (as in pgx's dice games, for expectimax and Stochastic MuZero)::
 
     after = env.step_deterministic(state, action)    # the afterstate: dice to roll, no mask
@@ -26,14 +31,14 @@ fewer with holds (the others have probability 0; shapes stay fixed for `vmap`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from yahtzee_env.envs.yahtzee import step_tables
 from yahtzee_env.game.dice import (
     CANONICAL_HOLDS,
     DICE,
@@ -51,9 +56,15 @@ from yahtzee_env.game.observation import (
     INPUT_SIZES,
     OBS_SIZE,
     OPEN_FEATURES,
+    OPP_CARD,
+    OPP_TOTAL,
+    OPPONENT_SIZE,
     PROGRESS_FEATURES,
     ROLLS_LEFT_FEATURES,
     STRATEGY_SIZE,
+    TABLE_INPUT_VERSION,
+    TABLE_SIZE,
+    TABLE_TOTAL_SCALE,
     YAHTZEE_BOX_FEATURES,
 )
 from yahtzee_env.game.rules import (
@@ -63,8 +74,12 @@ from yahtzee_env.game.rules import (
     YAHTZEE_OPEN,
     RuleSet,
 )
+from yahtzee_env.game.step_tables import step_tables
 
 OPEN = -1  # a box not yet filled, in ``State.scores``
+ENV_ID = "Yahtzee-v0"  # the game of the Gymnasium id, in JAX
+IllegalAction = Literal["penalize", "lose"]
+ILLEGAL_ACTIONS = ("penalize", "lose")
 
 
 class State(NamedTuple):
@@ -76,10 +91,11 @@ class State(NamedTuple):
     """
 
     current_player: jax.Array  # int32: the player to move
+    observation: jax.Array  # float32[D]: `Yahtzee.observe` of the player to move
     rewards: jax.Array  # float32[P]
     terminated: jax.Array  # bool: every box of every card is filled
     truncated: jax.Array  # bool: ``max_episode_steps`` actions (an agent looping on illegal ones)
-    legal_action_mask: jax.Array  # bool[45] (all False when over or at a chance node)
+    legal_action_mask: jax.Array  # bool[45] (all True when over or at a chance node)
     roll: jax.Array  # int32: the dice on the table, index into DICE
     rolls_left: jax.Array  # int32: re-rolls left this turn (0..2)
     is_chance: jax.Array  # bool: an afterstate, the dice not in ``keep`` to be rolled
@@ -90,7 +106,7 @@ class State(NamedTuple):
     yahtzee_bonus: jax.Array  # int32[P]: points earned by Yahtzee bonuses
     scores: jax.Array  # int32[P, 13]: each box's points, OPEN (-1) while open
     turns_taken: jax.Array  # int32: turns completed by all players together
-    step_count: jax.Array  # int32: actions taken in this game (illegal ones too)
+    step_count: jax.Array  # int32: decisions taken in this game (illegal actions too)
 
     @property
     def dice(self) -> jax.Array:
@@ -108,18 +124,24 @@ class Yahtzee:
       `yahtzee_env.game.engine.Game`; ``rewards`` has one entry per player.
     - ``canonical_holds``: the mask allows one hold per distinct kept multiset, and no
       keep-all (as ``Yahtzee-v0``'s ``canonical_holds=True``).
-    - ``illegal_penalty``: an illegal action (or one after the game is over) changes nothing
-      and gives the player to move this reward (``Yahtzee-v0``'s ``illegal_action="penalize"``;
-      JAX cannot raise on a traced value). After the game is over every step gives 0.
-    - ``max_episode_steps``: ``truncated`` after this many actions (1000, as the registration;
+    - ``illegal_action``: what an illegal action does (JAX cannot raise on a traced value).
+      ``"penalize"`` (default, ``Yahtzee-v0``'s): it changes nothing and gives the player to
+      move ``illegal_penalty``; the game goes on. ``"lose"`` (pgx's): the game ends at once
+      (``terminated``) as a loss: ``illegal_penalty`` to the player who moved, minus it to each
+      other player. Once the game is over every step changes nothing and gives 0.
+    - ``illegal_penalty``: that reward (-1).
+    - ``max_episode_steps``: ``truncated`` after this many decisions (1000, as the registration;
       a legal game is at most 39 actions per player).
+    - ``table``: what `State.observation` holds (and `observe` gives by default): the player's
+      own 72 floats (False), or its view of the table (True: `observe(..., table=True)`).
 
     Actions (45) and the observation (72 floats; `model_input` with version 2: 86) are
-    ``Yahtzee-v0``'s.
+    ``Yahtzee-v0``'s; the table view (``73 + 20 * (P - 1)`` floats) is ``YahtzeeVs-v0``'s.
     """
 
+    id = ENV_ID  # pgx's `Env.id`
+    version = "v0"  # pgx's `Env.version`: changes when the behaviour does
     num_actions = NUM_ACTIONS
-    observation_size = OBS_SIZE
 
     def __init__(
         self,
@@ -128,6 +150,8 @@ class Yahtzee:
         canonical_holds: bool = False,
         illegal_penalty: float = -1.0,
         max_episode_steps: int = 1000,
+        illegal_action: IllegalAction = "penalize",
+        table: bool = False,
     ) -> None:
         if isinstance(num_players, bool) or not isinstance(num_players, int):
             raise ValueError(f"num_players must be an int in 1..4, got {num_players!r}")
@@ -135,15 +159,23 @@ class Yahtzee:
             raise ValueError(f"num_players must be in 1..4, got {num_players}")
         if not isinstance(canonical_holds, bool):
             raise ValueError(f"canonical_holds must be a bool, got {canonical_holds!r}")
+        if not isinstance(table, bool):
+            raise ValueError(f"table must be a bool, got {table!r}")
         if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int):
             raise ValueError(f"max_episode_steps must be a positive int, got {max_episode_steps!r}")
         if max_episode_steps < 1:
             raise ValueError(f"max_episode_steps must be a positive int, got {max_episode_steps}")
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ValueError(
+                f"illegal_action must be one of {ILLEGAL_ACTIONS}, got {illegal_action!r}"
+            )
         self.rules = RuleSet.from_spec(rules)
         self.num_players = num_players
         self.canonical_holds = canonical_holds
+        self.illegal_action = illegal_action
         self.illegal_penalty = float(illegal_penalty)
         self.max_episode_steps = max_episode_steps
+        self.table = table
         tables = self.rules.tables
         rows = step_tables(self.rules)
         self._tables = tables
@@ -159,10 +191,15 @@ class Yahtzee:
         self._keep_probs = jnp.asarray(KEEP_PROBS, dtype=jnp.float32)
         threshold = self.rules.upper_bonus_threshold
         self._threshold = threshold
-        # The card's scalar features by upper total, computed as `observation.write_card`
-        # computes them (float64 quotient, then float32).
+        # The card's scalar features by upper total (and a table's totals by total), computed
+        # as `observation.write_card` and `write_table` compute them (float64 quotient, then
+        # float32): a lookup, so XLA cannot turn the division into a product.
         upper = np.arange(MAX_UPPER_TOTAL + 1)
         self._upper_feature = jnp.asarray(np.minimum(upper / threshold, 1.0).astype(np.float32))
+        totals = np.arange(int(TABLE_TOTAL_SCALE) + 1)
+        self._total_feature = jnp.asarray(
+            np.minimum(totals / TABLE_TOTAL_SCALE, 1.0).astype(np.float32)
+        )
         self._dice_features = jnp.asarray(DICE_FEATURES)
         self._rolls_left_features = jnp.asarray(ROLLS_LEFT_FEATURES)
         self._open_features = jnp.asarray(OPEN_FEATURES)
@@ -170,10 +207,29 @@ class Yahtzee:
         self._yahtzee_box_features = jnp.asarray(YAHTZEE_BOX_FEATURES)
 
     def __repr__(self) -> str:
+        extra = "".join(
+            f", {name}={value!r}"
+            for name, value, default in (
+                ("illegal_action", self.illegal_action, "penalize"),
+                ("table", self.table, False),
+            )
+            if value != default
+        )
         return (
             f"Yahtzee(rules={self.rules.name!r}, num_players={self.num_players}, "
-            f"canonical_holds={self.canonical_holds})"
+            f"canonical_holds={self.canonical_holds}{extra})"
         )
+
+    @property
+    def observation_shape(self) -> tuple[int]:
+        """The shape of `State.observation`: (72,), or the table view's (73 + 20 (P - 1),)."""
+        if self.table:
+            return (OBS_SIZE + 1 + OPPONENT_SIZE * (self.num_players - 1),)
+        return (OBS_SIZE,)
+
+    @property
+    def observation_size(self) -> int:
+        return self.observation_shape[0]
 
     # ------------------------------------------------------------------------ start
     def init(self, key: jax.Array) -> State:
@@ -186,10 +242,11 @@ class Yahtzee:
         zeros = jnp.zeros(p, dtype=jnp.int32)
         state = State(
             current_player=jnp.int32(0),
+            observation=jnp.zeros(self.observation_shape, dtype=jnp.float32),
             rewards=jnp.zeros(p, dtype=jnp.float32),
             terminated=jnp.bool_(False),
             truncated=jnp.bool_(False),
-            legal_action_mask=jnp.zeros(NUM_ACTIONS, dtype=bool),
+            legal_action_mask=jnp.ones(NUM_ACTIONS, dtype=bool),
             roll=jnp.int32(0),
             rolls_left=jnp.int32(ROLLS_PER_TURN - 1),
             is_chance=jnp.bool_(True),
@@ -206,25 +263,34 @@ class Yahtzee:
 
     # ------------------------------------------------------------------------ steps
     def step(self, state: State, action: jax.Array, key: jax.Array) -> State:
-        """Apply ``action`` for the player to move, then roll the dice it leaves in the air."""
+        """Apply ``action`` for the player to move, then roll the dice it leaves in the air
+        (at a chance node the action is ignored and the dice are rolled)."""
         return self.step_with_draw(state, action, draw_of(key))
 
     def step_with_draw(self, state: State, action: jax.Array, draw: jax.Array) -> State:
         """`step` with the roll's uniform ``draw`` in ``[0, 7776)`` given (unused when no dice
         are rolled: an illegal action, the game's last fill, a game already over)."""
-        after = self.step_deterministic(state, action)
+        after = self._afterstate(state, action)
         return self.step_stochastic(after, self.outcome_of_draw(after.keep, draw))
 
     def step_deterministic(self, state: State, action: jax.Array) -> State:
         """The afterstate of ``action``: the card filled or the dice held, the dice still to
-        roll (``is_chance``, ``keep``). An illegal action, or any action once the game is
-        over, leaves the state as it is (with ``illegal_penalty``, or 0 once over)."""
+        roll (``is_chance``, ``keep``). An illegal action leaves the state as it is with
+        ``illegal_penalty`` (``illegal_action="penalize"``) or ends the game as a loss
+        (``"lose"``); once the game is over, or at a chance node, any action changes nothing
+        and earns 0."""
+        after = self._afterstate(state, action)
+        return after._replace(observation=self.observe(after))
+
+    def _afterstate(self, state: State, action: jax.Array) -> State:
+        """`step_deterministic` but its observation (`step` writes the one after the roll)."""
         action = jnp.asarray(action, dtype=jnp.int32)
         p = state.current_player
-        legal = state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
-        legal &= (action >= 0) & (action < NUM_ACTIONS) & ~state.is_chance
         over = state.terminated | state.truncated
-        play = legal & ~over
+        decide = ~over & ~state.is_chance  # player p is asked for an action
+        in_range = (action >= 0) & (action < NUM_ACTIONS)
+        play = decide & in_range & state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
+        illegal = decide & ~play
         is_hold = action < NUM_HOLDS
         fill = play & ~is_hold
         box = jnp.clip(action - BOX_ACTION_OFFSET, 0, NUM_BOXES - 1)
@@ -237,11 +303,18 @@ class Yahtzee:
         scores = state.scores.at[p, box].set(
             jnp.where(fill, done.points, state.scores[p, box]).astype(jnp.int32)
         )
-        reward = jnp.where(fill, done.reward, 0).astype(jnp.float32)
-        reward = jnp.where(legal | over, reward, jnp.float32(self.illegal_penalty))
+        nobody = jnp.zeros(self.num_players, jnp.float32)
+        rewards = nobody.at[p].set(jnp.where(fill, done.reward, 0).astype(jnp.float32))
+        penalty = jnp.float32(self.illegal_penalty)
+        if self.illegal_action == "lose":  # pgx: the game ends, the others win
+            rewards = jnp.where(illegal, (nobody - penalty).at[p].set(penalty), rewards)
+            forfeit = illegal
+        else:
+            rewards = jnp.where(illegal, nobody.at[p].set(penalty), rewards)
+            forfeit = jnp.bool_(False)
         turns_taken = state.turns_taken + fill
-        terminated = turns_taken == NUM_TURNS * self.num_players
-        step_count = state.step_count + ~over
+        terminated = state.terminated | (turns_taken == NUM_TURNS * self.num_players) | forfeit
+        step_count = state.step_count + decide
         next_player = jnp.where(fill & ~terminated, (p + 1) % self.num_players, p)
         # The dice to roll: the kept ones after a hold, none kept (a first roll) after a fill.
         keep = jnp.where(is_hold, self._hold_to_keep[state.roll, action & (NUM_HOLDS - 1)],
@@ -251,12 +324,13 @@ class Yahtzee:
         truncated = state.truncated | (~terminated & (step_count >= self.max_episode_steps))
         return state._replace(
             current_player=next_player,
-            rewards=jnp.zeros(self.num_players, jnp.float32).at[p].set(reward),
+            rewards=rewards,
             terminated=terminated,
             truncated=truncated,
-            legal_action_mask=state.legal_action_mask & ~play & ~truncated,
+            # All True once over and at the chance node to come; an illegal no-op keeps it.
+            legal_action_mask=state.legal_action_mask | terminated | truncated | rolling,
             rolls_left=jnp.where(play, jnp.where(terminated, 0, rolls_left), state.rolls_left),
-            is_chance=rolling,
+            is_chance=state.is_chance | rolling,
             keep=jnp.where(rolling, keep, state.keep),
             filled=card(state.filled, filled | (1 << box)),
             upper_total=card(state.upper_total, done.upper_total),
@@ -290,24 +364,40 @@ class Yahtzee:
         roll = jnp.where(state.is_chance, jnp.asarray(outcome, jnp.int32), state.roll)
         state = state._replace(roll=roll)
         mask = jnp.where(state.is_chance, self.legal_action_mask(state), state.legal_action_mask)
-        return state._replace(legal_action_mask=mask, is_chance=jnp.bool_(False))
+        state = state._replace(legal_action_mask=mask, is_chance=jnp.bool_(False))
+        return state._replace(observation=self.observe(state))
 
     def legal_action_mask(self, state: State) -> jax.Array:
         """bool[45] of the player to move with the dice on the table (as the numpy engine's
-        `Game.legal_action_mask`)."""
+        `Game.legal_action_mask`); all True once the game is over (as pgx)."""
         p = state.current_player
         filled = state.filled[p]
         context, _ = self._tables.context_batch(state.roll, filled, state.yahtzee_state[p], xp=jnp)
         holds = self._holds[state.roll] & (state.rolls_left > 0)
         mask = jnp.concatenate([holds, self._legal[context, filled]])
-        return mask & ~(state.terminated | state.truncated)
+        return mask | state.terminated | state.truncated
 
     # ------------------------------------------------------------------------ views
-    def observe(self, state: State, player_id: jax.Array | None = None) -> jax.Array:
-        """float32[72]: ``Yahtzee-v0``'s observation for ``player_id`` (default: the player to
-        move): the dice on the table, the turn's re-rolls, that player's card and what the
-        dice would score on it (`yahtzee_env.game.observation.encode_seat`)."""
+    def observe(
+        self, state: State, player_id: jax.Array | None = None, table: bool | None = None
+    ) -> jax.Array:
+        """What ``player_id`` (default: the player to move) sees.
+
+        ``table=False``: float32[72], ``Yahtzee-v0``'s observation: the dice on the table, the
+        turn's re-rolls, that player's card and what the dice would score on it
+        (`yahtzee_env.game.observation.encode_seat`). ``table=True``: float32[73 + 20 (P - 1)],
+        ``YahtzeeVs-v0``'s view of the table (`yahtzee_env.envs.seat_view.encode_table`): those
+        72, then its own total and every other card with its total, in seat order after it
+        (`observation.write_table`); the win level reads it (`model_input` version 3).
+        ``table=None``: the env's ``table`` (what `State.observation` holds). ``table`` is
+        static (it sets the shape)."""
         p = state.current_player if player_id is None else player_id
+        own = self._observe_seat(state, p)
+        if not (self.table if table is None else table):
+            return own
+        return jnp.concatenate([own, self._table_floats(state, p)])
+
+    def _observe_seat(self, state: State, p: jax.Array) -> jax.Array:
         filled, upper, ystate = state.filled[p], state.upper_total[p], state.yahtzee_state[p]
         context, values = self._tables.context_batch(state.roll, filled, ystate, xp=jnp)
         legal = self._legal[context, filled].astype(jnp.float32)
@@ -325,18 +415,61 @@ class Yahtzee:
             self._progress_features[filled][None],  # 71
         ])  # fmt: skip
 
+    def _table_floats(self, state: State, p: jax.Array) -> jax.Array:
+        """`observation.write_table` for seat ``p``: its total / 500 (capped at 1), then one
+        block of `OPPONENT_SIZE` per other seat, at the layout `OPP_CARD` / `OPP_TOTAL`."""
+        n = self.num_players
+        totals = self._total_feature[jnp.clip(self.totals(state), 0, int(TABLE_TOTAL_SCALE))]
+        others = (p + jnp.arange(1, n)) % n  # static length: n - 1
+        filled, upper = state.filled[others], state.upper_total[others]
+        block = jnp.zeros((n - 1, OPPONENT_SIZE), jnp.float32)
+        block = block.at[:, OPP_CARD.open].set(self._open_features[filled])
+        block = block.at[:, OPP_CARD.upper].set(
+            self._upper_feature[jnp.minimum(upper, MAX_UPPER_TOTAL)]
+        )
+        block = block.at[:, OPP_CARD.upper_bonus].set(
+            (upper >= self._threshold).astype(jnp.float32)
+        )
+        block = block.at[:, OPP_CARD.yahtzee_box].set(
+            self._yahtzee_box_features[state.yahtzee_state[others]]
+        )
+        block = block.at[:, OPP_CARD.progress].set(self._progress_features[filled])
+        block = block.at[:, OPP_TOTAL].set(totals[others])
+        return jnp.concatenate([totals[p][None], block.reshape(-1)])
+
     def totals(self, state: State) -> jax.Array:
         """int32[P]: each player's score so far, bonuses included."""
         boxes = jnp.where(state.scores == OPEN, 0, state.scores).sum(axis=-1)
         return boxes + self.rules.upper_bonus(state.upper_total) + state.yahtzee_bonus
 
+    def win_rewards(self, state: State) -> jax.Array:
+        """float32[P]: the win objective's result from the totals (`seat_view.win_rewards`):
+        +1 to a sole top scorer, 0 to players tied on top (a draw), -1 to everyone else. Give
+        it at the end (``terminated``) for ``YahtzeeVs-v0``'s ``reward="win"``."""
+        totals = self.totals(state)
+        top = totals == totals.max()
+        first = jnp.where(top.sum() == 1, 1.0, 0.0)
+        return jnp.where(top, first, -1.0).astype(jnp.float32)
+
     def model_input(self, obs: jax.Array, version: int = 1) -> jax.Array:
         """What a model of input ``version`` reads (`yahtzee_env.game.observation.model_input`):
-        the observation (1), or it and the 14 strategy features (2). ``obs`` is ``[..., 72]``."""
+        the observation (1), or it and the 14 strategy features (2), over ``[..., 72]``; or
+        (3, the win level's) a 2-seat table view ``[..., 93]``: version 2 of its own 72
+        floats, then the table's 21."""
         if version == 1:
             return obs
         if version == 2:
             return jnp.concatenate([obs, strategy_features(obs, self._threshold)], axis=-1)
+        if version == TABLE_INPUT_VERSION:
+            if obs.shape[-1] != OBS_SIZE + TABLE_SIZE:
+                raise ValueError(
+                    f"input version {TABLE_INPUT_VERSION} reads a 2-seat table view of "
+                    f"{OBS_SIZE + TABLE_SIZE} floats (observe(..., table=True) with "
+                    f"num_players=2), got {obs.shape[-1]}"
+                )
+            own = obs[..., :OBS_SIZE]
+            features = strategy_features(own, self._threshold)
+            return jnp.concatenate([own, features, obs[..., OBS_SIZE:]], axis=-1)
         raise ValueError(f"unknown model input version {version!r} (known: {sorted(INPUT_SIZES)})")
 
 
@@ -414,3 +547,40 @@ def random_rollout(env: Yahtzee, key: jax.Array, num_envs: int, steps: int) -> j
     start = (init(jax.random.split(k_init, num_envs)), jnp.zeros(num_envs, jnp.float32))
     (_, earned), _ = jax.lax.scan(one, start, jax.random.split(k_steps, steps))
     return earned
+
+
+def auto_reset(
+    step_fn: Callable[[State, jax.Array, jax.Array], State],
+    init_fn: Callable[[jax.Array], State],
+) -> Callable[[State, jax.Array, jax.Array], State]:
+    """A ``step(state, action, key)`` that starts a new game where one ends (pgx's
+    ``auto_reset``): the state handed back at the end is ``init_fn``'s fresh game, still
+    carrying the finished step's ``terminated``, ``truncated`` and ``rewards``, and the next
+    step plays on from that fresh game. ``step_fn``/``init_fn`` are an env's ``step``/``init``
+    (one game: `jax.vmap` the result)."""
+
+    def step(state: State, action: jax.Array, key: jax.Array) -> State:
+        k_step, k_init = jax.random.split(key)
+        # A fresh game this wrapper handed back (no decision yet) drops the last one's end.
+        fresh = state.step_count == 0
+        state = state._replace(terminated=state.terminated & ~fresh,
+                               truncated=state.truncated & ~fresh)  # fmt: skip
+        state = step_fn(state, action, k_step)
+        over = state.terminated | state.truncated
+        new = init_fn(k_init)._replace(
+            terminated=state.terminated, truncated=state.truncated, rewards=state.rewards
+        )
+        return jax.tree.map(lambda a, b: jnp.where(over, a, b), new, state)
+
+    return step
+
+
+ENVS = {ENV_ID: Yahtzee}
+
+
+def make(env_id: str = ENV_ID, **kwargs) -> Yahtzee:
+    """The JAX env of ``env_id`` (pgx's ``make``): ``make("Yahtzee-v0", num_players=2,
+    table=True)``; the keywords are `Yahtzee`'s."""
+    if env_id not in ENVS:
+        raise ValueError(f"unknown env id {env_id!r} (known: {sorted(ENVS)})")
+    return ENVS[env_id](**kwargs)
