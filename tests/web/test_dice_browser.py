@@ -1,10 +1,13 @@
-"""Issue 49 in Chromium: a game shows its dice commitment (table head and move log) from
-before the first roll; its review reveals the seed, and "Check the dice" recomputes every
-roll in the page, refusing an edited record."""
+"""Issues 49 and 58 in Chromium: a game shows its dice commitment (table head and move log)
+from before the first roll; its review reveals the seed, and "Check the dice" recomputes
+every roll in the page, refusing an edited record; /verify checks any record, offline too."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import json
+import os
 import re
 
 import pytest
@@ -69,3 +72,76 @@ def test_commitment_before_the_first_roll_then_the_seed_checked_in_the_page(open
     p = float(page.get_attribute(tid("roll-test"), "data-p"))
     words = page.text_content(tid("roll-test"))
     assert "Chi-square" in words and ("nothing here suggests" in words) == (p >= 0.05)
+
+
+# ------------------------------------------------------------------ issue 58: /verify
+def played_record(page, url: str) -> dict:
+    """A real game's record: an online table against greedy, made and played over the API
+    (v2: the host sends its client seed before the start), and its review's record."""
+    made = page.request.post(f"{url}/api/tables", data={"seats": ["human", "greedy"], "online": True})
+    body = made.json()
+    code, token = body["code"], body["tokens"]["0"]
+    seed = {"seat": 0, "token": token, "client_seed": "ada-seed-1"}
+    assert page.request.post(f"{url}/api/tables/{code}/client-seed", data=seed).ok
+    state = page.request.post(f"{url}/api/tables/{code}/start", data={"seat": 0, "token": token}).json()
+    while not state["over"]:
+        box = max(state["options"], key=state["options"].get)
+        move = {"seat": 0, "token": token, "seq": state["seq"], "game": state["game"],
+                "action": {"type": "score", "box": box}}  # fmt: skip
+        state = page.request.post(f"{url}/api/tables/{code}/act", data=move).json()
+    gid = state["result"]["game_id"]
+    return page.request.post(f"{url}/api/games/{gid}", data={"tokens": {"0": token}}).json()["dice"]
+
+
+def check_on_page(page, record) -> tuple[str | None, str, str | None]:
+    page.fill(tid("verify-record"), json.dumps(record))
+    page.click(tid("verify-check"))
+    page.wait_for_selector(f"{tid('verify-verdict')}[data-ok='true'], {tid('verify-verdict')}[data-ok='false']")
+    node = tid("verify-verdict")
+    return page.get_attribute(node, "data-ok"), page.text_content(node), page.get_attribute(node, "data-seat")
+
+
+def test_attack_edited_client_seed_is_named_by_the_verify_page_offline(browser, server, tmp_path):
+    """Adversary: whoever hands a player a record with a seat's client seed changed after
+    the game (an operator claiming the player's seed was another, or a forged copy). /verify
+    accepts the real record and refuses the edited one naming the seat, in both languages,
+    and does so with the server gone (after one visit, from the service worker's cache)."""
+    context = browser.browser_type.launch_persistent_context(
+        str(tmp_path / "profile"),
+        executable_path=os.environ.get("YAHTZEE_CHROMIUM", "/usr/bin/chromium"),
+        args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+        service_workers="allow",
+        viewport={"width": 900, "height": 1100},
+    )
+    try:
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        record = played_record(page, server.url)
+        assert record["dice"] == "hmac-sha256-v2" and record["client_seeds"][0] == "ada-seed-1"
+        page.goto(f"{server.url}/verify?lang=en")
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+        assert page.is_visible(tid("verify-check")) and page.is_visible(tid("verify-file"))
+        ok, text, _ = check_on_page(page, record)
+        assert ok == "true" and "These dice follow from the seed" in text
+        edited = copy.deepcopy(record)
+        edited["client_seeds"][0] = "ada-seed-2"
+        ok, text, seat = check_on_page(page, edited)
+        assert ok == "false" and seat == "1" and "Seat 1's client seed (ada-seed-2) was edited" in text
+        # the file input reads a record too
+        path = tmp_path / "game.json"
+        path.write_text(json.dumps(record))
+        page.set_input_files(tid("verify-file"), str(path))
+        assert json.loads(page.input_value(tid("verify-record"))) == record
+        # the server goes away: the checker still opens and checks, in Italian too
+        server.kill()
+        page.goto(f"{server.url}/verify?lang=it")
+        page.wait_for_selector(f"{tid('verify-check')}:has-text('Controlla')")
+        ok, text, seat = check_on_page(page, edited)
+        assert ok == "false" and seat == "1" and "posto 1" in text and "modificato" in text
+        ok, text, _ = check_on_page(page, record)
+        assert ok == "true"
+        assert not errors, errors
+    finally:
+        context.close()

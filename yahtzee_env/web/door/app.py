@@ -112,6 +112,7 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/", http.page),
         Route("/t/{code}", http.page),
         Route("/stats", http.page),
+        Route("/verify", http.page),  # the dice checker (issue 58): the one page's view
         Route("/games/{gid}", http.page),
         Route("/levels/{name}", http.level_file),
         Route("/sw.js", http.service_worker),
