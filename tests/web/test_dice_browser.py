@@ -145,3 +145,53 @@ def test_attack_edited_client_seed_is_named_by_the_verify_page_offline(browser, 
         assert not errors, errors
     finally:
         context.close()
+
+
+def test_the_page_sends_its_client_seed_before_the_first_roll_and_shows_the_commitment(
+    open_page, server
+):
+    """The table's head shows the whole commitment on a tap, with a copy button; before the
+    start the page has made a client seed (hook ``client-seed``), sent it by itself, and
+    sends the one the person types instead; after the first roll the seed is fixed."""
+    page = open_page(1280, 900, False, "en-US")
+    page.goto(f"{server.url}/?pace=0")
+    page.fill(tid("name"), "Ada")
+    more_options(page)
+    page.select_option(tid("seats"), "2")
+    page.select_option(tid("seat-kind-1"), "greedy")
+    page.click(tid("create-online"))
+    page.wait_for_selector(f"{tid('table-code')}:not(:empty)")
+    code = page.text_content(tid("table-code"))
+    page.wait_for_selector(f"{tid('dice-commitment')}:not([hidden])")
+    commitment = page.get_attribute(tid("dice-commitment"), "data-commitment")
+    assert re.fullmatch(r"[0-9a-f]{64}", commitment)
+    assert page.is_hidden(tid("dice-panel"))
+    page.click(tid("dice-commitment"))
+    assert page.is_visible(tid("dice-panel"))
+    assert page.text_content(tid("dice-commitment-full")) == commitment
+    page.click(tid("dice-commitment-copy"))
+    page.wait_for_selector(f"{tid('dice-commitment-copy')}:has-text('Copied')")
+    # the page's own seed, made at random and sent by itself
+    try:
+        page.wait_for_selector(f"{tid('client-seed-status')}:has-text('In the dice')")
+    except Exception as err:  # say what the page shows instead
+        raise AssertionError(page.text_content(tid("client-seed-status"))) from err
+    made = page.input_value(tid("client-seed"))
+    assert re.fullmatch(r"[0-9a-f]{32}", made)
+    state = page.request.get(f"{server.url}/api/tables/{code}").json()
+    assert state["client_seeds"] == [made, None] and state["client_seeds_open"] is True
+    # the person types another: it replaces it, until the first roll
+    page.fill(tid("client-seed"), "a,b")
+    page.click(tid("client-seed-send"))
+    page.wait_for_selector(f"{tid('client-seed-status')}:has-text('1 to 64')")
+    page.fill(tid("client-seed"), "ada-typed-7")
+    page.click(tid("client-seed-send"))
+    page.wait_for_selector(f"{tid('client-seed-status')}:has-text('ada-typed-7')")
+    state = page.request.get(f"{server.url}/api/tables/{code}").json()
+    assert state["client_seeds"] == ["ada-typed-7", None]
+    page.click(tid("start"))
+    page.wait_for_selector("#board:not([hidden])")
+    page.wait_for_selector(f"{tid('client-seed')}:disabled")
+    assert page.get_attribute(tid("dice-commitment"), "data-commitment") == commitment
+    state = page.request.get(f"{server.url}/api/tables/{code}").json()
+    assert state["client_seeds"] == ["ada-typed-7", None] and not state["client_seeds_open"]
