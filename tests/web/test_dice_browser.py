@@ -132,7 +132,9 @@ def test_attack_edited_client_seed_is_named_by_the_verify_page_offline(browser, 
         # the file input reads a record too
         path = tmp_path / "game.json"
         path.write_text(json.dumps(record))
+        page.fill(tid("verify-record"), "")
         page.set_input_files(tid("verify-file"), str(path))
+        page.wait_for_function("() => document.getElementById('verify-record').value !== ''")
         assert json.loads(page.input_value(tid("verify-record"))) == record
         # the server goes away: the checker still opens and checks, in Italian too
         server.kill()
@@ -175,7 +177,11 @@ def test_the_page_sends_its_client_seed_before_the_first_roll_and_shows_the_comm
     try:
         page.wait_for_selector(f"{tid('client-seed-status')}:has-text('In the dice')")
     except Exception as err:  # say what the page shows instead
-        raise AssertionError(page.text_content(tid("client-seed-status"))) from err
+        shown = page.evaluate(
+            "() => [...document.querySelectorAll('#client-seed-row, #client-seed-status,"
+            " #client-seed')].map((n) => [n.id, n.hidden, n.textContent, n.value])"
+        )
+        raise AssertionError(shown) from err
     made = page.input_value(tid("client-seed"))
     assert re.fullmatch(r"[0-9a-f]{32}", made)
     state = page.request.get(f"{server.url}/api/tables/{code}").json()

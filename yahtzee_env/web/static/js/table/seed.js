@@ -45,8 +45,8 @@ export function render(state) {
   row.hidden = !seats.length;
   if (!seats.length) {
     // which seats are ours may come a moment after the first state (the socket's hello)
-    if (state.client_seeds_open && !watching() && (S.waits = (S.waits || 0) + 1) <= 10) {
-      setTimeout(() => { if (S.state === state) render(state); }, 300);
+    if (state.client_seeds_open && !watching() && (S.waits = (S.waits || 0) + 1) <= 60) {
+      setTimeout(() => { if (S.state === state) render(state); }, 500);
     }
     return;
   }
