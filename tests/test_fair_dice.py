@@ -379,9 +379,10 @@ def test_v2_derivation_is_the_documented_one():
     assert roll_values_v2(SEED, ["server", "my-seed-42"], 0, 1, 12, 2) == (1, 1, 1, 2, 6)
     assert first_draw(SEED, 0, 2) == 1 and first_draw(SEED, 1, 4) == 0
     assert client_seed_mark(SEED, 0, 1, "my-seed-42") == "5508e7ebcdb0121a"
-    assert client_seed_mark(SEED, 0, 1, "my-seed-42") == hmac.new(
-        SEED, b"client-seed:0:1:my-seed-42", hashlib.sha256
-    ).hexdigest()[:16]
+    assert (
+        client_seed_mark(SEED, 0, 1, "my-seed-42")
+        == hmac.new(SEED, b"client-seed:0:1:my-seed-42", hashlib.sha256).hexdigest()[:16]
+    )
     for bad in ("", "a" * 65, "a,b", "a:b", "é", None, 7):
         with pytest.raises(ValueError, match="client seed"):
             roll_values_v2(SEED, [bad], 0, 0, 0, 0)
@@ -431,7 +432,11 @@ def test_a_v2_record_verifies_and_carries_the_version_and_the_seeds():
     # an edited die is named as in v1
     record["rolls"][9]["dice"][0] = record["rolls"][9]["dice"][0] % 6 + 1
     verdict = verify_record(record)
-    assert not verdict.ok and verdict.roll == 10 and "does not follow from the seeds" in verdict.message
+    assert (
+        not verdict.ok
+        and verdict.roll == 10
+        and "does not follow from the seeds" in verdict.message
+    )
 
 
 def test_v1_records_still_verify():
@@ -450,9 +455,7 @@ def test_v1_records_still_verify():
 def test_first_player_draw_follows_from_the_committed_seed():
     """The v2 draw for first player is fixed by the committed seed (and the game number),
     uniform over the seats, and a record that shows another draw is refused."""
-    manual = next(
-        b % 3 for b in hmac.new(SEED, b"first:4:0", hashlib.sha256).digest() if b < 255
-    )
+    manual = next(b % 3 for b in hmac.new(SEED, b"first:4:0", hashlib.sha256).digest() if b < 255)
     assert first_draw(SEED, 4, 3) == manual
     counts = np.bincount([first_draw(batch_seed(SEED, 0, g), 0, 4) for g in range(2000)])
     assert counts.min() > 400  # 500 each expected

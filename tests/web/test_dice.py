@@ -302,7 +302,7 @@ def test_attack_client_seed_after_the_first_roll_is_refused(client, new_table, a
     """Adversary: a player who has seen dice (theirs or another seat's) and sends a seed
     to steer the rolls to come: once the game has rolled, its seeds are fixed (409
     ``client_seed_late``); nor can anyone send a seed for a seat not theirs."""
-    code, tokens, state = new_table(client, seats=("human", "greedy"), online=True)
+    code, tokens, _ = new_table(client, seats=("human", "greedy"), online=True)
     assert send_seed(client, code, 0, tokens["0"], "early").status_code == 200
     client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
     late = send_seed(client, code, 0, tokens["0"], "late")

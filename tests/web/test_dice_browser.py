@@ -78,12 +78,16 @@ def test_commitment_before_the_first_roll_then_the_seed_checked_in_the_page(open
 def played_record(page, url: str) -> dict:
     """A real game's record: an online table against greedy, made and played over the API
     (v2: the host sends its client seed before the start), and its review's record."""
-    made = page.request.post(f"{url}/api/tables", data={"seats": ["human", "greedy"], "online": True})
+    made = page.request.post(
+        f"{url}/api/tables", data={"seats": ["human", "greedy"], "online": True}
+    )
     body = made.json()
     code, token = body["code"], body["tokens"]["0"]
     seed = {"seat": 0, "token": token, "client_seed": "ada-seed-1"}
     assert page.request.post(f"{url}/api/tables/{code}/client-seed", data=seed).ok
-    state = page.request.post(f"{url}/api/tables/{code}/start", data={"seat": 0, "token": token}).json()
+    state = page.request.post(
+        f"{url}/api/tables/{code}/start", data={"seat": 0, "token": token}
+    ).json()
     while not state["over"]:
         box = max(state["options"], key=state["options"].get)
         move = {"seat": 0, "token": token, "seq": state["seq"], "game": state["game"],
@@ -96,9 +100,15 @@ def played_record(page, url: str) -> dict:
 def check_on_page(page, record) -> tuple[str | None, str, str | None]:
     page.fill(tid("verify-record"), json.dumps(record))
     page.click(tid("verify-check"))
-    page.wait_for_selector(f"{tid('verify-verdict')}[data-ok='true'], {tid('verify-verdict')}[data-ok='false']")
+    page.wait_for_selector(
+        f"{tid('verify-verdict')}[data-ok='true'], {tid('verify-verdict')}[data-ok='false']"
+    )
     node = tid("verify-verdict")
-    return page.get_attribute(node, "data-ok"), page.text_content(node), page.get_attribute(node, "data-seat")
+    return (
+        page.get_attribute(node, "data-ok"),
+        page.text_content(node),
+        page.get_attribute(node, "data-seat"),
+    )
 
 
 def test_attack_edited_client_seed_is_named_by_the_verify_page_offline(browser, server, tmp_path):
@@ -128,7 +138,9 @@ def test_attack_edited_client_seed_is_named_by_the_verify_page_offline(browser, 
         edited = copy.deepcopy(record)
         edited["client_seeds"][0] = "ada-seed-2"
         ok, text, seat = check_on_page(page, edited)
-        assert ok == "false" and seat == "1" and "Seat 1's client seed (ada-seed-2) was edited" in text
+        assert (
+            ok == "false" and seat == "1" and "Seat 1's client seed (ada-seed-2) was edited" in text
+        )
         # the file input reads a record too
         path = tmp_path / "game.json"
         path.write_text(json.dumps(record))

@@ -47,7 +47,9 @@ def run_node(tmp_path: Path, payload: dict) -> dict:
 
 def record(algorithm: str, seats: int, duplicate: bool, seeds, game_no: int, play: int) -> dict:
     game = Game("official", seats, duplicate=duplicate)
-    extra = {} if algorithm != DICE_V2 else {"dice": DICE_V2, "game": game_no, "client_seeds": seeds}
+    extra = (
+        {} if algorithm != DICE_V2 else {"dice": DICE_V2, "game": game_no, "client_seeds": seeds}
+    )
     game.reset(np.random.default_rng(play), first=0, seed=batch_seed(SEED, 1, play), **extra)
     rng = np.random.default_rng(play + 100)
     while not game.over:
@@ -88,12 +90,22 @@ def test_the_page_derives_the_same_v2_dice_and_verdicts_as_python(tmp_path):
     out = run_node(tmp_path, {"values": values, "draws": draws, "marks": marks, "records": records})
 
     assert out["values"] == [
-        list(roll_values_v2(bytes.fromhex(v["seed"]), v["client_seeds"], v["game"], v["seat"],
-                            v["turn"], v["roll"]))  # fmt: skip
+        list(
+            roll_values_v2(
+                bytes.fromhex(v["seed"]),
+                v["client_seeds"],
+                v["game"],
+                v["seat"],
+                v["turn"],
+                v["roll"],
+            )
+        )
         for v in values
     ]
     assert out["values"][-1] == [3, 2, 6, 1, 4]
-    assert out["draws"] == [first_draw(bytes.fromhex(d["seed"]), d["game"], d["seats"]) for d in draws]
+    assert out["draws"] == [
+        first_draw(bytes.fromhex(d["seed"]), d["game"], d["seats"]) for d in draws
+    ]
     assert out["marks"] == [
         client_seed_mark(bytes.fromhex(m["seed"]), m["game"], m["seat"], m["client_seed"])
         for m in marks

@@ -21,7 +21,10 @@ MAX_RECORD_BYTES = 4 << 20  # a game of four seats is about 30 KB
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "game", metavar="GAME.json", type=Path, help="the game's record (format yahtzee-dice-v1 or yahtzee-dice-v2)"
+        "game",
+        metavar="GAME.json",
+        type=Path,
+        help="the game's record (format yahtzee-dice-v1 or yahtzee-dice-v2)",
     )
 
 

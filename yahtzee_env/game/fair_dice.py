@@ -550,15 +550,17 @@ def verify_record(record: Any) -> Verdict:
                 n,
             )
         last[(seat, turn)] = (roll, sorted(dice))
-    return Verdict(
-        True, f"{FOLLOWS} ({len(rolls)} rolls, {algorithm}, commitment {committed})"
-    )
+    return Verdict(True, f"{FOLLOWS} ({len(rolls)} rolls, {algorithm}, commitment {committed})")
 
 
 def _check_v2(record: Mapping[str, Any], seed: bytes, seats: int) -> Verdict | tuple:
     """A v2 record's game, client seeds (each against its mark: an edited one is named) and
     first-player draw; ``(game, client_seeds)`` when they hold."""
-    game, seeds, marks = record.get("game"), record.get("client_seeds"), record.get("client_seed_marks")
+    game, seeds, marks = (
+        record.get("game"),
+        record.get("client_seeds"),
+        record.get("client_seed_marks"),
+    )
     if type(game) is not int or not 0 <= game < 1 << 31:
         return Verdict(False, f"'game' must be a game number 0, 1, ..., got {game!r:.40}")
     for key, value in (("client_seeds", seeds), ("client_seed_marks", marks)):

@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from yahtzee_env.game.engine import BOX_ACTION_OFFSET, NUM_ACTIONS
-from yahtzee_env.game.fair_dice import DICE_ALGORITHM
 from yahtzee_env.game.rules import BOX_NAMES, RuleSet
 from yahtzee_env.web.tables.deal import new_game
 
@@ -65,19 +64,14 @@ def review_game(
     *,
     secret: bytes | None = None,
     duplicate: bool = False,
-    dice: str = DICE_ALGORITHM,
-    client_seeds: list[str | None] | None = None,
+    **deal: Any,
 ) -> dict[str, Any]:
     """The review of game ``idx`` of a table: ``seats`` as the page shows them, ``actions``
     the logged ``(seat, action, regret)`` rows of that game, ``coach`` a `Coach` of
     ``rules``; ``secret`` the table's dice secret (None: the table predates the commitment),
-    ``duplicate`` whether every seat drew the same dice, ``dice`` the derivation and
-    ``client_seeds`` the seeds the seats sent (v2)."""
+    ``duplicate`` whether every seat drew the same dice, ``deal`` `deal.new_game`'s rest."""
     n = len(seats)
-    game, _ = new_game(
-        rules, seed, idx, n, first, secret=secret, duplicate=duplicate, dice=dice,
-        client_seeds=client_seeds,
-    )  # fmt: skip
+    game, _ = new_game(rules, seed, idx, n, first, secret=secret, duplicate=duplicate, **deal)
     turns: list[dict[str, Any]] = []
     open_turn: dict[int, dict[str, Any]] = {}
     rounds = [0] * n
