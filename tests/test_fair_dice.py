@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import hmac
 import json
 
 import numpy as np
@@ -15,11 +16,18 @@ from yahtzee_env.commands.cli import main as cli_main
 from yahtzee_env.game.dice import DICE
 from yahtzee_env.game.engine import BOX_ACTION_OFFSET, Game
 from yahtzee_env.game.fair_dice import (
+    DEFAULT_CLIENT_SEED,
+    DICE_V2,
     FOLLOWS,
+    RECORD_FORMAT_V2,
+    SeededDice,
     batch_seed,
+    client_seed_mark,
     commitment,
     faces_table,
+    first_draw,
     roll_values,
+    roll_values_v2,
     verify_record,
 )
 
@@ -330,3 +338,170 @@ def chi_square_uniform_p(x: float) -> float:
     stat, p = chi_square_uniform([n + d, n - d, n, n, n, n])
     assert stat == pytest.approx(x, abs=1e-6)
     return p
+
+
+# ------------------------------------------------------------------ v2: the seats' client seeds
+def reference_values_v2(
+    seed: bytes, client_seeds: list[str], game: int, seat: int, turn: int, roll: int, count: int
+) -> list[int]:
+    """``hmac-sha256-v2`` as docs/fair_dice.md writes it, independently."""
+    out, counter = [], 0
+    while len(out) < count:
+        message = f"{','.join(client_seeds)}:{game}:{seat}:{turn}:{roll}:{counter}"
+        digest = hmac.new(seed, message.encode("ascii"), hashlib.sha256).digest()
+        out += [b % 6 + 1 for b in digest if b < 252]
+        counter += 1
+    return out[:count]
+
+
+# the documented example (docs/fair_dice.md): pinned, as a change breaks every stored game
+V2_EXAMPLE = {"seed": SEED, "client_seeds": ["server", "my-seed-42"], "game": 0}
+
+
+def played_record_v2(client_seeds=(None, "my-seed-42"), seats=2, duplicate=False, game_no=0):
+    game = Game("official", seats, duplicate=duplicate)
+    game.reset(
+        np.random.default_rng(0), first=0, seed=SEED, dice=DICE_V2, game=game_no,
+        client_seeds=list(client_seeds),
+    )  # fmt: skip
+    random_play(game, np.random.default_rng(1))
+    return json.loads(json.dumps(game.seeded.record()))
+
+
+def test_v2_derivation_is_the_documented_one():
+    ex = V2_EXAMPLE
+    for seat, turn, roll in [(0, 0, 0), (1, 0, 0), (0, 12, 2), (1, 7, 1)]:
+        assert list(roll_values_v2(ex["seed"], ex["client_seeds"], 0, seat, turn, roll)) == (
+            reference_values_v2(ex["seed"], ex["client_seeds"], 0, seat, turn, roll, 5)
+        )
+    # Pinned (docs/fair_dice.md's example)
+    assert roll_values_v2(SEED, ["server", "my-seed-42"], 0, 0, 0, 0) == (3, 2, 6, 1, 4)
+    assert roll_values_v2(SEED, ["server", "my-seed-42"], 0, 1, 12, 2) == (1, 1, 1, 2, 6)
+    assert first_draw(SEED, 0, 2) == 1 and first_draw(SEED, 1, 4) == 0
+    assert client_seed_mark(SEED, 0, 1, "my-seed-42") == "5508e7ebcdb0121a"
+    assert (
+        client_seed_mark(SEED, 0, 1, "my-seed-42")
+        == hmac.new(SEED, b"client-seed:0:1:my-seed-42", hashlib.sha256).hexdigest()[:16]
+    )
+    for bad in ("", "a" * 65, "a,b", "a:b", "é", None, 7):
+        with pytest.raises(ValueError, match="client seed"):
+            roll_values_v2(SEED, [bad], 0, 0, 0, 0)
+
+
+def test_v2_faces_are_uniform():
+    faces = np.array(
+        [v for g in range(300) for t in range(13) for v in roll_values_v2(SEED, ["x"], g, 0, t, 0)]
+    )
+    share = np.bincount(faces, minlength=7)[1:] / faces.size
+    assert np.all(np.abs(share - 1 / 6) < 5 * np.sqrt(1 / 6 * 5 / 6 / faces.size))
+
+
+def test_a_client_seed_changes_the_dice():
+    mine = played_record_v2((None, "my-seed-42"))
+    other = played_record_v2((None, "my-seed-43"))
+    assert mine["rolls"][0]["dice"] != other["rolls"][0]["dice"] or (
+        mine["rolls"][1]["dice"] != other["rolls"][1]["dice"]
+    )
+    assert roll_values_v2(SEED, ["server", "my-seed-42"], 0, 0, 0, 0) != roll_values_v2(
+        SEED, ["server", "my-seed-43"], 0, 0, 0, 0
+    )
+    # ... and every seat's seed counts for every seat's rolls (seat 0's here, seat 1's seed)
+    assert [r for r in mine["rolls"] if r["seat"] == 0] != [
+        r for r in other["rolls"] if r["seat"] == 0
+    ]
+
+
+def test_cpu_seats_and_silent_seats_take_the_default_client_seed():
+    record = played_record_v2((None, None))
+    assert record["client_seeds"] == [DEFAULT_CLIENT_SEED] * 2 == ["server", "server"]
+    assert record["rolls"][0]["dice"] == sorted(
+        reference_values_v2(SEED, ["server", "server"], 0, 0, 0, 0, 5)
+    )
+    assert verify_record(record).ok
+
+
+def test_a_v2_record_verifies_and_carries_the_version_and_the_seeds():
+    for seats, duplicate, game_no in [(2, False, 0), (3, True, 5), (4, False, 2)]:
+        seeds = [None] + [f"seed-{s}" for s in range(1, seats)]
+        record = played_record_v2(seeds, seats, duplicate, game_no)
+        assert record["format"] == RECORD_FORMAT_V2 and record["dice"] == DICE_V2
+        assert record["client_seeds"] == ["server", *seeds[1:]] and record["game"] == game_no
+        assert record["first_draw"] == first_draw(SEED, game_no, seats)
+        verdict = verify_record(record)
+        assert verdict.ok and "hmac-sha256-v2" in verdict.message, verdict
+    # an edited die is named as in v1
+    record["rolls"][9]["dice"][0] = record["rolls"][9]["dice"][0] % 6 + 1
+    verdict = verify_record(record)
+    assert (
+        not verdict.ok
+        and verdict.roll == 10
+        and "does not follow from the seeds" in verdict.message
+    )
+
+
+def test_v1_records_still_verify():
+    """A record stored before issue 58 (sha256-ctr-v1, format yahtzee-dice-v1) checks as
+    it did: the versions are told apart by the record, not by the date."""
+    record = json.loads(json.dumps(played_record()))
+    assert record["dice"] == "sha256-ctr-v1" and record["format"] == "yahtzee-dice-v1"
+    assert "client_seeds" not in record
+    assert verify_record(record).ok
+    # a v1 record relabelled v2 (or the reverse) does not check
+    assert not verify_record(dict(record, dice=DICE_V2)).ok
+    v2 = played_record_v2()
+    assert not verify_record(dict(v2, dice="sha256-ctr-v1", format="yahtzee-dice-v1")).ok
+
+
+def test_first_player_draw_follows_from_the_committed_seed():
+    """The v2 draw for first player is fixed by the committed seed (and the game number),
+    uniform over the seats, and a record that shows another draw is refused."""
+    manual = next(b % 3 for b in hmac.new(SEED, b"first:4:0", hashlib.sha256).digest() if b < 255)
+    assert first_draw(SEED, 4, 3) == manual
+    counts = np.bincount([first_draw(batch_seed(SEED, 0, g), 0, 4) for g in range(2000)])
+    assert counts.min() > 400  # 500 each expected
+    record = played_record_v2()
+    bad = dict(record, first_draw=1 - record["first_draw"])
+    verdict = verify_record(bad)
+    assert not verdict.ok and "first player" in verdict.message
+    # the table deals it so (deal.new_game with no first given)
+    from yahtzee_env.game.rules import RuleSet
+    from yahtzee_env.web.tables.deal import game_dice_seed, new_game
+
+    for idx in range(6):
+        game, first = new_game(RuleSet.from_spec("official"), 7, idx, 3, secret=SEED, dice=DICE_V2)
+        assert first == first_draw(game_dice_seed(SEED, idx), idx, 3) == game.first
+        assert game.seeded.first_draw() == first
+
+
+def test_attack_edited_client_seed_is_named_by_the_checker(tmp_path, capsys):
+    """Adversary: whoever hands a player a record (an operator, or a forged copy) that
+    changes a seat's client seed after the fact, say to claim the seat's own seed gave the
+    dice: the checker refuses it and names the seat."""
+    record = played_record_v2((None, "my-seed-42", "their-seed"), seats=3)
+    edited = copy.deepcopy(record)
+    edited["client_seeds"][1] = "my-seed-43"
+    verdict = verify_record(edited)
+    assert not verdict.ok and verdict.seat == 1
+    assert verdict.message.startswith("seat 2's client seed 'my-seed-43' was edited")
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(edited))
+    assert cli_main(["verify-game", str(path)]) == 1
+    assert "seat 2's client seed" in capsys.readouterr().out
+    # dropping a seat's seed, or a CPU seat's default, is refused as well
+    assert not verify_record(dict(record, client_seeds=record["client_seeds"][:2])).ok
+    cpu = copy.deepcopy(record)
+    cpu["client_seeds"][0] = "chosen"
+    assert verify_record(cpu).seat == 0
+
+
+def test_attack_client_seed_after_the_first_roll_is_refused_by_the_dice():
+    """Adversary: a player who sees the first dice and then tries to change the seeds (to
+    steer the rolls still to come): once the game has rolled, its seeds are fixed."""
+    dice = SeededDice(SEED, seats=2, algorithm=DICE_V2)
+    assert dice.set_client_seed(1, "early") == client_seed_mark(SEED, 0, 1, "early")
+    dice.roll(0, 0, 0, 0)
+    with pytest.raises(ValueError, match="fixed"):
+        dice.set_client_seed(1, "late")
+    assert dice.used_client_seeds() == ["server", "early"]
+    with pytest.raises(ValueError, match="take no client seed"):
+        SeededDice(SEED, seats=2).set_client_seed(0, "x")

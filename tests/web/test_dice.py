@@ -12,7 +12,16 @@ import sqlite3
 
 import pytest
 
-from yahtzee_env.game.fair_dice import FOLLOWS, commitment, verify_record
+from yahtzee_env.game.fair_dice import (
+    DEFAULT_CLIENT_SEED,
+    DICE_V2,
+    FOLLOWS,
+    client_seed_mark,
+    commitment,
+    roll_values,
+    roll_values_v2,
+    verify_record,
+)
 from yahtzee_env.web.tables.deal import game_dice_seed
 
 SQLITE = pytest.mark.backends("sqlite")
@@ -215,3 +224,116 @@ def test_quick_match_takes_duplicate_dice_as_a_preference(client, app):
         b.close()
     bad = stranger("Cid").post("/api/quick", json={**ask, "duplicate": "yes"})
     assert bad.status_code == 400 and "duplicate" in bad.json()["error"]
+
+
+# ------------------------------------------------------------------ issue 58: client seeds
+def send_seed(client, code, seat, token, seed):
+    body = {"seat": seat, "token": token, "client_seed": seed}
+    return client.post(f"/api/tables/{code}/client-seed", json=body)
+
+
+def test_every_seat_sends_its_client_seed_before_the_first_roll_and_the_record_holds_it(
+    client, app, new_table, play_out
+):
+    """The commitment is shown before the start; each seat (over HTTP, or the socket's
+    ``client_seed`` intent) sends a seed; the dice follow from them all, also after a
+    rebuild from the database; the review's record (v2) holds them and verifies."""
+    code, tokens, state = new_table(client, seats=("human", "friend", "greedy"), online=True)
+    assert not state["started"] and state["dice_version"] == DICE_V2
+    committed = state["dice_commitment"]
+    assert HEX64.match(committed) and state["client_seeds"] == [None, None, None]
+    assert state["client_seeds_open"] is True
+    friend = client.post(f"/api/tables/{code}/join", json={"name": "Bea"}).json()
+    reply = send_seed(client, code, 0, tokens["0"], "first-try")
+    assert reply.status_code == 200, reply.text
+    reply = send_seed(client, code, 0, tokens["0"], "my-seed-42")  # may change it till then
+    assert reply.json()["client_seeds"] == ["my-seed-42", None, None]
+    with client.websocket_connect(f"/ws/{code}") as ws:
+        ws.receive_json()
+        ws.send_json(
+            {"type": "client_seed", "id": 3, "seat": 1, "token": friend["token"],
+             "client_seed": "bea-0123"}
+        )  # fmt: skip
+        ack = ws.receive_json()
+        assert ack["type"] == "ack" and ack["id"] == 3, ack
+    table = app.state.service.tables.load(code)
+    seed = game_dice_seed(table.dice_secret, 0)
+    state = client.get(f"/api/tables/{code}").json()
+    assert state["client_seeds"] == ["my-seed-42", "bea-0123", None]
+    assert state["client_seed_marks"][:2] == [
+        client_seed_mark(seed, 0, 0, "my-seed-42"),
+        client_seed_mark(seed, 0, 1, "bea-0123"),
+    ]
+    assert state["dice_commitment"] == committed == commitment(seed)
+    start = client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
+    state = start.json()
+    assert state["dice_commitment"] == committed and state["client_seeds_open"] is False
+    used = ["my-seed-42", "bea-0123", DEFAULT_CLIENT_SEED]
+    assert state["current"] == 0 and state["dice"] == sorted(roll_values_v2(seed, used, 0, 0, 0, 0))
+    # a restart rebuilds the table from the database: the same dice
+    app.state.service.tables.loaded.pop(code, None)
+    assert client.get(f"/api/tables/{code}").json()["dice"] == state["dice"]
+    # seat 0 plays, then the friend's seat
+    state = play_through(client, code, {0: tokens["0"], 1: friend["token"]}, state)
+    record = review(client, state["result"]["game_id"], tokens=tokens)["dice"]
+    assert record["dice"] == DICE_V2 and record["format"] == "yahtzee-dice-v2"
+    assert record["client_seeds"] == used and record["commitment"] == committed
+    verdict = verify_record(record)
+    assert verdict.ok, verdict
+    moves = client.get(f"/api/tables/{code}/moves").json()
+    first_roll = next(e for e in moves["events"][::-1] if e["seq"] == 0)
+    assert list(first_roll["dice_before"]) == record["rolls"][0]["dice"]
+
+
+def play_through(client, code, tokens, state):
+    """Play the human seats of ``tokens`` to the end: score the best box at once."""
+    while not state["over"]:
+        seat = state["current"]
+        box = max(state["options"], key=state["options"].get)
+        body = {"seat": seat, "token": tokens[seat], "seq": state["seq"], "game": state["game"],
+                "action": {"type": "score", "box": box}}  # fmt: skip
+        reply = client.post(f"/api/tables/{code}/act", json=body)
+        assert reply.status_code == 200, reply.text
+        state = reply.json()
+    return state
+
+
+def test_attack_client_seed_after_the_first_roll_is_refused(client, new_table, act):
+    """Adversary: a player who has seen dice (theirs or another seat's) and sends a seed
+    to steer the rolls to come: once the game has rolled, its seeds are fixed (409
+    ``client_seed_late``); nor can anyone send a seed for a seat not theirs."""
+    code, tokens, _ = new_table(client, seats=("human", "greedy"), online=True)
+    assert send_seed(client, code, 0, tokens["0"], "early").status_code == 200
+    client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
+    late = send_seed(client, code, 0, tokens["0"], "late")
+    assert late.status_code == 409 and late.json()["code"] == "client_seed_late", late.text
+    assert client.get(f"/api/tables/{code}").json()["client_seeds"] == ["early", None]
+    after = act(client, code, 0, tokens["0"], {"type": "roll", "hold": [0]})
+    assert after.status_code == 200
+    assert send_seed(client, code, 0, tokens["0"], "later").json()["code"] == "client_seed_late"
+    # the CPU's seat (no token), a wrong token, a malformed seed
+    other, other_tokens, _ = new_table(client, seats=("human", "greedy"), online=True)
+    assert send_seed(client, other, 1, "x", "cpu-steer").status_code == 403
+    assert send_seed(client, other, 0, tokens["0"], "steer").status_code == 403
+    bad = send_seed(client, other, 0, other_tokens["0"], "a,b")
+    assert bad.status_code == 400 and bad.json()["code"] == "client_seed_bad"
+
+
+@SQLITE
+def test_a_v1_table_keeps_playing_and_verifying_as_v1(client, app, db, new_table, play_out):
+    """A table stored before issue 58 (no dice version) rolls and verifies by sha256-ctr-v1
+    and takes no client seed."""
+    code, tokens, _ = new_table(client, seats=("human", "greedy"))
+    with sqlite3.connect(db) as con:  # as a table stored before migration 13 reads
+        con.execute("UPDATE tables SET dice = NULL WHERE code = ?", (code,))
+    app.state.service.tables.loaded.pop(code, None)
+    state = client.get(f"/api/tables/{code}").json()
+    assert "client_seeds" not in state
+    table = app.state.service.tables.load(code)
+    seed = game_dice_seed(table.dice_secret, 0)
+    assert state["dice"] == sorted(roll_values(seed, 0, 0, 0))
+    refused = send_seed(client, code, 0, tokens["0"], "mine")
+    assert refused.status_code == 409 and refused.json()["code"] == "client_seed_v1"
+    final = play_out(client, code, tokens["0"], state=state)
+    record = review(client, final["result"]["game_id"], tokens=tokens)["dice"]
+    assert record["dice"] == "sha256-ctr-v1" and verify_record(record).ok

@@ -1,12 +1,15 @@
-"""Issue 49 in Chromium: a game shows its dice commitment (table head and move log) from
-before the first roll; its review reveals the seed, and "Check the dice" recomputes every
-roll in the page, refusing an edited record. The page's dice checker is a twin of
-``yahtzee verify-game``: where Chromium or Playwright is missing this test fails, not skips
-(tests/web/twins.py)."""
+"""Issues 49 and 58 in Chromium: a game shows its dice commitment (table head and move log)
+from before the first roll; its review reveals the seed, and "Check the dice" recomputes
+every roll in the page, refusing an edited record; /verify checks any record, offline too.
+The page's dice checker is a twin of ``yahtzee verify-game``: where Chromium or Playwright
+is missing this test fails, not skips (tests/web/twins.py)."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import json
+import os
 import re
 
 import pytest
@@ -78,3 +81,144 @@ def test_commitment_before_the_first_roll_then_the_seed_checked_in_the_page(open
     p = float(page.get_attribute(tid("roll-test"), "data-p"))
     words = page.text_content(tid("roll-test"))
     assert "Chi-square" in words and ("nothing here suggests" in words) == (p >= 0.05)
+
+
+# ------------------------------------------------------------------ issue 58: /verify
+def played_record(page, url: str) -> dict:
+    """A real game's record: an online table against greedy, made and played over the API
+    (v2: the host sends its client seed before the start), and its review's record."""
+    made = page.request.post(
+        f"{url}/api/tables", data={"seats": ["human", "greedy"], "online": True}
+    )
+    body = made.json()
+    code, token = body["code"], body["tokens"]["0"]
+    seed = {"seat": 0, "token": token, "client_seed": "ada-seed-1"}
+    assert page.request.post(f"{url}/api/tables/{code}/client-seed", data=seed).ok
+    state = page.request.post(
+        f"{url}/api/tables/{code}/start", data={"seat": 0, "token": token}
+    ).json()
+    while not state["over"]:
+        box = max(state["options"], key=state["options"].get)
+        move = {"seat": 0, "token": token, "seq": state["seq"], "game": state["game"],
+                "action": {"type": "score", "box": box}}  # fmt: skip
+        state = page.request.post(f"{url}/api/tables/{code}/act", data=move).json()
+    gid = state["result"]["game_id"]
+    return page.request.post(f"{url}/api/games/{gid}", data={"tokens": {"0": token}}).json()["dice"]
+
+
+def check_on_page(page, record) -> tuple[str | None, str, str | None]:
+    page.fill(tid("verify-record"), json.dumps(record))
+    page.click(tid("verify-check"))
+    page.wait_for_selector(
+        f"{tid('verify-verdict')}[data-ok='true'], {tid('verify-verdict')}[data-ok='false']"
+    )
+    node = tid("verify-verdict")
+    return (
+        page.get_attribute(node, "data-ok"),
+        page.text_content(node),
+        page.get_attribute(node, "data-seat"),
+    )
+
+
+def test_attack_edited_client_seed_is_named_by_the_verify_page_offline(browser, server, tmp_path):
+    """Adversary: whoever hands a player a record with a seat's client seed changed after
+    the game (an operator claiming the player's seed was another, or a forged copy). /verify
+    accepts the real record and refuses the edited one naming the seat, in both languages,
+    and does so with the server gone (after one visit, from the service worker's cache)."""
+    context = browser.browser_type.launch_persistent_context(
+        str(tmp_path / "profile"),
+        executable_path=os.environ.get("YAHTZEE_CHROMIUM", "/usr/bin/chromium"),
+        args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+        service_workers="allow",
+        viewport={"width": 900, "height": 1100},
+    )
+    try:
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        record = played_record(page, server.url)
+        assert record["dice"] == "hmac-sha256-v2" and record["client_seeds"][0] == "ada-seed-1"
+        page.goto(f"{server.url}/verify?lang=en")
+        page.wait_for_function("() => navigator.serviceWorker.controller !== null")
+        assert page.is_visible(tid("verify-check")) and page.is_visible(tid("verify-file"))
+        ok, text, _ = check_on_page(page, record)
+        assert ok == "true" and "These dice follow from the seed" in text
+        edited = copy.deepcopy(record)
+        edited["client_seeds"][0] = "ada-seed-2"
+        ok, text, seat = check_on_page(page, edited)
+        assert (
+            ok == "false" and seat == "1" and "Seat 1's client seed (ada-seed-2) was edited" in text
+        )
+        # the file input reads a record too
+        path = tmp_path / "game.json"
+        path.write_text(json.dumps(record))
+        page.fill(tid("verify-record"), "")
+        page.set_input_files(tid("verify-file"), str(path))
+        page.wait_for_function("() => document.getElementById('verify-record').value !== ''")
+        assert json.loads(page.input_value(tid("verify-record"))) == record
+        # the server goes away: the checker still opens and checks, in Italian too
+        server.kill()
+        page.goto(f"{server.url}/verify?lang=it")
+        page.wait_for_selector(f"{tid('verify-check')}:has-text('Controlla')")
+        ok, text, seat = check_on_page(page, edited)
+        assert ok == "false" and seat == "1" and "posto 1" in text and "modificato" in text
+        ok, text, _ = check_on_page(page, record)
+        assert ok == "true"
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def test_the_page_sends_its_client_seed_before_the_first_roll_and_shows_the_commitment(
+    open_page, server
+):
+    """The table's head shows the whole commitment on a tap, with a copy button; before the
+    start the page has made a client seed (hook ``client-seed``), sent it by itself, and
+    sends the one the person types instead; after the first roll the seed is fixed."""
+    page = open_page(1280, 900, False, "en-US")
+    page.goto(f"{server.url}/?pace=0")
+    page.fill(tid("name"), "Ada")
+    more_options(page)
+    page.select_option(tid("seats"), "2")
+    page.select_option(tid("seat-kind-1"), "greedy")
+    page.click(tid("create-online"))
+    page.wait_for_selector(f"{tid('table-code')}:not(:empty)")
+    code = page.text_content(tid("table-code"))
+    page.wait_for_selector(f"{tid('dice-commitment')}:not([hidden])")
+    commitment = page.get_attribute(tid("dice-commitment"), "data-commitment")
+    assert re.fullmatch(r"[0-9a-f]{64}", commitment)
+    assert page.is_hidden(tid("dice-panel"))
+    page.click(tid("dice-commitment"))
+    assert page.is_visible(tid("dice-panel"))
+    assert page.text_content(tid("dice-commitment-full")) == commitment
+    page.click(tid("dice-commitment-copy"))
+    page.wait_for_selector(f"{tid('dice-commitment-copy')}:has-text('Copied')")
+    # the page's own seed, made at random and sent by itself
+    try:
+        page.wait_for_selector(f"{tid('client-seed-status')}:has-text('In the dice')")
+    except Exception as err:  # say what the page shows instead
+        shown = page.evaluate(
+            "() => [...document.querySelectorAll('#client-seed-row, #client-seed-status,"
+            " #client-seed')].map((n) => [n.id, n.hidden, n.textContent, n.value])"
+        )
+        raise AssertionError(shown) from err
+    made = page.input_value(tid("client-seed"))
+    assert re.fullmatch(r"[0-9a-f]{32}", made)
+    state = page.request.get(f"{server.url}/api/tables/{code}").json()
+    assert state["client_seeds"] == [made, None] and state["client_seeds_open"] is True
+    # the person types another: it replaces it, until the first roll
+    page.fill(tid("client-seed"), "a,b")
+    page.click(tid("client-seed-send"))
+    page.wait_for_selector(f"{tid('client-seed-status')}:has-text('1 to 64')")
+    page.fill(tid("client-seed"), "ada-typed-7")
+    page.click(tid("client-seed-send"))
+    page.wait_for_selector(f"{tid('client-seed-status')}:has-text('ada-typed-7')")
+    state = page.request.get(f"{server.url}/api/tables/{code}").json()
+    assert state["client_seeds"] == ["ada-typed-7", None]
+    page.click(tid("start"))
+    page.wait_for_selector("#board:not([hidden])")
+    page.wait_for_selector(f"{tid('client-seed')}:disabled")
+    assert page.get_attribute(tid("dice-commitment"), "data-commitment") == commitment
+    state = page.request.get(f"{server.url}/api/tables/{code}").json()
+    assert state["client_seeds"] == ["ada-typed-7", None] and not state["client_seeds_open"]

@@ -1,6 +1,8 @@
 """``yahtzee verify-game GAME.json``: recompute every roll of a game from its revealed seed
-and the recorded holds, check the seed against the commitment shown before the first roll,
-and say whether the dice follow from the seed (`yahtzee_env.game.fair_dice`)."""
+(and, in a ``hmac-sha256-v2`` record, the seats' client seeds, each against its mark) and the
+recorded holds, check the seed against the commitment shown before the first roll, and say
+whether the dice follow from the seed (`yahtzee_env.game.fair_dice`). Both derivations
+check: ``sha256-ctr-v1`` (tables made before issue 58) and ``hmac-sha256-v2``."""
 
 from __future__ import annotations
 
@@ -19,7 +21,10 @@ MAX_RECORD_BYTES = 4 << 20  # a game of four seats is about 30 KB
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "game", metavar="GAME.json", type=Path, help="the game's record (format yahtzee-dice-v1)"
+        "game",
+        metavar="GAME.json",
+        type=Path,
+        help="the game's record (format yahtzee-dice-v1 or yahtzee-dice-v2)",
     )
 
 

@@ -35,7 +35,7 @@ from yahtzee_env.game.dice import (
     NUM_HOLDS,
     ROLL_OUTCOMES,
 )
-from yahtzee_env.game.fair_dice import SEED_BYTES, SeededDice
+from yahtzee_env.game.fair_dice import DICE_ALGORITHM, SEED_BYTES, SeededDice
 from yahtzee_env.game.rules import (
     ALL_FILLED,
     BOX_NAMES,
@@ -235,10 +235,21 @@ class Game:
         self.over = True
 
     # --------------------------------------------------------------------- lifecycle
-    def reset(self, rng: np.random.Generator, first: int = 0, *, seed: bytes | None = None) -> None:
+    def reset(
+        self,
+        rng: np.random.Generator,
+        first: int = 0,
+        *,
+        seed: bytes | None = None,
+        dice: str = DICE_ALGORITHM,
+        game: int = 0,
+        client_seeds: list[str | None] | None = None,
+    ) -> None:
         """A new game: ``first`` moves first. The dice come from ``rng``; or, given a 32-byte
         ``seed`` (and in a duplicate game, where a missing seed is drawn from ``rng``), from
-        `yahtzee_env.game.fair_dice`, every roll logged in ``self.seeded``."""
+        `yahtzee_env.game.fair_dice`, every roll logged in ``self.seeded``: derivation
+        ``dice`` (v1, or `fair_dice.DICE_V2` with the table's ``game`` and the seats'
+        ``client_seeds``)."""
         if not 0 <= first < self.num_players:
             raise ValueError(f"first player {first} out of range 0..{self.num_players - 1}")
         if seed is None and self.duplicate:
@@ -246,7 +257,14 @@ class Game:
         self.seeded = (
             None
             if seed is None
-            else SeededDice(seed, duplicate=self.duplicate, seats=self.num_players)
+            else SeededDice(
+                seed,
+                duplicate=self.duplicate,
+                seats=self.num_players,
+                algorithm=dice,
+                game=game,
+                client_seeds=client_seeds,
+            )
         )
         self.roller = DiceRoller(rng)
         self.players = [Scorecard(self.rules) for _ in range(self.num_players)]

@@ -30,6 +30,37 @@ The derivation, ``sha256-ctr-v1``, in full (a reader can re-implement it from th
 
 Most rolls use the first block: 5 values need 5 bytes below 252 among 32.
 
+**Version 2, ``hmac-sha256-v2``** (issue 58: new tables; ``sha256-ctr-v1`` records still
+check). Commit-reveal alone proves the dice were fixed before the game, not that the server
+did not try many seeds and commit to one it liked. In v2 every seat adds a *client seed*
+after the commitment is shown and before the game's first roll (the page makes one; a CPU
+seat, or a seat that sent none, has `DEFAULT_CLIENT_SEED`), and every roll mixes them all in::
+
+    import hmac
+    from hashlib import sha256
+
+    def values_v2(seed: bytes, client_seeds: list[str], game: int, seat: int, turn: int,
+                  roll: int):
+        "The die values (1..6) of one roll's stream."
+        counter = 0
+        while True:
+            message = f"{','.join(client_seeds)}:{game}:{seat}:{turn}:{roll}:{counter}"
+            for byte in hmac.new(seed, message.encode("ascii"), sha256).digest():
+                if byte < 252:
+                    yield byte % 6 + 1
+            counter += 1
+
+``client_seeds`` in seat order, each 1..64 of ``A-Z a-z 0-9 _ -``; ``game`` the table's game
+(0, 1, ...); ``seat``, ``turn``, ``roll`` as in v1. The seeds are fixed at the game's first
+roll: a seed sent later is refused (a late seed would change dice already drawn, and in a
+duplicate game every seat draws the same dice). The first-player draw is derived from the
+committed seed alone (it is made before the seeds are in): the first byte ``b`` of
+``HMAC(seed, f"first:{game}:{counter}")``, counter 0, 1, ..., below ``256 - 256 % seats``,
+gives seat ``b % seats`` (`first_draw`). Each client seed has a *mark*,
+``HMAC(seed, f"client-seed:{game}:{seat}:{client_seed}")``'s first 16 hex digits, sent to the
+seat when the server takes its seed and kept in the record, so a record whose client seed
+was changed afterwards is refused naming the seat.
+
 A game's record (``GAME.json``, `game_record`, checked by `verify_record` and
 ``yahtzee verify-game``) is a JSON object::
 
@@ -43,6 +74,8 @@ A game's record (``GAME.json``, `game_record`, checked by `verify_record` and
 ``rolls`` lists every roll of the game in the order it was made; ``kept`` the faces held
 before it (empty on a first roll), ``dice`` the five dice after it, sorted. Other keys (the
 players, the boxes, the scores a server adds for its review) are allowed and not checked.
+A v2 record (format ``yahtzee-dice-v2``, dice ``hmac-sha256-v2``) adds ``"game"``,
+``"client_seeds"`` (seat order), ``"client_seed_marks"`` and ``"first_draw"``.
 """
 
 from __future__ import annotations
@@ -50,6 +83,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
+import re
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,6 +101,12 @@ from yahtzee_env.game.dice import (
 
 DICE_ALGORITHM = "sha256-ctr-v1"
 RECORD_FORMAT = "yahtzee-dice-v1"
+DICE_V2 = "hmac-sha256-v2"  # issue 58: the seats' client seeds mixed in (new tables)
+RECORD_FORMAT_V2 = "yahtzee-dice-v2"
+RECORD_FORMATS = {DICE_ALGORITHM: RECORD_FORMAT, DICE_V2: RECORD_FORMAT_V2}
+DEFAULT_CLIENT_SEED = "server"  # a CPU seat's client seed, and a seat's that sent none
+CLIENT_SEED_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MARK_HEX = 16  # hex digits of a client seed's mark
 SEED_BYTES = 32
 NUM_TURNS = 13
 ROLLS_PER_TURN = 3
@@ -106,6 +146,63 @@ def roll_values(seed: bytes, seat: int, turn: int, roll: int) -> tuple[int, ...]
     first ``n``."""
     values = stream(seed, seat, turn, roll)
     return tuple(next(values) for _ in range(NUM_DICE))
+
+
+# ------------------------------------------------------------------------------ version 2
+def check_client_seed(value: Any) -> str:
+    """A client seed: 1..64 of ``A-Z a-z 0-9 _ -`` (ValueError otherwise)."""
+    if not isinstance(value, str) or not CLIENT_SEED_RE.fullmatch(value):
+        raise ValueError(
+            f"a client seed is 1..64 letters, digits, '_' or '-', got {str(value)[:80]!r}"
+        )
+    return value
+
+
+def _hmac(seed: bytes, message: str) -> bytes:
+    return hmac.new(check_seed(seed), message.encode("ascii"), hashlib.sha256).digest()
+
+
+def stream_v2(
+    seed: bytes, client_seeds: Sequence[str], game: int, seat: int, turn: int, roll: int
+) -> Iterator[int]:
+    """The die values (1..6) of one roll's stream in ``hmac-sha256-v2`` (the module
+    docstring's ``values_v2``)."""
+    joined = ",".join(check_client_seed(c) for c in client_seeds)
+    counter = 0
+    while True:
+        for byte in _hmac(seed, f"{joined}:{game}:{seat}:{turn}:{roll}:{counter}"):
+            if byte < _ACCEPT:
+                yield byte % NUM_FACES + 1
+        counter += 1
+
+
+def roll_values_v2(
+    seed: bytes, client_seeds: Sequence[str], game: int, seat: int, turn: int, roll: int
+) -> tuple[int, ...]:
+    """The first five values of a v2 roll's stream."""
+    values = stream_v2(seed, client_seeds, game, seat, turn, roll)
+    return tuple(next(values) for _ in range(NUM_DICE))
+
+
+def first_draw(seed: bytes, game: int, seats: int) -> int:
+    """The v2 draw for first player: the first byte ``b`` of ``HMAC(seed,
+    "first:{game}:{counter}")`` (counter 0, 1, ...) below ``256 - 256 % seats``, mod
+    ``seats``; from the committed seed alone, so it is fixed before the game."""
+    accept = 256 - 256 % seats
+    counter = 0
+    while True:
+        for byte in _hmac(seed, f"first:{game}:{counter}"):
+            if byte < accept:
+                return byte % seats
+        counter += 1
+
+
+def client_seed_mark(seed: bytes, game: int, seat: int, client_seed: str) -> str:
+    """The mark of seat ``seat``'s client seed (sent to the seat when the server takes the
+    seed; kept in the record): the first 16 hex digits of ``HMAC(seed,
+    "client-seed:{game}:{seat}:{client_seed}")``."""
+    text = f"client-seed:{game}:{seat}:{check_client_seed(client_seed)}"
+    return _hmac(seed, text).hex()[:MARK_HEX]
 
 
 def faces_table(seed: bytes, seat: int = 0) -> np.ndarray:
@@ -154,26 +251,67 @@ class SeededDice:
     """The dice of one game from its seed, with the log of every roll (`game_record`).
 
     `yahtzee_env.game.engine.Game` rolls with it when reset with a ``seed`` (or built with
-    ``duplicate=True``)."""
+    ``duplicate=True``). ``algorithm`` `DICE_ALGORITHM` (v1) or `DICE_V2`; in v2 ``game`` is
+    the table's game and ``client_seeds`` the seats' client seeds (None: none sent yet, the
+    `DEFAULT_CLIENT_SEED` at the first roll), which `set_client_seed` takes until the
+    game's first roll."""
 
     seed: bytes
     duplicate: bool = False
     seats: int = 1
     log: list[dict[str, Any]] = field(default_factory=list)
+    algorithm: str = DICE_ALGORITHM
+    game: int = 0
+    client_seeds: list[str | None] | None = None
 
     def __post_init__(self) -> None:
         self.seed = check_seed(self.seed)
         if not 1 <= self.seats <= MAX_SEATS:
             raise ValueError(f"seats must be 1..{MAX_SEATS}, got {self.seats}")
+        if self.algorithm not in RECORD_FORMATS:
+            raise ValueError(f"unknown dice algorithm {self.algorithm!r}")
+        if self.algorithm == DICE_V2:
+            seeds = list(self.client_seeds or [])
+            seeds += [None] * (self.seats - len(seeds))
+            if len(seeds) != self.seats:
+                raise ValueError(f"{len(seeds)} client seeds for {self.seats} seats")
+            self.client_seeds = [None if c is None else check_client_seed(c) for c in seeds]
 
     @property
     def commitment(self) -> str:
         return commitment(self.seed)
 
+    @property
+    def seeds_fixed(self) -> bool:
+        """The client seeds can no longer change: the game has rolled."""
+        return bool(self.log)
+
+    def set_client_seed(self, seat: int, client_seed: str) -> str:
+        """Take seat ``seat``'s client seed (v2, before the game's first roll); return its
+        mark (`client_seed_mark`). ValueError after the first roll or in v1."""
+        if self.algorithm != DICE_V2:
+            raise ValueError(f"the dice of this game ({self.algorithm}) take no client seed")
+        if self.seeds_fixed:
+            raise ValueError("the game has rolled: its client seeds are fixed")
+        self.client_seeds[seat] = check_client_seed(client_seed)
+        return client_seed_mark(self.seed, self.game, seat, client_seed)
+
+    def used_client_seeds(self) -> list[str]:
+        """The client seeds the rolls use (v2): each seat's, or `DEFAULT_CLIENT_SEED`."""
+        return [DEFAULT_CLIENT_SEED if c is None else c for c in self.client_seeds or []]
+
+    def first_draw(self) -> int | None:
+        """The v2 draw for first player (`first_draw`); None in v1."""
+        return first_draw(self.seed, self.game, self.seats) if self.algorithm == DICE_V2 else None
+
     def roll(self, keep: int, seat: int, turn: int, roll: int) -> int:
         """The roll index after re-rolling the dice not in ``keep`` at (seat, turn, roll)."""
         stream_seat = 0 if self.duplicate else seat
-        values = roll_values(self.seed, stream_seat, turn, roll)
+        if self.algorithm == DICE_V2:
+            seeds = self.used_client_seeds()
+            values = roll_values_v2(self.seed, seeds, self.game, stream_seat, turn, roll)
+        else:
+            values = roll_values(self.seed, stream_seat, turn, roll)
         index = int(dealt_rolls(np.array([values]), np.array([keep]))[0])
         kept = keep_faces(keep)
         new = list(values[: NUM_DICE - len(kept)])
@@ -185,12 +323,25 @@ class SeededDice:
     def record(self, *, reveal: bool = True) -> dict[str, Any]:
         """The game's record (the module docstring's ``GAME.json``); without the seed unless
         ``reveal``."""
+        v2 = {}
+        if self.algorithm == DICE_V2:
+            seeds = self.used_client_seeds()
+            v2 = {
+                "game": self.game,
+                "client_seeds": seeds,
+                "client_seed_marks": [
+                    client_seed_mark(self.seed, self.game, seat, c) for seat, c in enumerate(seeds)
+                ],
+                "first_draw": self.first_draw(),
+            }
         return game_record(
             self.commitment,
             self.log,
             seats=self.seats,
             duplicate=self.duplicate,
             seed=self.seed if reveal else None,
+            algorithm=self.algorithm,
+            **v2,
         )
 
 
@@ -201,13 +352,17 @@ def game_record(
     seats: int,
     duplicate: bool = False,
     seed: bytes | None = None,
+    algorithm: str = DICE_ALGORITHM,
+    **v2: Any,
 ) -> dict[str, Any]:
-    """A ``GAME.json`` object (see the module docstring)."""
+    """A ``GAME.json`` object (see the module docstring); ``v2``: a v2 record's ``game``,
+    ``client_seeds``, ``client_seed_marks`` and ``first_draw``."""
     return {
-        "format": RECORD_FORMAT,
-        "dice": DICE_ALGORITHM,
+        "format": RECORD_FORMATS[algorithm],
+        "dice": algorithm,
         "commitment": commitment_hex,
         "seed": None if seed is None else check_seed(seed).hex(),
+        **v2,
         "duplicate": bool(duplicate),
         "seats": int(seats),
         "rolls": [dict(r) for r in rolls],
@@ -267,12 +422,14 @@ def chi_square_uniform(faces: Sequence[int]) -> tuple[float, float]:
 # ------------------------------------------------------------------------------ checking
 @dataclass(frozen=True)
 class Verdict:
-    """`verify_record`'s answer: ``ok``, a sentence, and the 1-based number of the first roll
-    that does not follow (None when none is to blame)."""
+    """`verify_record`'s answer: ``ok``, a sentence, the 1-based number of the first roll
+    that does not follow (None when none is to blame), and the seat (0-based) whose client
+    seed does not match its mark (v2; None when none)."""
 
     ok: bool
     message: str
     roll: int | None = None
+    seat: int | None = None
 
 
 FOLLOWS = "these dice follow from the seed"
@@ -305,15 +462,18 @@ def verify_record(record: Any) -> Verdict:
     dice plus the values its stream gives. The first roll that does not follow is named."""
     if not isinstance(record, Mapping):
         return Verdict(False, "the record is not a JSON object")
-    if record.get("format") != RECORD_FORMAT:
+    algorithm = record.get("dice")
+    if algorithm not in RECORD_FORMATS:
         return Verdict(
             False,
-            f"unknown record format {record.get('format')!r:.60} (expected {RECORD_FORMAT!r})",
+            f"unknown dice algorithm {algorithm!r:.60} "
+            f"(expected one of {', '.join(map(repr, RECORD_FORMATS))})",
         )
-    if record.get("dice") != DICE_ALGORITHM:
+    if record.get("format") != RECORD_FORMATS[algorithm]:
         return Verdict(
             False,
-            f"unknown dice algorithm {record.get('dice')!r:.60} (expected {DICE_ALGORITHM!r})",
+            f"unknown record format {record.get('format')!r:.60} "
+            f"(expected {RECORD_FORMATS[algorithm]!r} for {algorithm!r})",
         )
     committed, seed_hex = record.get("commitment"), record.get("seed")
     if not isinstance(committed, str) or len(committed) != 64:
@@ -338,6 +498,19 @@ def verify_record(record: Any) -> Verdict:
         return Verdict(False, f"'seats' must be an integer 1..{MAX_SEATS}, got {seats!r:.40}")
     if not isinstance(rolls, list) or not rolls:
         return Verdict(False, "the record has no rolls")
+    if algorithm == DICE_V2:
+        checked = _check_v2(record, seed, seats)
+        if isinstance(checked, Verdict):
+            return checked
+        game, client_seeds = checked
+
+        def values_of(seat: int, turn: int, roll: int) -> tuple[int, ...]:
+            return roll_values_v2(seed, client_seeds, game, seat, turn, roll)
+    else:
+
+        def values_of(seat: int, turn: int, roll: int) -> tuple[int, ...]:
+            return roll_values(seed, seat, turn, roll)
+
     last: dict[tuple[int, int], tuple[int, list[int]]] = {}  # (seat, turn) -> (roll, dice)
     for n, entry in enumerate(rolls, start=1):
         try:
@@ -366,17 +539,53 @@ def verify_record(record: Any) -> Verdict:
                 return Verdict(
                     False, f"{name}: kept {kept} are not among the dice on the table {before[1]}", n
                 )
-        values = roll_values(seed, 0 if duplicate else seat, turn, roll)
+        values = values_of(0 if duplicate else seat, turn, roll)
         expected = sorted(kept + list(values[: NUM_DICE - len(kept)]))
         if sorted(dice) != expected:
             return Verdict(
                 False,
-                f"{name} does not follow from the seed: the record shows "
+                f"{name} does not follow from the seed{'s' if algorithm == DICE_V2 else ''}: "
+                "the record shows "
                 f"{_show(dice)}, the seed gives {_show(expected)}",
                 n,
             )
         last[(seat, turn)] = (roll, sorted(dice))
-    return Verdict(True, f"{FOLLOWS} ({len(rolls)} rolls, commitment {committed})")
+    return Verdict(True, f"{FOLLOWS} ({len(rolls)} rolls, {algorithm}, commitment {committed})")
+
+
+def _check_v2(record: Mapping[str, Any], seed: bytes, seats: int) -> Verdict | tuple:
+    """A v2 record's game, client seeds (each against its mark: an edited one is named) and
+    first-player draw; ``(game, client_seeds)`` when they hold."""
+    game, seeds, marks = (
+        record.get("game"),
+        record.get("client_seeds"),
+        record.get("client_seed_marks"),
+    )
+    if type(game) is not int or not 0 <= game < 1 << 31:
+        return Verdict(False, f"'game' must be a game number 0, 1, ..., got {game!r:.40}")
+    for key, value in (("client_seeds", seeds), ("client_seed_marks", marks)):
+        if not isinstance(value, list) or len(value) != seats:
+            return Verdict(False, f"{key!r} must list one per seat ({seats}), got {value!r:.80}")
+    for seat, (client, mark) in enumerate(zip(seeds, marks, strict=True)):
+        try:
+            expected = client_seed_mark(seed, game, seat, client)
+        except ValueError as err:
+            return Verdict(False, f"seat {seat + 1}'s client seed: {err}", seat=seat)
+        if not isinstance(mark, str) or not hmac.compare_digest(expected, mark.lower()):
+            return Verdict(
+                False,
+                f"seat {seat + 1}'s client seed {client!r} was edited: it does not match its "
+                f"mark {str(mark)[:MARK_HEX]!r} (that seed's mark is {expected})",
+                seat=seat,
+            )
+    drawn = first_draw(seed, game, seats)
+    if record.get("first_draw") != drawn:
+        return Verdict(
+            False,
+            f"the draw for first player does not follow from the seed: the record shows "
+            f"{record.get('first_draw')!r:.20}, the seed gives {drawn}",
+        )
+    return game, list(seeds)
 
 
 def _is_sub_multiset(small: Sequence[int], big: Sequence[int]) -> bool:
@@ -388,23 +597,32 @@ def _show(dice: Sequence[int]) -> str:
 
 
 __all__ = [
+    "DEFAULT_CLIENT_SEED",
     "DICE_ALGORITHM",
+    "DICE_V2",
     "FOLLOWS",
     "RECORD_FORMAT",
+    "RECORD_FORMATS",
+    "RECORD_FORMAT_V2",
     "SEED_BYTES",
     "RollCounts",
     "SeededDice",
     "Verdict",
     "batch_seed",
+    "check_client_seed",
     "chi_square_uniform",
+    "client_seed_mark",
     "commitment",
     "dealt_rolls",
     "faces_table",
+    "first_draw",
     "game_record",
     "keep_faces",
     "new_seed",
     "roll_counts",
     "roll_values",
+    "roll_values_v2",
     "stream",
+    "stream_v2",
     "verify_record",
 ]

@@ -14,6 +14,8 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     GET  /api/tables/CODE?since=N         the table's state
     POST /api/tables/CODE/join   {name, player}       -> {seat, token, state}
     POST /api/tables/CODE/start  {seat, token}        (the host)
+    POST /api/tables/CODE/client-seed {seat, token, client_seed}  before the game's first
+                                          roll: the seat's seed mixed into the dice (issue 58)
     POST /api/tables/CODE/act    {seat, token, seq, game, action: {type: roll|score|next, ...}}
     POST /api/tables/CODE/hint   {seat, token}
     POST /api/tables/CODE/leave  {seat, token}        the seat goes to the computer
@@ -110,6 +112,7 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/", http.page),
         Route("/t/{code}", http.page),
         Route("/stats", http.page),
+        Route("/verify", http.page),  # the dice checker (issue 58): the one page's view
         Route("/games/{gid}", http.page),
         Route("/levels/{name}", http.level_file),
         Route("/sw.js", http.service_worker),
@@ -122,6 +125,7 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/api/tables/{code}", http.get_table),
         Route("/api/tables/{code}/join", http.join, methods=POST),
         Route("/api/tables/{code}/start", http.start, methods=POST),
+        Route("/api/tables/{code}/client-seed", http.client_seed, methods=POST),
         Route("/api/tables/{code}/act", http.act, methods=POST),
         Route("/api/tables/{code}/hint", http.hint, methods=POST),
         Route("/api/tables/{code}/leave", http.leave, methods=POST),

@@ -266,6 +266,11 @@ async def start(ask: Ask, service: Service) -> dict:
 
 
 @endpoint
+async def client_seed(ask: Ask, service: Service) -> dict:
+    return await service.client_seed(ask.code, ask.body, ask.session)
+
+
+@endpoint
 async def act(ask: Ask, service: Service) -> dict:
     return await service.act(ask.code, ask.body, ask.session)
 

@@ -407,6 +407,14 @@ class Service:
         body = {**body, "seat": body.get("seat", 0)}
         return await self.change(code, body, session, self.tables.seating.start, skip)
 
+    async def client_seed(
+        self, code: Any, body: dict[str, Any], session, skip=None
+    ) -> dict[str, Any]:
+        """The asker's client seed for the dice (``client_seed``, issue 58), before the
+        game's first roll (`seeds.ClientSeeds`)."""
+        work, seed = self.tables.seeds.send, body.get("client_seed")
+        return await self.change(code, body, session, work, skip, client_seed=seed)
+
     async def act(self, code: Any, body: dict[str, Any], session, skip=None) -> dict[str, Any]:
         """A move (``action``), made from the state ``(game, seq)``."""
         move = {"intent": body.get("action"), "seq": body.get("seq"), "game_idx": body.get("game")}

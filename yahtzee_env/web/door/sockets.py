@@ -11,9 +11,9 @@ socket's own task (`hub.Client.send_forever`), so a slow reader only hurts itsel
 
 Messages (JSON text, each with an optional ``id`` echoed in its reply): ``hello`` (-> hello),
 ``state`` (-> state), ``ping`` (-> pong), and the intents, each answered by the same handler
-as its HTTP route (`service.Service`): ``act``, ``start``, ``leave``, ``back``, ``hand`` and
-``remove`` (-> ack, with the new state; the other sockets get it as a state), ``hint``
-(-> hint). A refused message gets ``{"type": "error", "error", "code", "status"}``.
+as its HTTP route (`service.Service`): ``act``, ``start``, ``leave``, ``back``, ``hand``,
+``remove`` and ``client_seed`` (-> ack, with the new state; the other sockets get it as a
+state), ``hint`` (-> hint). A refused message gets ``{"type": "error", "error", "code", "status"}``.
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ class TableSocket:
             "hand": service.hand,
             "remove": service.remove,
             "rename": service.rename,
+            "client_seed": service.client_seed,
         }
 
     async def run(self) -> None:

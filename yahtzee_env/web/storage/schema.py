@@ -255,6 +255,13 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE chat ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
     """,
+    # 13: the seats' client seeds (issue 58): the table's dice derivation (NULL: a table
+    # stored before, 'sha256-ctr-v1'; since, 'hmac-sha256-v2') and the client seeds each
+    # seat sent, per game (JSON {"idx": [seed or null per seat]}, `seeds.dump`)
+    """
+    ALTER TABLE tables ADD COLUMN dice TEXT;
+    ALTER TABLE tables ADD COLUMN client_seeds TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -21,8 +21,8 @@ class TableStore(Store):
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
                 "fill_level, started, updated, host_player, host_addr, public, turn_timer, "
-                "dice_secret, duplicate) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "dice_secret, duplicate, dice) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     table["code"],
                     now,
@@ -40,6 +40,7 @@ class TableStore(Store):
                     int(table.get("turn_timer", 0)),
                     table.get("dice_secret"),
                     int(table.get("duplicate", False)),
+                    table.get("dice"),
                 ),
             )
         ]
@@ -108,6 +109,13 @@ class TableStore(Store):
         )
         return [r["code"] for r in rows]
 
+    def set_client_seeds(self, code: str, client_seeds: str) -> None:
+        """The client seeds the seats sent (issue 58; JSON, `seeds.dump`)."""
+        self.db._tx(
+            [("UPDATE tables SET client_seeds = ? WHERE code = ?", (client_seeds, code)),
+             self._touch(code)]
+        )  # fmt: skip
+
     def start_table(self, code: str, seats: list[dict[str, Any]], first: int) -> None:
         statements = [self._seat_row(code, s) for s in seats]
         statements.append(("UPDATE tables SET started = 1 WHERE code = ?", (code,)))
@@ -163,7 +171,8 @@ class TableStore(Store):
                 conn,
                 [
                     (
-                        "SELECT rev, started, deadline, votes, (SELECT COUNT(*) FROM games "
+                        "SELECT rev, started, deadline, votes, client_seeds, "
+                        "(SELECT COUNT(*) FROM games "
                         "WHERE code = ?) AS games FROM tables WHERE code = ?",
                         (code, code),
                     ),

@@ -52,7 +52,7 @@ from yahtzee_env.game.engine import (
     hold_action,
     top_seats,
 )
-from yahtzee_env.game.fair_dice import new_seed, roll_counts
+from yahtzee_env.game.fair_dice import DICE_V2, new_seed, roll_counts
 from yahtzee_env.game.match import match_is_decided
 from yahtzee_env.game.rules import BOX_NAMES, PRESETS, RuleSet
 from yahtzee_env.web.errors import WebError, clean_code, clean_name
@@ -62,6 +62,7 @@ from yahtzee_env.web.tables.coaches import Coaches, CoachWarming
 from yahtzee_env.web.tables.replicas import Replicas
 from yahtzee_env.web.tables.reviews import Reviews
 from yahtzee_env.web.tables.seating import Seating
+from yahtzee_env.web.tables.seeds import ClientSeeds
 from yahtzee_env.web.tables.table import (
     DEFAULT_FILL,
     MAX_SEATS,
@@ -203,6 +204,7 @@ class Tables:
         self.timer = TurnClock(self)  # the turn deadlines
         self.replicas = Replicas(self)  # the copies in memory, equal to the database's
         self.reviews = Reviews(self)  # who may open a finished game's review, and it
+        self.seeds = ClientSeeds(self)  # the seats' client seeds for the dice (issue 58)
 
     # --------------------------------------------------------------- resources
     def policy(self, level: str, rules: RuleSet):
@@ -294,6 +296,7 @@ class Tables:
             public=flags["public"],
             dice_secret=new_seed(),
             duplicate=flags["duplicate"],
+            dice=DICE_V2,  # issue 58: the seats' client seeds mixed in
         )
         if not online:
             table.started = True
@@ -315,6 +318,7 @@ class Tables:
             "turn_timer": timer,
             "dice_secret": table.dice_secret.hex(),
             "duplicate": table.duplicate,
+            "dice": table.dice,
         }
         self.storage.tables.create_table(row, [s.row() for s in seats])
         self.keep(table)

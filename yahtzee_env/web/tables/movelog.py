@@ -22,6 +22,7 @@ def game_events(table: Table) -> list[dict[str, Any]]:
     scratch = Table(
         table.code, table.rules, table.seed, table.online, table.match, False,
         table.fill_level, seats, dice_secret=table.dice_secret, duplicate=table.duplicate,
+        dice=table.dice, client_seeds=table.client_seeds,
     )  # fmt: skip
     scratch.games = list(table.games)
     scratch.begin_game(table.idx, table.games[-1]["first"])

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 
+from yahtzee_env.game.fair_dice import DICE_ALGORITHM
 from yahtzee_env.game.rules import RuleSet
 from yahtzee_env.web.errors import WebError
+from yahtzee_env.web.tables import seeds
 from yahtzee_env.web.tables.table import MAX_NEWS, Seat, Table
 
 
@@ -67,6 +69,8 @@ class Replicas:
             votes=set(json.loads(row["votes"])) if row.get("votes") else set(),
             dice_secret=bytes.fromhex(row["dice_secret"]) if row.get("dice_secret") else None,
             duplicate=bool(row.get("duplicate") or 0),
+            dice=row.get("dice") or DICE_ALGORITHM,
+            client_seeds=seeds.load(row.get("client_seeds")),
         )
         for g in row["games"]:
             table.begin_game(g["idx"], g["first"])
@@ -97,6 +101,7 @@ class Replicas:
             bool(new["started"]) == table.started
             and int(new["games"]) == len(table.games)
             and table.game is not None
+            and seeds.load(new.get("client_seeds")) == table.client_seeds
             and [tuple(s.values()) for s in new["seats"]]
             == [tuple(s.row().values()) for s in table.seats]
         )

@@ -64,13 +64,14 @@ def review_game(
     *,
     secret: bytes | None = None,
     duplicate: bool = False,
+    **deal: Any,
 ) -> dict[str, Any]:
     """The review of game ``idx`` of a table: ``seats`` as the page shows them, ``actions``
     the logged ``(seat, action, regret)`` rows of that game, ``coach`` a `Coach` of
     ``rules``; ``secret`` the table's dice secret (None: the table predates the commitment),
-    ``duplicate`` whether every seat drew the same dice."""
+    ``duplicate`` whether every seat drew the same dice, ``deal`` `deal.new_game`'s rest."""
     n = len(seats)
-    game, _ = new_game(rules, seed, idx, n, first, secret=secret, duplicate=duplicate)
+    game, _ = new_game(rules, seed, idx, n, first, secret=secret, duplicate=duplicate, **deal)
     turns: list[dict[str, Any]] = []
     open_turn: dict[int, dict[str, Any]] = {}
     rounds = [0] * n

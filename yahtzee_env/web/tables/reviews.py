@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from yahtzee_env.game.fair_dice import DICE_ALGORITHM
 from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.tables.review import review_game
 from yahtzee_env.web.tables.table import REVIEWS_KEPT, Table
@@ -53,6 +54,8 @@ class Reviews:
             "actions": row["actions"].get(idx, []),
             "dice_secret": table.dice_secret,
             "duplicate": table.duplicate,
+            "dice": table.dice,
+            "client_seeds": table.client_seeds.get(idx),
         }
 
     def _may_review(self, table: Table, body: dict[str, Any]) -> bool:
@@ -89,6 +92,8 @@ class Reviews:
                 game["actions"],
                 secret=game["dice_secret"],
                 duplicate=game["duplicate"],
+                dice=game.get("dice", DICE_ALGORITHM),
+                client_seeds=game.get("client_seeds"),
             )
             out.update(id=f"{key[0]}-{key[1]}", code=key[0], game=key[1], coach=game["coach"])
             with self._reviews_lock:

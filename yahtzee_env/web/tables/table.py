@@ -24,6 +24,7 @@ import numpy as np
 
 from yahtzee_env.game.dice import NUM_DICE
 from yahtzee_env.game.engine import BOX_ACTION_OFFSET, NUM_HOLDS, Game, top_seats
+from yahtzee_env.game.fair_dice import DICE_ALGORITHM
 from yahtzee_env.game.match import match_is_decided, match_winners
 from yahtzee_env.game.rules import BOX_NAMES, RuleSet
 from yahtzee_env.game.words import describe_reroll, describe_score, kept_faces, positions_of
@@ -34,6 +35,7 @@ from yahtzee_env.web.errors import clean_code as clean_code
 from yahtzee_env.web.errors import clean_name as clean_name
 from yahtzee_env.web.storage import token_hash
 from yahtzee_env.web.tables.deal import new_game
+from yahtzee_env.web.tables.seeds import client_seed_view
 
 MIN_SEATS, MAX_SEATS = 2, 4
 EVENTS_KEPT = 64
@@ -154,6 +156,10 @@ class Table:
     # it; ``duplicate``: every seat draws the same dice.
     dice_secret: bytes | None = field(default=None, repr=False)
     duplicate: bool = False
+    # issue 58: the dice's derivation (a table made since: v2, the seats' client seeds mixed
+    # in) and, per game, the client seed each seat sent (None: none; `seeds.ClientSeeds`)
+    dice: str = DICE_ALGORITHM
+    client_seeds: dict[int, list[str | None]] = field(default_factory=dict)
     # the actions of the current game (their seq) the computer made for a human seat (away,
     # timed out): the result says "the computer played N of your 13 turns"
     auto: set[int] = field(default_factory=set)
@@ -173,7 +179,8 @@ class Table:
         is given (later games of a match pass the start to the next seat)."""
         self.game, first = new_game(
             self.rules, self.seed, idx, len(self.seats), first,
-            secret=self.dice_secret, duplicate=self.duplicate,
+            secret=self.dice_secret, duplicate=self.duplicate, dice=self.dice,
+            client_seeds=self.client_seeds.get(idx),
         )  # fmt: skip
         self.log, self.events, self.held, self.decisions = [], [], [], {}
         self.auto = set()
@@ -379,6 +386,7 @@ class Table:
             "seq": len(self.log),
             "version": [self.idx, len(self.log)],
         }
+        out.update(client_seed_view(self))  # issue 58: the seeds the seats sent (`seeds`)
         if game is None:
             return out
         out["first"] = self.games[-1]["first"]

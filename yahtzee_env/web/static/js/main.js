@@ -5,7 +5,8 @@
 // updates), lobby.js, table.js (with its parts in table/: the head, the tray, the card, the
 // seats, the coach, the result), rename.js (a seat's name), chat.js (the table's people),
 // movelog.js (the move log, Share), notify.js (your-move notices), care.js (account care),
-// statistics.js, charts.js, review.js, fair_dice.js (the dice's commitment and check), match.js
+// statistics.js, charts.js, review.js, fair_dice.js (the dice's commitment and check), verify.js
+// (the checker at /verify), match.js
 // (quick match, open tables), leaderboard.js, spectate.js (a spectator's view), offline.js
 // (the service worker, Install, games played in the page with the modules of game/ and
 // policies/); this one routes.
@@ -20,8 +21,9 @@ import * as review from "./review.js";
 import * as match from "./match.js";
 import * as board from "./leaderboard.js";
 import * as offline from "./offline.js";
+import * as verify from "./verify.js";
 
-const VIEWS = { lobby, table, stats: statistics, review, leaderboard: board };
+const VIEWS = { lobby, table, stats: statistics, review, leaderboard: board, verify };
 
 function currentView() {
   return Object.keys(VIEWS).find((id) => !$(id).hidden);
@@ -40,6 +42,7 @@ function route() {
   else if (path === "/leaderboard") { $("leaderboard").hidden = false; board.showLeaderboard(); }
   else if (game) { $("review").hidden = false; review.showReview(game[1]); }
   else if (path === "/stats") { $("stats").hidden = false; statistics.showStats(); }
+  else if (path === "/verify") { $("verify").hidden = false; verify.showVerify(); }
   else { $("lobby").hidden = false; lobby.showLobby(); match.show(); }
   offline.applyOffline();  // the banner's words depend on the view
 }

@@ -114,6 +114,10 @@ function diceSection(r) {
   facts.lastChild.append(el("code", { "data-testid": "review-commitment" }, record.commitment));
   facts.append(el("dt", {}, t("dice.seed_label")), el("dd", {}, ""));
   facts.lastChild.append(el("code", { "data-testid": "dice-seed" }, record.seed));
+  if (Array.isArray(record.client_seeds)) {  // v2 (issue 58): every seat's seed was mixed in
+    facts.append(el("dt", {}, t("dice.client_seeds_label")), el("dd", {}, ""));
+    facts.lastChild.append(el("code", { "data-testid": "review-client-seeds" }, record.client_seeds.join(", ")));
+  }
   box.append(facts);
   const button = el("button", { type: "button", "data-testid": "verify-dice" }, t("dice.check"));
   const verdict = el("p", { role: "status", "data-testid": "verify-result" });
@@ -130,7 +134,8 @@ function diceSection(r) {
   const file = new Blob([JSON.stringify(record, null, 1)], { type: "application/json" });
   const link = el("a", { href: URL.createObjectURL(file), download: `${r.id}.json`, "data-testid": "dice-record" }, t("dice.download"));
   const row = el("p", { class: "buttons" });
-  row.append(button, document.createTextNode(" "), link);
+  const checker = el("a", { href: "/verify", "data-testid": "verify-link" }, t("dice.verify_link"));
+  row.append(button, document.createTextNode(" "), link, document.createTextNode(" "), checker);
   box.append(row, verdict);
   return [box];
 }

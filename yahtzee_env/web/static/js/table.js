@@ -16,6 +16,7 @@ import * as notify from "./notify.js";
 import * as card from "./table/card.js";
 import * as coach from "./table/coach.js";
 import * as head from "./table/head.js";
+import { setup as setupSeed } from "./table/seed.js";
 import * as result from "./table/result.js";
 import * as seats from "./table/seats.js";
 import { amHost, isMine, mySeats, watching } from "./table/seats.js";
@@ -402,6 +403,7 @@ export function setup() {
   $("leave-stay").addEventListener("click", () => head.closeLeave(true));
   $("take-back").addEventListener("click", pressOnce(() => seatAction("back")));
   setupRename(() => T.code, receive);
+  setupSeed(receive);
   $("start").addEventListener("click", () => whileBusy(["start"], async () => {
     try { await receive(await api(`/api/tables/${T.code}/start`, { seat: 0 })); }
     catch (err) { if (err.status === 409) await resync(); else showFailure(err); }

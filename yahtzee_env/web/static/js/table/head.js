@@ -6,6 +6,7 @@ import { api } from "../net.js";
 import { seatName, t } from "../words.js";
 import { duration as timeLeft } from "../notify.js";
 import { isMine } from "./seats.js";
+import * as seed from "./seed.js";
 
 let deadlineAt = null;  // performance.now() when the clock runs out (null: no clock)
 let ticker = null;
@@ -15,6 +16,7 @@ export function render(state) {
   $("table-code").textContent = state.in_page ? t("in_page.code") : state.code;
   $("table-code").parentElement.classList.toggle("words", Boolean(state.in_page));  // no code to read out
   showCommitment(state);
+  seed.render(state);  // the commitment whole on a tap, and this page's client seed
 }
 
 // The commitment to this game's dice seed, shown from before the first roll (issue 49): the

@@ -1,0 +1,94 @@
+// The dice's panel of the table's head (issue 58): a tap on the commitment shows it whole,
+// with a copy button, and this page's client seed for the dice. The page makes the seed
+// (crypto.getRandomValues; kept per table in localStorage, so a reload keeps it) and sends
+// it for each of its seats while the game's seeds are open (before its first roll, after
+// the commitment was shown); the person may edit it and send it again until then.
+import { $, store } from "../page.js";
+import { api } from "../net.js";
+import { t } from "../words.js";
+import { CLIENT_SEED, newClientSeed } from "../fair_dice.js";
+import { isMine, watching } from "./seats.js";
+
+const S = { code: null, state: null, sending: false, tried: new Set(), receive: null };
+const key = (code) => `yz.seed.${code}`;
+
+function seedOf(code) {
+  let seed = store.get(key(code), null);
+  if (typeof seed !== "string" || !CLIENT_SEED.test(seed)) { seed = newClientSeed(); store.set(key(code), seed); }
+  return seed;
+}
+
+const mySeats = (state) => state.seats.filter((s) => s.kind === "human" && isMine(s.seat)).map((s) => s.seat);
+
+async function send(seats, seed) {
+  if (S.sending || !seats.length) return;
+  S.sending = true;
+  const code = S.code;
+  let state = null;
+  try {
+    for (const seat of seats) state = await api(`/api/tables/${code}/client-seed`, { seat, client_seed: seed }, { retries: 0 });
+  } catch (err) {
+    $("client-seed-status").textContent = err && err.code === "client_seed_late" ? t("dice.client_seed_closed") : String(err && err.message || err);
+  } finally { S.sending = false; }
+  if (state && S.code === code) { render(state); if (S.receive) S.receive(state); }
+}
+
+// The panel from a state (called with every state of the table).
+export function render(state) {
+  if (state.code !== S.code) { S.code = state.code; S.tried = new Set(); $("dice-panel").hidden = true; $("dice-commitment").setAttribute("aria-expanded", "false"); }
+  S.state = state;
+  const hash = state.dice_commitment || "";
+  $("dice-commitment-full").textContent = hash;
+  $("dice-commitment-copy").textContent = t("dice.copy");
+  const row = $("client-seed-row");
+  const seats = state.client_seeds && !watching() && !state.in_page ? mySeats(state) : [];
+  row.hidden = !seats.length;
+  if (!seats.length) {
+    // which seats are ours may come a moment after the first state (the socket's hello)
+    if (state.client_seeds_open && !watching() && (S.waits = (S.waits || 0) + 1) <= 60) {
+      setTimeout(() => { if (S.state === state) render(state); }, 500);
+    }
+    return;
+  }
+  const input = $("client-seed");
+  const open = Boolean(state.client_seeds_open);
+  if (document.activeElement !== input) input.value = state.client_seeds[seats[0]] || seedOf(state.code);
+  input.disabled = !open;
+  $("client-seed-send").disabled = !open;
+  const sent = state.client_seeds[seats[0]];
+  const status = $("client-seed-status");
+  if (sent) status.textContent = t("dice.client_seed_sent", { seed: sent, mark: (state.client_seed_marks || [])[seats[0]] || "" });
+  else if (!open) status.textContent = t("dice.client_seed_closed");
+  else status.textContent = "";
+  // the page's own seed goes in by itself, once per game and seat, while the seeds are open
+  const unsent = seats.filter((s) => !state.client_seeds[s] && !S.tried.has(`${state.game}:${s}`));
+  if (open && unsent.length) {
+    unsent.forEach((s) => S.tried.add(`${state.game}:${s}`));
+    send(unsent, seedOf(state.code));
+  }
+}
+
+export function setup(receive) {
+  S.receive = receive;
+  $("dice-commitment").addEventListener("click", () => {
+    const panel = $("dice-panel");
+    panel.hidden = !panel.hidden;
+    $("dice-commitment").setAttribute("aria-expanded", String(!panel.hidden));
+  });
+  $("dice-commitment-copy").addEventListener("click", async () => {
+    const hash = $("dice-commitment-full").textContent;
+    try { await navigator.clipboard.writeText(hash); } catch {
+      const range = document.createRange();  // no clipboard (http, an old browser): select it
+      range.selectNodeContents($("dice-commitment-full"));
+      getSelection().removeAllRanges(); getSelection().addRange(range);
+    }
+    $("dice-commitment-copy").textContent = t("dice.copied");
+  });
+  $("client-seed-send").addEventListener("click", () => {
+    const input = $("client-seed");
+    const seed = input.value.trim();
+    if (!CLIENT_SEED.test(seed)) { $("client-seed-status").textContent = t("dice.client_seed_invalid"); return; }
+    if (S.code) store.set(key(S.code), seed);
+    if (S.state) send(mySeats(S.state), seed);
+  });
+}

@@ -1,0 +1,123 @@
+"""Client seeds (issue 58): each seated person adds a seed of their own to the dice, after
+the server has shown its commitment and before the game's first roll, so that the server
+alone does not pick the dice (`fair_dice.DICE_V2`).
+
+A table made since issue 58 rolls by ``hmac-sha256-v2``; before its start the state shows
+game 0's commitment (``dice_commitment``), and while a game has not rolled, that game's
+client seeds are open (``client_seeds_open``). A seat sends ``{client_seed}``
+(``POST /api/tables/CODE/client-seed``, or the socket's ``client_seed`` intent); the answer's
+state lists the seeds sent (``client_seeds``, None for a seat that sent none: it rolls with
+`fair_dice.DEFAULT_CLIENT_SEED`, as a CPU seat does) and their marks
+(``client_seed_marks``, `fair_dice.client_seed_mark`). Once the game has rolled its seeds are
+fixed: a seed sent then is refused (409 ``client_seed_late``). Tables stored before roll by
+``sha256-ctr-v1`` and take no seed (409 ``client_seed_v1``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from yahtzee_env.game.fair_dice import (
+    DICE_V2,
+    check_client_seed,
+    client_seed_mark,
+    commitment,
+)
+from yahtzee_env.web.errors import WebError
+from yahtzee_env.web.tables.deal import game_dice_seed
+
+
+def open_game(table) -> int | None:
+    """The game a client seed sent now is for: game 0 before the start, the current game
+    while it has not rolled; None when no game's seeds are open."""
+    if table.dice != DICE_V2 or table.dice_secret is None:
+        return None
+    if not table.started:
+        return 0
+    game = table.game
+    if game is None or game.over or game.seeded is None or game.seeded.seeds_fixed:
+        return None
+    return table.idx
+
+
+def client_seed_view(table) -> dict[str, Any]:
+    """What a state says of the client seeds (nothing for a table without v2 dice)."""
+    if table.dice != DICE_V2 or table.dice_secret is None:
+        return {}
+    idx = table.idx if table.started and table.game is not None else 0
+    seeds = list(table.client_seeds.get(idx) or [None] * len(table.seats))
+    secret = game_dice_seed(table.dice_secret, idx)
+    out: dict[str, Any] = {
+        "dice_version": DICE_V2,
+        "client_seeds": seeds,
+        "client_seed_marks": [
+            None if c is None else client_seed_mark(secret, idx, seat, c)
+            for seat, c in enumerate(seeds)
+        ],
+        "client_seeds_open": open_game(table) is not None,
+    }
+    if table.game is None:  # before the start: the commitment the seeds are sent after
+        out["dice_commitment"] = commitment(secret)
+    return out
+
+
+def take_client_seed(table, seat: int, client_seed: Any) -> str:
+    """Seat ``seat``'s client seed for the open game (`open_game`); returns its mark."""
+    if table.dice != DICE_V2 or table.dice_secret is None:
+        raise WebError(
+            "this table's dice roll by sha256-ctr-v1: they take no client seed",
+            409,
+            "client_seed_v1",
+        )
+    try:
+        client_seed = check_client_seed(client_seed)
+    except ValueError as err:
+        raise WebError(str(err), 400, "client_seed_bad") from None
+    idx = open_game(table)
+    if idx is None:
+        raise WebError(
+            "the dice of this game have been rolled: its client seeds are fixed "
+            "(send yours before the first roll)",
+            409,
+            "client_seed_late",
+            seat=seat,
+        )
+    seeds = table.client_seeds.setdefault(idx, [None] * len(table.seats))
+    seeds[seat] = client_seed
+    if table.game is not None and table.idx == idx:
+        table.game.seeded.set_client_seed(seat, client_seed)
+    return client_seed_mark(game_dice_seed(table.dice_secret, idx), idx, seat, client_seed)
+
+
+def dump(client_seeds: dict[int, list[str | None]]) -> str:
+    return json.dumps({str(k): v for k, v in client_seeds.items()}, separators=(",", ":"))
+
+
+def load(text: str | None) -> dict[int, list[str | None]]:
+    return {int(k): list(v) for k, v in json.loads(text).items()} if text else {}
+
+
+class ClientSeeds:
+    """The client-seed intent (`authority.Tables.seeds`)."""
+
+    def __init__(self, tables) -> None:
+        self.tables, self.storage = tables, tables.storage
+
+    def send(
+        self,
+        code: Any,
+        seat: Any,
+        token: Any,
+        player_id: int | None = None,
+        client_seed: Any = None,
+    ):
+        """Seat ``seat`` (its token, or the session's ``player_id``) sends ``client_seed``."""
+        with self.tables.locked(code) as table:
+            table.seat_of_token(seat, token, player_id)
+            take_client_seed(table, seat, client_seed)
+            self.storage.tables.set_client_seeds(table.code, dump(table.client_seeds))
+            return table
+
+
+__all__ = ["ClientSeeds", "client_seed_view", "open_game", "take_client_seed"]
