@@ -257,7 +257,8 @@ def test_a_hint_never_waits_for_a_solve(db, new_table, act, tmp_path, monkeypatc
 # ------------------------------------------------------------------ 2. sign-in delay
 def test_the_wait_of_an_address_grows_and_forgets():
     limits = Limits(login_free_failures=2, login_retry_s=1.0, login_retry_max_s=4.0)
-    row = {"failures": 0.0, "updated": 0.0, "seen": 0.0, "busy_until": 0.0}
+    row = {"failures": 0.0, "updated": 0.0, "seen": 0.0, "tried": 0.0}
+    row |= {"busy_until": 0.0, "retry_at": 0.0}
     for _ in range(2):  # two free failures
         row, _, refused = admit(row, {}, 100.0, limits=limits, kind=RECOVERY)
         assert refused is None and row["busy_until"] == 100.0 + limits.login_lease_s

@@ -20,15 +20,17 @@ process (``--workers``, several instances) sees the same counts:
   429 ``name_busy`` at once (its lease, ``login_lease_s``, outlives a process that died).
   A stranger's requests never hold a place that others wait behind.
 - **Each name has two budgets** (token buckets kept as a "theoretical arrival time", GCRA):
-  checks from addresses *new* to the name (no attempt at it within ``login_remember_s``)
-  draw from ``new`` (``name_checks_burst``, then ``name_checks_per_minute``); addresses
-  that tried it before, checked or refused, draw from ``returning``
-  (``name_retries_burst``, ``name_retries_per_minute``). Past either: 429 ``name_budget``.
-  A refused address counts as having tried. So a stranger looping from any number of
-  addresses soon draws only from ``returning``, and cannot empty what the owner's new
-  device draws from; the checks of one account stay at about four a minute, whatever the
-  number of addresses (a stranger who keeps ``new`` empty needs a few new addresses a
-  minute, for as long as it lasts).
+  checks from addresses *new* to the name draw from ``new`` (``name_checks_burst``, then
+  ``name_checks_per_minute``); addresses that *tried* it within ``login_remember_s`` draw
+  from ``returning`` (``name_retries_burst``, ``name_retries_per_minute``). Past either:
+  429 ``name_budget`` with the Retry-After of the budget's next token. An address has
+  tried a name when one of its checks was made, or when it came back before the
+  Retry-After of a refusal (a loop, not a person); an address refused by ``new`` that waits
+  as told stays new, so an owner caught in a burst still gets in at the next token. So a
+  stranger looping from any number of addresses soon draws only from ``returning`` and
+  cannot empty what the owner's new device draws from, and the checks of one account
+  stay at about five a minute whatever the number of addresses (a stranger who keeps
+  ``new`` empty must bring a few never-seen addresses a minute, each spent for an hour).
 - **Recovery codes have rows of their own** (kind ``recovery``) and no per-name budget:
   a code has 31^12 (about 2^59) values, so guessing one is hopeless at any rate the server's
   hashing allows (`HashGate`), and a budget a stranger could empty would only lock the owner
@@ -71,6 +73,7 @@ DEVICE_DAYS = 365
 PASSWORD, RECOVERY = "password", "recovery"  # the kinds of secret checked
 NEW, RETURNING = "new", "returning"  # a name's budgets: for addresses new to it, and the rest
 FAILED = frozenset({"bad_login", "bad_recovery"})  # the answers that count as a failure
+EARLY_S = 1.0  # back this much before a Retry-After (whole seconds, rounded up) is early
 
 
 def failures_now(row: dict[str, float], now: float, forget_s: float) -> float:
@@ -96,7 +99,7 @@ def admit(
     """The rule of a check (`storage.logins.LoginStore.change`'s ``decide``): the row of
     (name, address, kind) and the name's budgets as they become, and the refusal (None: the
     check goes ahead, its lease taken)."""
-    seen, row["seen"] = row["seen"], now  # an attempt, checked or refused
+    row["seen"] = now  # an attempt, checked or refused
     if row["busy_until"] > now:
         message = "this account is being checked from your network: wait for its answer"
         return row, tats, refusal(message, "name_busy", 1)
@@ -106,18 +109,25 @@ def admit(
         message = "too many wrong attempts at this account from your network: wait a little"
         return row, tats, refusal(message, "login_wait", ready - now)
     if kind == PASSWORD:
-        returning = failures > 0 or (seen > 0 and seen > now - limits.login_remember_s)
-        pool = RETURNING if returning else NEW
+        if row["retry_at"] > now + EARLY_S:  # back before its Retry-After: a loop
+            row["tried"] = now
+        tried = row["tried"] > 0 and row["tried"] > now - limits.login_remember_s
+        returning = failures > 0 or tried
         if returning:
-            per_minute, burst = limits.name_retries_per_minute, limits.name_retries_burst
+            pool, per_minute = RETURNING, limits.name_retries_per_minute
+            burst = limits.name_retries_burst
         else:
-            per_minute, burst = limits.name_checks_per_minute, limits.name_checks_burst
+            pool, per_minute = NEW, limits.name_checks_per_minute
+            burst = limits.name_checks_burst
         interval = 60.0 / per_minute
         tat, tolerance = max(tats[pool], now), (burst - 1) * interval
         if tat - now > tolerance:
+            wait = tat - now - tolerance
+            row["retry_at"] = now + wait
             message = "too many sign-ins to this account: wait a little"
-            return row, tats, refusal(message, "name_budget", tat - now - tolerance)
+            return row, tats, refusal(message, "name_budget", wait)
         tats[pool] = tat + interval
+    row["tried"], row["retry_at"] = now, 0.0
     row["busy_until"] = now + limits.login_lease_s
     return row, tats, None
 

@@ -12,7 +12,7 @@ from typing import Any
 from yahtzee_env.web.storage.base import Store
 from yahtzee_env.web.storage.schema import DIALECTS
 
-TRY_COLUMNS = ("failures", "updated", "seen", "busy_until")
+TRY_COLUMNS = ("failures", "updated", "seen", "tried", "busy_until", "retry_at")
 
 
 class LoginStore(Store):
@@ -38,8 +38,9 @@ class LoginStore(Store):
         key = (name, addr, kind)
         ensure = [
             (
-                "INSERT INTO login_tries (name, addr, kind, failures, updated, seen, busy_until) "
-                "VALUES (?, ?, ?, 0, 0, 0, 0) ON CONFLICT (name, addr, kind) DO NOTHING",
+                "INSERT INTO login_tries (name, addr, kind, failures, updated, seen, tried, "
+                "busy_until, retry_at) VALUES (?, ?, ?, 0, 0, 0, 0, 0, 0) "
+                "ON CONFLICT (name, addr, kind) DO NOTHING",
                 key,
             )
         ]
@@ -56,7 +57,7 @@ class LoginStore(Store):
             db._write_all(conn, ensure)
             rows = db._exec(
                 conn,
-                "SELECT failures, updated, seen, busy_until FROM login_tries "
+                "SELECT failures, updated, seen, tried, busy_until, retry_at FROM login_tries "
                 "WHERE name = ? AND addr = ? AND kind = ?" + lock,
                 key,
             )
@@ -79,8 +80,8 @@ class LoginStore(Store):
                 values = tuple(new_row[c] for c in TRY_COLUMNS)
                 writes.append(
                     (
-                        "UPDATE login_tries SET failures = ?, updated = ?, seen = ?, "
-                        "busy_until = ? WHERE name = ? AND addr = ? AND kind = ?",
+                        "UPDATE login_tries SET failures = ?, updated = ?, seen = ?, tried = ?, "
+                        "busy_until = ?, retry_at = ? WHERE name = ? AND addr = ? AND kind = ?",
                         values + key,
                     )
                 )
@@ -99,7 +100,8 @@ class LoginStore(Store):
     def tries(self, name: str) -> list[dict[str, Any]]:
         """The rows of user name ``name`` (the tests, and an operator's eye)."""
         return self.db._query(
-            "SELECT addr, kind, failures, updated, seen, busy_until FROM login_tries "
+            "SELECT addr, kind, failures, updated, seen, tried, busy_until, retry_at "
+            "FROM login_tries "
             "WHERE name = ? ORDER BY addr, kind",
             (name,),
         )

@@ -263,7 +263,9 @@ MIGRATIONS: list[str] = [
         failures {real} NOT NULL,      -- failed checks as of `updated` (they decay)
         updated {real} NOT NULL,       -- the latest failure
         seen {real} NOT NULL,          -- the latest attempt, checked or refused
+        tried {real} NOT NULL,         -- the latest check, or return before its Retry-After
         busy_until {real} NOT NULL,    -- a check in flight until then (0: none)
+        retry_at {real} NOT NULL,      -- the Retry-After of its latest refusal by a budget
         PRIMARY KEY (name, addr, kind)
     );
     CREATE INDEX login_tries_seen ON login_tries(seen);
