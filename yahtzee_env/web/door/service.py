@@ -24,8 +24,7 @@ import functools
 import hashlib
 import logging
 import math
-import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -33,20 +32,21 @@ from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.door.account_desk import AccountDesk
-from yahtzee_env.web.door.asks import MAX_BODY, login_name, parse_json, pid, who
+from yahtzee_env.web.door.asks import MAX_BODY, parse_json, pid, who
 from yahtzee_env.web.door.fanout import Fanout
 from yahtzee_env.web.door.guard import RefusalLog, client_address
 from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.door.memory import Closes, GcPauses, give_back
 from yahtzee_env.web.door.play import Place
 from yahtzee_env.web.door.records import Records
+from yahtzee_env.web.door.sign_ins import SignIns
 from yahtzee_env.web.door.social import Social
 from yahtzee_env.web.door.spectators import Spectators
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.people.account_care import AccountCare
 from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts, device_of
 from yahtzee_env.web.people.chat import Chat
-from yahtzee_env.web.people.logins import DEVICE_DAYS, PASSWORD, HashGate, LoginGate
+from yahtzee_env.web.people.logins import DEVICE_DAYS, HashGate, LoginGate
 from yahtzee_env.web.people.matchmaking import Matchmaker, note_seats
 from yahtzee_env.web.people.ratings import Ratings
 from yahtzee_env.web.storage import Storage
@@ -54,7 +54,7 @@ from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.batch import MoveBatcher
 from yahtzee_env.web.tables.locks import TableLocks
 from yahtzee_env.web.tables.renames import joined_as, rename_seat
-from yahtzee_env.web.tables.table import WebError, clean_code, clean_name
+from yahtzee_env.web.tables.table import WebError, clean_code
 
 log = logging.getLogger("yahtzee.web")
 
@@ -130,6 +130,17 @@ class Service:
 
     def hold_helpers(self) -> None:
         """The helpers of the door's other intents, each given what it uses."""
+        self.sign_ins = SignIns(  # guest sessions, sign in, sign up, sign out
+            self.storage,
+            self.accounts,
+            self.care,
+            self.hash_gate,
+            self.login_gate,
+            self.logins,
+            self.refuse_past,
+            self.new_player_budget,
+            self.spend,
+        )
         self.social = Social(  # the table's people: chat, reports, blocks, kicks, reviews
             self.chat, self.tables, self.storage, self.locks, self.fanout, self.hub, self.spend
         )
@@ -142,8 +153,8 @@ class Service:
             self.fanout,
             self.hash_gate,
             self.logins,
-            self.login_budget,
-            self.checking,
+            self.sign_ins.login_budget,
+            self.sign_ins.checking,
             self.spend,
         )
         self.records = Records(  # my statistics, offline games, Your open tables
@@ -221,28 +232,6 @@ class Service:
         """A guessed code or link: a token of the browser's lookup budget and its network's."""
         self.lookups.allow(self.asker(conn))
         self.network_lookups.allow(("addr", client_address(conn.scope)))
-
-    def login_budget(self, address: str, kind: str = PASSWORD) -> None:
-        """Sign-ins and sign-ups (``kind`` password) or recoveries (``kind`` recovery: a
-        bucket apart) spend a token of the address's bucket, a backstop sized for a shared
-        network (429 ``login_budget``); a user name's checks are bounded by `checking`."""
-        message = "too many sign-in attempts from your network: wait a little"
-        self.refuse_past(self.logins, (f"login-addr-{kind}", address), message, "login_budget")
-
-    @contextlib.asynccontextmanager
-    async def checking(
-        self, name: str, address: str, device: str | None, kind: str = PASSWORD
-    ) -> AsyncIterator[None]:
-        """The turn of user name ``name`` to have a secret of ``kind`` checked (a password,
-        a recovery code) for a request from ``address``: a browser that signed in to it
-        before (its ``device`` cookie) goes at once; anyone else is checked at once or
-        refused at once with a Retry-After, by the counts in the database
-        (`logins.LoginGate`: per address, per name, whatever process asks)."""
-        if device and await run_in_threadpool(self.accounts.known_device, device, name):
-            yield
-            return
-        async with self.login_gate.turn(name, address, kind):
-            yield
 
     def new_player_budget(self, address: str) -> None:
         """A new player (a profile, a guest session, an account without one) spends a token
@@ -449,87 +438,6 @@ class Service:
         if account is not None:
             out["rating"] = await run_in_threadpool(self.ratings.of, session["id"])
         return out
-
-    async def name_session(
-        self, body: dict[str, Any], session, address: str
-    ) -> tuple[dict, str | None]:
-        """A guest session with a name, or the session's new name: the profile, and the new
-        session's token (None when the session was there)."""
-        self.spend(who(body, session))
-        name = clean_name(body.get("name"))
-        if session is None:
-            self.new_player_budget(address)
-        player_id, token, account = await run_in_threadpool(self.named, name, session)
-        return {"player": {"id": player_id, "name": name}, "account": account}, token
-
-    def named(self, name: str, session) -> tuple[int, str | None, str | None]:
-        """`name_session`'s work (a worker thread): the player id, the new session's token
-        (None for a session that was there) and its account's user name."""
-        if session is not None:
-            self.storage.players.rename_player(session["id"], name)
-            return session["id"], None, self.accounts.account_name(session["id"])
-        player_id = self.storage.players.create_player(name, secrets.token_urlsafe(24))
-        return player_id, self.accounts.new_session(player_id), None
-
-    async def sign_in(
-        self,
-        body: dict[str, Any],
-        session,
-        address: str,
-        old: str | None,
-        device: str | None,
-        new: bool = False,
-    ) -> tuple[dict, str, str]:
-        """Sign in (``new``: sign up, the session's profile becoming an account): the
-        profile, the new session's token and the browser's id. The old session ``old`` ends
-        (a new session id at every sign-in: no session fixation). A user name with failed
-        sign-ins waits first (`logins`), unless this browser (``device``, its id cookie as
-        sent; None: a new id is made) signed in to it before; a successful sign-in remembers
-        the browser."""
-        known = device is not None
-        device = device or secrets.token_urlsafe(24)  # this browser's id from now on
-        self.login_budget(address)
-        if new and session is None:
-            self.new_player_budget(address)
-        run = functools.partial(self.signed_in, body, session, old, device, new)
-        if new:
-            player_id, username, token, name, codes = await self.hash_gate.run(run)
-        else:
-            async with self.checking(login_name(body), address, device if known else None):
-                player_id, username, token, name, codes = await self.hash_gate.run(run)
-        reply = {"player": {"id": player_id, "name": name}, "account": username}
-        if codes:
-            reply["recovery_codes"] = codes
-        return reply, token, device
-
-    def signed_in(
-        self, body: dict[str, Any], session, old: str | None, device: str, new: bool
-    ) -> tuple[int, str, str, str, list[str] | None]:
-        """`sign_in`'s work (a hash slot's thread): the player id, the user name, the new
-        session's token, the player's name and (``new``) the recovery codes, shown once."""
-        work = self.accounts.sign_up if new else self.accounts.sign_in
-        player_id, username = work(body, session)
-        if old:
-            self.storage.accounts.delete_sessions(token=old)
-        token = self.accounts.new_session(player_id)
-        self.accounts.remember_device(device, player_id)
-        codes = self.care.new_codes(player_id) if new else None  # shown once
-        name = self.storage.players.player_by_id(player_id)["name"]
-        return player_id, username, token, name, codes
-
-    async def sign_out(self, body: dict[str, Any], session, token: str | None) -> dict:
-        """End this session (``everywhere``: every session of the profile)."""
-        everywhere = body.get("everywhere", False)
-        if not isinstance(everywhere, bool):
-            raise WebError("everywhere must be true or false")
-        if session is not None:
-            if everywhere:
-                await run_in_threadpool(
-                    self.storage.accounts.delete_sessions, player_id=session["id"]
-                )
-            else:
-                await run_in_threadpool(self.storage.accounts.delete_sessions, token=token)
-        return {"player": None, "account": None}
 
     # ----------------------------------------------------------------- housekeeping
     async def sweep(self) -> dict[str, list[str]]:
