@@ -4,13 +4,16 @@ comes in by.
 
 A `Service` holds the tables (`tables.Tables`, the game loop), the storage, the accounts,
 the open sockets (`hub.Hub`) and their fan-out (`fanout.Fanout`), a lock per table
-(`locks.TableLocks`), the limits and their token buckets, and the log of refusals. Its
-handlers check who asks and spend their budget, run the work on a table in a worker thread
-under the table's lock, and publish the new state to the table's sockets: the event loop
-only routes. Its housekeeping (`sweep`, `tick`) runs in the background tasks of `run`. The
-intents of the table's people, of account care, of a place to play and of a player's own
-records are in the helpers it holds (`social.Social`, `account_desk.AccountDesk`,
-`play.Place`, `records.Records`), each given in its constructor only what it uses.
+(`locks.TableLocks`), the limits and their token buckets (each made by `limiter`), the
+checks of user names' secrets (`logins.LoginGate`, counted in the database) and the log of
+refusals. Its handlers check who asks and spend their budget, run the work on a table in a
+worker thread under the table's lock (each a named method: `joined`, `changed`, ...), and
+publish the new state to the table's sockets: the event loop only routes. Its housekeeping
+(`sweep`, `tick`) runs in the background tasks of `run`. The intents of sessions and
+sign-ins, of the table's people, of account care, of a place to play and of a player's own
+records are in the helpers it holds (`sign_ins.SignIns`, `social.Social`,
+`account_desk.AccountDesk`, `play.Place`, `records.Records`), each given in its
+constructor only what it uses.
 
 Each intent takes the request's JSON body (or the socket's message) as ``body`` and the
 session's player row (the page's cookie; None for an API client, which sends tokens) as
