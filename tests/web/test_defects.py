@@ -25,7 +25,7 @@ from yahtzee_env.web.door.server import ClientErrorFilter
 from yahtzee_env.web.errors import WebError, clean_name
 from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.people.accounts import SESSION_COOKIE
-from yahtzee_env.web.people.logins import LoginThrottle
+from yahtzee_env.web.people.logins import RECOVERY, admit, settle
 from yahtzee_env.web.people.stats import in_level_order, player_statistics
 
 pytestmark = pytest.mark.backends("sqlite")
@@ -255,23 +255,26 @@ def test_a_hint_never_waits_for_a_solve(db, new_table, act, tmp_path, monkeypatc
 
 
 # ------------------------------------------------------------------ 2. sign-in delay
-def test_the_login_throttle_grows_and_forgets():
-    now = [0.0]
-    throttle = LoginThrottle(
-        free=2, delay_s=1.0, max_delay_s=4.0, forget_s=10.0, clock=lambda: now[0]
-    )
-    assert throttle.delay("ada") == 0
-    for _ in range(2):
-        throttle.failed("ada")
-    assert throttle.delay("ada") == 1.0
-    throttle.failed("ada")
-    assert throttle.delay("ada") == 2.0
+def test_the_wait_of_an_address_grows_and_forgets():
+    limits = Limits(login_free_failures=2, login_retry_s=1.0, login_retry_max_s=4.0)
+    row = {"failures": 0.0, "updated": 0.0, "seen": 0.0, "tried": 0.0}
+    row |= {"busy_until": 0.0, "retry_at": 0.0}
+    for _ in range(2):  # two free failures
+        row, _, refused = admit(row, {}, 100.0, limits=limits, kind=RECOVERY)
+        assert refused is None and row["busy_until"] == 100.0 + limits.login_lease_s
+        row, _, _ = settle(row, {}, 100.0, limits=limits, outcome="failed")
+    row, _, refused = admit(row, {}, 100.0, limits=limits, kind=RECOVERY)
+    assert refused is None  # the third goes ahead ...
+    row, _, _ = settle(row, {}, 100.0, limits=limits, outcome="failed")
+    assert admit(dict(row), {}, 100.5, limits=limits, kind=RECOVERY)[2].code == "login_wait"
+    assert admit(dict(row), {}, 101.0, limits=limits, kind=RECOVERY)[2] is None  # 1 s
     for _ in range(5):
-        throttle.failed("ada")
-    assert throttle.delay("ada") == 4.0  # at most max_delay_s
-    assert throttle.delay("bob") == 0
-    now[0] = 1000.0  # forgotten
-    assert throttle.delay("ada") == 0
+        row, _, _ = settle(row, {}, 100.0, limits=limits, outcome="failed")
+    refused = admit(dict(row), {}, 100.0, limits=limits, kind=RECOVERY)[2]
+    assert refused.params["retry_after"] == 4  # at most login_retry_max_s
+    later = 100.0 + 8 * limits.login_forget_s  # forgotten
+    assert admit(dict(row), {}, later, limits=limits, kind=RECOVERY)[2] is None
+    assert settle(row, {}, later, limits=limits, outcome="ok")[0] is None  # a success: gone
 
 
 # ------------------------------------------------------------------ 8. the smaller ones

@@ -62,15 +62,23 @@ class Limits:
     expire_abandoned_s: float = 12 * 3600.0
     sweep_every_s: float = 60.0  # how often the sweeper runs
     read_timeout_s: float = 10.0  # a request body must arrive within this
-    logins_per_minute: float = 60.0  # sign-ins and sign-ups per address (a backstop)
+    logins_per_minute: float = 60.0  # sign-ins and sign-ups per address (a backstop; the
+    # recovery codes have a bucket of their own)
     login_burst: int = 120
-    login_free_failures: int = 3  # failed sign-ins of one name before it slows down
-    login_delay_s: float = 0.5  # the first delay; it doubles with each failure more ...
-    login_delay_max_s: float = 15.0  # ... up to this (a known device is never slowed)
-    login_waiting: int = 16  # sign-ins of one user name waiting their turn (one at a time)
+    # the checks of a user name's password or recovery code (`people.logins`; a browser
+    # that signed in to the account before skips them all), counted in the database:
+    login_free_failures: int = 2  # failed checks of a name from one address before it waits
+    login_retry_s: float = 5.0  # that address's first wait; it doubles with each failure ...
+    login_retry_max_s: float = 60.0  # ... up to this (429 `login_wait`, with Retry-After)
+    login_forget_s: float = 60.0  # one failure is forgotten every this many seconds
+    login_remember_s: float = 3600.0  # an address that tried a name within this is "returning"
+    name_checks_burst: int = 3  # checks of a name for addresses new to it: a burst ...
+    name_checks_per_minute: float = 4.0  # ... and a few a minute (429 `name_budget`)
+    name_retries_burst: int = 1  # checks of a name for returning addresses, all of them
+    name_retries_per_minute: float = 1.0  # together (429 `name_budget`)
+    login_lease_s: float = 60.0  # one check per name and address in flight (429 `name_busy`)
     hash_workers: int = 2  # argon2 runs at once (19 MiB each) ...
     hash_queue: int = 256  # ... and waiting for a slot (past it: 503 with Retry-After)
-    login_forget_s: float = 60.0  # one failure is forgotten every this many seconds
     clock_every_s: float = 0.5  # how often the turn deadlines are checked
     queue_per_address: int = 40  # players of one address (a network) waiting for a quick match
     queue_total: int = 5000  # players waiting for a quick match, in all

@@ -4,8 +4,10 @@
 object: one method per intent, whichever door it comes in by), `routes` (the HTTP routes:
 one line each into `service` or a helper it holds), `asks` (what every intent reads of its
 asker: the JSON body, the session's player, the budget's key), `social` (the helper of the
-table's people: chat, reports, blocks, kicks, reviews), `account_desk` (the helper of
-account care: passwords, recovery codes, delete, export), `place` (the helper of a place to
+table's people: chat, reports, blocks, kicks, reviews), `sign_ins` (the helper of guest
+sessions, sign in, sign up, sign out, and the turn of a user name to have a secret
+checked), `account_desk` (the helper of account care: passwords, recovery codes, delete,
+export), `place` (the helper of a place to
 play: quick match, open tables, ratings, spectator links), `records` (the helper of a
 player's records: statistics, offline games, open tables), `site` (the page's files, the
 lobby's config, health), `sockets` (a table's WebSocket), `watch` (a spectator's socket),

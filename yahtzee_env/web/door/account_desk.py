@@ -29,7 +29,7 @@ from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.limits import RateLimiter
 from yahtzee_env.web.people.account_care import AccountCare, forget_seats
 from yahtzee_env.web.people.accounts import Accounts
-from yahtzee_env.web.people.logins import HashGate, LoginThrottle
+from yahtzee_env.web.people.logins import RECOVERY, HashGate
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.locks import TableLocks
@@ -37,8 +37,8 @@ from yahtzee_env.web.tables.locks import TableLocks
 
 class AccountDesk:
     """The account-care intents. ``login_budget`` (an address's sign-in budget),
-    ``checking`` (a user name's turn to have a secret checked) and ``spend`` (the per-token
-    budget) are the server object's (`Service`)."""
+    ``checking`` (a user name's turn to have a secret checked, `logins.LoginGate`) and
+    ``spend`` (the per-token budget) are the server object's (`Service`)."""
 
     def __init__(
         self,
@@ -50,14 +50,13 @@ class AccountDesk:
         fanout: Fanout,
         hash_gate: HashGate,
         logins: RateLimiter,
-        throttle: LoginThrottle,
-        login_budget: Callable[[str], None],
+        login_budget: Callable[..., None],
         checking: Callable[..., Any],
         spend: Callable[[Any], None],
     ) -> None:
         self.care, self.accounts, self.storage, self.tables = care, accounts, storage, tables
         self.locks, self.fanout, self.hash_gate = locks, fanout, hash_gate
-        self.logins, self.throttle = logins, throttle
+        self.logins = logins
         self.login_budget, self.checking, self.spend = login_budget, checking, spend
 
     def budget(self, address: str, session, cookie: str | None) -> None:
@@ -103,17 +102,12 @@ class AccountDesk:
     async def recover(
         self, body: dict[str, Any], address: str, device: str | None
     ) -> tuple[dict[str, Any], str]:
-        """Back in with a recovery code, waiting the user name's turn as a password does
-        (``device``: this browser's id cookie, as sent)."""
-        self.login_budget(address)
-        name = login_name(body)
-        async with self.checking(name, device):
-            try:
-                return await self.hash_gate.run(self.recovered, body)
-            except WebError as err:
-                if err.code == "bad_recovery":
-                    self.throttle.failed(name)
-                raise
+        """Back in with a recovery code (``device``: this browser's id cookie, as sent). A
+        recovery has its own address backstop and its own counts (`logins`: per address, no
+        per-name budget), so it never waits behind password guesses."""
+        self.login_budget(address, RECOVERY)
+        async with self.checking(login_name(body), address, device, RECOVERY):
+            return await self.hash_gate.run(self.recovered, body)
 
     def recovered(self, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
         player_id, username, left = self.care.recover(body)

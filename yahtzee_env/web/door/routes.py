@@ -350,14 +350,16 @@ async def session_get(ask: Ask, service: Service) -> dict:
 @endpoint
 async def session_post(ask: Ask, service: Service) -> Response:
     """A guest session with a name (or the session's new name)."""
-    return signed(ask, *await service.name_session(ask.body, ask.session, ask.address))
+    return signed(ask, *await service.sign_ins.name_session(ask.body, ask.session, ask.address))
 
 
 @endpoint
 async def sign_in(ask: Ask, service: Service) -> Response:
     return signed(
         ask,
-        *await service.sign_in(ask.body, ask.session, ask.address, ask.cookie, ask.device_token),
+        *await service.sign_ins.sign_in(
+            ask.body, ask.session, ask.address, ask.cookie, ask.device_token
+        ),
     )
 
 
@@ -365,7 +367,7 @@ async def sign_in(ask: Ask, service: Service) -> Response:
 async def sign_up(ask: Ask, service: Service) -> Response:
     return signed(
         ask,
-        *await service.sign_in(
+        *await service.sign_ins.sign_in(
             ask.body, ask.session, ask.address, ask.cookie, ask.device_token, new=True
         ),
     )
@@ -373,7 +375,7 @@ async def sign_up(ask: Ask, service: Service) -> Response:
 
 @endpoint
 async def sign_out(ask: Ask, service: Service) -> Response:
-    return signed_out(ask, await service.sign_out(ask.body, ask.session, ask.cookie))
+    return signed_out(ask, await service.sign_ins.sign_out(ask.body, ask.session, ask.cookie))
 
 
 @endpoint

@@ -4,13 +4,16 @@ comes in by.
 
 A `Service` holds the tables (`tables.Tables`, the game loop), the storage, the accounts,
 the open sockets (`hub.Hub`) and their fan-out (`fanout.Fanout`), a lock per table
-(`locks.TableLocks`), the limits and their token buckets, and the log of refusals. Its
-handlers check who asks and spend their budget, run the work on a table in a worker thread
-under the table's lock, and publish the new state to the table's sockets: the event loop
-only routes. Its housekeeping (`sweep`, `tick`) runs in the background tasks of `run`. The
-intents of the table's people, of account care, of a place to play and of a player's own
-records are in the helpers it holds (`social.Social`, `account_desk.AccountDesk`,
-`play.Place`, `records.Records`), each given in its constructor only what it uses.
+(`locks.TableLocks`), the limits and their token buckets (each made by `limiter`), the
+checks of user names' secrets (`logins.LoginGate`, counted in the database) and the log of
+refusals. Its handlers check who asks and spend their budget, run the work on a table in a
+worker thread under the table's lock (each a named method: `joined`, `changed`, ...), and
+publish the new state to the table's sockets: the event loop only routes. Its housekeeping
+(`sweep`, `tick`) runs in the background tasks of `run`. The intents of sessions and
+sign-ins, of the table's people, of account care, of a place to play and of a player's own
+records are in the helpers it holds (`sign_ins.SignIns`, `social.Social`,
+`account_desk.AccountDesk`, `play.Place`, `records.Records`), each given in its
+constructor only what it uses.
 
 Each intent takes the request's JSON body (or the socket's message) as ``body`` and the
 session's player row (the page's cookie; None for an API client, which sends tokens) as
@@ -24,8 +27,7 @@ import functools
 import hashlib
 import logging
 import math
-import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -33,21 +35,22 @@ from starlette.concurrency import run_in_threadpool
 
 from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.door.account_desk import AccountDesk
-from yahtzee_env.web.door.asks import MAX_BODY, login_name, parse_json, pid, who
+from yahtzee_env.web.door.asks import MAX_BODY, parse_json, pid, who
 from yahtzee_env.web.door.fanout import Fanout
 from yahtzee_env.web.door.guard import RefusalLog, client_address
 from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.door.memory import Closes, GcPauses, give_back
 from yahtzee_env.web.door.place import Place
 from yahtzee_env.web.door.records import Records
+from yahtzee_env.web.door.sign_ins import SignIns
 from yahtzee_env.web.door.social import Social
 from yahtzee_env.web.door.spectators import Spectators
-from yahtzee_env.web.errors import WebError, clean_code, clean_name
+from yahtzee_env.web.errors import WebError, clean_code
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.people.account_care import AccountCare
 from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts, device_of
 from yahtzee_env.web.people.chat import Chat
-from yahtzee_env.web.people.logins import DEVICE_DAYS, HashGate, LoginThrottle, NameTurns
+from yahtzee_env.web.people.logins import DEVICE_DAYS, HashGate, LoginGate
 from yahtzee_env.web.people.matchmaking import Matchmaker, note_seats
 from yahtzee_env.web.people.ratings import Ratings
 from yahtzee_env.web.storage import Storage
@@ -105,27 +108,18 @@ class Service:
             on_loop = self.locks if inline_moves and not storage.multi_process else None
             self.batcher = MoveBatcher(storage, self.tables, locks=on_loop)
         self.slots = SocketSlots(limits)
-        self.per_address = RateLimiter(limits.rate, limits.burst, limits.max_keys)
-        self.per_address_page = RateLimiter(limits.page_rate, limits.page_burst, limits.max_keys)
-        self.per_token = RateLimiter(limits.token_rate, limits.token_burst, limits.max_keys)
-        per_minute = limits.page_games_per_minute / 60
-        self.page_games = RateLimiter(per_minute, limits.page_game_burst, limits.max_keys)
-        per_minute = limits.lookups_per_minute / 60
-        self.lookups = RateLimiter(per_minute, limits.lookup_burst, limits.max_keys)
-        per_minute = limits.network_lookups_per_minute / 60
-        self.network_lookups = RateLimiter(per_minute, limits.network_lookup_burst, limits.max_keys)
-        per_minute = limits.logins_per_minute / 60
-        self.logins = RateLimiter(per_minute, limits.login_burst, limits.max_keys)
-        per_hour = limits.players_per_hour / 3600
-        self.new_players = RateLimiter(per_hour, limits.player_burst, limits.max_keys)
-        self.throttle = LoginThrottle(
-            limits.login_free_failures,
-            limits.login_delay_s,
-            limits.login_delay_max_s,
-            limits.login_forget_s,
-            limits.max_keys,
+        self.limiters: list[RateLimiter] = []  # every token bucket (`limiter`), for the sweep
+        self.per_address = self.limiter(limits.rate, 1, limits.burst)
+        self.per_address_page = self.limiter(limits.page_rate, 1, limits.page_burst)
+        self.per_token = self.limiter(limits.token_rate, 1, limits.token_burst)
+        self.page_games = self.limiter(limits.page_games_per_minute, 60, limits.page_game_burst)
+        self.lookups = self.limiter(limits.lookups_per_minute, 60, limits.lookup_burst)
+        self.network_lookups = self.limiter(
+            limits.network_lookups_per_minute, 60, limits.network_lookup_burst
         )
-        self.name_turns = NameTurns(limits.login_waiting)  # one sign-in per name at a time
+        self.logins = self.limiter(limits.logins_per_minute, 60, limits.login_burst)
+        self.new_players = self.limiter(limits.players_per_hour, 3600, limits.player_burst)
+        self.login_gate = LoginGate(storage, limits)  # checks of a name's secrets (database)
         self.hash_gate = HashGate(limits.hash_workers, limits.hash_queue)  # argon2, bounded
         self.refusals = RefusalLog()
         self.closes = Closes()
@@ -139,6 +133,17 @@ class Service:
 
     def hold_helpers(self) -> None:
         """The helpers of the door's other intents, each given what it uses."""
+        self.sign_ins = SignIns(  # guest sessions, sign in, sign up, sign out
+            self.storage,
+            self.accounts,
+            self.care,
+            self.hash_gate,
+            self.login_gate,
+            self.logins,
+            self.refuse_past,
+            self.new_player_budget,
+            self.spend,
+        )
         self.social = Social(  # the table's people: chat, reports, blocks, kicks, reviews
             self.chat, self.tables, self.storage, self.locks, self.fanout, self.hub, self.spend
         )
@@ -151,9 +156,8 @@ class Service:
             self.fanout,
             self.hash_gate,
             self.logins,
-            self.throttle,
-            self.login_budget,
-            self.checking,
+            self.sign_ins.login_budget,
+            self.sign_ins.checking,
             self.spend,
         )
         self.records = Records(  # my statistics, offline games, Your open tables
@@ -174,6 +178,19 @@ class Service:
         )
 
     # ----------------------------------------------------------------- limits
+    def limiter(self, tokens: float, seconds: float, burst: int) -> RateLimiter:
+        """A token bucket per key, ``tokens`` every ``seconds`` up to ``burst`` (at most
+        ``Limits.max_keys`` keys), swept with the others."""
+        limiter = RateLimiter(tokens / seconds, burst, self.limits.max_keys)
+        self.limiters.append(limiter)
+        return limiter
+
+    def refuse_past(self, limiter: RateLimiter, key: Any, message: str, code: str) -> None:
+        """Spend a token of ``key``'s bucket, or 429 ``code`` with its Retry-After."""
+        if not limiter.allow(key):
+            wait = max(1, math.ceil(limiter.retry_after(key)))
+            raise WebError(message, 429, code, retry_after=wait)
+
     def spend(self, token: Any) -> None:
         """One token of the bucket of a player or seat token (if the request has one)."""
         if isinstance(token, str) and token and not self.per_token.allow(("token", token)):
@@ -219,49 +236,11 @@ class Service:
         self.lookups.allow(self.asker(conn))
         self.network_lookups.allow(("addr", client_address(conn.scope)))
 
-    def login_budget(self, address: str) -> None:
-        """Sign-ins and sign-ups spend a token of the address's bucket, a backstop sized for
-        a shared network (429 ``login_budget``); a user name is slowed, never refused
-        (`logins.LoginThrottle`)."""
-        key = ("login-addr", address)
-        if not self.logins.allow(key):
-            wait = self.logins.retry_after(key)
-            raise WebError(
-                "too many sign-in attempts from your network: wait a little",
-                429,
-                "login_budget",
-                retry_after=max(1, math.ceil(wait)),
-            )
-
-    @contextlib.asynccontextmanager
-    async def checking(self, name: str, device: str | None) -> AsyncIterator[None]:
-        """The turn of user name ``name`` to have a secret checked (a password, a recovery
-        code): a browser that signed in to it before (its ``device`` cookie) goes at once;
-        anyone else waits in the name's line, one at a time, and then the delay that the
-        name's failed sign-ins earned (`logins`), so guesses at one account from any number
-        of addresses are checked a few a minute."""
-        if device and await run_in_threadpool(self.accounts.known_device, device, name):
-            yield
-            return
-        line = self.name_turns.waiting(name) + 1
-        async with self.name_turns.turn(name, line * self.limits.login_delay_max_s):
-            delay = self.throttle.delay(name)
-            if delay:
-                await anyio.sleep(delay)
-            yield
-
     def new_player_budget(self, address: str) -> None:
         """A new player (a profile, a guest session, an account without one) spends a token
         of the address's bucket: one address cannot grow the database without bound."""
-        key = ("players", address)
-        if not self.new_players.allow(key):
-            wait = self.new_players.retry_after(key)
-            raise WebError(
-                "too many new players from your network: try again later",
-                429,
-                "player_budget",
-                retry_after=max(1, math.ceil(wait)),
-            )
+        message = "too many new players from your network: try again later"
+        self.refuse_past(self.new_players, ("players", address), message, "player_budget")
 
     # ----------------------------------------------------------------- reading
     async def session_of(self, conn) -> Any:
@@ -305,60 +284,63 @@ class Service:
     ) -> dict[str, Any]:
         """A new table; the browser ``device`` (its hashed id) is noted with its seats."""
         self.spend(who(body, session, "player"))
-
-        def work():
-            table, tokens = self.tables.create(body, address, session)
-            state = self.fanout.present(self.tables.state(table))
-            seats = self.mine(table.code, session)
-            tokens = {str(k): v for k, v in tokens.items()}
-            return {"code": table.code, "tokens": tokens, "mine": seats, "state": state}
-
-        reply = await run_in_threadpool(work)
+        reply = await run_in_threadpool(self.created, body, session, address)
         await note_seats(self.storage, reply["code"], reply["mine"], device)
         return reply
+
+    def created(self, body: dict[str, Any], session, address: str) -> dict[str, Any]:
+        """`create_table`'s work (a worker thread): the table, its tokens, seats and state."""
+        table, tokens = self.tables.create(body, address, session)
+        state = self.fanout.present(self.tables.state(table))
+        seats = self.mine(table.code, session)
+        tokens = {str(k): v for k, v in tokens.items()}
+        return {"code": table.code, "tokens": tokens, "mine": seats, "state": state}
 
     async def join(
         self, code: Any, body: dict[str, Any], session, device: str | None = None
     ) -> dict[str, Any]:
         """A seat at table ``code``; the browser ``device`` (its hashed id) is noted with it."""
         self.spend(who(body, session, "player"))
-
-        def work(c: str):
-            self.chat.check_join(c, pid(session))  # a blocked account does not join
-            table, seat, token = self.tables.seating.join(c, body, session)
-            reply = {"seat": seat, "state": self.tables.state(table), "mine": self.mine(c, session)}
-            reply["joined_as"] = joined_as(body.get("name"), table.seats[seat].name)
-            if token is not None:
-                reply["token"] = token
-            return reply
-
+        work = functools.partial(self.joined, body=body, session=session)
         reply = await self.locks.run(code, work)
         self.fanout.publish(reply["state"])
         await note_seats(self.storage, reply["state"]["code"], [reply["seat"]], device)
+        return reply
+
+    def joined(self, code: str, body: dict[str, Any], session) -> dict[str, Any]:
+        """`join`'s work, under the table's lock: the seat, its token and the state."""
+        self.chat.check_join(code, pid(session))  # a blocked account does not join
+        table, seat, token = self.tables.seating.join(code, body, session)
+        reply = {"seat": seat, "state": self.tables.state(table), "mine": self.mine(code, session)}
+        reply["joined_as"] = joined_as(body.get("name"), table.seats[seat].name)
+        if token is not None:
+            reply["token"] = token
         return reply
 
     async def hello(self, code: str, body: dict[str, Any], session) -> list[int]:
         """The seats a socket's ``hello`` proves: its token's seat, or (without a token)
         the socket's session's seats; WebError if it proves none. Seats the computer took
         while their player was away (a timeout, the host) come back."""
-        token = body.get("token")
         self.spend(who(body, session))
-
-        def work(c: str):
-            table = self.tables.load(c)
-            if token is None and session is not None:
-                seats = table.seats_of(session["id"])
-                if not seats:
-                    raise WebError("you have no seat at this table", 403, "not_your_seat")
-            else:
-                seats = [table.seat_of_token(body.get("seat"), token)]
-            back = self.tables.seating.reconnected(table, seats)
-            return seats, self.tables.state(table) if back else None
-
+        work = functools.partial(self.proven, body=body, session=session)
         seats, state = await self.locks.run(code, work)
         if state is not None:
             self.fanout.publish(state)
         return seats
+
+    def proven(self, code: str, body: dict[str, Any], session) -> tuple[list[int], Any]:
+        """`hello`'s work, under the table's lock: the seats proven, and the table's new
+        state if some came back from the computer (else None)."""
+        token = body.get("token")
+        table = self.tables.load(code)
+        if token is None and session is not None:
+            seats = table.seats_of(session["id"])
+            if not seats:
+                raise WebError("you have no seat at this table", 403, "not_your_seat")
+        else:
+            seats = [table.seat_of_token(body.get("seat"), token)]
+        back = self.tables.seating.reconnected(table, seats)
+        return seats, self.tables.state(table) if back else None
 
     async def change(
         self,
@@ -376,13 +358,15 @@ class Service:
         returned."""
         self.spend(who(body, session))
         asker = {"seat": body.get("seat"), "token": body.get("token"), "player_id": pid(session)}
-
-        def run(c: str) -> dict[str, Any]:
-            done = work(c, **asker, **extra)
-            table, first = done if isinstance(done, tuple) else (done, 0)
-            return self.tables.state(table, first)
-
+        run = functools.partial(self.changed, work=work, fields={**asker, **extra})
         return self.fanout.publish(await self.run_change(code, run), skip)
+
+    def changed(self, code: str, work, fields: dict[str, Any]) -> dict[str, Any]:
+        """`change`'s work, under the table's lock: ``work(code, **fields)`` and the state
+        from its first new event."""
+        done = work(code, **fields)
+        table, first = done if isinstance(done, tuple) else (done, 0)
+        return self.tables.state(table, first)
 
     async def run_change(self, code: Any, work: Callable[[str], Any]) -> Any:
         """``work(code)`` under the table's lock, in a worker thread; for a table in memory
@@ -466,90 +450,6 @@ class Service:
             out["rating"] = await run_in_threadpool(self.ratings.of, session["id"])
         return out
 
-    async def name_session(
-        self, body: dict[str, Any], session, address: str
-    ) -> tuple[dict, str | None]:
-        """A guest session with a name, or the session's new name: the profile, and the new
-        session's token (None when the session was there)."""
-        self.spend(who(body, session))
-        name = clean_name(body.get("name"))
-        if session is None:
-            self.new_player_budget(address)
-        storage, accounts = self.storage, self.accounts
-
-        def work():
-            if session is not None:
-                storage.players.rename_player(session["id"], name)
-                return session["id"], None, accounts.account_name(session["id"])
-            player_id = storage.players.create_player(name, secrets.token_urlsafe(24))
-            return player_id, accounts.new_session(player_id), None
-
-        player_id, token, account = await run_in_threadpool(work)
-        return {"player": {"id": player_id, "name": name}, "account": account}, token
-
-    async def sign_in(
-        self,
-        body: dict[str, Any],
-        session,
-        address: str,
-        old: str | None,
-        device: str | None,
-        new: bool = False,
-    ) -> tuple[dict, str, str]:
-        """Sign in (``new``: sign up, the session's profile becoming an account): the
-        profile, the new session's token and the browser's id. The old session ``old`` ends
-        (a new session id at every sign-in: no session fixation). A user name with failed
-        sign-ins waits first (`logins`), unless this browser (``device``, its id cookie as
-        sent; None: a new id is made) signed in to it before; a successful sign-in remembers
-        the browser."""
-        known = device is not None
-        device = device or secrets.token_urlsafe(24)  # this browser's id from now on
-        self.login_budget(address)
-        if new and session is None:
-            self.new_player_budget(address)
-        name = login_name(body)
-        work = self.accounts.sign_up if new else self.accounts.sign_in
-        storage = self.storage
-
-        def run():
-            player_id, username = work(body, session)
-            if old:
-                storage.accounts.delete_sessions(token=old)
-            token = self.accounts.new_session(player_id)
-            self.accounts.remember_device(device, player_id)
-            codes = self.care.new_codes(player_id) if new else None  # shown once
-            name = storage.players.player_by_id(player_id)["name"]
-            return player_id, username, token, name, codes
-
-        if new:
-            player_id, username, token, name, codes = await self.hash_gate.run(run)
-        else:
-            async with self.checking(name, device if known else None):
-                try:
-                    player_id, username, token, name, codes = await self.hash_gate.run(run)
-                except WebError as err:
-                    if err.code == "bad_login":
-                        self.throttle.failed(name)
-                    raise
-        reply = {"player": {"id": player_id, "name": name}, "account": username}
-        if codes:
-            reply["recovery_codes"] = codes
-        return reply, token, device
-
-    async def sign_out(self, body: dict[str, Any], session, token: str | None) -> dict:
-        """End this session (``everywhere``: every session of the profile)."""
-        everywhere = body.get("everywhere", False)
-        if not isinstance(everywhere, bool):
-            raise WebError("everywhere must be true or false")
-        if session is not None:
-            if everywhere:
-                await run_in_threadpool(
-                    self.storage.accounts.delete_sessions, player_id=session["id"]
-                )
-            else:
-                await run_in_threadpool(self.storage.accounts.delete_sessions, token=token)
-        return {"player": None, "account": None}
-
     # ----------------------------------------------------------------- housekeeping
     async def sweep(self) -> dict[str, list[str]]:
         """Evict idle tables from memory and delete expired ones (closing their sockets)."""
@@ -570,16 +470,9 @@ class Service:
         await run_in_threadpool(self.storage.accounts.expire_sessions, SESSION_DAYS * 86_400)
         await run_in_threadpool(self.matchmaker.sweep)
         await run_in_threadpool(self.storage.accounts.expire_devices, DEVICE_DAYS * 86_400)
+        await run_in_threadpool(self.login_gate.sweep)
         self.fanout.forget_idle()
-        for limiter in (
-            self.per_address,
-            self.per_address_page,
-            self.per_token,
-            self.page_games,
-            self.lookups,
-            self.network_lookups,
-            self.logins,
-        ):
+        for limiter in self.limiters:
             limiter.forget_full()
         await run_in_threadpool(give_back)
         return {"evicted": evicted, "expired": expired}

@@ -1,7 +1,8 @@
 """The people: who plays, and how they meet.
 
-`accounts` (sessions, sign-up, sign-in), `logins` (the sign-in delay, the browser's device
-cookie), `account_care` (password, recovery codes, delete, export), `chat` (chat, emotes,
-reports, blocks, kicks), `ratings` (openskill's Plackett-Luce; the CPU levels' fixed ratings
-in ``cpu_ratings.json``), `matchmaking` (the quick-match queue), `stats` (my statistics).
+`accounts` (sessions, sign-up, sign-in), `logins` (the bounds on checking a name's
+secrets, the browser's device cookie), `account_care` (password, recovery codes, delete,
+export), `chat` (chat, emotes, reports, blocks, kicks), `ratings` (openskill's
+Plackett-Luce; the CPU levels' fixed ratings in ``cpu_ratings.json``), `matchmaking` (the
+quick-match queue), `stats` (my statistics).
 """

@@ -14,7 +14,9 @@ is lost:
 - A code works once: it is marked used by one ``UPDATE ... WHERE used IS NULL`` (of two
   recoveries at once, one wins), and recovering ends every session of the account.
 - A recovery for an unknown user name or with a wrong code gets the same 401 as a wrong
-  password (a dummy hash is verified), and spends the sign-in budget (`service.login_budget`).
+  password (a dummy hash is verified). Recoveries spend an address backstop of their own
+  (`sign_ins.SignIns.login_budget`) and are counted apart from password guesses
+  (`logins`): a stranger's guesses never hold up the owner's code.
 
 Deleting an account needs its password: its statistics, sessions, recovery codes and blocks
 go; the games stay, its seats and chat messages under `storage.people.DELETED_NAME`. The

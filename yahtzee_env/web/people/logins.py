@@ -1,34 +1,61 @@
-"""Sign-ins that strangers cannot use to lock an account: a growing delay, and known devices.
+"""Sign-ins that strangers cannot use to lock the owner out (issue 31, issue 57; OWASP
+ASVS V2.2): whatever a stranger does, the owner's right password from a new device is
+answered within a hash's time, and the guesses at one account stay a few a minute however
+many addresses send them.
 
-A refusal after N wrong passwords would let anyone lock anyone out (ten wrong passwords
-from ten addresses, repeated every minute). Instead:
+A refusal after N wrong passwords of a name would let anyone lock anyone out, and so does a
+line of waiting sign-ins that a stranger keeps full (issue 57: twenty looping guesses kept a
+name's line full and the owner's right password got 429). So nothing waits in a line: a
+check is made at once or refused at once with a ``Retry-After``, and what refuses it is
+counted per address and per user name, in the database (``storage.logins``), so that every
+process (``--workers``, several instances) sees the same counts:
 
-- `LoginThrottle` counts the failed sign-ins of each user name (one failure is forgotten
-  every ``Limits.login_forget_s``) and, past ``login_free_failures`` of them, makes the next
-  sign-in of that name wait before its password is checked: ``login_delay_s`` doubling with
-  each failure, at most ``login_delay_max_s``. Nothing is refused: the owner's right
-  password still signs in, a guesser gets a few guesses a minute per name.
-- A browser that signed in to the account before carries a device cookie
-  (`DEVICE_COOKIE`, a random token stored hashed with its player, set at every successful
-  sign-in or sign-up) and is never slowed: an attacker cannot slow the owner's own devices.
-- `NameTurns`: one sign-in (or recovery) per user name is checked at a time; the others
-  wait their turn behind it, so the delay above caps the guesses at one account at a few
-  a minute however many addresses send them (at most ``Limits.login_waiting`` wait; past
-  that, 429 ``name_busy``). A known device skips the line as it skips the delay.
+- **One address pays for its own failures.** Per (user name, client address, kind) the
+  failed checks are counted (one forgotten every ``Limits.login_forget_s``); past
+  ``login_free_failures`` of them, that address's next check of that name is refused until
+  ``login_retry_s`` (doubling with each failure, at most ``login_retry_max_s``) after its
+  last failure: 429 ``login_wait``. One address gets a few guesses a minute at a name, and
+  nobody else is slowed by them.
+- **At most one check per name and address in flight**: a second one at the same time gets
+  429 ``name_busy`` at once (its lease, ``login_lease_s``, outlives a process that died).
+  A stranger's requests never hold a place that others wait behind.
+- **Each name has two budgets** (token buckets kept as a "theoretical arrival time", GCRA):
+  checks from addresses *new* to the name draw from ``new`` (``name_checks_burst``, then
+  ``name_checks_per_minute``); addresses that *tried* it within ``login_remember_s`` draw
+  from ``returning`` (``name_retries_burst``, ``name_retries_per_minute``). Past either:
+  429 ``name_budget`` with the Retry-After of the budget's next token. An address has
+  tried a name when one of its checks was made, or when it came back before the
+  Retry-After of a refusal (a loop, not a person); an address refused by ``new`` that waits
+  as told stays new, so an owner caught in a burst still gets in at the next token. So a
+  stranger looping from any number of addresses soon draws only from ``returning`` and
+  cannot empty what the owner's new device draws from, and the checks of one account
+  stay at about five a minute whatever the number of addresses (a stranger who keeps
+  ``new`` empty must bring a few never-seen addresses a minute, each spent for an hour).
+- **Recovery codes have rows of their own** (kind ``recovery``) and no per-name budget:
+  a code has 31^12 (about 2^59) values, so guessing one is hopeless at any rate the server's
+  hashing allows (`HashGate`), and a budget a stranger could empty would only lock the owner
+  out. They never wait behind password guesses, nor password guesses behind them.
+- **A known device skips all of this**: a browser that signed in to the account before
+  carries a device cookie (`DEVICE_COOKIE`, a random token stored hashed with its player,
+  set at every successful sign-in or sign-up); its checks are neither refused nor counted.
+- A right password or code forgets its address's failures at that name.
 - `HashGate`: every argon2 run (a sign-in, a sign-up, a password change, a recovery code,
   the dummy hash of an unknown name) waits for one of ``Limits.hash_workers`` slots, at most
   ``Limits.hash_queue`` of them waiting; past that the server answers 503 ``busy`` with a
   ``Retry-After``. A burst of sign-ins costs at most that many argon2 buffers (19 MiB each)
   at once, not one per worker thread.
-- Per address there is only a large backstop (`Limits.logins_per_minute`), for a network.
+- Per address there is only a large backstop (`Limits.logins_per_minute`, in memory), for a
+  network; recovery codes have a backstop bucket of their own.
+
+Where a stranger shares the owner's address (one NAT), the owner's new device pays for the
+stranger's failures there; its known devices and recovery codes still get in.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
-import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
@@ -36,80 +63,125 @@ import anyio
 import anyio.to_thread
 
 from yahtzee_env.web.errors import WebError
+from yahtzee_env.web.limits import Limits
+from yahtzee_env.web.storage import token_hash
 
 T = TypeVar("T")
 
 DEVICE_COOKIE = "yz_device"
 DEVICE_DAYS = 365
+PASSWORD, RECOVERY = "password", "recovery"  # the kinds of secret checked
+NEW, RETURNING = "new", "returning"  # a name's budgets: for addresses new to it, and the rest
+FAILED = frozenset({"bad_login", "bad_recovery"})  # the answers that count as a failure
+EARLY_S = 1.0  # back this much before a Retry-After (whole seconds, rounded up) is early
 
 
-class LoginThrottle:
-    """Failed sign-ins per user name, and the delay they earn (a bounded map)."""
-
-    def __init__(
-        self,
-        free: int = 3,
-        delay_s: float = 0.5,
-        max_delay_s: float = 8.0,
-        forget_s: float = 60.0,
-        max_keys: int = 50_000,
-        clock=time.monotonic,
-    ) -> None:
-        self.free, self.delay_s, self.max_delay_s = free, delay_s, max_delay_s
-        self.forget_s, self.max_keys, self.clock = forget_s, max_keys, clock
-        self.failures: OrderedDict[str, tuple[float, float]] = OrderedDict()
-
-    def _count(self, name: str, now: float) -> float:
-        count, last = self.failures.get(name, (0.0, now))
-        return max(0.0, count - (now - last) / self.forget_s)
-
-    def delay(self, name: str) -> float:
-        """Seconds the next sign-in of ``name`` waits (0 while it has few failures)."""
-        over = self._count(name, self.clock()) - self.free
-        if over < 0:
-            return 0.0
-        return min(self.max_delay_s, self.delay_s * 2 ** int(over))
-
-    def failed(self, name: str) -> None:
-        now = self.clock()
-        self.failures[name] = (self._count(name, now) + 1, now)
-        self.failures.move_to_end(name)
-        while len(self.failures) > self.max_keys:
-            self.failures.popitem(last=False)
+def failures_now(row: dict[str, float], now: float, forget_s: float) -> float:
+    """The failures of a row as of ``now`` (one forgotten every ``forget_s``)."""
+    return max(0.0, row["failures"] - max(0.0, now - row["updated"]) / forget_s)
 
 
-class NameTurns:
-    """One sign-in per user name at a time: `turn` waits for the ones before it. A name's
-    line holds at most ``max_waiting``; an entry lives only while someone is in it."""
+def wait_after(failures: float, limits: Limits) -> float:
+    """Seconds an address waits after its last failure at a name, with ``failures`` of them."""
+    over = math.ceil(failures - 1e-9) - limits.login_free_failures
+    if over <= 0:
+        return 0.0
+    return min(limits.login_retry_max_s, limits.login_retry_s * 2 ** min(over - 1, 30))
 
-    def __init__(self, max_waiting: int = 16) -> None:
-        self.max_waiting = max_waiting
-        self.lines: dict[str, list[Any]] = {}  # name -> [lock, people in line]
 
-    def waiting(self, name: str) -> int:
-        line = self.lines.get(name)
-        return 0 if line is None else line[1]
+def refusal(message: str, code: str, wait: float) -> WebError:
+    return WebError(message, 429, code, retry_after=max(1, math.ceil(wait)))
+
+
+def admit(
+    row: dict[str, float], tats: dict[str, float], now: float, *, limits: Limits, kind: str
+) -> tuple[dict[str, float], dict[str, float], WebError | None]:
+    """The rule of a check (`storage.logins.LoginStore.change`'s ``decide``): the row of
+    (name, address, kind) and the name's budgets as they become, and the refusal (None: the
+    check goes ahead, its lease taken)."""
+    row["seen"] = now  # an attempt, checked or refused
+    if row["busy_until"] > now:
+        message = "this account is being checked from your network: wait for its answer"
+        return row, tats, refusal(message, "name_busy", 1)
+    failures = failures_now(row, now, limits.login_forget_s)
+    ready = row["updated"] + wait_after(failures, limits)
+    if ready > now:
+        message = "too many wrong attempts at this account from your network: wait a little"
+        return row, tats, refusal(message, "login_wait", ready - now)
+    if kind == PASSWORD:
+        if row["retry_at"] > now + EARLY_S:  # back before its Retry-After: a loop
+            row["tried"] = now
+        tried = row["tried"] > 0 and row["tried"] > now - limits.login_remember_s
+        returning = failures > 0 or tried
+        if returning:
+            pool, per_minute = RETURNING, limits.name_retries_per_minute
+            burst = limits.name_retries_burst
+        else:
+            pool, per_minute = NEW, limits.name_checks_per_minute
+            burst = limits.name_checks_burst
+        interval = 60.0 / per_minute
+        tat, tolerance = max(tats[pool], now), (burst - 1) * interval
+        if tat - now > tolerance:
+            wait = tat - now - tolerance
+            row["retry_at"] = now + wait
+            message = "too many sign-ins to this account: wait a little"
+            return row, tats, refusal(message, "name_budget", wait)
+        tats[pool] = tat + interval
+    row["tried"], row["retry_at"] = now, 0.0
+    row["busy_until"] = now + limits.login_lease_s
+    return row, tats, None
+
+
+def settle(
+    row: dict[str, float], tats: dict[str, float], now: float, *, limits: Limits, outcome: str
+) -> tuple[dict[str, float] | None, dict[str, float], None]:
+    """A check's end (``outcome``: ``ok``, ``failed`` or ``none``, a request refused before
+    any secret was checked): its lease given back; a failure counted; a success forgets the
+    address's row (None: deleted)."""
+    if outcome == "ok":
+        return None, tats, None
+    row["busy_until"] = 0.0
+    if outcome == "failed":
+        row["failures"] = failures_now(row, now, limits.login_forget_s) + 1
+        row["updated"] = now
+    return row, tats, None
+
+
+class LoginGate:
+    """The checks of user names' secrets, counted in ``storage.logins`` (the rules above).
+    `turn` is one check: refused at once, or let through and its outcome counted."""
+
+    def __init__(self, storage, limits: Limits) -> None:
+        self.store, self.limits = storage.logins, limits
 
     @contextlib.asynccontextmanager
-    async def turn(self, name: str, retry_after: float = 60.0) -> AsyncIterator[None]:
-        line = self.lines.get(name)
-        if line is None:
-            line = self.lines[name] = [anyio.Lock(), 0]
-        if line[1] >= self.max_waiting:
-            raise WebError(
-                "too many sign-ins to this account are waiting: try again in a minute",
-                429,
-                "name_busy",
-                retry_after=max(1, math.ceil(retry_after)),
-            )
-        line[1] += 1
+    async def turn(self, name: str, address: str, kind: str = PASSWORD) -> AsyncIterator[None]:
+        """The turn of user name ``name``, asked from ``address``, to have a secret of
+        ``kind`` checked in the block: 429 (`admit`) or the block runs; a `WebError` out of
+        it whose code is in `FAILED` counts as a failure, a clean exit as a success."""
+        addr = token_hash(f"login:{address}")
+        pools = (NEW, RETURNING) if kind == PASSWORD else ()
+        check = functools.partial(admit, limits=self.limits, kind=kind)
+        refused = await anyio.to_thread.run_sync(self.store.change, name, addr, kind, pools, check)
+        if refused is not None:
+            raise refused
+        outcome = "none"
         try:
-            async with line[0]:
-                yield
+            yield
+            outcome = "ok"
+        except WebError as err:
+            if err.code in FAILED:
+                outcome = "failed"
+            raise
         finally:
-            line[1] -= 1
-            if line[1] == 0 and self.lines.get(name) is line:
-                del self.lines[name]
+            end = functools.partial(settle, limits=self.limits, outcome=outcome)
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self.store.change, name, addr, kind, (), end)
+
+    def sweep(self) -> None:
+        """Forget the rows and budgets that hold nothing any more (a worker thread)."""
+        lim = self.limits
+        self.store.forget(self.store.db.clock() - lim.login_remember_s, lim.login_forget_s)
 
 
 class HashGate:
@@ -139,4 +211,13 @@ class HashGate:
             self.pending -= 1
 
 
-__all__ = ["DEVICE_COOKIE", "DEVICE_DAYS", "HashGate", "LoginThrottle", "NameTurns"]
+__all__ = [
+    "DEVICE_COOKIE",
+    "DEVICE_DAYS",
+    "PASSWORD",
+    "RECOVERY",
+    "HashGate",
+    "LoginGate",
+    "admit",
+    "settle",
+]

@@ -262,6 +262,32 @@ MIGRATIONS: list[str] = [
     ALTER TABLE tables ADD COLUMN dice TEXT;
     ALTER TABLE tables ADD COLUMN client_seeds TEXT;
     """,
+    # 14: no lockout of the owner (issue 57): the checks of a user name's secrets, counted
+    # in the database so that every process sees them (`people.logins`): per user name,
+    # client address (hashed) and kind ('password' or 'recovery') the failed checks and the
+    # one in flight; per user name and pool ('new' or 'returning' addresses) a budget, as
+    # its theoretical arrival time (GCRA: 0 is a full bucket)
+    """
+    CREATE TABLE login_tries (
+        name TEXT NOT NULL,            -- the user name as typed, case-folded
+        addr TEXT NOT NULL,            -- SHA-256 of the client address
+        kind TEXT NOT NULL,
+        failures {real} NOT NULL,      -- failed checks as of `updated` (they decay)
+        updated {real} NOT NULL,       -- the latest failure
+        seen {real} NOT NULL,          -- the latest attempt, checked or refused
+        tried {real} NOT NULL,         -- the latest check, or return before its Retry-After
+        busy_until {real} NOT NULL,    -- a check in flight until then (0: none)
+        retry_at {real} NOT NULL,      -- the Retry-After of its latest refusal by a budget
+        PRIMARY KEY (name, addr, kind)
+    );
+    CREATE INDEX login_tries_seen ON login_tries(seen);
+    CREATE TABLE login_budgets (
+        name TEXT NOT NULL,
+        pool TEXT NOT NULL,
+        tat {real} NOT NULL,
+        PRIMARY KEY (name, pool)
+    );
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
