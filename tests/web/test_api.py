@@ -7,36 +7,27 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import numpy as np
 import pytest
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("httpx", reason="TestClient needs httpx")
 
+from replay import replay_row
 from starlette.testclient import TestClient
 
-from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.errors import CODE_ALPHABET, CODE_LENGTH
 from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.storage import SCHEMA_VERSION, SQLiteStorage, open_storage
-from yahtzee_env.web.tables.deal import game_dice_seed
 
 
 def replay_totals(db, code):
-    """The engine's totals for a stored table: replay the logged actions from the seed."""
+    """The engine's totals for a stored table: replay the logged actions from its seed, its
+    dice secret, its dice derivation and the seats' client seeds (issues 49, 58)."""
     storage = open_storage(db, migrate=False)
     row = storage.tables.load_table(code)
     storage.close()
-    seed, seats = row["seed"], len(row["seats"])
-    rng = np.random.default_rng([seed, 0])
-    game = Game("official", num_players=seats)
-    roll_for_first_player(seats, rng)  # always drawn (the dice stream), then overridden
-    dice = game_dice_seed(bytes.fromhex(row["dice_secret"]), 0)  # the dice (issue 49)
-    game.reset(rng, first=row["games"][0]["first"], seed=dice)
-    for _seat, action, _regret in row["actions"][0]:
-        game.step(action)
-    return game.totals()
+    return replay_row(row)
 
 
 # ------------------------------------------------------------------ playing

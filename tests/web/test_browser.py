@@ -14,13 +14,11 @@ import asyncio
 import json
 import os
 import shutil
-import sqlite3
 import threading
 import time
 import urllib.request
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
@@ -28,10 +26,10 @@ pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
 from browsing import TIMEOUT_MS, more_options, new_player, tid
+from replay import replay_row
 
-from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.door.local_server import LocalServer, free_port
-from yahtzee_env.web.tables.deal import game_dice_seed
+from yahtzee_env.web.storage import open_storage
 
 
 def start_solo(page, url, kinds=("hard", "easy"), coach=False):
@@ -83,24 +81,12 @@ def take_turn(page, seat=0, reroll=True) -> None:
 
 
 def engine_totals(db: Path, code: str) -> list[int]:
-    con = sqlite3.connect(db)
-    seed, secret = con.execute(
-        "SELECT seed, dice_secret FROM tables WHERE code = ?", (code,)
-    ).fetchone()
-    seats = con.execute("SELECT COUNT(*) FROM seats WHERE code = ?", (code,)).fetchone()[0]
-    actions = con.execute(
-        "SELECT action FROM actions WHERE code = ? AND idx = 0 ORDER BY seq", (code,)
-    ).fetchall()
-    (first,) = con.execute("SELECT first FROM games WHERE code = ? AND idx = 0", (code,)).fetchone()
-    con.close()
-    rng = np.random.default_rng([seed, 0])
-    game = Game("official", num_players=seats)
-    roll_for_first_player(seats, rng)  # always drawn (the dice stream), then overridden
-    game.reset(rng, first=first, seed=game_dice_seed(bytes.fromhex(secret), 0))
-    for (action,) in actions:
-        game.step(action)
-    assert game.over
-    return game.totals()
+    """The engine's totals for the stored table, dealt as the server deals it."""
+    storage = open_storage(db, migrate=False)
+    row = storage.tables.load_table(code)
+    storage.close()
+    assert len(row["actions"][0]) and row["games"]
+    return replay_row(row)
 
 
 def dice_of(page) -> list[str]:

@@ -22,21 +22,19 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 
+from replay import replay_row
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from yahtzee_env.game.engine import Game, roll_for_first_player
 from yahtzee_env.web.door.local_server import LocalServer, free_port
 from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.storage import SCHEMA_VERSION, open_storage
 from yahtzee_env.web.tables.authority import Tables
-from yahtzee_env.web.tables.deal import game_dice_seed
 
 WAIT_S = 10  # the longest any reply or pushed state is awaited (never a timing assertion)
 
@@ -89,21 +87,11 @@ def receive_state(ws, until) -> dict:
 
 
 def replay_totals(url: str, code: str) -> list[int]:
-    """The engine's totals for the stored table, replayed from its seed and log."""
+    """The engine's totals for the stored table, replayed from its seed, dice and log."""
     storage = open_storage(url, migrate=False)
     row = storage.tables.load_table(code)
     storage.close()
-    rng = np.random.default_rng([row["seed"], 0])
-    game = Game(row["rules"], num_players=len(row["seats"]))
-    roll_for_first_player(len(row["seats"]), rng)  # always drawn (the dice stream)...
-    game.reset(  # ... but the host rolls first (issue 18); the dice from the secret (issue 49)
-        rng,
-        first=row["games"][0]["first"],
-        seed=game_dice_seed(bytes.fromhex(row["dice_secret"]), 0),
-    )
-    for _seat, action, _regret in row["actions"][0]:
-        game.step(action)
-    return game.totals()
+    return replay_row(row)
 
 
 def score_best(state: dict) -> dict:

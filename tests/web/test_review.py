@@ -62,8 +62,9 @@ def test_review_losses_equal_the_coachs_grading(client, db, new_table, play_out)
     seats = len(r["seats"])
     table = client.app.state.service.tables.load(code)
     game, _ = new_game(
-        table.rules, table.seed, 0, seats, table.games[0]["first"], secret=table.dice_secret
-    )
+        table.rules, table.seed, 0, seats, table.games[0]["first"], secret=table.dice_secret,
+        dice=table.dice, client_seeds=table.client_seeds.get(0),
+    )  # fmt: skip
     for turn in r["turns"]:  # turns in the order they were played
         for d in turn["decisions"]:
             assert game.current == turn["seat"] and list(game.dice) == d["dice"]

@@ -207,7 +207,9 @@ function state(events = []) {
     code: LOCAL_CODE, rules: r.rules, online: false, match: false, coach: false, public: false, started: true,
     offline: true, in_page: r.played === "in_page", mine: [0], seats,
     fill: r.seats[1] || null, turn_timer: 0, deadline: null, game: L.gameNo, seq, version: [L.gameNo, seq], first: 0,
-    dice_commitment: null, duplicate: false,  // the page deals its own dice: nothing to commit to
+    // the page deals its own dice: nothing to commit to, no seat's seed to mix in
+    dice_commitment: null, duplicate: false,
+    dice_version: null, client_seeds: null, client_seed_marks: null, client_seeds_open: false,
     cards: game.players.map(cardOf), over: game.over, events,
   };
   if (game.over) out.result = result(game);  // a solo table has no votes to play again (`online`)
