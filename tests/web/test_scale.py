@@ -606,3 +606,47 @@ def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
         assert Tables(storage).load(table.code).game.over
     finally:
         storage.close()
+
+
+def test_a_moves_socket_frames_leave_out_what_the_game_repeats(client, new_table):
+    """Issue 60: a socket's ack of a move within a game leaves out the game's steady fields
+    (`fanout.STEADY_KEYS`: the dice commitment, the rules...), which its first state had in
+    full, and the page keeps from it; the bytes of a move's frames, as the load benchmark
+    counts them (every frame the player's socket gets, per move), stay under 1,800 (1,908
+    with the fields in every frame, 1,795 before the dice commitment came: issue 60's
+    round in docs/web_scale.md). An HTTP reply keeps every field."""
+    import json
+    import random
+
+    from yahtzee_env.web.door.fanout import STEADY_KEYS
+
+    rng, total, moves = random.Random(1), 0, 0
+    for _ in range(3):
+        code, tokens, _ = new_table(client, seats=("human", "medium"))
+        with client.websocket_connect(f"/ws/{code}") as ws:
+            raw = ws.receive_text()
+            total += len(raw.encode())
+            state = json.loads(raw)["state"]
+            assert STEADY_KEYS <= set(state), "the first state has every field"
+            while not state["over"]:
+                moves += 1
+                if state["rolls_left"] > 0 and rng.random() < 0.6:
+                    hold = sorted(rng.sample(range(5), rng.randint(0, 4)))
+                    action = {"type": "roll", "hold": hold}
+                else:
+                    action = {"type": "score", "box": max(state["options"], key=state["options"].get)}
+                msg = {"type": "act", "id": moves, "seq": state["seq"], "game": state["game"]}
+                ws.send_text(json.dumps({**msg, "seat": 0, "token": tokens["0"], "action": action}))
+                while True:
+                    raw = ws.receive_text()
+                    total += len(raw.encode())
+                    reply = json.loads(raw)
+                    if reply.get("id") == moves:
+                        break
+                assert reply["type"] == "ack", reply
+                if state["seq"] > 0:  # a move after the game's first: the steady fields out
+                    assert not STEADY_KEYS & set(reply["state"]), sorted(reply["state"])
+                state = {**state, **reply["state"]}
+        over = client.get(f"/api/tables/{code}").json()
+        assert STEADY_KEYS <= set(over) and over["dice_commitment"]
+    assert total / moves < 1800, total / moves

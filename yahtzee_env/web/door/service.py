@@ -377,12 +377,13 @@ class Service:
         self.spend(who(body, session))
         asker = {"seat": body.get("seat"), "token": body.get("token"), "player_id": pid(session)}
 
-        def run(c: str) -> dict[str, Any]:
+        def run(c: str) -> tuple[dict[str, Any], bool]:
             done = work(c, **asker, **extra)
             table, first = done if isinstance(done, tuple) else (done, 0)
-            return self.tables.state(table, first)
+            return self.tables.state(table, first), first > 0
 
-        return self.fanout.publish(await self.run_change(code, run), skip)
+        state, continued = await self.run_change(code, run)
+        return self.fanout.publish(state, skip, continued)
 
     async def run_change(self, code: Any, work: Callable[[str], Any]) -> Any:
         """``work(code)`` under the table's lock, in a worker thread; for a table in memory
