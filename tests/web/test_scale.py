@@ -650,3 +650,104 @@ def test_a_moves_socket_frames_leave_out_what_the_game_repeats(client, new_table
         over = client.get(f"/api/tables/{code}").json()
         assert STEADY_KEYS <= set(over) and over["dice_commitment"]
     assert total / moves < 1800, total / moves
+
+
+def fill_stored_games(path, finished: int, unfinished: int = 20) -> None:
+    """``finished`` finished tables (kept 30 days: the history that grows during a long run)
+    with their seats, games, results and sessions, and ``unfinished`` idle unfinished ones,
+    written straight into a migrated SQLite file."""
+    import sqlite3
+    import time
+
+    now, c = time.time(), sqlite3.connect(path)
+    n = finished + unfinished
+    rows = [
+        (f"G{t:07d}", now - 3600 - t, "official", t, "medium", now - 3600 - t, int(t < finished))
+        for t in range(n)
+    ]
+    with c:
+        c.executemany(
+            "INSERT INTO players (id, token_hash, name, created) VALUES (?, ?, 'p', ?)",
+            [(i + 1, f"h{i}", now) for i in range(n)],
+        )
+        c.executemany(
+            "INSERT INTO tables (code, created, rules, seed, online, match, coach, fill_level, "
+            "started, updated, over) VALUES (?, ?, ?, ?, 0, 0, 0, ?, 1, ?, ?)",
+            rows,
+        )
+        c.executemany(
+            "INSERT INTO seats (code, seat, kind, name) VALUES (?, 0, 'human', 'p')",
+            [(r[0],) for r in rows],
+        )
+        c.executemany(
+            "INSERT INTO results (player_id, code, idx, seat, score, outcome, yahtzees, "
+            "upper_bonus, opponents, online, finished) VALUES (?, ?, 0, 0, 200, 'win', 0, 0, "
+            "'medium', 0, ?)",
+            [(i + 1, r[0], r[5]) for i, r in enumerate(rows)],
+        )
+        c.executemany(
+            "INSERT INTO sessions (token_hash, player_id, created, seen) VALUES (?, ?, ?, ?)",
+            [(f"s{i}", i + 1, now, now) for i in range(n)],
+        )
+    c.close()
+
+
+def test_the_sweep_tick_lobby_and_moves_read_no_more_as_games_are_stored(tmp_path):
+    """Issue 60: on a database of many finished games, every statement of a move, the clock's
+    tick, the sweep's expiry and the lobby's listing searches an index (SQLite's EXPLAIN
+    QUERY PLAN: no "SCAN" of a table, no sort), and the sweep does the same work (SQLite's
+    virtual machine steps, counted by its progress handler) with 8,000 finished tables as
+    with 1,000: it reads the unfinished idle tables, which it may delete, not the history
+    (before migration 13 it read every stored table: 18 steps each, 720,000 at 40,000)."""
+    import sqlite3
+    import time
+
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables.authority import Tables
+
+    steps_of = {}
+    for finished in (1_000, 8_000):
+        path = tmp_path / f"g{finished}.sqlite3"
+        open_storage(path).close()
+        fill_stored_games(path, finished)
+        storage = open_storage(path)
+        try:
+            ran: list[str] = []
+            storage.db.set_trace_callback(ran.append)
+            tables = Tables(storage, 100, 100)
+            table, tokens = tables.create({"seats": ["human", "medium"]}, "10.0.0.1", None)
+            for _ in range(4):
+                t = tables.loaded[table.code]
+                if t.game.rolls_left == 2:
+                    intent = {"type": "roll", "hold": [0]}
+                else:
+                    options = tables.state(t)["options"]
+                    intent = {"type": "score", "box": max(options, key=options.get)}
+                tables.act(table.code, 0, tokens[0], intent, len(t.log), t.idx)
+            now = time.time()
+            storage.tables.due(now)
+            storage.tables.listed(20)
+            storage.db.set_trace_callback(None)
+            steps = [0]
+
+            def step() -> int:
+                steps[0] += 1
+                return 0
+
+            storage.db.set_trace_callback(ran.append)
+            storage.db.set_progress_handler(step, 100)
+            expired = storage.tables.expire(86_400, 30 * 86_400, (), solo_s=1800)
+            storage.accounts.expire_sessions(60 * 86_400)
+            storage.db.set_progress_handler(None, 0)
+            storage.db.set_trace_callback(None)
+            assert len(expired) == 20  # the unfinished idle tables, and no finished one
+            steps_of[finished] = steps[0]
+        finally:
+            storage.close()
+        conn = sqlite3.connect(path)
+        for text in {s for s in ran if s.lstrip().upper().startswith(("SELECT", "UPDATE", "DELETE"))}:
+            plan = [r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + text)]
+            scans = [p for p in plan if p.startswith("SCAN") and "CONSTANT" not in p]
+            assert not scans and not any("FOR ORDER BY" in p for p in plan), (text, plan)
+        conn.close()
+    assert steps_of[8_000] <= steps_of[1_000] * 1.2 + 50, steps_of
