@@ -4,6 +4,7 @@ the optimistic commit's fall-back when another process moved the table on."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -751,3 +752,99 @@ def test_the_sweep_tick_lobby_and_moves_read_no_more_as_games_are_stored(tmp_pat
             assert not scans and not any("FOR ORDER BY" in p for p in plan), (text, plan)
         conn.close()
     assert steps_of[8_000] <= steps_of[1_000] * 1.2 + 50, steps_of
+
+
+HOLD_SOCKETS = """
+import sys, json
+from websockets.sync.client import connect
+url, codes, each = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
+held = []
+for code in codes:
+    for _ in range(each):
+        ws = connect(f"{url}/ws/{code}", open_timeout=20)
+        assert json.loads(ws.recv(timeout=20))["type"] == "state"
+        held.append(ws)
+print("open", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_connected_socket_costs_the_collector_a_bounded_number_of_objects(tmp_path):
+    """Issue 60: full collections walk every tracked object, and the server's grow with its
+    connected sockets (about 230 a player, the issue measured). Under uvicorn in this
+    process, with the server's own protocols, 120 watcher sockets held open by another
+    process (4 tables, 30 each): the tracked objects they add, per socket, after a full
+    collection, stay under `TRACKED_PER_SOCKET` (measured: issue 60's round in
+    docs/web_scale.md)."""
+    import gc
+    import subprocess
+    import sys
+    import threading
+
+    import uvicorn
+
+    from yahtzee_env.web.door.app import create_app
+    from yahtzee_env.web.door.local_server import free_port
+    from yahtzee_env.web.door.server import websocket_protocol
+    from yahtzee_env.web.limits import Limits
+
+    protocol = websocket_protocol()
+    if protocol is None:
+        pytest.skip("this uvicorn has no sans-I/O WebSocket protocol")
+    port = free_port()
+    app = create_app(
+        tmp_path / "web.sqlite3",
+        limits=Limits(
+            rate=1e6, burst=1e6, token_rate=1e6, token_burst=10**6, sockets_per_client=1000,
+            sockets_per_address=1000,
+        ),
+    )  # fmt: skip
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws=protocol)
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    child = None
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        codes = [post_json(f"{url}/api/tables", {"seats": ["human", "easy"]})["code"] for _ in range(4)]
+        gc.collect()
+        before = len(gc.get_objects())
+        child = subprocess.Popen(
+            [sys.executable, "-c", HOLD_SOCKETS, url.replace("http", "ws"), ",".join(codes), "30"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert child.stdout.readline().strip() == "open"
+        while app.state.service.hub.count() < 120 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert app.state.service.hub.count() == 120
+        gc.collect()
+        per_socket = (len(gc.get_objects()) - before) / 120
+        assert per_socket < TRACKED_PER_SOCKET, per_socket
+    finally:
+        if child is not None:
+            child.stdin.close()
+            child.wait(30)
+        server.should_exit = True
+        thread.join(30)
+
+
+# measured 183 (issue 60): the socket's tasks and their anyio scopes (24 coroutines, 21 cells,
+# 30 lists, 15 bound methods...), uvicorn's protocol, Starlette's WebSocket, the hub's Client
+TRACKED_PER_SOCKET = 250
+
+
+def post_json(url: str, body: dict) -> dict:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        return json.loads(reply.read())
