@@ -749,6 +749,13 @@ def test_the_sweep_tick_lobby_and_moves_read_no_more_as_games_are_stored(tmp_pat
         finally:
             storage.close()
         conn = sqlite3.connect(path)
+        # a move writes ``updated``: one index holds it, as before migration 13 (each index
+        # on it is one more page in the WAL at every move's commit)
+        names = [r[1] for r in conn.execute("PRAGMA index_list(tables)")]
+        on_updated = [
+            n for n in names if "updated" in {r[2] for r in conn.execute(f"PRAGMA index_info({n})")}
+        ]
+        assert on_updated == ["tables_over_updated"], on_updated
         for text in {
             s for s in ran if s.lstrip().upper().startswith(("SELECT", "UPDATE", "DELETE"))
         }:

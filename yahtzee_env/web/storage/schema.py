@@ -255,12 +255,14 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE chat ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
     """,
-    # 13: sweeps that do not grow with the games kept (issue 60): the unfinished tables by
-    # their last move (`TableStore.expire` read every stored table, finished ones kept 30 days
-    # included, under SQLite's one lock), the sessions by age (their expiry counted them all),
-    # and the open listing newest first without a sort
+    # 13: sweeps that do not grow with the games kept (issue 60): the tables by whether their
+    # game is over, then their last move (`TableStore.expire` read every stored table,
+    # finished ones kept 30 days included, under SQLite's one lock; it replaces the index on
+    # the last move alone, so that a move still moves one index entry), the sessions by age
+    # (their expiry counted them all), and the open listing newest first without a sort
     """
-    CREATE INDEX tables_open_updated ON tables(over, updated);
+    DROP INDEX tables_updated;
+    CREATE INDEX tables_over_updated ON tables(over, updated);
     CREATE INDEX sessions_created ON sessions(created);
     DROP INDEX tables_listed;
     CREATE INDEX tables_listed ON tables(listed, started, created);
