@@ -59,6 +59,17 @@ pauses would stop every simulated player at once (real players are on machines o
 own) and be counted as the server's.
 ``--no-crash`` skips the ``kill -9`` check.
 
+A run others can compare (issue 60): the report names the Python, the CPU model and the
+cores (``machine``), gives every ``--every`` seconds server 0's RSS, the CPU time per move
+and each CPU's busy share from ``/proc/stat`` (``curve``; ``other_cores_busy``: the CPUs
+the servers were not pinned to), ``--sockets N`` idle watchers beside the players, and
+ends with one line, the verdict against the targets: p99 <= 50 ms, p99.9 <= 150 ms, no
+error, server 0's RSS growing under 10% after the first minute. ``--instances`` is
+``--servers``, ``--window`` is ``--seconds``.
+
+    nice -n 15 python experiments/bench_web.py --players 1000 --think 1.0 --ramp 5 \
+        --seconds 600 --every 60 --sockets 1000 --server-cpus 0 --client-cpus 1 --no-crash
+
     python experiments/bench_web.py --players 1000 --think 1.0 --ramp 5 \
         --server-cpus 0 --client-cpus 1
     nice -n 15 python experiments/bench_web.py --players 200 --seconds 20
@@ -94,7 +105,28 @@ def options() -> argparse.ArgumentParser:
     """The command's options."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, default=200)
-    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument(
+        "--seconds",
+        "--window",
+        type=float,
+        default=20.0,
+        help="the measured window's length (after the ramp)",
+    )
+    parser.add_argument(
+        "--every",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="the curve's interval: server 0's RSS and the CPU time per move every S seconds",
+    )
+    parser.add_argument(
+        "--sockets",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N more sockets that watch and stay idle (30 to a table, each from its own "
+        "address): the 5,000-connected run (the server takes 2,000 sockets by default)",
+    )
     parser.add_argument("--opponents", default="medium", help="CPU seats, comma-separated")
     parser.add_argument(
         "--think", type=float, default=0.0, help="mean think time between a player's moves (s)"
@@ -133,7 +165,12 @@ def options() -> argparse.ArgumentParser:
         "a private PostgreSQL cluster in a temporary folder (default: a temporary SQLite file)",
     )
     parser.add_argument(
-        "--servers", type=int, default=1, help="yahtzee serve processes on the database"
+        "--servers",
+        "--instances",
+        type=int,
+        default=1,
+        help="yahtzee serve processes on the database (above 1: --db postgresql://... or "
+        "--db local-postgres)",
     )
     parser.add_argument(
         "--port",

@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 from webload.clients import FreshConnections, SlowSockets, load
+from webload.curve import Curve, IdleSockets, machine, other_cores_busy, rss_growth, verdict
 from webload.measures import Meter, memory
 from webload.report import attacks, fanout, load_result, profiles
 from yahtzee_env.web.door.local_server import LocalServer
@@ -150,6 +151,16 @@ def run(args) -> int:
             stack.callback(client_gc.stop)
         meter = Meter(args, servers, postmaster, client_gc)
         hostile = Hostile(args, servers[0])
+        curve = Curve(servers, args.every)
+        idle = IdleSockets(servers[0].url, args.sockets)
+        hooks = [curve, *([idle] if args.sockets else [])]
+        if args.slow_sockets or args.fresh_connections:
+            hooks.append(hostile)
+
+        def beside(crowd):  # started with the crowd; returns their stop
+            stops = [hook(crowd) for hook in hooks]
+            return lambda: [stop() for stop in stops]
+
         if not args.client_gc:  # the players are a thousand machines, not one collector
             gc.collect()
             gc.freeze()
@@ -164,7 +175,7 @@ def run(args) -> int:
                 args.think,
                 None,
                 args.ramp,
-                hostile if (args.slow_sockets or args.fresh_connections) else None,
+                beside,
                 [srv.url for srv in servers],
                 args.watchers,
                 meter,
@@ -172,12 +183,21 @@ def run(args) -> int:
         )
         result = load_result(args, backend, crowd, elapsed, crashed, meter.rows)
         result["ports"] = [srv.port for srv in servers]  # --port, or the free ones taken
+        result["machine"] = machine()
+        result["curve"] = curve.rows()  # every --every seconds: RSS, CPU per move, each CPU
+        result["other_cores_busy"] = other_cores_busy(result["curve"], args.server_cpus)
+        result["rss_growth_after_first_minute"] = growth = rss_growth(result["curve"])
+        if args.sockets:
+            result["idle_sockets"] = {"asked": args.sockets, "opened": idle.opened,
+                                      "refused": idle.refused}  # fmt: skip
+        result["verdict"] = verdict(result, growth)
         meter.finish()
         profiles(args, result)
         if args.servers > 1:
             result["fanout"] = fanout(args, crowd)
         result.update(attacks(args, crowd, hostile.attack))
         print(json.dumps(result, indent=1), flush=True)
+        print(result["verdict"], flush=True)
         if not args.no_crash:
             result["crash"] = crash_check(args, servers)
             print(json.dumps(result["crash"], indent=1))

@@ -52,3 +52,29 @@ def test_the_servers_listen_on_the_port_asked_or_each_on_a_free_one(bench, tmp_p
         other = bench.options().parse_args([])
         (beside,) = start_servers(other, stack, str(tmp_path), tmp_path / "b.sqlite3")
         assert beside.port not in (0, asked) and ready(beside)["ready"] is True
+
+
+def test_a_tiny_run_reports_the_machine_the_curve_and_a_verdict(tmp_path):
+    """Issue 60: a run others can compare names its Python and machine, gives the curve
+    (server 0's RSS, the CPU per move, each CPU's load) every ``--every`` seconds, opens the
+    ``--sockets`` idle watchers, and ends with the verdict line (its values not checked)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run.json"
+    command = [
+        sys.executable, str(EXPERIMENTS / "bench_web.py"), "--players", "4", "--think", "0.2",
+        "--ramp", "0.5", "--seconds", "3", "--every", "1", "--sockets", "5", "--instances", "1",
+        "--no-crash", "--json", str(out),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1].startswith("verdict: ")
+    result = json.loads(out.read_text())
+    assert {"python", "cpu_model", "cores"} <= set(result["machine"])
+    assert result["curve"] and {"at_s", "rss_mb", "cpu_ms_per_move", "cpu_busy"} <= set(
+        result["curve"][0]
+    )
+    assert "other_cores_busy" in result and "rss_growth_after_first_minute" in result
+    assert result["idle_sockets"]["asked"] == 5
+    assert result["verdict"].startswith("verdict: ")

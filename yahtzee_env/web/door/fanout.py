@@ -36,6 +36,16 @@ from yahtzee_env.web.tables.locks import TableLocks
 
 log = logging.getLogger("yahtzee.web")
 
+# What a game's states repeat unchanged from its first to its last (issue 60: 206 of a move's
+# 1,908 bytes). A socket's frame of a move within a game leaves them out (`Fanout.publish`'s
+# ``continued``): every socket of the table has had a state of that game, in full, and the
+# page keeps them from it (table.js, `STEADY`). HTTP replies and the spectators' states keep
+# them.
+STEADY_KEYS = frozenset(
+    ("rules", "online", "match", "coach", "fill", "turn_timer", "first", "dice_commitment",
+     "duplicate")
+)  # fmt: skip
+
 
 class Fanout:
     """The sockets' view of every table: what was pushed, what is wanted next."""
@@ -51,6 +61,7 @@ class Fanout:
         self.missed: dict[str, int | None] = {}  # code -> newest rev heard meanwhile (None: any)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.encoded: tuple[dict[str, Any] | None, str] = (None, "")  # the last state's text
+        self.continued: dict[str, Any] | None = None  # the last state published ``continued``
         hub.on_presence = self.presence_changed
 
     # ----------------------------------------------------------------- this process's states
@@ -63,8 +74,14 @@ class Fanout:
         state["spectators"] = self.spectators.count(state["code"])
         return state
 
-    def publish(self, state: dict[str, Any], skip: Client | None = None) -> dict[str, Any]:
-        """``state`` with presence, pushed to the table's sockets (`push`)."""
+    def publish(
+        self, state: dict[str, Any], skip: Client | None = None, continued: bool = False
+    ) -> dict[str, Any]:
+        """``state`` with presence, pushed to the table's sockets (`push`). ``continued``:
+        ``state`` is a move's within a game whose earlier state every socket of the table
+        has had (its events start after the game's first), so the sockets' frames of it
+        (the push, the ack) leave out the game's `STEADY_KEYS`."""
+        self.continued = state if continued else None
         self.present(state)
         self.push(state, skip)
         return state
@@ -92,7 +109,10 @@ class Fanout:
         encoded once (issue 33): its push to the table's other sockets and the ack to the
         socket that made the change share the text (the last state encoded is kept)."""
         if self.encoded[0] is not state:
-            self.encoded = (state, encode(state))
+            sent = state
+            if state is self.continued:
+                sent = {k: v for k, v in state.items() if k not in STEADY_KEYS}
+            self.encoded = (state, encode(sent))
         head = f'{{"type":"{kind}",' + (f'"id":{encode(msg_id)},' if kind == "ack" else "")
         return f'{head}"state":{self.encoded[1]}}}'
 
@@ -226,4 +246,4 @@ class Fanout:
             self.heard(code, late)
 
 
-__all__ = ["Fanout"]
+__all__ = ["STEADY_KEYS", "Fanout"]

@@ -359,14 +359,16 @@ class Service:
         self.spend(who(body, session))
         asker = {"seat": body.get("seat"), "token": body.get("token"), "player_id": pid(session)}
         run = functools.partial(self.changed, work=work, fields={**asker, **extra})
-        return self.fanout.publish(await self.run_change(code, run), skip)
+        state, continued = await self.run_change(code, run)
+        return self.fanout.publish(state, skip, continued)
 
-    def changed(self, code: str, work, fields: dict[str, Any]) -> dict[str, Any]:
-        """`change`'s work, under the table's lock: ``work(code, **fields)`` and the state
-        from its first new event."""
+    def changed(self, code: str, work, fields: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """`change`'s work, under the table's lock: ``work(code, **fields)``, the state from
+        its first new event, and whether the game went on (not its first event: a socket's
+        frame may leave out what the game repeats, `fanout.STEADY_KEYS`)."""
         done = work(code, **fields)
         table, first = done if isinstance(done, tuple) else (done, 0)
-        return self.tables.state(table, first)
+        return self.tables.state(table, first), first > 0
 
     async def run_change(self, code: Any, work: Callable[[str], Any]) -> Any:
         """``work(code)`` under the table's lock, in a worker thread; for a table in memory

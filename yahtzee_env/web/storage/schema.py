@@ -288,6 +288,18 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (name, pool)
     );
     """,
+    # 15: sweeps that do not grow with the games kept (issue 60): the tables by whether their
+    # game is over, then their last move (`TableStore.expire` read every stored table,
+    # finished ones kept 30 days included, under SQLite's one lock; it replaces the index on
+    # the last move alone, so that a move still moves one index entry), the sessions by age
+    # (their expiry counted them all), and the open listing newest first without a sort
+    """
+    DROP INDEX tables_updated;
+    CREATE INDEX tables_over_updated ON tables(over, updated);
+    CREATE INDEX sessions_created ON sessions(created);
+    DROP INDEX tables_listed;
+    CREATE INDEX tables_listed ON tables(listed, started, created);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

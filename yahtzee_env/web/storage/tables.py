@@ -234,15 +234,33 @@ class TableStore(Store):
         now = self.db.clock() if now is None else now
         solo_s = idle_s if solo_s is None else solo_s
         abandoned_s = idle_s if abandoned_s is None else abandoned_s
+        # Searches of one index, ``tables_over_updated`` (issue 60: one query over every
+        # stored table, the finished ones kept for `idle_s` included, read them all at every
+        # sweep): the unfinished tables (``over = 0``, a table never started included) idle
+        # for the shortest of the ages, and any table (``over`` 0 or 1) idle ``idle_s``.
+        # COALESCE keeps the planner off the deadline's index, where "deadline IS NULL" is
+        # nearly every table.
+        unfinished = min(unstarted_s, solo_s, abandoned_s)
         rows = self.db._query(
-            "SELECT code FROM tables t WHERE (t.deadline IS NULL OR t.deadline <= ?) AND ("
-            "(t.started = 0 AND t.updated < ?) OR t.updated < ?"
-            " OR ((t.online = 0 OR t.turn_timer = 0) AND t.over = 0 AND t.updated < ?)"
-            " OR (t.online = 1 AND t.turn_timer > 0 AND t.started = 1 AND t.over = 0"
-            " AND t.updated < ?"
+            "SELECT code FROM tables t WHERE t.over = 0 AND t.updated < ? "
+            "AND COALESCE(t.deadline, 0) <= ? AND ("
+            "(t.started = 0 AND t.updated < ?)"
+            " OR ((t.online = 0 OR t.turn_timer = 0) AND t.updated < ?)"
+            " OR (t.online = 1 AND t.turn_timer > 0 AND t.started = 1 AND t.updated < ?"
             " AND t.updated + t.turn_timer * (SELECT COUNT(*) FROM seats s"
-            " WHERE s.code = t.code AND s.kind = 'human') < ?))",
-            (now, now - unstarted_s, now - idle_s, now - solo_s, now - abandoned_s, now),
+            " WHERE s.code = t.code AND s.kind = 'human') < ?))"
+            " UNION SELECT code FROM tables WHERE over IN (0, 1) AND updated < ? "
+            "AND COALESCE(deadline, 0) <= ?",
+            (
+                now - unfinished,
+                now,
+                now - unstarted_s,
+                now - solo_s,
+                now - abandoned_s,
+                now,
+                now - idle_s,
+                now,
+            ),
         )
         keep = set(keep)
         codes = [r["code"] for r in rows if r["code"] not in keep]

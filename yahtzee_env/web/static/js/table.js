@@ -94,10 +94,20 @@ const CATCH_UP_MS = 1000;
 const behind = (fresh, came) => watching() &&
   (fresh.length + T.pending > CATCH_UP_EVENTS || performance.now() - came > CATCH_UP_MS);
 
+// What a game's states repeat unchanged (fanout.STEADY_KEYS): a socket's state of a move
+// within a game leaves them out (issue 60), and they are kept from the game's earlier state.
+// Missing with no earlier state of that game (a socket that missed the game's start): the
+// table's whole state is read instead.
+const STEADY = ["rules", "online", "match", "coach", "fill", "turn_timer", "first", "dice_commitment", "duplicate"];
+
 async function apply(state, came = performance.now()) {
   if (state.code !== T.code || !newer(state.version, T.version)) return;
   const previous = T.state;
   const sameGame = previous && previous.game === state.game;
+  if (!("rules" in state)) {
+    if (!sameGame) { try { state = await api(`/api/tables/${T.code}`); } catch { return; } }
+    else for (const key of STEADY) if (!(key in state) && key in previous) state[key] = previous[key];
+  }
   const fresh = (state.events || []).filter((e) => !sameGame || e.seq >= previous.seq);
   const others = fresh.filter((e) => !isMine(e.seat));
   if (previous && others.length && pace() > 0 && !behind(fresh, came)) {
