@@ -862,3 +862,17 @@ def post_json(url: str, body: dict) -> dict:
     )
     with urllib.request.urlopen(request, timeout=30) as reply:
         return json.loads(reply.read())
+
+
+def test_the_page_keeps_the_same_steady_keys_the_server_leaves_out():
+    """The twin of `fanout.STEADY_KEYS` in table.js (``STEADY``): a key the server leaves out
+    of a move's frame that the page does not keep would vanish from the page's state."""
+    import re
+    from pathlib import Path
+
+    from yahtzee_env.web.door.fanout import STEADY_KEYS
+
+    js = (Path(__file__).parents[2] / "yahtzee_env/web/static/js/table.js").read_text()
+    listed = re.search(r"const STEADY = \[(.*?)\];", js, re.S)
+    assert listed, "table.js has no STEADY list"
+    assert set(re.findall(r'"(\w+)"', listed.group(1))) == STEADY_KEYS

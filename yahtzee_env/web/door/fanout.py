@@ -42,9 +42,22 @@ log = logging.getLogger("yahtzee.web")
 # page keeps them from it (table.js, `STEADY`). HTTP replies and the spectators' states keep
 # them.
 STEADY_KEYS = frozenset(
-    ("rules", "online", "match", "coach", "fill", "turn_timer", "first", "dice_commitment",
-     "duplicate")
-)  # fmt: skip
+    (
+        "rules",
+        "online",
+        "match",
+        "coach",
+        "fill",
+        "turn_timer",
+        "first",
+        "dice_commitment",
+        "duplicate",
+        "dice_version",
+        "client_seeds",
+        "client_seed_marks",
+        "client_seeds_open",
+    )
+)  # fmt: skip (the seats' seeds are closed by the game's first roll: issue 58)
 
 
 class Fanout:
