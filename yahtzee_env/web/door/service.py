@@ -55,6 +55,7 @@ from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.batch import MoveBatcher
 from yahtzee_env.web.tables.locks import TableLocks
 from yahtzee_env.web.tables.renames import joined_as, rename_seat
+from yahtzee_env.web.tables.secrecy import viewer_state
 
 log = logging.getLogger("yahtzee.web")
 
@@ -291,8 +292,10 @@ class Service:
     async def view(self, code: Any, since: int, session) -> dict[str, Any]:
         """The table's state as its page sees it: presence, and the session's seats."""
         state = self.fanout.present(await self.table_state(code, since))
+        mine = self.mine(state["code"], session) if session is not None else []
+        state = viewer_state(state, mine)  # a duplicate table's next dice stay secret
         if session is not None:
-            state["mine"] = self.mine(state["code"], session)
+            state["mine"] = mine
         return state
 
     # ----------------------------------------------------------------- tables: the intents
@@ -308,8 +311,9 @@ class Service:
 
         def work():
             table, tokens = self.tables.create(body, address, session)
-            state = self.fanout.present(self.tables.state(table))
             seats = self.mine(table.code, session)
+            state = self.fanout.present(self.tables.state(table))
+            state = viewer_state(state, seats or list(tokens))
             tokens = {str(k): v for k, v in tokens.items()}
             return {"code": table.code, "tokens": tokens, "mine": seats, "state": state}
 
@@ -334,6 +338,7 @@ class Service:
 
         reply = await self.locks.run(code, work)
         self.fanout.publish(reply["state"])
+        reply["state"] = viewer_state(reply["state"], [reply["seat"], *reply["mine"]])
         await note_seats(self.storage, reply["state"]["code"], [reply["seat"]], device)
         return reply
 
@@ -373,16 +378,21 @@ class Service:
         player_id=, **extra)`` (a named method of the tables: ``extra`` are the intent's
         own fields) returns the table (or the table and the first new event); its new state
         is published to the table's sockets (but ``skip``, the socket that asked) and
-        returned."""
+        returned (as the asker's seats see it: `secrecy`)."""
         self.spend(who(body, session))
         asker = {"seat": body.get("seat"), "token": body.get("token"), "player_id": pid(session)}
+        seats: list[int] = []
 
         def run(c: str) -> dict[str, Any]:
             done = work(c, **asker, **extra)
             table, first = done if isinstance(done, tuple) else (done, 0)
+            if asker["token"] is not None:  # the work proved the token's seat
+                seats.append(asker["seat"])
+            seats.extend(table.seats_of(asker["player_id"]))
             return self.tables.state(table, first)
 
-        return self.fanout.publish(await self.run_change(code, run), skip)
+        state = self.fanout.publish(await self.run_change(code, run), skip)
+        return viewer_state(state, seats)
 
     async def run_change(self, code: Any, work: Callable[[str], Any]) -> Any:
         """``work(code)`` under the table's lock, in a worker thread; for a table in memory
