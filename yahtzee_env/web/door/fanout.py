@@ -2,9 +2,10 @@
 of other processes on one PostgreSQL database (issue 20).
 
 `Fanout.publish` adds each seat's presence to a state and queues it on the table's sockets
-(`hub.Hub.broadcast`: it never waits on a socket). A change committed by another process
-reaches this one as a notification (`Storage.listen`, on the listener's thread), and
-`Fanout.heard` brings this process's sockets of that table to the new state:
+(`hub.Hub.broadcast`: it never waits on a socket); a duplicate game's state goes to each
+socket as its seats see it (`tables.secrecy`), to the spectators as none of them. A change
+committed by another process reaches this one as a notification (`Storage.listen`, on the
+listener's thread), and `Fanout.heard` brings this process's sockets of that table to the new state:
 
 - a copy in memory one revision behind follows the change from the notification itself, on
   the event loop (`Tables.follow`: a few engine steps, no thread and no database read), when
@@ -33,6 +34,7 @@ from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.locks import TableLocks
+from yahtzee_env.web.tables.secrecy import Sealed
 
 log = logging.getLogger("yahtzee.web")
 
@@ -108,7 +110,12 @@ class Fanout:
         clients = self.hub.clients.get(code, ())
         if clients or self.audience(code):
             pushed[code] = max(pushed.get(code, -1), state["rev"])
-        if any(c is not skip for c in clients):
+        if isinstance(state, Sealed):  # a duplicate game: each socket its seats' view
+            for client in clients:
+                if client is not skip:
+                    mine = state.for_seats(client.seats or client.viewer)
+                    client.push(encode({"type": "state", "state": mine}))
+        elif any(c is not skip for c in clients):
             self.hub.broadcast(code, self.envelope("state", state), skip=skip)
         self.spectators.push(state)
 

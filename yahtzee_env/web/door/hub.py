@@ -51,6 +51,8 @@ class Client:
     def __init__(self, ws: WebSocket, code: str, address: str, queue_size: int) -> None:
         self.ws, self.code, self.address = ws, code, address
         self.seats: frozenset[int] = frozenset()  # empty: a watcher
+        # the seats its session has, before it says hello: a duplicate game's view for it
+        self.viewer: frozenset[int] = frozenset()
         # the send queue: at most `queue_size` messages wait (one more may be being sent)
         self.queue: deque[str] = deque()
         self.queue_size = queue_size

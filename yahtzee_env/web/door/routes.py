@@ -331,9 +331,9 @@ async def kick(ask: Ask, service: Service) -> dict:
     return await service.social.kick(ask.code, ask.body, ask.session)
 
 
-@endpoint(session=False)
+@endpoint
 async def moves(ask: Ask, service: Service) -> dict:
-    return await service.social.moves(ask.code)
+    return await service.social.moves(ask.code, ask.session)
 
 
 @endpoint

@@ -58,6 +58,7 @@ from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.batch import MoveBatcher
 from yahtzee_env.web.tables.locks import TableLocks
 from yahtzee_env.web.tables.renames import joined_as, rename_seat
+from yahtzee_env.web.tables.secrecy import viewer_state
 
 log = logging.getLogger("yahtzee.web")
 
@@ -270,8 +271,10 @@ class Service:
     async def view(self, code: Any, since: int, session) -> dict[str, Any]:
         """The table's state as its page sees it: presence, and the session's seats."""
         state = self.fanout.present(await self.table_state(code, since))
+        mine = self.mine(state["code"], session) if session is not None else []
+        state = viewer_state(state, mine)  # a duplicate table's next dice stay secret
         if session is not None:
-            state["mine"] = self.mine(state["code"], session)
+            state["mine"] = mine
         return state
 
     # ----------------------------------------------------------------- tables: the intents
@@ -293,6 +296,7 @@ class Service:
         table, tokens = self.tables.create(body, address, session)
         state = self.fanout.present(self.tables.state(table))
         seats = self.mine(table.code, session)
+        state = viewer_state(state, seats or list(tokens))  # as its seats see it (`secrecy`)
         tokens = {str(k): v for k, v in tokens.items()}
         return {"code": table.code, "tokens": tokens, "mine": seats, "state": state}
 
@@ -304,6 +308,7 @@ class Service:
         work = functools.partial(self.joined, body=body, session=session)
         reply = await self.locks.run(code, work)
         self.fanout.publish(reply["state"])
+        reply["state"] = viewer_state(reply["state"], [reply["seat"], *reply["mine"]])
         await note_seats(self.storage, reply["state"]["code"], [reply["seat"]], device)
         return reply
 
@@ -355,20 +360,25 @@ class Service:
         player_id=, **extra)`` (a named method of the tables: ``extra`` are the intent's
         own fields) returns the table (or the table and the first new event); its new state
         is published to the table's sockets (but ``skip``, the socket that asked) and
-        returned."""
+        returned (as the asker's seats see it: `secrecy`)."""
         self.spend(who(body, session))
         asker = {"seat": body.get("seat"), "token": body.get("token"), "player_id": pid(session)}
         run = functools.partial(self.changed, work=work, fields={**asker, **extra})
-        state, continued = await self.run_change(code, run)
-        return self.fanout.publish(state, skip, continued)
+        state, continued, seats = await self.run_change(code, run)
+        return viewer_state(self.fanout.publish(state, skip, continued), seats)
 
-    def changed(self, code: str, work, fields: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    def changed(
+        self, code: str, work, fields: dict[str, Any]
+    ) -> tuple[dict[str, Any], bool, list[int]]:
         """`change`'s work, under the table's lock: ``work(code, **fields)``, the state from
-        its first new event, and whether the game went on (not its first event: a socket's
-        frame may leave out what the game repeats, `fanout.STEADY_KEYS`)."""
+        its first new event, whether the game went on (not its first event: a socket's
+        frame may leave out what the game repeats, `fanout.STEADY_KEYS`), and the asker's
+        seats (the token's, once the work proved it, and the session's: `secrecy`)."""
         done = work(code, **fields)
         table, first = done if isinstance(done, tuple) else (done, 0)
-        return self.tables.state(table, first), first > 0
+        seats = [fields["seat"]] if fields.get("token") is not None else []
+        seats.extend(table.seats_of(fields.get("player_id")))
+        return self.tables.state(table, first), first > 0, seats
 
     async def run_change(self, code: Any, work: Callable[[str], Any]) -> Any:
         """``work(code)`` under the table's lock, in a worker thread; for a table in memory

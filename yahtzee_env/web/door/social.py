@@ -33,6 +33,7 @@ from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.locks import TableLocks
 from yahtzee_env.web.tables.movelog import move_log
+from yahtzee_env.web.tables.secrecy import viewer_state
 
 
 class Social:
@@ -83,17 +84,21 @@ class Social:
 
     async def kick(self, code: Any, body: dict[str, Any], session) -> dict[str, Any]:
         """The host hands a player's seat to the computer; the new state goes out."""
-        return self.fanout.publish(await self.seated(code, body, session, self.kicked))
+        state = self.fanout.publish(await self.seated(code, body, session, self.kicked))
+        table = self.tables.loaded.get(state["code"])
+        return viewer_state(state, table.seats_of(pid(session)) if table is not None else [])
 
     def kicked(self, code: str, body: dict[str, Any], player_id: int | None) -> dict[str, Any]:
         return self.tables.state(self.chat.kick(code, body, player_id))
 
-    async def moves(self, code: Any) -> dict[str, Any]:
-        """The current game's moves, newest first (`movelog`)."""
-        return await self.locks.run(code, self.move_log)
+    async def moves(self, code: Any, session=None) -> dict[str, Any]:
+        """The current game's moves, newest first (`movelog`), as the session's seats may
+        see them (a duplicate game's: `secrecy`)."""
+        return await self.locks.run(code, functools.partial(self.move_log, player_id=pid(session)))
 
-    def move_log(self, code: str) -> dict[str, Any]:
-        return move_log(self.tables.load(code))
+    def move_log(self, code: str, player_id: int | None = None) -> dict[str, Any]:
+        table = self.tables.load(code)
+        return move_log(table, table.seats_of(player_id))
 
     async def blocks(self, session) -> dict[str, Any]:
         """The accounts the session's account blocked."""

@@ -29,6 +29,7 @@ from yahtzee_env.web.door.guard import client_address, cross_site, host_refused
 from yahtzee_env.web.door.hub import CLOSE_BINARY, CLOSE_FULL, CLOSE_ORIGIN, CLOSE_UNKNOWN, Client
 from yahtzee_env.web.door.service import Service
 from yahtzee_env.web.errors import WebError, clean_code
+from yahtzee_env.web.tables.secrecy import viewer_state
 
 
 def message_id(value: Any) -> int | str | None:
@@ -145,6 +146,7 @@ class TableSocket:
         self.session = await service.session_of(ws)
         if self.session is not None:  # a person, wherever they are: counted as one
             self.who = f"session:{self.session['id']}"
+            client.viewer = frozenset(service.mine(code, self.session))
         full = service.slots.refuse_anonymous(address, code, self.who)
         if full is None:
             service.slots.take_anonymous(address, code, self.who)
@@ -187,9 +189,14 @@ class TableSocket:
                 if client.closing is not None:
                     tg.cancel_scope.cancel()
                 tg.start_soon(client.send_forever)
-                client.push({"type": "state", "state": state})
+                client.push({"type": "state", "state": self.view(state)})
                 await self.receive_loop()
                 tg.cancel_scope.cancel()
+
+    def view(self, state: dict[str, Any]) -> dict[str, Any]:
+        """``state`` as this socket's seats see it (a duplicate game's: `secrecy`)."""
+        client = self.client
+        return viewer_state(state, client.seats or client.viewer)
 
     async def receive_loop(self) -> None:
         client, code, address = self.client, self.client.code, self.address
@@ -236,7 +243,7 @@ class TableSocket:
             client.push({**hello(seats), "id": msg_id})
         elif kind == "state":
             state = service.fanout.present(await service.table_state(code))
-            client.push({"type": "state", "state": state})
+            client.push({"type": "state", "state": self.view(state)})
         elif kind == "ping":
             client.push({"type": "pong", "id": msg_id})
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from yahtzee_env.web.tables.secrecy import events_for
 from yahtzee_env.web.tables.table import Seat, Table
 
 
@@ -33,9 +34,13 @@ def game_events(table: Table) -> list[dict[str, Any]]:
     return events
 
 
-def move_log(table: Table) -> dict[str, Any]:
-    """The log as the page asks for it: the game, its ``seq`` and the events, newest first."""
+def move_log(table: Table, seats: list[int] = ()) -> dict[str, Any]:
+    """The log as the page asks for it: the game, its ``seq`` and the events, newest first;
+    a duplicate game in play's as a viewer of ``seats`` (none: a spectator) may see it
+    (`secrecy`: no die of a roll the viewer has not made)."""
     events = game_events(table)
+    if table.duplicate and table.game is not None and not table.game.over:
+        events = events_for(table, events, seats, table.progress())
     return {"code": table.code, "game": table.idx, "seq": len(table.log), "events": events[::-1]}
 
 

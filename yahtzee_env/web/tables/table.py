@@ -23,7 +23,14 @@ from typing import Any
 import numpy as np
 
 from yahtzee_env.game.dice import NUM_DICE
-from yahtzee_env.game.engine import BOX_ACTION_OFFSET, NUM_HOLDS, Game, top_seats
+from yahtzee_env.game.engine import (
+    BOX_ACTION_OFFSET,
+    NUM_HOLDS,
+    ROLLS_PER_TURN,
+    Game,
+    Scorecard,
+    top_seats,
+)
 from yahtzee_env.game.fair_dice import DICE_ALGORITHM
 from yahtzee_env.game.match import match_is_decided, match_winners
 from yahtzee_env.game.rules import BOX_NAMES, RuleSet
@@ -35,6 +42,7 @@ from yahtzee_env.web.errors import clean_code as clean_code
 from yahtzee_env.web.errors import clean_name as clean_name
 from yahtzee_env.web.storage import token_hash
 from yahtzee_env.web.tables.deal import new_game
+from yahtzee_env.web.tables.secrecy import END_OF_TURN, seal
 from yahtzee_env.web.tables.seeds import client_seed_view
 
 MIN_SEATS, MAX_SEATS = 2, 4
@@ -163,6 +171,9 @@ class Table:
     # the actions of the current game (their seq) the computer made for a human seat (away,
     # timed out): the result says "the computer played N of your 13 turns"
     auto: set[int] = field(default_factory=set)
+    # per seat, its card after each of its turns of the current game ([0]: empty): what a
+    # duplicate table shows of a seat's card to a seat that has not played those turns
+    card_history: list[list[dict]] = field(default_factory=list, repr=False)
 
     @property
     def names(self) -> list[str]:
@@ -184,6 +195,8 @@ class Table:
         )  # fmt: skip
         self.log, self.events, self.held, self.decisions = [], [], [], {}
         self.auto = set()
+        empty = card_view(Scorecard(self.rules))
+        self.card_history = [[empty] for _ in self.seats]
         return first
 
     def apply(
@@ -203,6 +216,10 @@ class Table:
         # its first young collection, so a kept event costs the later collections two dicts
         # (not seven containers); the JSON is the same (issue 33, fifth round)
         event: dict[str, Any] = {"seq": len(self.log), "seat": seat, "dice_before": tuple(dice)}
+        # when in the seat's game: its turn (boxes filled before it) and the roll it makes
+        # (a score ends the turn), which a duplicate table's views go by (`secrecy`)
+        event["turn"] = game.players[seat].filled.bit_count()
+        event["roll"] = ROLLS_PER_TURN - game.rolls_left if action < NUM_HOLDS else END_OF_TURN
         if action < NUM_HOLDS:
             kept = tuple(kept_faces(dice, action))
             game.step(action)
@@ -229,8 +246,11 @@ class Table:
             msg = {"key": "narr.score_bonus" if extra else "narr.score", "name": name}
             msg.update(box=BOX_NAMES[box], points=points, extra=extra)
             event.update(type="score", box=BOX_NAMES[box], points=points, text=text, msg=msg)
+            self.card_history[seat].append(card_view(card))
             if not game.over:
                 event["next_dice"] = tuple(game.dice)
+                event["next_seat"] = game.current
+                event["next_turn"] = game.player.filled.bit_count()
         if regret is not None:
             event["regret"] = round(regret, 4)
         if decision is not None:
@@ -394,18 +414,7 @@ class Table:
         # itself only in the finished game's review)
         out["dice_commitment"] = game.seeded.commitment if game.seeded is not None else None
         out["duplicate"] = self.duplicate
-        cards = []
-        for card in game.players:
-            cards.append(
-                {
-                    "scores": card.as_dict(),
-                    "upper_total": card.upper_total,
-                    "upper_bonus": card.upper_bonus,
-                    "yahtzee_bonus": card.yahtzee_bonus,
-                    "total": card.total,
-                }
-            )
-        out["cards"] = cards
+        out["cards"] = [card_view(card) for card in game.players]
         out["over"] = game.over
         out["events"] = [e for e in self.events if e["seq"] >= since]
         if game.over:
@@ -432,7 +441,31 @@ class Table:
             }
             if game.over and coach_review is not None:
                 out["review"] = {str(seat): coach_review(ds) for seat, ds in self.decisions.items()}
+        if self.duplicate and not game.over:  # the next dice stay secret (issue 58)
+            return seal(self, out, self.progress())
         return out
+
+    def progress(self) -> list[tuple[int, int]]:
+        """Per seat: the boxes it has filled, and the rolls it has made of its turn."""
+        game = self.game
+        return [
+            (
+                card.filled.bit_count(),
+                ROLLS_PER_TURN - game.rolls_left if s == game.current and not game.over else 0,
+            )
+            for s, card in enumerate(game.players)
+        ]
+
+
+def card_view(card: Scorecard) -> dict[str, Any]:
+    """A seat's card as the page shows it."""
+    return {
+        "scores": card.as_dict(),
+        "upper_total": card.upper_total,
+        "upper_bonus": card.upper_bonus,
+        "yahtzee_bonus": card.yahtzee_bonus,
+        "total": card.total,
+    }
 
 
 def unique_names(seats: list[Seat], keep: list[int] = ()) -> None:

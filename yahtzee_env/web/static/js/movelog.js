@@ -36,7 +36,7 @@ async function load(code, game) {
   try {
     const log = await api(`/api/tables/${code}/moves`, undefined, { retries: 1 });
     if (M.code !== code || log.game !== game) return;
-    for (const e of log.events) if (!M.events.has(e.seq)) M.events.set(e.seq, e);
+    for (const e of log.events) if (!M.events.has(e.seq) || M.events.get(e.seq).type === "hidden") M.events.set(e.seq, e);
     render();
   } catch { /* the states' events still show */ }
 }
@@ -54,6 +54,10 @@ export function onState(state, narrate) {
     load(state.code, state.game);
   }
   for (const e of state.events) M.events.set(e.seq, e);
+  // a duplicate table shows a turn once this page's seat has played it: read the log again
+  // when a turn is scored while some are hidden
+  const hidden = [...M.events.values()].some((e) => e.type === "hidden");
+  if (hidden && state.events.some((e) => e.type === "score")) load(state.code, state.game);
   render();
 }
 

@@ -45,6 +45,7 @@ function narrate(event) {
   if (m.key === "narr.keep") return tn("narr.keep", m.n, { name, kept: diceText(m.kept), dice: diceText(m.dice) });
   if (m.key === "narr.reroll_all") return t(m.key, { name, dice: diceText(m.dice) });
   if (m.key === "narr.keep_all") return t(m.key, { name });
+  if (m.key === "narr.hidden") return t(m.key, { name });  // a duplicate table's turn not played yet
   if (m.key === "narr.score" || m.key === "narr.score_bonus") {
     return t(m.key, { name, points: m.points, box: boxName(m.box), extra: m.extra });
   }
@@ -55,7 +56,11 @@ function narrate(event) {
 async function animate(event) {
   head.showMover(event.seat, T.state);
   const p = pace();
-  if (event.type === "roll") {
+  if (event.type === "hidden") {  // a duplicate table: dice this page has not rolled yet
+    tray.showDice([], new Set(), []);
+    say(() => narrate(event));
+    await sleep(p * 0.6);
+  } else if (event.type === "roll") {
     tray.showDice(event.dice_before, new Set(), event.kept);
     say(() => t("narr.rolling", { name: seatName(T.state, event.seat) }));
     await sleep(p * 0.6);

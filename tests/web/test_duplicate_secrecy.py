@@ -1,0 +1,178 @@
+"""Issue 58, item 3: a duplicate table keeps the next dice secret. Every seat draws the same
+dice for the same (turn, roll), so nothing a seat (or a spectator) receives may show it a die
+of a roll it has not made: another seat's roll shows once it has made that roll, another
+seat's scored box once it has scored that turn (`tables.secrecy`)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from starlette.testclient import TestClient
+
+SQLITE = pytest.mark.backends("sqlite")
+
+
+def person(app, name):
+    c = TestClient(app)
+    assert c.post("/api/session", json={"name": name}).status_code == 200
+    return c
+
+
+def intent(c, code, state, seat, action):
+    body = {"seat": seat, "action": action, "seq": state["seq"], "game": state["game"]}
+    reply = c.post(f"/api/tables/{code}/act", json=body)
+    assert reply.status_code == 200, reply.text
+    return reply.json()
+
+
+def until_seq(ws, seq):
+    """The socket's messages up to its state at ``seq`` (presence and counts between)."""
+    got = []
+    while True:
+        msg = ws.receive_json()
+        got.append(msg)
+        if msg.get("type") in ("state", "ack") and msg["state"]["seq"] >= seq:
+            return got
+
+
+def text(dice) -> str:
+    return json.dumps(list(dice), separators=(",", ":"))
+
+
+def flat(obj) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def assert_turn_hidden(received, seat, turn, rolls):
+    """No event of ``seat``'s ``turn`` for a roll in ``rolls`` (3: its score) shows dice."""
+    for msg in received:
+        state = msg.get("state", msg)
+        for e in state.get("events", ()):
+            if e["seat"] == seat and e.get("turn") == turn and e.get("roll") in rolls:
+                assert e["type"] == "hidden", e
+                assert not {"dice", "dice_before", "kept", "box", "points"} & set(e), e
+                assert set(e["msg"]) == {"key", "name"}
+
+
+@SQLITE
+def test_attack_later_seat_never_receives_dice_it_has_not_rolled(app):
+    """Adversary: the player of seat 1 (and a spectator of the table's watch link: the same
+    player in another browser). Seat 0 plays its whole first turn (three rolls, every die
+    re-rolled each time) while seat 1 listens on its socket and reads the state, the move log
+    and the watch link; nothing shows seat 0's second and third rolls, nor its score, until
+    seat 1 has made those rolls (or scored the turn)."""
+    host, guest, stranger = person(app, "Ann"), person(app, "Bob"), TestClient(app)
+    body = {"seats": ["human", "friend"], "online": True, "duplicate": True, "turn_timer": 0}
+    created = host.post("/api/tables", json=body).json()
+    code = created["code"]
+    assert guest.post(f"/api/tables/{code}/join", json={}).json()["seat"] == 1
+    state = host.post(f"/api/tables/{code}/start", json={"seat": 0}).json()
+    assert state["duplicate"] and state["current"] == 0
+    watch = host.post(f"/api/tables/{code}/watch", json={"on": True}).json()["watch"]
+    received, watched = [], []  # everything seat 1 and the spectator get
+    with (
+        guest.websocket_connect(f"/ws/{code}") as ws,
+        stranger.websocket_connect(f"/ws/watch/{watch}") as spy,
+    ):
+        received.append(ws.receive_json())
+        ws.send_json({"type": "hello", "id": 1})
+        watched.append(spy.receive_json())
+        # seat 0: three rolls of turn 0 (re-rolling all), then a score
+        rolls = [tuple(state["dice"])]
+        for _ in range(2):
+            state = intent(host, code, state, 0, {"type": "roll", "hold": []})
+            rolls.append(tuple(state["dice"]))
+            received += until_seq(ws, state["seq"])
+            watched += until_seq(spy, state["seq"])
+        box = max(state["options"], key=state["options"].get)
+        state = intent(host, code, state, 0, {"type": "score", "box": box})
+        received += until_seq(ws, state["seq"])
+        watched += until_seq(spy, state["seq"])
+        mine = guest.get(f"/api/tables/{code}").json()
+        log = guest.get(f"/api/tables/{code}/moves").json()
+        spied = stranger.get(f"/api/watch/{watch}").json()
+        received += [mine, log]
+        watched.append(spied)
+        # seat 1 is to move on turn 0 with its first roll down: the same dice as seat 0's
+        assert mine["current"] == 1 and tuple(mine["dice"]) == rolls[0]
+        assert_turn_hidden(received, 0, 0, (1, 2, 3))
+        assert_turn_hidden(watched, 0, 0, (0, 1, 2, 3))  # the spectator: not even roll 0
+        for dice in rolls[1:]:
+            if dice != rolls[0]:  # (a re-roll may repeat the first roll's dice)
+                assert text(dice) not in flat(received), dice
+                assert text(dice) not in flat(watched), dice
+        assert mine["cards"][0]["scores"][box] is None  # the box not shown yet
+        assert mine["cards"][0]["total"] == 0
+        assert all(e["type"] == "hidden" for e in log["events"] if e["seat"] == 0)
+        # the spectator does not see seat 1's dice either: seat 0 has passed them... it
+        # sees them, for every human but seat 1 has made that roll
+        assert tuple(spied["dice"]) == rolls[0]
+
+        # seat 1 re-rolls everything once: seat 0's second roll shows now, its third not
+        state = intent(guest, code, mine, 1, {"type": "roll", "hold": []})
+        assert tuple(state["dice"]) == rolls[1]  # the same stream: the same dice
+        received = until_seq(ws, state["seq"])
+        log = guest.get(f"/api/tables/{code}/moves").json()
+        shown = {e["roll"]: e for e in log["events"] if e["seat"] == 0}
+        assert shown[1]["type"] == "roll" and tuple(shown[1]["dice"]) == rolls[1]
+        assert shown[2]["type"] == "hidden" and shown[3]["type"] == "hidden"
+        assert_turn_hidden([state, *received, log], 0, 0, (2, 3))
+        if rolls[2] not in rolls[:2]:
+            assert text(rolls[2]) not in flat([state, *received, log])
+
+        # seat 1 scores turn 0: all of seat 0's turn 0 shows, and its card
+        box1 = max(state["options"], key=state["options"].get)
+        state = intent(guest, code, state, 1, {"type": "score", "box": box1})
+        until_seq(ws, state["seq"])
+        assert state["current"] == 0 and state["cards"][0]["scores"][box] is not None
+        log = guest.get(f"/api/tables/{code}/moves").json()
+        turn0 = [e for e in log["events"] if e["turn"] == 0]
+        assert all(e["type"] != "hidden" for e in turn0)
+        assert [tuple(e["dice"]) for e in turn0 if e["seat"] == 0 and e["type"] == "roll"] == (
+            rolls[1:]
+        )[::-1]
+        # now seat 0 moves on turn 1: seat 1 does not see its dice (it has not rolled them)
+        assert state["dice"] == [] and state["options"] == {}
+        seen = guest.get(f"/api/tables/{code}").json()
+        assert seen["dice"] == [] and host.get(f"/api/tables/{code}").json()["dice"]
+
+
+@SQLITE
+def test_attack_api_client_with_seat_token_and_anonymous_reader(client, new_table, act):
+    """Adversary: an API client holding seat 1's token (and anyone reading the table's
+    state and move log without a seat). The token's replies show seat 1's own dice; a
+    reader with no seat sees neither seat's turn before the other has played it."""
+    code, tokens, state = new_table(client, seats=("human", "human"), duplicate=True)
+    assert state["current"] == 0 and state["dice"]  # the host's reply: its own dice
+    first = tuple(state["dice"])
+    state = act(client, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state).json()
+    second = tuple(state["dice"])
+    box = max(state["options"], key=state["options"].get)
+    state = act(client, code, 0, tokens["0"], {"type": "score", "box": box}, state=state).json()
+    # seat 0's reply shows seat 0's card, but not seat 1's dice (seat 0 made that roll
+    # already: they are the same first roll, so it may see them)
+    assert state["current"] == 1 and tuple(state["dice"]) == first
+    anon = client.get(f"/api/tables/{code}").json()  # no seat: the strictest view
+    assert anon["cards"][0]["scores"][box] is None
+    log = client.get(f"/api/tables/{code}/moves").json()
+    assert {e["type"] for e in log["events"]} == {"hidden"}
+    if second != first:
+        assert text(second) not in flat([anon, log])
+    state = act(client, code, 1, tokens["1"], {"type": "roll", "hold": []}, state=anon).json()
+    assert tuple(state["dice"]) == second  # seat 1's own roll: shown to it
+    # seat 1 has made seat 0's second roll now: a reader with no seat sees it too
+    events = {e["seq"]: e for e in client.get(f"/api/tables/{code}").json()["events"]}
+    assert events[0]["type"] == "roll" and tuple(events[0]["dice"]) == second
+    assert events[1]["type"] == "hidden"  # seat 0's score: seat 1 has not scored turn 0
+
+
+def test_solo_duplicate_against_levels_plays_to_the_end(client, new_table, play_out):
+    """Duplicate play against the CPU levels still works: the CPU's turns are shown once
+    the human has played them, and the end shows all."""
+    code, tokens, state = new_table(client, seats=("human", "greedy", "easy"), duplicate=True)
+    final = play_out(client, code, tokens["0"], state=state)
+    assert final["over"] and not any(e["type"] == "hidden" for e in final["events"])
+    assert all(c["total"] > 0 for c in final["cards"])
+    log = client.get(f"/api/tables/{code}/moves").json()
+    assert len(log["events"]) == final["seq"] and "hidden" not in flat(log)
