@@ -216,10 +216,11 @@ class Table:
         # its first young collection, so a kept event costs the later collections two dicts
         # (not seven containers); the JSON is the same (issue 33, fifth round)
         event: dict[str, Any] = {"seq": len(self.log), "seat": seat, "dice_before": tuple(dice)}
-        # when in the seat's game: its turn (boxes filled before it) and the roll it makes
-        # (a score ends the turn), which a duplicate table's views go by (`secrecy`)
-        event["turn"] = game.players[seat].filled.bit_count()
-        event["roll"] = ROLLS_PER_TURN - game.rolls_left if action < NUM_HOLDS else END_OF_TURN
+        if self.duplicate:  # when in the seat's game: its turn (boxes filled before it)
+            # and the roll it makes (a score ends the turn), which a duplicate table's views
+            # go by (`secrecy`); other tables' frames do without them
+            event["turn"] = game.players[seat].filled.bit_count()
+            event["roll"] = ROLLS_PER_TURN - game.rolls_left if action < NUM_HOLDS else END_OF_TURN
         if action < NUM_HOLDS:
             kept = tuple(kept_faces(dice, action))
             game.step(action)
@@ -249,8 +250,9 @@ class Table:
             self.card_history[seat].append(card_view(card))
             if not game.over:
                 event["next_dice"] = tuple(game.dice)
-                event["next_seat"] = game.current
-                event["next_turn"] = game.player.filled.bit_count()
+                if self.duplicate:
+                    event["next_seat"] = game.current
+                    event["next_turn"] = game.player.filled.bit_count()
         if regret is not None:
             event["regret"] = round(regret, 4)
         if decision is not None:
