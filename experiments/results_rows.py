@@ -92,6 +92,7 @@ OUR_RUNS = {
     "ppo-strict-lam09-s1": (_STRICT_LAM09, 1, "ppo_strict/lam09", 118013952),
     "ppo-strict-lam09-s2": (_STRICT_LAM09, 2, "ppo_strict/lam09", 120012800),
     "ppo-strict-lam09-ent06-s1": (_STRICT_LAM09_ENT06, 1, "ppo_strict/lam09", 120012800),
+    "ppo-strict-lam09-ent06-s2": (_STRICT_LAM09_ENT06, 2, "ppo_strict/lam09", 120012800),
 }
 """Our own training runs: each row is read from the benchmark row that its run's folder in
 docs/ keeps (its value, games and what it knew), never typed here."""
