@@ -201,17 +201,15 @@ def load_sb3_policy(
     path = Path(path)
     run = _run_folder_of(path) if path.is_dir() or path.suffix == ".zip" else None
     if path.is_dir():
-        if run is None:
-            raise ModelFormatError(f"{path}: not a run folder (no config.yaml)")
-        if run == path and not (path / "best" / "model.zip").exists():
-            from yahtzee_agents.run.folder import RunPaths
+        from yahtzee_agents.run.folder import RunPaths
 
-            found = RunPaths(run).model("best") or RunPaths(run).model("final")
-            if found is not None and found.suffix == ".json":  # a JAX run's numpy model
-                return load_jax_run_policy(run, rules, holds)
-        zip_path = run / "best" / "model.zip"
-        if not zip_path.exists():
-            zip_path = run / "final" / "model.zip"
+        if run is None:
+            raise ModelFormatError(f"{path}: not a run folder (no {RunPaths(path).config.name})")
+        paths = RunPaths(run)
+        found = paths.model("best") or paths.model("final")
+        if found is not None and found.suffix == ".json":  # a JAX run's numpy model
+            return load_jax_run_policy(run, rules, holds)
+        zip_path = found or paths.model_in(paths.final, "sb3")
     else:
         zip_path = path
     data, weights, activation = read_sb3_zip(zip_path)
