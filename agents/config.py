@@ -55,9 +55,9 @@ class Schedule:
 
     def at(self, step: float, total_timesteps: int) -> float:
         """The value at env-step ``step`` of a run of ``total_timesteps`` steps."""
-        length = self.length(total_timesteps)
-        done = min(max(step / length, 0.0), 1.0) if length > 0 else 1.0
-        return self.start + (self.end - self.start) * done
+        from yahtzee_agents.run.schedule import scheduled
+
+        return scheduled(self, step, total_timesteps)
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,7 @@ OMITTED_AT: dict[str, Any] = {
     "PPOConfig.anchor_kl": 0.0,
     "PPOConfig.anchor_release": 0,
     "Schedule.steps": FOLLOW_TOTAL,
+    "TrainConfig.engine": "sb3",
 }
 """``Class.field`` -> the value at which a field is left out of a version that does not write
 it: the behaviour before the field existed (a schedule without ``steps`` followed
@@ -231,7 +232,9 @@ def digest_version_of(cfg: Any, sha256: str) -> int | None:
 
 def value_at(value: float | Schedule, step: float, total_timesteps: int) -> float:
     """A config value that may be a schedule, at env-step ``step``."""
-    return value.at(step, total_timesteps) if isinstance(value, Schedule) else value
+    from yahtzee_agents.run.schedule import scheduled
+
+    return scheduled(value, step, total_timesteps)
 
 
 def sb3_value(value: float | Schedule, total_timesteps: int) -> float | StepSchedule:
@@ -382,6 +385,12 @@ class TrainConfig:
     checkpoint_interval: int = 200_000
     keep_checkpoints: int = 3
     torch_threads: int = 1
+    """Threads of torch (sb3)."""
+    engine: Literal["sb3", "jax"] = "sb3"
+    """What trains the recipe (`yahtzee_agents.run`: both write the same run folder):
+    ``sb3`` (MaskablePPO in torch on the native vector env) or ``jax`` (PPO in JAX on
+    `yahtzee_env.jax`, acting and learning in one compiled program: `yahtzee_agents.ppo_jax`).
+    Left out of digests while ``sb3``: every run before it was an SB3 run."""
 
 
 @dataclass
@@ -639,7 +648,28 @@ def validate(cfg: RunConfig) -> RunConfig:
     _validate_table(cfg)
     if cfg.policy.init is not None:
         _validate_init(cfg)
+    if cfg.train.engine == "jax":
+        _validate_jax(cfg)
     return cfg
+
+
+def _validate_jax(cfg: RunConfig) -> None:
+    """What the JAX engine does not train (`yahtzee_agents.ppo_jax`), refused by its key."""
+    unsupported = {
+        "env.id": (cfg.env.id, "Yahtzee-v0", "solitaire only"),
+        "teacher": (cfg.teacher in (None, "none"), True, "no teacher"),
+        "warm_start.teacher": (cfg.warm_start.teacher, "none", "no warm start"),
+        "policy.init": (cfg.policy.init, None, "starts from random weights"),
+        "ppo.clip_range": (isinstance(cfg.ppo.clip_range, Schedule), False, "a constant"),
+        "ppo.ent_coef": (isinstance(cfg.ppo.ent_coef, Schedule), False, "a constant"),
+        "ppo.clip_range_vf": (cfg.ppo.clip_range_vf, None, "not clipped"),
+        "ppo.normalize_advantage": (cfg.ppo.normalize_advantage, True, "always normalised"),
+        "ppo.target_kl": (cfg.ppo.target_kl, None, "no early stop"),
+        "ppo.anchor_kl": (cfg.ppo.anchor_kl, 0.0, "no anchor"),
+    }
+    for key, (value, wanted, what) in unsupported.items():
+        if value != wanted:
+            raise ConfigError(f"{key}: train.engine jax trains PPO from scratch ({what})")
 
 
 def _validate_table(cfg: RunConfig) -> None:

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from yahtzee_agents.run.folder import RunPaths
+
 FIELDS = (
     "run",
     "seed",
@@ -71,10 +73,10 @@ def collect(run_dir: str | Path) -> list[dict[str, float | int | str]]:
         return collect_model_based(run_dir)
     if (
         not any((run_dir / "tb").rglob("events.out.tfevents.*"))
-        and (run_dir / "evals.jsonl").exists()
+        and RunPaths(run_dir).evals.exists()
     ):
         return collect_evals(run_dir)
-    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    cfg = yaml.safe_load(RunPaths(run_dir).config.read_text())
     scalars = _scalars(run_dir)
     if TAGS["mean"] not in scalars:
         raise ValueError(f"{run_dir}: no evaluations logged yet")
@@ -117,9 +119,9 @@ def collect_evals(run_dir: str | Path) -> list[dict[str, float | int | str]]:
     import yaml
 
     run_dir = Path(run_dir)
-    seed = yaml.safe_load((run_dir / "config.yaml").read_text())["train"]["seed"]
+    seed = yaml.safe_load(RunPaths(run_dir).config.read_text())["train"]["seed"]
     sittings, start, wall = [], 0, 0.0  # (first step, last step, wall before, its wall)
-    path = run_dir / "sessions.jsonl"
+    path = RunPaths(run_dir).sessions
     for line in path.read_text().splitlines() if path.exists() else []:
         s = json.loads(line)
         sittings.append((start, int(s["end_timesteps"]), wall, float(s["wall_seconds"])))
@@ -132,7 +134,7 @@ def collect_evals(run_dir: str | Path) -> list[dict[str, float | int | str]]:
         return math.nan  # after the last recorded sitting (a sitting still running)
 
     rows: list[dict[str, float | int | str]] = []
-    for line in (run_dir / "evals.jsonl").read_text().splitlines():
+    for line in RunPaths(run_dir).evals.read_text().splitlines():
         e = json.loads(line)
         rows.append(
             {
@@ -225,7 +227,7 @@ def continue_runs(
 
     joined: dict[str, list[dict]] = {}
     for run_dir in map(Path, run_dirs):
-        sessions_file = run_dir / "sessions.jsonl"
+        sessions_file = RunPaths(run_dir).sessions
         sessions = (
             [json.loads(line) for line in sessions_file.read_text().splitlines() if line.strip()]
             if sessions_file.exists()
@@ -380,9 +382,9 @@ def run_rules(run_dir: str | Path) -> str:
     import yaml
 
     run_dir = Path(run_dir)
-    if (run_dir / "config.json").exists() and not (run_dir / "config.yaml").exists():
+    if (run_dir / "config.json").exists() and not RunPaths(run_dir).config.exists():
         return json.loads((run_dir / "config.json").read_text()).get("rules", "official")
-    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    cfg = yaml.safe_load(RunPaths(run_dir).config.read_text())
     return (cfg.get("env") or {}).get("rules", "official")
 
 

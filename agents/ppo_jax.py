@@ -1,31 +1,31 @@
-"""PPO on the JAX env, end to end in JAX: one file, read top to bottom (CleanRL / PureJaxRL).
+"""The JAX engine (``train.engine: jax``): PPO end to end in JAX, read top to bottom (CleanRL /
+PureJaxRL).
 
-    python -m yahtzee_agents.ppo_jax --config configs/ppo.yaml --out runs/ppo-jax-s0
+    yahtzee train ppo --set train.engine=jax          # the recipe of configs/ppo.yaml, in JAX
+    python -m yahtzee_agents.ppo_jax ppo              # the same (an alias)
 
-The recipe is the config's (``configs/ppo.yaml`` by default: reward-only masked PPO, MLP 256x256
-for the policy and another for the value, input version 2, canonical holds, upper-bonus shaping,
-512 games x 32 steps per update, 3 epochs of 4096-sample minibatches, the learning rate's
-40 M-step schedule), read by the same typed loader as ``yahtzee train``. What differs from the
-SB3 trainer is only where it runs: acting, the env, GAE and the updates between two
-checkpoints are one compiled XLA program (`jax.lax.scan` over updates), on CPU or an
-accelerator.
+The recipe is the config's, read by the same typed loader as the SB3 engine (masked PPO, MLP
+policy and value networks, the input version, canonical holds, upper-bonus shaping, rollouts,
+epochs and minibatches, the learning rate's schedule). What differs is only where it runs:
+acting, the env, GAE and the updates between two evaluations or checkpoints are one compiled
+XLA program (`jax.lax.scan` over updates), on CPU or an accelerator.
 
-Every ``train.checkpoint_interval`` env-steps the run folder gets ``state.npz`` (everything
-needed to resume exactly: ``--resume``) and ``policy-STEPS.{npz,json}``, the policy head in
-the numpy model format (`yahtzee_env.policies.models`), which ``yahtzee benchmark`` grades like
-any other model file; its manifest says what the agent knew and what it trained on. Greedy
-evaluation games (``train.eval_games``, in JAX) are logged to ``progress.csv``.
+The run folder is the SB3 engine's (`yahtzee_agents.run.folder`): ``config.yaml``,
+``meta.json``, ``evals.jsonl`` (greedy games of the exported numpy policy, graded by the solver
+as SB3 runs are), ``best/``, ``final/`` and ``checkpoints/``; a model is the numpy model format
+(``model.json`` + ``model.npz``, `yahtzee_env.policies.models`), so ``yahtzee benchmark`` and
+``yahtzee export`` read the run as any other. Beside each checkpoint, ``ckpt_<steps>.state.npz``
+holds the whole learner (params, Adam, every env's game, the key): a run stopped by SIGTERM,
+SIGINT or its time limit resumes bit for bit (on the same machine).
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
+import hashlib
 import json
 import platform
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -34,29 +34,20 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from yahtzee_agents.config import RunConfig, Schedule, load_config
+from yahtzee_agents.config import RunConfig
+from yahtzee_agents.run import folder
+from yahtzee_agents.run.folder import RunPaths, StopRequests, TrainingInterrupted
+from yahtzee_agents.run.schedule import scheduled
+from yahtzee_agents.run.shaping import potential_weight, shaped_rewards, upper_bonus_potential
 from yahtzee_env.fileio import atomic_write
 from yahtzee_env.game.engine import NUM_ACTIONS
-from yahtzee_env.game.observation import INPUT_SIZES, UPPER_BONUS_INDEX, UPPER_INDEX
+from yahtzee_env.game.observation import INPUT_SIZES
 from yahtzee_env.jax import Yahtzee
-from yahtzee_env.policies.knowledge import knowledge_of_training
-from yahtzee_env.policies.models import save_policy
+from yahtzee_env.policies.models import MLPPolicy, save_policy
 
+ENGINE = "jax"
+STATE_FORMAT = "yahtzee-rl-jax-state-1"
 MASKED = -1e8  # the logit of an illegal action (as sb3-contrib's masked distribution)
-
-
-@dataclass
-class Args:
-    config: str = "configs/ppo.yaml"
-    """the run config (the recipe: env, policy, ppo and train sections)"""
-    out: str = "runs/ppo-jax"
-    """the run folder (checkpoints, exported policies, progress.csv)"""
-    seed: int | None = None
-    """the run's seed (default: the config's train.seed)"""
-    total_timesteps: int | None = None
-    """env-steps to train (default: the config's train.total_timesteps)"""
-    resume: bool = False
-    """continue the run in --out from its state.npz"""
 
 
 # ---------------------------------------------------------------------------- the network
@@ -124,19 +115,14 @@ def make_train(cfg: RunConfig, env: Yahtzee):
     n_minibatches = batch // ppo.batch_size
     activation = {"relu": jax.nn.relu, "tanh": jnp.tanh}[cfg.policy.activation]
     version = cfg.env.observation_version
-    shaping = cfg.env.shaping_weight * env.rules.upper_bonus_value
-    shaping = shaping if cfg.env.shaping == "upper-bonus" else 0.0
+    weight = potential_weight(cfg.env, env.rules.upper_bonus_value)
     scale = cfg.env.reward_scale
-    lr = ppo.learning_rate
     total = cfg.train.total_timesteps
 
     def learning_rate(count: jax.Array) -> jax.Array:
         # The config's schedule over env-steps, at the steps collected when the update runs.
         steps = (count // (ppo.n_epochs * n_minibatches) + 1) * batch
-        if isinstance(lr, Schedule):
-            done = jnp.clip(steps / lr.length(total), 0.0, 1.0)
-            return lr.start + (lr.end - lr.start) * done
-        return jnp.float32(lr)
+        return scheduled(ppo.learning_rate, steps, total, xp=jnp)
 
     optimizer = optax.chain(
         optax.clip_by_global_norm(ppo.max_grad_norm),
@@ -150,8 +136,7 @@ def make_train(cfg: RunConfig, env: Yahtzee):
         return env.model_input(obs, version)
 
     def potential(obs: jax.Array) -> jax.Array:
-        earned = obs[:, UPPER_BONUS_INDEX] > 0.5
-        return shaping * jnp.where(earned, 0.0, obs[:, UPPER_INDEX])
+        return upper_bonus_potential(obs, weight, xp=jnp)
 
     def init(key: jax.Array) -> Runner:
         k_params, k_env, key = jax.random.split(key, 3)
@@ -182,13 +167,13 @@ def make_train(cfg: RunConfig, env: Yahtzee):
         action = jax.random.categorical(k_act, logits)
         log_prob = jax.nn.log_softmax(logits)[jnp.arange(n_envs), action]
         state, reward, done = env_step_autoreset(state, action, k_env)
-        phi = potential(state.observation)
-        after = jnp.where(done, 0.0, phi)  # a finished game's next state is terminal
-        shaped = (reward + after - runner.potential) * scale
+        shaped, phi = shaped_rewards(
+            reward, state.observation, done, runner.potential, weight, scale, xp=jnp
+        )
         transition = Transition(x, state.legal_action_mask, action, log_prob, value, shaped, done)
         # The mask that was used is the state's before the step: keep that one.
         transition = transition._replace(mask=runner.env_state.legal_action_mask)
-        runner = runner._replace(env_state=state, potential=jnp.where(done, 0.0, phi), key=key)
+        runner = runner._replace(env_state=state, potential=phi, key=key)
         return runner, transition
 
     def gae(traj: Transition, last_value: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -286,64 +271,108 @@ def partial_jit_static_n(fn):
 def save_state(path: Path, runner: Runner, facts: dict[str, Any]) -> None:
     """Everything to resume: the runner's leaves (params, optimizer, env states, key) and
     ``facts`` (JSON) in one npz, written atomically."""
+    import io
+
     leaves = jax.tree.leaves(runner)
     arrays = {f"leaf{i}": np.asarray(jax.random.key_data(x) if _is_key(x) else x)
               for i, x in enumerate(leaves)}  # fmt: skip
-    arrays["facts"] = np.frombuffer(json.dumps(facts).encode(), dtype=np.uint8)
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez(tmp, **arrays)
-    tmp.replace(path)
+    arrays["facts"] = np.frombuffer(
+        json.dumps({"format": STATE_FORMAT, **facts}).encode(), dtype=np.uint8
+    )
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    atomic_write(path, buffer.getvalue())
 
 
 def load_state(path: Path, like: Runner) -> tuple[Runner, dict[str, Any]]:
-    data = np.load(path, allow_pickle=False)
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    facts = json.loads(bytes(arrays.pop("facts")).decode())
+    if facts.get("format") != STATE_FORMAT:
+        raise ValueError(f"{path}: not a JAX training state ({facts.get('format')!r})")
     leaves, treedef = jax.tree.flatten(like)
-    saved = sum(name.startswith("leaf") for name in data.files)
-    if saved != len(leaves):  # e.g. written before the env state carried its observation
+    if len(arrays) != len(leaves):  # e.g. written before the env state carried its observation
         raise ValueError(
-            f"{path}: {saved} arrays, but this version's runner has {len(leaves)}: the "
-            "checkpoint was written by another version of the JAX env or of this script"
+            f"{path}: {len(arrays)} arrays, but this version's runner has {len(leaves)}: the "
+            "checkpoint was written by another version of the JAX env or of this engine"
         )
     restored = []
     for i, leaf in enumerate(leaves):
-        value = data[f"leaf{i}"]
+        value = arrays[f"leaf{i}"]
         if _is_key(leaf):
             restored.append(jax.random.wrap_key_data(jnp.asarray(value)))
         else:
             if value.shape != leaf.shape:
                 raise ValueError(f"{path}: leaf {i} has shape {value.shape}, not {leaf.shape}")
             restored.append(jnp.asarray(value, dtype=leaf.dtype))
-    return jax.tree.unflatten(treedef, restored), json.loads(bytes(data["facts"]).decode())
+    return jax.tree.unflatten(treedef, restored), facts
 
 
 def _is_key(x: Any) -> bool:
     return jnp.issubdtype(getattr(x, "dtype", None), jax.dtypes.prng_key)
 
 
-def export_policy(out: Path, runner: Runner, cfg: RunConfig, env_steps: int) -> Path:
-    """The policy head as ``policy-STEPS.npz/.json`` (the numpy model format)."""
-    weights = [(np.asarray(layer["w"]), np.asarray(layer["b"])) for layer in runner.params["pi"]]
-    knew = knowledge_of_training(
-        observation_version=cfg.env.observation_version,
-        shaping=cfg.env.shaping if cfg.env.shaping_weight else "none",
+def policy_weights(params: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The policy head's (W [in, out], b) pairs, hidden layers first: the numpy model's."""
+    return [(np.asarray(layer["w"]), np.asarray(layer["b"])) for layer in params["pi"]]
+
+
+def weights_sha256(params: Any) -> str:
+    """sha256 over every parameter (policy then value, layer order, float32 bytes): two runs
+    that trained the same weights have the same digest."""
+    digest = hashlib.sha256()
+    for leaf in jax.tree.leaves(params):
+        digest.update(np.asarray(leaf, dtype=np.float32).tobytes())
+    return digest.hexdigest()
+
+
+def numpy_policy(params: Any, cfg: RunConfig, env: Yahtzee) -> MLPPolicy:
+    """The numpy player of the policy head (what evaluations grade and exports ship)."""
+    return MLPPolicy(
+        policy_weights(params),
+        cfg.policy.activation,
+        name=cfg.name,
         canonical_holds=cfg.env.canonical_holds,
-        ppo_steps=env_steps,
+        input_version=cfg.env.observation_version,
+        threshold=env.rules.upper_bonus_threshold,
     )
+
+
+def trained_on() -> str:
+    return (
+        f"{jax.default_backend().upper()}: {jax.devices()[0].device_kind}, "
+        f"jax {jax.__version__}, {platform.machine()}"
+    )
+
+
+def save_model(path: Path, params: Any, cfg: RunConfig, env_steps: int) -> Path:
+    """The policy head at ``path`` (``.../NAME.json`` + ``NAME.npz``, the numpy model format);
+    its manifest says how it was made and what the agent knew (`folder.knew`)."""
     extra = {
-        "method": "reward-only",
-        "objective": "score",
-        "teacher": None,
-        "env_steps": int(env_steps),
-        "knew": knew,
+        **folder.knew(cfg, env_steps),
+        "timesteps": int(env_steps),
         "trained_with": "yahtzee_agents.ppo_jax (PPO in JAX on yahtzee_env.jax)",
-        "trained_on": f"{jax.default_backend().upper()}: {jax.devices()[0].device_kind}, "
-        f"jax {jax.__version__}, {platform.machine()}",
+        "trained_on": trained_on(),
     }
     return save_policy(
-        out, f"policy-{env_steps}", weights, cfg.policy.activation, rules=cfg.env.rules,
-        config_sha256=cfg.digest(), canonical_holds=cfg.env.canonical_holds,
-        input_version=cfg.env.observation_version, extra=extra,
+        path.parent, path.stem, policy_weights(params), cfg.policy.activation,
+        rules=cfg.env.rules, config_sha256=cfg.digest(),
+        canonical_holds=cfg.env.canonical_holds, input_version=cfg.env.observation_version,
+        extra=extra,
     )  # fmt: skip
+
+
+def libraries() -> dict[str, str | None]:
+    """The engine's libraries, as ``meta.json`` names them."""
+    from importlib import metadata
+
+    found: dict[str, str | None] = {}
+    for name in ("jax", "jaxlib", "optax"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
 
 
 # ---------------------------------------------------------------------------- throughput
@@ -366,75 +395,122 @@ def throughput(cfg: RunConfig, min_steps: int, seed: int = 0) -> dict[str, Any]:
             "steps_per_s": updates * batch / seconds}  # fmt: skip
 
 
-# ---------------------------------------------------------------------------- main
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    for name, field in Args.__dataclass_fields__.items():
-        flag = "--" + name.replace("_", "-")
-        if field.type == "bool":
-            parser.add_argument(flag, action="store_true")
-        else:
-            kind = int if "int" in str(field.type) else str
-            parser.add_argument(flag, type=kind, default=field.default)
-    args = Args(**vars(parser.parse_args(argv)))
-    overrides = []
-    if args.seed is not None:
-        overrides.append(f"train.seed={args.seed}")
-    if args.total_timesteps is not None:
-        overrides.append(f"train.total_timesteps={args.total_timesteps}")
-    cfg = load_config(args.config, overrides)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    env = Yahtzee(cfg.env.rules, canonical_holds=cfg.env.canonical_holds)
-    init, train, evaluate, batch = make_train(cfg, env)
-    every = max(1, cfg.train.checkpoint_interval // batch)  # updates per compiled chunk
-    eval_every = max(1, cfg.train.eval_interval // batch)
-    chunk = min(every, eval_every)
-    total_updates = -(-cfg.train.total_timesteps // batch)
+# ---------------------------------------------------------------------------- the run
+def _next(steps: int, interval: int) -> int | None:
+    """The first multiple of ``interval`` past ``steps`` (None: never)."""
+    return (steps // interval + 1) * interval if interval else None
 
+
+def train(
+    cfg: RunConfig,
+    run_dir: str | Path,
+    *,
+    resume: bool = False,
+    progress: bool = True,
+    argv: list[str] | None = None,
+    on_eval: Any = None,
+    time_limit: float | None = None,
+    handle_signals: bool = True,
+) -> Path:
+    """Train ``cfg`` into ``run_dir`` with PPO in JAX, or continue it (``resume``): the
+    options, the run folder, the stops and what a resume does are `yahtzee_agents.train.train`'s
+    (`yahtzee_agents.run.folder`). Evaluations and checkpoints are taken at the first update
+    boundary at or past each multiple of ``train.eval_interval`` and
+    ``train.checkpoint_interval`` (one update is ``env.num_envs * ppo.n_steps`` env-steps), and
+    so are stops: the updates between two boundaries are one compiled program."""
+    session_start = time.perf_counter()
+    paths = RunPaths(Path(run_dir))
+    ckpt = folder.open_run(cfg, paths, resume)
+    env = Yahtzee(cfg.env.rules, canonical_holds=cfg.env.canonical_holds)
+    init, train_updates, _, batch = make_train(cfg, env)
     runner = init(jax.random.key(cfg.train.seed))
-    state_path = out / "state.npz"
-    if args.resume:
-        runner, facts = load_state(state_path, runner)
-        print(f"resumed at {facts['env_steps']:,} env-steps", flush=True)
-    else:
-        atomic_write(out / "config.json", json.dumps(cfg.to_dict(), indent=2).encode())
-        command = " ".join(["python -m yahtzee_agents.ppo_jax", *sys.argv[1:]])
-        atomic_write(out / "command.txt", (command + "\n").encode())
-    progress = out / "progress.csv"
-    new_file = not progress.exists()
-    with progress.open("a", newline="") as fh:
-        writer = csv.writer(fh)
-        if new_file:
-            writer.writerow(["env_steps", "seconds", "steps_per_s", "eval_mean", "eval_games",
-                             "policy_loss", "value_loss", "entropy", "clip_fraction"])  # fmt: skip
-        started = time.perf_counter()
-        done_updates = int(runner.update)
-        eval_key = jax.random.key(cfg.train.seed + 1_000_003)
-        eval_games = jnp.zeros(cfg.train.eval_games)
-        while done_updates < total_updates:
-            n = min(chunk, total_updates - done_updates)
-            t0 = time.perf_counter()
-            runner, metrics = train(runner, n)
+    total_updates = -(-cfg.train.total_timesteps // batch)
+    if ckpt is not None:
+        runner, _ = load_state(paths.state_of(ckpt), runner)
+        steps = int(runner.update) * batch
+        if total_updates <= int(runner.update) and folder.finished_at(paths.root) == steps:
+            print(
+                f"{cfg.name} already finished at {steps} steps: nothing to do "
+                "(extend it with --set train.total_timesteps=N)"
+            )
+            return paths.root
+        folder.keep_evals_until(paths, steps)
+        print(f"resuming {cfg.name} from {ckpt.name} at {steps} steps")
+    folder.write_run_metadata(paths, cfg, argv if argv is not None else sys.argv, libraries())
+    folder.say_if_no_regret(cfg)
+    t = cfg.train
+    best = folder.best_merit(paths)
+
+    def evaluate(steps: int) -> dict[str, Any]:
+        nonlocal best
+        result = folder.evaluate(numpy_policy(runner.params, cfg, env), cfg)
+        best = folder.record_evaluation(
+            paths, steps, result, best,
+            lambda where: save_model(paths.model_in(where, ENGINE), runner.params, cfg, steps),
+        )  # fmt: skip
+        if progress:
+            print(f"{steps:>11,} env-steps  greedy mean {result['mean']:6.1f} "
+                  f"({result['games']} games)", flush=True)  # fmt: skip
+        if on_eval is not None:
+            on_eval(result, steps)
+        return result
+
+    def checkpoint(steps: int) -> Path:
+        path = paths.checkpoint(steps, ENGINE)
+        save_state(paths.state_of(path), runner, {"env_steps": steps})
+        save_model(path, runner.params, cfg, steps)  # after its state: a listed one has one
+        paths.prune_checkpoints(t.keep_checkpoints)
+        return path
+
+    steps = int(runner.update) * batch
+    next_eval, next_ckpt = _next(steps, t.eval_interval), _next(steps, t.checkpoint_interval)
+    stop = StopRequests(time_limit, session_start)
+    if handle_signals:
+        stop.install()
+    t0 = time.perf_counter()
+    try:
+        while int(runner.update) < total_updates:
+            due = [x for x in (next_eval, next_ckpt) if x is not None]
+            target = min([-(-x // batch) for x in due] + [total_updates])
+            runner, _ = train_updates(runner, target - int(runner.update))
             jax.block_until_ready(runner.params)
-            seconds = time.perf_counter() - t0
-            done_updates = int(runner.update)
-            env_steps = done_updates * batch
-            scores = evaluate(runner.params, eval_key, eval_games)
-            mean = float(scores.mean())
-            m = {k: float(v.mean()) for k, v in metrics.items()}
-            writer.writerow([env_steps, round(time.perf_counter() - started, 1),
-                             round(n * batch / seconds), round(mean, 2), len(scores),
-                             m["policy_loss"], m["value_loss"], m["entropy"],
-                             m["clip_fraction"]])  # fmt: skip
-            fh.flush()
-            print(f"{env_steps:>11,} env-steps  {n * batch / seconds:>8,.0f}/s  "
-                  f"greedy mean {mean:6.1f} ({len(scores)} games)  "
-                  f"entropy {m['entropy']:.3f}", flush=True)  # fmt: skip
-            if done_updates % every == 0 or done_updates == total_updates:
-                save_state(state_path, runner, {"env_steps": env_steps})
-                export_policy(out, runner, cfg, env_steps)
-    return 0
+            steps = int(runner.update) * batch
+            if int(runner.update) == total_updates:
+                break  # the final model is evaluated and saved below
+            if next_eval is not None and steps >= next_eval:
+                evaluate(steps)
+                next_eval = _next(steps, t.eval_interval)
+            written = None
+            if steps >= next_ckpt:
+                written = checkpoint(steps)
+                next_ckpt = _next(steps, t.checkpoint_interval)
+            reason = stop.requested()
+            if reason is not None:
+                written = written or checkpoint(steps)
+                folder.record_session(paths, session_start, time.perf_counter() - t0, steps)
+                raise TrainingInterrupted(reason, steps, written)
+        elapsed = time.perf_counter() - t0
+    finally:
+        stop.uninstall()
+    steps = int(runner.update) * batch
+    save_model(paths.model_in(paths.final, ENGINE), runner.params, cfg, steps)
+    result = evaluate(steps)  # the final weights (also a candidate for "best")
+    checkpoint(steps)
+    folder.write_final(
+        paths, result, steps,
+        weights_sha256=weights_sha256(runner.params), train_seconds_this_session=elapsed,
+    )  # fmt: skip
+    folder.record_session(paths, session_start, elapsed, steps)
+    return paths.root
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m yahtzee_agents.ppo_jax CONFIG [OPTIONS]``: ``yahtzee train CONFIG --set
+    train.engine=jax [OPTIONS]`` (``--resume RUN_DIR``: the run's config says its engine)."""
+    from yahtzee_env.commands.cli import main as yahtzee
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    return yahtzee(["train", *args, *([] if "--resume" in args else ["--set", "train.engine=jax"])])
 
 
 if __name__ == "__main__":

@@ -32,12 +32,13 @@ import numpy as np
 from yahtzee_env.fileio import atomic_write
 
 STATE_FORMAT = "yahtzee-rl-train-state-1"
-STATE_SUFFIX = ".state.npz"
 
 
 def state_path(checkpoint: Path) -> Path:
-    """The state file beside ``checkpoints/ckpt_<steps>.zip``."""
-    return checkpoint.with_name(checkpoint.stem + STATE_SUFFIX)
+    """The state file beside ``checkpoints/ckpt_<steps>.zip`` (`RunPaths.state_of`)."""
+    from yahtzee_agents.run.folder import RunPaths
+
+    return RunPaths.state_of(checkpoint)
 
 
 def _layers(env: Any) -> tuple[Any, Any, Any]:

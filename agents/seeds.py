@@ -45,7 +45,8 @@ def parse_seeds(text: str) -> list[int]:
 def train_one_seed(cfg: RunConfig, run_dir: str, argv: list[str]) -> dict[str, Any]:
     """A Ray task: train (or, when a retry finds the run folder, continue) one seed's run;
     its final and best evaluations."""
-    from yahtzee_agents.train import RunPaths, train
+    from yahtzee_agents.run import train
+    from yahtzee_agents.run.folder import RunPaths
 
     paths = RunPaths(Path(run_dir))
     # Ray owns a worker's signals; a retried task resumes from the newest (exact) checkpoint.
@@ -60,8 +61,8 @@ def train_one_seed(cfg: RunConfig, run_dir: str, argv: list[str]) -> dict[str, A
     return {
         "seed": cfg.train.seed,
         "run_dir": str(paths.root),
-        "final": json.loads((paths.final / "eval.json").read_text()),
-        "best": json.loads((paths.best / "eval.json").read_text()),
+        "final": json.loads(paths.eval_record(paths.final).read_text()),
+        "best": json.loads(paths.eval_record(paths.best).read_text()),
     }
 
 
@@ -114,12 +115,13 @@ def train_seeds(
 ) -> dict[str, Any]:
     """Train ``cfg`` once per seed, in parallel as Ray tasks (see the module docstring).
     Refuses before starting anything if a seed's run folder already exists."""
+    from yahtzee_agents.run.folder import RunPaths
     from yahtzee_env.analysis.ray_backend import ray_session
 
     runs_dir = Path(runs_dir).resolve()
     configs = [seed_config(cfg, s) for s in seeds]
     for c in configs:
-        if (runs_dir / c.name / "config.yaml").exists():
+        if RunPaths(runs_dir / c.name).config.exists():
             raise FileExistsError(f"{runs_dir / c.name} already exists: choose other seeds")
     with ray_session(address) as ray:
         task = ray.remote(train_one_seed).options(

@@ -51,10 +51,36 @@ _SB3_DEFAULT_ACTIVATION = "tanh"  # ActorCriticPolicy's activation_fn default (n
 
 def _run_folder_of(path: Path) -> Path | None:
     """The run folder holding ``path`` (a model.zip in best/, final/ or checkpoints/)."""
+    from yahtzee_agents.run.folder import is_run_folder
+
     for folder in (path, path.parent, path.parent.parent):
-        if (folder / "config.yaml").is_file():
+        if is_run_folder(folder):
             return folder
     return None
+
+
+def load_jax_run_policy(run: Path, rules: RuleSet | str | None, holds: str | None) -> MLPPolicy:
+    """The numpy policy of a JAX run (``train.engine: jax``): its best model (else its final),
+    a numpy model file; what it knew from the run's config, as for an SB3 run."""
+    from yahtzee_agents.export import level_facts
+    from yahtzee_agents.run.folder import RunPaths, load_run_config
+    from yahtzee_env.policies.models import load_opponent, read_manifest
+
+    paths = RunPaths(run)
+    model = paths.model("best") or paths.model("final")
+    if model is None:
+        raise ModelFormatError(f"{run}: the JAX run has no model yet (best/ or final/)")
+    cfg = load_run_config(run)
+    run_holds = "canonical" if cfg.env.canonical_holds else "all"
+    if holds is not None and holds != run_holds:
+        raise ValueError(f"{run}: the run's config says {run_holds} holds, not {holds}")
+    policy = load_opponent(model, rules)
+    policy.name = cfg.name
+    policy.trained_rules = cfg.env.rules
+    policy.assumed = {}
+    policy.timesteps = read_manifest(model).env_steps
+    policy.knew = level_facts(cfg, policy.timesteps or 0)["knew"]
+    return policy
 
 
 class _Named:
@@ -175,11 +201,15 @@ def load_sb3_policy(
     path = Path(path)
     run = _run_folder_of(path) if path.is_dir() or path.suffix == ".zip" else None
     if path.is_dir():
+        from yahtzee_agents.run.folder import RunPaths
+
         if run is None:
-            raise ModelFormatError(f"{path}: not a run folder (no config.yaml)")
-        zip_path = run / "best" / "model.zip"
-        if not zip_path.exists():
-            zip_path = run / "final" / "model.zip"
+            raise ModelFormatError(f"{path}: not a run folder (no {RunPaths(path).config.name})")
+        paths = RunPaths(run)
+        found = paths.model("best") or paths.model("final")
+        if found is not None and found.suffix == ".json":  # a JAX run's numpy model
+            return load_jax_run_policy(run, rules, holds)
+        zip_path = found or paths.model_in(paths.final, "sb3")
     else:
         zip_path = path
     data, weights, activation = read_sb3_zip(zip_path)

@@ -338,12 +338,13 @@ def run_trial(config: dict[str, Any], sweep: Sweep, sweep_dir: str) -> None:
     (after a resume, nothing is trained twice); one with checkpoints continues from them."""
     from ray import tune
 
-    from yahtzee_agents.train import RunPaths, train
+    from yahtzee_agents.run import train
+    from yahtzee_agents.run.folder import RunPaths
 
     trial_id = tune.get_context().get_trial_id()
     cfg = sweep.trial_config(trial_values(sweep, config), f"{sweep.file.name}-{trial_id}")
     paths = RunPaths(Path(sweep_dir) / "runs" / trial_id)
-    final = paths.final / "eval.json"
+    final = paths.eval_record(paths.final)
 
     def finished() -> dict[str, Any] | None:
         done = json.loads(final.read_text()) if final.exists() else None

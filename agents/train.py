@@ -1,151 +1,58 @@
-"""Train a MaskablePPO agent from a `RunConfig` into a run folder ``runs/<name>/``.
+"""The SB3 engine (``train.engine: sb3``): train a MaskablePPO agent from a `RunConfig` into a
+run folder ``runs/<name>/``, written through `yahtzee_agents.run` (its shape, the schedule, the
+shaping potential).
 
-The run folder holds everything needed to understand and continue the run::
-
-    config.yaml        the resolved config (after --set overrides)
-    command.txt        the command line
-    meta.json          package version, git commit, library versions, start time
-    tb/                TensorBoard logs
-    checkpoints/       ckpt_<steps>.zip, written atomically; the last K are kept
-    best/              best model by evaluation (`merit`: regret, else mean; model.zip + eval.json)
-    final/             the model at the end of training (model.zip + eval.json)
-
+Its models are SB3's ``model.zip`` (``best/``, ``final/``, ``checkpoints/ckpt_<steps>.zip``
+beside each checkpoint's state file, `yahtzee_agents.resume`); TensorBoard logs go to ``tb/``.
 `train` resumes from the newest checkpoint when ``resume=True``.
 """
 
 from __future__ import annotations
 
 import json
-import platform
-import shlex
-import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from stable_baselines3.common.callbacks import BaseCallback
 
-from yahtzee_agents.config import (
-    DIGEST_VERSION,
-    FOLLOW_TOTAL,
-    SCHEDULED,
-    ConfigError,
-    RunConfig,
-    Schedule,
-    apply_overrides,
-    config_from_dict,
-    digest_version_of,
-    read_yaml_mapping,
-    value_at,
-)
+from yahtzee_agents.config import RunConfig, Schedule, value_at
 from yahtzee_agents.export import numpy_policy
 from yahtzee_agents.resume import save_state, state_path
-from yahtzee_env.analysis.evaluation import evaluate_policy
+from yahtzee_agents.run import folder
+from yahtzee_agents.run.folder import (  # noqa: F401  (the names this module always had)
+    CHECKPOINT_PREFIX,
+    RunPaths,
+    StopRequests,
+    TrainingInterrupted,
+    check_extension,
+    finished_at,
+    load_run_config,
+    merit,
+    run_digest,
+)
+from yahtzee_agents.run.shaping import potential_weight
 from yahtzee_env.fileio import atomic_path, atomic_write
 from yahtzee_env.game.rules import Box, RuleSet
 
-CHECKPOINT_PREFIX = "ckpt_"
+ENGINE = "sb3"
+_say_if_no_regret = folder.say_if_no_regret
+_brief = folder.brief
 
 
-@dataclass
-class RunPaths:
-    root: Path
+def libraries() -> dict[str, str | None]:
+    """The engine's libraries, as ``meta.json`` names them."""
+    from yahtzee_agents.provenance import library_versions
 
-    @property
-    def config(self) -> Path:
-        return self.root / "config.yaml"
-
-    @property
-    def checkpoints(self) -> Path:
-        return self.root / "checkpoints"
-
-    @property
-    def best(self) -> Path:
-        return self.root / "best"
-
-    @property
-    def final(self) -> Path:
-        return self.root / "final"
-
-    @property
-    def tb(self) -> Path:
-        return self.root / "tb"
-
-    @property
-    def evals(self) -> Path:
-        return self.root / "evals.jsonl"
-
-    def start_afresh(self) -> list[str]:
-        """Remove what an earlier, unfinished attempt left (no checkpoint to resume from):
-        TensorBoard runs, best and final models, evaluations, the warm start's record and
-        checkpoint leftovers. Returns the names removed."""
-        import shutil
-
-        removed = []
-        for path in (self.tb, self.best, self.final, self.checkpoints):
-            if path.exists():
-                shutil.rmtree(path)
-                removed.append(path.name + "/")
-        for name in ("evals.jsonl", "warm_start.json", "init.json", "sessions.jsonl"):
-            if (self.root / name).exists():
-                (self.root / name).unlink()
-                removed.append(name)
-        return removed
-
-    def checkpoint_files(self) -> list[Path]:
-        """Checkpoints ``ckpt_<steps>.zip``, oldest first (temporary files are not listed)."""
-        found = []
-        for path in self.checkpoints.glob(f"{CHECKPOINT_PREFIX}*.zip"):
-            steps = path.stem.removeprefix(CHECKPOINT_PREFIX)
-            if steps.isdigit():
-                found.append((int(steps), path))
-        return [path for _, path in sorted(found)]
-
-    def latest_checkpoint(self) -> Path | None:
-        ckpts = self.checkpoint_files()
-        return ckpts[-1] if ckpts else None
-
-
-def run_digest(run_dir: str | Path, cfg: RunConfig) -> tuple[str, int]:
-    """``(config_sha256, config_digest_version)`` of a run: the digest its ``meta.json``
-    recorded when ``cfg`` reproduces it in some digest version (a run made by older code keeps
-    its digest), else ``cfg``'s in the current version."""
-    try:
-        recorded = json.loads((Path(run_dir) / "meta.json").read_text()).get("config_sha256")
-    except (OSError, ValueError, AttributeError):
-        recorded = None
-    version = digest_version_of(cfg, recorded) if isinstance(recorded, str) else None
-    if version is None:
-        return cfg.digest(), DIGEST_VERSION
-    return recorded, version
-
-
-def load_run_config(run_dir: str | Path, overrides: list[str] | None = None) -> RunConfig:
-    """The resolved config of a run folder, with ``section.key=value`` overrides applied."""
-    paths = RunPaths(Path(run_dir))
-    if not paths.config.exists():
-        raise FileNotFoundError(f"{run_dir}: not a run folder (no config.yaml)")
-    try:
-        data = read_yaml_mapping(paths.config)
-        return config_from_dict(apply_overrides(data, overrides) if overrides else data)
-    except ConfigError as err:
-        if str(err).startswith(str(paths.config)):
-            raise
-        raise ConfigError(f"{paths.config}: {err}") from None
-
-
-def finished_at(run_dir: str | Path) -> int | None:
-    """The step count of a run's final model (``final/eval.json``), None if it has none."""
-    final = RunPaths(Path(run_dir)).final / "eval.json"
-    try:
-        return int(json.loads(final.read_text())["timesteps"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    versions = library_versions()
+    return {
+        "torch": versions.get("torch"),
+        "stable_baselines3": versions.get("stable-baselines3"),
+        "sb3_contrib": versions.get("sb3-contrib"),
+    }
 
 
 # ------------------------------------------------------------------------------ env and model
@@ -170,7 +77,7 @@ def make_env(cfg: RunConfig, seed: int):
         rules=vec.rules,
         observation_version=cfg.env.observation_version,
         reward_scale=cfg.env.reward_scale,
-        shaping_weight=cfg.env.shaping_weight if cfg.env.shaping == "upper-bonus" else 0.0,
+        shaping_weight=potential_weight(cfg.env, 1.0),  # times the bonus, in LearningView
     )
 
 
@@ -215,66 +122,6 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
     return install(model)
 
 
-# ------------------------------------------------------------------------------ run folder
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=Path(__file__).resolve().parent,
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).resolve().parent,
-        ).stdout.strip()
-        return out.stdout.strip() + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def write_run_metadata(paths: RunPaths, cfg: RunConfig, argv: list[str]) -> None:
-    """``config.yaml``, ``command.txt`` (appended) and ``meta.json``: versions, git commit,
-    start time and the machine (`yahtzee_agents.provenance`: CPU, flags, kernels in use).
-    A resumed session appends its own facts to ``meta.json``'s ``sessions`` list."""
-    import yahtzee_env
-    from yahtzee_agents.provenance import environment_facts
-
-    paths.root.mkdir(parents=True, exist_ok=True)
-    atomic_write(paths.config, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-    with open(paths.root / "command.txt", "a") as f:
-        f.write(shlex.join(argv) + "\n")
-    session = {
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "git_commit": _git_commit(),
-        "environment": environment_facts(),
-    }
-    meta_file = paths.root / "meta.json"
-    try:
-        earlier = json.loads(meta_file.read_text()).get("sessions", [])
-    except (OSError, ValueError, AttributeError):
-        earlier = []
-    libraries = session["environment"]["libraries"]
-    meta = {
-        "package_version": yahtzee_env.__version__,
-        "git_commit": session["git_commit"],
-        "config_sha256": cfg.digest(),
-        "config_digest_version": DIGEST_VERSION,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "torch": libraries.get("torch"),
-        "stable_baselines3": libraries.get("stable-baselines3"),
-        "sb3_contrib": libraries.get("sb3-contrib"),
-        "started": session["started"],
-        "environment": session["environment"],
-        "sessions": [*earlier, session],
-    }
-    atomic_write(meta_file, json.dumps(meta, indent=2) + "\n")
-
-
 def save_model_atomic(model: Any, path: Path) -> None:
     """Save an SB3 model so that ``path`` is either the old file or the complete new one."""
     with atomic_path(path) as tmp, open(tmp, "wb") as f:  # the temp name is outside the glob
@@ -284,56 +131,6 @@ def save_model_atomic(model: Any, path: Path) -> None:
 # ------------------------------------------------------------------------------ callback
 EvalHook = Callable[[dict[str, Any], int], None]
 """Called with every evaluation's result and the step count (e.g. a sweep reports to Tune)."""
-
-
-class TrainingInterrupted(Exception):
-    """A run stopped early by SIGTERM, SIGINT or its time limit, after writing an exact
-    checkpoint; ``yahtzee train --resume`` continues it as if it had never stopped."""
-
-    def __init__(self, reason: str, steps: int, checkpoint: Path) -> None:
-        super().__init__(
-            f"stopped by {reason} at {steps:,} steps; checkpoint {checkpoint.name} written "
-            f"(continue with: yahtzee train --resume {checkpoint.parent.parent})"
-        )
-        self.reason, self.steps, self.checkpoint = reason, steps, checkpoint
-
-
-class StopRequests:
-    """Turns SIGTERM/SIGINT and a wall-time budget into a request to stop at the next PPO
-    rollout boundary (where a checkpoint is exact). A second signal stops at once."""
-
-    def __init__(self, time_limit: float | None, start: float) -> None:
-        self.deadline = None if time_limit is None else start + time_limit
-        self.reason: str | None = None
-        self._previous: dict[int, Any] = {}
-
-    def install(self) -> None:
-        import signal
-        import threading
-
-        if threading.current_thread() is not threading.main_thread():
-            return  # signals reach the main thread only (e.g. a Ray worker thread)
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            self._previous[sig] = signal.signal(sig, self._handle)
-
-    def uninstall(self) -> None:
-        import signal
-
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        self._previous = {}
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        import signal
-
-        self.reason = signal.Signals(signum).name
-        self.uninstall()  # a second Ctrl-C interrupts at once
-
-    def requested(self) -> str | None:
-        late = self.deadline is not None and time.perf_counter() >= self.deadline
-        if self.reason is None and late:
-            self.reason = "time limit"
-        return self.reason
 
 
 def weights_sha256(model: Any) -> str:
@@ -401,9 +198,7 @@ class TrainingCallback(BaseCallback):
             self.next_eval = self.restored["next_eval"]
             self.next_ckpt = self.restored["next_ckpt"]
             self.next_snapshot = self.restored.get("next_snapshot", self.next_snapshot)
-        best_file = self.paths.best / "eval.json"
-        if best_file.exists():  # a resumed run keeps competing with its earlier best
-            self.best = merit(json.loads(best_file.read_text()))
+        self.best = folder.best_merit(self.paths)  # a resumed run competes with its best
 
     def _on_training_start(self) -> None:
         n = self.steps
@@ -494,13 +289,7 @@ class TrainingCallback(BaseCallback):
             self.threshold,
             input_version=cfg.env.observation_version,
         )
-        result = evaluate_policy(
-            policy,
-            games=cfg.train.eval_games,
-            seed=cfg.train.eval_seed,
-            rules=cfg.env.rules,
-            regret="if-cached",
-        )
+        result = folder.evaluate(policy, cfg)
         return self._record_eval(result)
 
     def _record_eval(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -520,16 +309,13 @@ class TrainingCallback(BaseCallback):
             self.bar.set_postfix(win=f"{result['win_rate']:.3f}±{result['win_ci95']:.3f}")
         elif self.bar is not None:
             self.bar.set_postfix(eval=f"{result['mean']:.1f}±{result['ci95']:.1f}")
-        brief = _brief(result)
-        with open(self.paths.evals, "a") as f:
-            f.write(json.dumps({"timesteps": self.steps, **brief}) + "\n")
-        if merit(brief) > self.best:
-            self.best = merit(brief)
-            save_model_atomic(self.model, self.paths.best / "model.zip")
-            atomic_write(
-                self.paths.best / "eval.json",
-                json.dumps({**brief, "timesteps": self.steps}, indent=2),
-            )
+        self.best = folder.record_evaluation(
+            self.paths,
+            self.steps,
+            result,
+            self.best,
+            lambda best: save_model_atomic(self.model, self.paths.model_in(best, ENGINE)),
+        )
         if self.on_eval is not None:
             self.on_eval(result, self.steps)
         return result
@@ -537,12 +323,10 @@ class TrainingCallback(BaseCallback):
     def checkpoint(self) -> Path:
         """``ckpt_<steps>.zip`` and its state file (`yahtzee_agents.resume`); the last
         ``keep_checkpoints`` pairs are kept."""
-        path = self.paths.checkpoints / f"{CHECKPOINT_PREFIX}{self.steps}.zip"
+        path = self.paths.checkpoint(self.steps, ENGINE)
         save_state(state_path(path), self.model, self.training_env, self.state())
         save_model_atomic(self.model, path)  # after its state: a listed zip has one
-        for old in self.paths.checkpoint_files()[: -self.cfg.train.keep_checkpoints]:
-            old.unlink()
-            state_path(old).unlink(missing_ok=True)
+        self.paths.prune_checkpoints(self.cfg.train.keep_checkpoints)
         return path
 
     def _on_training_end(self) -> None:
@@ -570,18 +354,6 @@ def _dump_only(logger: Any, prefix: str, step: int) -> None:
         if count is not None:
             logger.name_to_count[key] = count
     logger.name_to_excluded.update(excluded)
-
-
-def merit(brief: dict[str, Any]) -> tuple[int, float]:
-    """How good an evaluation (`_brief`) is, for ``best/``: at a table, the higher win rate;
-    else the lower regret per game when it was measured (its 95% CI is about a tenth of the
-    mean's: ±0.1 against ±1.8 points on 4,000 games, so a mean's luck does not pick the
-    model), else the higher mean. Any evaluation with a regret ranks above any without."""
-    if brief.get("win_rate") is not None:
-        return (2, float(brief["win_rate"]))
-    if brief.get("regret_per_game") is not None:
-        return (1, -float(brief["regret_per_game"]))
-    return (0, float(brief["mean"]))
 
 
 def evaluate_table(model: Any, cfg: RunConfig) -> dict[str, Any]:
@@ -618,60 +390,7 @@ def evaluate_table(model: Any, cfg: RunConfig) -> dict[str, Any]:
     }
 
 
-def _brief(result: dict[str, Any]) -> dict[str, Any]:
-    if "win_rate" in result:
-        return dict(result)
-    keys = ("games", "seed", "mean", "ci95", "std", "median", "upper_bonus_rate", "yahtzee_rate")
-    brief = {k: result[k] for k in keys if k in result}
-    if result.get("regret") is not None:
-        brief["regret_per_game"] = result["regret"]["mean"]
-    return brief
-
-
 # ------------------------------------------------------------------------------ entry point
-def _keep_evals_until(path: Path, steps: int) -> None:
-    """Drop evaluations logged after ``steps`` (a run killed after its last checkpoint
-    repeats them when resumed)."""
-    if not path.exists():
-        return
-    lines = [line for line in path.read_text().splitlines() if line.strip()]
-    kept = [line for line in lines if json.loads(line)["timesteps"] <= steps]
-    if len(kept) != len(lines):
-        atomic_write(path, "".join(line + "\n" for line in kept))
-
-
-def check_extension(old: RunConfig, new: RunConfig) -> None:
-    """Refuse to extend (or shorten) a run whose schedules stretch over
-    ``train.total_timesteps``: the value at every step already trained would change."""
-    if old.train.total_timesteps == new.train.total_timesteps:
-        return
-    for name in SCHEDULED:
-        value = getattr(new.ppo, name)
-        if isinstance(value, Schedule) and value.steps == FOLLOW_TOTAL:
-            raise ConfigError(
-                f"ppo.{name}.steps: the schedule follows train.total_timesteps, so changing "
-                f"it from {old.train.total_timesteps:,} to {new.train.total_timesteps:,} would "
-                f"change the rate at every step (a jump at the resume point); write the length "
-                f"into the run's config.yaml instead (steps: {old.train.total_timesteps})"
-            )
-
-
-def _say_if_no_regret(cfg: RunConfig) -> None:
-    """The evaluations grade with the solver only where its table is cached (building it costs
-    seconds and memory): say so at the start, where a long run would otherwise log no regret
-    and pick ``best/`` by the noisier mean without a word."""
-    from yahtzee_env.solver import exact as solver
-
-    if cfg.train.eval_interval and not solver.cache_path(cfg.env.rules).exists():
-        print(
-            f"note: no solver table for the rules {cfg.env.rules!r} is cached, so the "
-            "evaluations log no regret and best/ is picked by the mean; "
-            f"`yahtzee solve --rules {cfg.env.rules}` builds it (the run sees it at its next "
-            "evaluation)",
-            file=sys.stderr,
-        )
-
-
 def train(
     cfg: RunConfig,
     run_dir: str | Path,
@@ -707,17 +426,7 @@ def train(
     torch.set_num_threads(cfg.train.torch_threads)
     session_start = time.perf_counter()
     paths = RunPaths(Path(run_dir))
-    ckpt = paths.latest_checkpoint() if resume else None
-    if not resume and paths.config.exists():
-        raise FileExistsError(
-            f"{paths.root} already exists: resume it with --resume, or choose another name"
-        )
-    if resume and paths.config.exists():
-        check_extension(load_run_config(paths.root), cfg)
-    if resume and ckpt is None:
-        removed = paths.start_afresh()
-        left = f" (removed {', '.join(removed)})" if removed else ""
-        print(f"{paths.root}: no checkpoint to resume from: starting from the beginning{left}")
+    ckpt = folder.open_run(cfg, paths, resume)
     env = make_env(cfg, seed=cfg.train.seed)
     restored = None
     started_from = None
@@ -747,7 +456,7 @@ def train(
                 "(extend it with --set train.total_timesteps=N)"
             )
             return paths.root
-        _keep_evals_until(paths.evals, model.num_timesteps)
+        folder.keep_evals_until(paths, model.num_timesteps)
         print(f"resuming {cfg.name} from {ckpt.name} at {model.num_timesteps} steps")
     else:
         model = build_model(cfg, env, paths.tb)
@@ -760,9 +469,9 @@ def train(
             from yahtzee_agents.versus_env import take_snapshot
 
             take_snapshot(model, env, 0)
-    write_run_metadata(paths, cfg, argv if argv is not None else sys.argv)
+    folder.write_run_metadata(paths, cfg, argv if argv is not None else sys.argv, libraries())
     if ckpt is None and started_from is not None:
-        atomic_write(paths.root / "init.json", json.dumps(started_from, indent=2) + "\n")
+        atomic_write(paths.init, json.dumps(started_from, indent=2) + "\n")
     _say_if_no_regret(cfg)
     stop = StopRequests(time_limit, session_start)
     if handle_signals:
@@ -772,7 +481,7 @@ def train(
             from yahtzee_agents.warm_start import warm_start
 
             stats = warm_start(model, cfg)
-            atomic_write(paths.root / "warm_start.json", json.dumps(stats, indent=2))
+            atomic_write(paths.warm_start, json.dumps(stats, indent=2))
         callback = TrainingCallback(cfg, paths, progress, on_eval, stop)
         callback.restored, callback.resumed = restored, ckpt is not None
         remaining = cfg.train.total_timesteps - model.num_timesteps
@@ -788,7 +497,9 @@ def train(
             except TrainingInterrupted:
                 callback.on_training_end()
                 model.logger.close()
-                _record_session(paths, session_start, time.perf_counter() - t0, model)
+                folder.record_session(
+                    paths, session_start, time.perf_counter() - t0, model.num_timesteps
+                )
                 env.close()
                 raise
         else:  # killed after its last checkpoint: evaluate and save as is, in the same TB run
@@ -799,32 +510,17 @@ def train(
         elapsed = time.perf_counter() - t0
     finally:
         stop.uninstall()
-    save_model_atomic(model, paths.final / "model.zip")
+    save_model_atomic(model, paths.model_in(paths.final, ENGINE))
     result = callback.evaluate()  # the final weights (also a candidate for "best")
     callback.passed(model.num_timesteps)  # an extension does not evaluate this step again
     callback.checkpoint()
-    atomic_write(
-        paths.final / "eval.json",
-        json.dumps(
-            {
-                **_brief(result),
-                "timesteps": model.num_timesteps,
-                "weights_sha256": weights_sha256(model),
-                "train_seconds_this_session": elapsed,
-            },
-            indent=2,
-        ),
+    folder.write_final(
+        paths,
+        result,
+        model.num_timesteps,
+        weights_sha256=weights_sha256(model),
+        train_seconds_this_session=elapsed,
     )
-    _record_session(paths, session_start, elapsed, model)
+    folder.record_session(paths, session_start, elapsed, model.num_timesteps)
     env.close()
     return paths.root
-
-
-def _record_session(paths: RunPaths, session_start: float, ppo_seconds: float, model) -> None:
-    with open(paths.root / "sessions.jsonl", "a") as f:
-        record = {
-            "wall_seconds": time.perf_counter() - session_start,  # warm start and evals too
-            "ppo_seconds": ppo_seconds,
-            "end_timesteps": model.num_timesteps,
-        }
-        f.write(json.dumps(record) + "\n")

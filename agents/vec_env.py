@@ -49,8 +49,9 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
+from yahtzee_agents.run.shaping import shaped_rewards, upper_bonus_potential
 from yahtzee_env.envs.vector import YahtzeeVectorEnv
-from yahtzee_env.game.observation import INPUT_SIZES, UPPER_BONUS_INDEX, UPPER_INDEX, model_input
+from yahtzee_env.game.observation import INPUT_SIZES, model_input
 from yahtzee_env.game.rules import RuleSet
 
 
@@ -270,8 +271,7 @@ class LearningView(VecEnvWrapper):
         self.phi = np.zeros(venv.num_envs)
 
     def _potential(self, obs: np.ndarray) -> np.ndarray:
-        earned = obs[:, UPPER_BONUS_INDEX] > 0.5
-        return self.bonus_weight * np.where(earned, 0.0, obs[:, UPPER_INDEX])
+        return upper_bonus_potential(obs, self.bonus_weight)
 
     def _view(self, obs: np.ndarray) -> np.ndarray:
         return model_input(obs, self.version, self.threshold)
@@ -283,12 +283,11 @@ class LearningView(VecEnvWrapper):
 
     def step_wait(self) -> VecEnvStepReturn:
         obs, rewards, dones, infos = self.venv.step_wait()
-        phi = self._potential(obs)
-        after = np.where(dones, 0.0, phi)  # the next state of a finished game is terminal
-        shaped = (rewards + after - self.phi) * self.reward_scale
         # A finished game's row shows the next game's start (same-step autoreset, Phi = 0) or
         # its last card (next-step; the reset step that follows starts from Phi = 0).
-        self.phi = np.where(dones, 0.0, phi)
+        shaped, self.phi = shaped_rewards(
+            rewards, obs, dones, self.phi, self.bonus_weight, self.reward_scale
+        )
         if self.version != 1 and dones.any():  # one batched call for the step's finished games
             ended = np.flatnonzero(dones).tolist()
             views = self._view(np.stack([infos[i]["terminal_observation"] for i in ended]))

@@ -150,3 +150,35 @@ def test_bench_overrides_do_not_touch_the_reference_config(monkeypatch) -> None:
     assert before == bench.REFERENCE_256
     bench.run_bench([], 1, [])
     assert seen[1].env.num_envs == before["env"]["num_envs"]
+
+
+def test_train_engine_defaults_to_sb3_and_changes_no_digest():
+    """``train.engine`` (issue 59) is left out of the canonical form and of config.yaml while
+    ``sb3``: every config hashes as before; ``jax`` is a different recipe's digest."""
+    for path in sorted(CONFIGS.glob("*.yaml")):
+        cfg = load_config(path)
+        if cfg.train.engine == "sb3":
+            assert "engine" not in cfg.to_dict()["train"], path.name
+            said = load_config(path, ["train.engine=sb3"])
+            assert said.digest() == cfg.digest(), path.name
+    ppo = load_config(CONFIGS / "ppo.yaml")
+    jax = load_config(CONFIGS / "ppo.yaml", ["train.engine=jax"])
+    assert jax.to_dict()["train"]["engine"] == "jax" and jax.digest() != ppo.digest()
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("warm_start.teacher=heuristic", "warm_start.teacher"),
+        ("ppo.target_kl=0.02", "ppo.target_kl"),
+        ("ppo.ent_coef={start: 0.1, end: 0.0, steps: 100}", "ppo.ent_coef"),
+        ("engine=torch", "train.engine"),
+    ],
+)
+def test_the_jax_engine_refuses_what_it_does_not_train_by_key(override, key):
+    if override.startswith("engine"):
+        overrides = [f"train.{override}"]
+    else:
+        overrides = ["train.engine=jax", override]
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        load_config(CONFIGS / "ppo.yaml", overrides)

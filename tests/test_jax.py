@@ -299,36 +299,79 @@ def test_bad_arguments_are_named():
         Yahtzee().model_input(jnp.zeros((1, 72)), 3)
 
 
-def test_jax_ppo_trains_and_exports_a_model_the_benchmark_reads(tmp_path):
-    """A tiny run of the JAX PPO script: it writes its checkpoint and a numpy model whose
-    manifest says what it knew and where it trained; the model plays legal games; --resume
-    continues from the checkpoint."""
+def test_jax_engine_writes_the_run_folder_that_export_and_benchmark_read(tmp_path, capsys):
+    """``python -m yahtzee_agents.ppo_jax tiny-jax`` is ``yahtzee train tiny-jax`` (train.engine
+    jax): the SB3 engine's run folder (config.yaml, meta.json saying the engine and what the
+    agent knew, evals.jsonl graded like SB3's, best/, final/, checkpoints/); ``yahtzee export``
+    and ``yahtzee benchmark`` read it as an SB3 run."""
     pytest.importorskip("optax")
     import json
 
     from yahtzee_agents import ppo_jax
-    from yahtzee_env.analysis.evaluation import evaluate_policy
-    from yahtzee_env.policies.models import load_opponent
+    from yahtzee_env.commands.cli import main as yahtzee
+    from yahtzee_env.policies.models import load_opponent, read_manifest
 
-    config = tmp_path / "tiny.yaml"
-    config.write_text(
-        "name: tiny-jax\nreward_only: true\n"
-        "env: {num_envs: 8, observation_version: 2, shaping: upper-bonus}\n"
-        "policy: {net_arch: [16]}\n"
-        "ppo: {n_steps: 4, batch_size: 16, n_epochs: 1, gamma: 1.0}\n"
-        "train: {total_timesteps: 64, eval_interval: 32, eval_games: 4,"
-        " checkpoint_interval: 32}\n"
-    )
-    out = tmp_path / "run"
-    assert ppo_jax.main(["--config", str(config), "--out", str(out)]) == 0
-    manifest = json.loads((out / "policy-64.json").read_text())
-    assert manifest["env_steps"] == 64
-    assert manifest["knew"]["observation"].startswith("with hand-made features")
-    assert manifest["trained_on"].startswith("CPU")
-    policy = load_opponent(str(out / "policy-64.json"))
-    result = evaluate_policy(policy, games=20, seed=0, regret="no")
-    assert 0 <= result["mean"] <= 1575
-    assert ppo_jax.main(["--config", str(config), "--out", str(out), "--resume",
-                         "--total-timesteps", "96"]) == 0  # fmt: skip
-    assert (out / "policy-96.json").exists()
-    assert len((out / "progress.csv").read_text().splitlines()) == 1 + 3
+    assert ppo_jax.main(["tiny-jax", "--runs-dir", str(tmp_path), "--no-progress"]) == 0
+    run = tmp_path / "tiny-jax"
+    for name in ("config.yaml", "command.txt", "meta.json", "evals.jsonl", "sessions.jsonl",
+                 "best/eval.json", "best/model.json", "final/model.json", "final/eval.json",
+                 "checkpoints/ckpt_256.json", "checkpoints/ckpt_256.state.npz"):  # fmt: skip
+        assert (run / name).exists(), name
+    assert not any((run / n).exists() for n in ("progress.csv", "config.json", "state.npz"))
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["engine"] == "jax" and meta["method"] == "ppo"
+    assert meta["knew"]["observation"].startswith("with hand-made features")
+    evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
+    assert [e["timesteps"] for e in evals] == [64, 128, 192, 256]
+    assert all(e["games"] == 16 and e["seed"] == 12345 for e in evals)
+    assert len(list((run / "checkpoints").glob("ckpt_*.state.npz"))) == 2  # keep_checkpoints
+    manifest = read_manifest(run / "final" / "model.json")
+    assert manifest.method == "ppo" and manifest.env_steps == 256
+    assert manifest.raw["trained_on"].startswith("CPU")
+
+    out = tmp_path / "out"
+    assert yahtzee(["export", str(run), "--model", "final", "--out", str(out)]) == 0
+    exported = json.loads((out / "tiny-jax.json").read_text())
+    assert exported["source"] == "tiny-jax/final" and exported["method"] == "ppo"
+    assert exported["evaluation"]["timesteps"] == 256
+    assert load_opponent(out / "tiny-jax.json").weights[0][0].shape == (86, 16)
+    assert yahtzee(["export", str(run), "--model", "192", "--out", str(out), "--name", "c"]) == 0
+    report = tmp_path / "bench.json"
+    args = ["benchmark", str(run), "--games", "8", "--workers", "1", "--no-progress"]
+    assert yahtzee([*args, "--json", str(report)]) == 0
+    row = json.loads(report.read_text())
+    assert row["knew"] == meta["knew"] and 0 <= row["mean"] <= 1575
+
+
+def test_jax_engine_resumes_bit_for_bit_after_sigterm(tmp_path):
+    """A tiny JAX run stopped by SIGTERM mid-way (at its first evaluation) writes an exact
+    checkpoint; resumed, it ends with the uninterrupted run's weights and evaluations."""
+    pytest.importorskip("optax")
+    import json
+    import os
+    import signal
+
+    from yahtzee_agents.config import load_config
+    from yahtzee_agents.run import train
+    from yahtzee_agents.run.folder import TrainingInterrupted
+    from yahtzee_agents.shipped import resolve_config
+
+    cfg = load_config(resolve_config("tiny-jax"))
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    train(cfg, whole, progress=False, argv=["test"])
+
+    def sigterm(result, steps):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    with pytest.raises(TrainingInterrupted) as stopped:
+        train(cfg, split, progress=False, argv=["test"], on_eval=sigterm)
+    assert stopped.value.reason == "SIGTERM" and stopped.value.steps == 64
+    assert not (split / "final").exists()
+    train(cfg, split, resume=True, progress=False, argv=["test"])
+    final = [json.loads((d / "final" / "eval.json").read_text()) for d in (whole, split)]
+    assert final[0]["weights_sha256"] == final[1]["weights_sha256"]
+    assert (whole / "final" / "model.npz").read_bytes() == (
+        split / "final" / "model.npz"
+    ).read_bytes()
+    assert (whole / "evals.jsonl").read_text() == (split / "evals.jsonl").read_text()
+    assert len(json.loads((split / "meta.json").read_text())["sessions"]) == 2

@@ -75,7 +75,13 @@ def run(args: argparse.Namespace) -> int:
     )
     from yahtzee_env.game.rules import RuleSet
     from yahtzee_env.policies.checkpoints import check_sb3_zip
-    from yahtzee_env.policies.models import LEVELS, ModelFormatError
+    from yahtzee_env.policies.models import (
+        LEVELS,
+        MLPPolicy,
+        ModelFormatError,
+        read_manifest,
+        save_policy,
+    )
 
     if not args.run.exists() and str(args.run) in LEVELS:
         return _export_level(args)
@@ -99,8 +105,13 @@ def run(args: argparse.Namespace) -> int:
         from sb3_contrib import MaskablePPO
 
         from yahtzee_agents.config import ConfigError
-        from yahtzee_agents.export import export_npz, export_onnx, level_facts, numpy_policy
-        from yahtzee_agents.train import RunPaths, load_run_config, run_digest
+        from yahtzee_agents.export import (
+            check_input_version,
+            export_onnx,
+            level_facts,
+            policy_weights,
+        )
+        from yahtzee_agents.run.folder import RunPaths, load_run_config, run_digest
 
         if args.format == "onnx":
             import onnx  # noqa: F401
@@ -115,30 +126,33 @@ def run(args: argparse.Namespace) -> int:
         cfg = load_run_config(args.run)
         name = check_plain_name(args.name or cfg.name, "--name")
         check_output_dir(args.out, "--out")
-        paths = RunPaths(args.run)
-        if args.model.isdigit():
-            model_path = paths.checkpoints / f"ckpt_{int(args.model)}.zip"
-        else:
-            model_path = {
-                "best": paths.best / "model.zip",
-                "final": paths.final / "model.zip",
-                "latest": paths.latest_checkpoint(),
-            }[args.model]
+        model_path = RunPaths(args.run).model(args.model)
         if model_path is None or not model_path.exists():
             raise FileNotFoundError(f"{args.run} has no {args.model} model")
-        check_sb3_zip(model_path)
+        if model_path.suffix == ".zip":
+            check_sb3_zip(model_path)
+        else:  # a JAX run's (train.engine: jax): the numpy model format
+            from yahtzee_env.policies.models import load_opponent
+
+            player = load_opponent(model_path, cfg.env.rules)
     except (FileNotFoundError, ConfigError, OutputPathError, ModelFormatError) as err:
         print(f"yahtzee export: error: {err}", file=sys.stderr)
         return 2
-    try:
-        model = MaskablePPO.load(model_path, device="cpu")
-    except Exception as err:  # torch/SB3 raise many types on a damaged file
-        print(
-            f"yahtzee export: error: {model_path}: cannot load the model "
-            f"({type(err).__name__}: {str(err)[:200]})",
-            file=sys.stderr,
-        )
-        return 2
+    if model_path.suffix == ".zip":
+        try:
+            model = MaskablePPO.load(model_path, device="cpu")
+        except Exception as err:  # torch/SB3 raise many types on a damaged file
+            print(
+                f"yahtzee export: error: {model_path}: cannot load the model "
+                f"({type(err).__name__}: {str(err)[:200]})",
+                file=sys.stderr,
+            )
+            return 2
+        weights, activation = policy_weights(model)
+        steps = int(model.num_timesteps)
+    else:
+        weights, activation = player.weights, player.activation
+        steps = int(read_manifest(model_path).env_steps or 0)
     if args.format == "npz":
         import json
 
@@ -146,15 +160,15 @@ def run(args: argparse.Namespace) -> int:
         digest, digest_version = run_digest(args.run, cfg)
         extra = {
             "source": f"{cfg.name}/{args.model}",
-            "timesteps": int(model.num_timesteps),
+            "timesteps": steps,
             "config_digest_version": digest_version,
         }
-        extra.update(level_facts(cfg, int(model.num_timesteps)))
+        extra.update(level_facts(cfg, steps))
         if args.model.isdigit():  # a checkpoint: the evaluation the run logged at its step
             from yahtzee_agents.curves import evaluation_at
 
             try:
-                found = evaluation_at(args.run, int(model.num_timesteps))
+                found = evaluation_at(args.run, steps)
             except (OSError, ValueError, KeyError) as err:
                 print(
                     f"yahtzee export: error: {args.run}: logs unreadable ({err})", file=sys.stderr
@@ -169,30 +183,32 @@ def run(args: argparse.Namespace) -> int:
             except (OSError, ValueError) as err:
                 print(f"yahtzee export: error: {eval_file}: corrupt ({err})", file=sys.stderr)
                 return 2
-        path = export_npz(
-            model,
+        path = save_policy(
             args.out,
             name,
+            weights,
+            activation,
             rules=cfg.env.rules,
             config_sha256=digest,
-            input_version=cfg.env.observation_version,
+            input_version=check_input_version(weights, cfg.env.observation_version),
             level=args.level,
             canonical_holds=cfg.env.canonical_holds,
             extra=extra,
         )
     else:
         path = export_onnx(
-            numpy_policy(
-                model,
-                name,
-                cfg.env.canonical_holds,
-                RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold,
-                input_version=cfg.env.observation_version,
+            MLPPolicy(
+                weights,
+                activation,
+                name=name,
+                canonical_holds=cfg.env.canonical_holds,
+                input_version=check_input_version(weights, cfg.env.observation_version),
+                threshold=RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold,
             ),
             args.out / f"{name}.onnx",
             rules=cfg.env.rules,
             level=args.level,
-            knew=level_facts(cfg, int(model.num_timesteps))["knew"],
+            knew=level_facts(cfg, steps)["knew"],
         )
     print(f"wrote {path}")
     return 0

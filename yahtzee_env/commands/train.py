@@ -1,4 +1,8 @@
-"""``yahtzee train``: train a MaskablePPO agent from a YAML config (needs the train extra)."""
+"""``yahtzee train``: train an agent from a YAML config into a run folder (needs the train extra).
+
+The config's ``train.engine`` picks what trains it: ``sb3`` (MaskablePPO in torch, the
+default) or ``jax`` (PPO in JAX); both write the run folder of `yahtzee_agents.run.folder`.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,10 @@ import contextlib
 import sys
 from pathlib import Path
 
-HELP = "train a MaskablePPO agent from a YAML config into runs/<name> (or --resume a run)"
+HELP = (
+    "train an agent from a YAML config into runs/<name> (or --resume a run); the config's "
+    "train.engine picks MaskablePPO in torch (sb3, the default) or PPO in JAX (jax)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -92,55 +99,45 @@ def _duration(text: str) -> float:
 STOPPED_EXIT = {"SIGINT": 130, "SIGTERM": 143, "time limit": 75}
 
 
-def _check_run_files(paths, check_sb3_zip) -> None:
-    """Refuse a run whose files a resume would read (the newest checkpoint, the best model
-    and its evaluation) if they are damaged: `ModelFormatError` naming the file, before any
-    training (a damaged file otherwise fails deep inside torch, or after a warm start)."""
-    import json
-    import math
-
-    from yahtzee_env.policies.models import ModelFormatError
-
-    for model in (paths.latest_checkpoint(), paths.best / "model.zip"):
-        if model is not None and model.exists():
-            check_sb3_zip(model)
-    eval_file = paths.best / "eval.json"
-    if eval_file.exists():
-        try:
-            record = json.loads(eval_file.read_bytes()[: 1 << 20].decode("utf-8"))
-            key = "win_rate" if isinstance(record, dict) and "win_rate" in record else "mean"
-            mean = record[key]  # a 2-seat table's evaluation: its win rate
-            if isinstance(mean, bool) or not math.isfinite(float(mean)):
-                raise ValueError(f"{key} is {mean!r}")
-        except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
-            raise ModelFormatError(f"{eval_file}: corrupt evaluation record ({err})") from None
-
-
-def missing_train_module() -> str | None:
-    """The first module of the train extra that is not installed (or blocked), else None:
-    checked up front, because torch and SB3 are imported lazily, deep inside training."""
+def missing_train_module(engine: str = "sb3") -> str | None:
+    """The first module of the train extra an engine needs that is not installed (or
+    blocked), else None: checked up front, because torch, SB3 and JAX are imported lazily,
+    deep inside training."""
     import importlib.util
 
-    for name in ("yahtzee_agents", "torch", "stable_baselines3", "sb3_contrib", "yaml", "tqdm"):
+    for name in ("yahtzee_agents", "yaml"):  # what reads the config
         try:
             if importlib.util.find_spec(name) is None:
                 return name
         except ValueError:  # in sys.modules as None: import blocked
             return name
-    return None
+    from yahtzee_agents.run import missing_engine_module
+
+    return missing_engine_module(engine)
+
+
+def _missing(module: str) -> int:
+    print(
+        f"yahtzee train: error: training needs {module} (pip install 'yahtzee-rl[train]')",
+        file=sys.stderr,
+    )
+    return 2
 
 
 def run(args: argparse.Namespace) -> int:
     missing = missing_train_module()
     if missing is not None:
-        print(
-            f"yahtzee train: error: training needs {missing} (pip install 'yahtzee-rl[train]')",
-            file=sys.stderr,
-        )
-        return 2
+        return _missing(missing)
     try:
+        from yahtzee_agents import run as engines
         from yahtzee_agents.config import ConfigError, load_config
-        from yahtzee_agents.train import RunPaths, TrainingInterrupted, load_run_config, train
+        from yahtzee_agents.run.folder import (
+            RunPaths,
+            TrainingInterrupted,
+            check_run_files,
+            final_result,
+            load_run_config,
+        )
     except ImportError as err:
         print(
             f"yahtzee train: error: training needs the train extra "
@@ -149,7 +146,6 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     from yahtzee_env.commands import OutputPathError, check_output_dir
-    from yahtzee_env.policies.checkpoints import check_sb3_zip
     from yahtzee_env.policies.models import ModelFormatError
 
     if (args.config is None) == (args.resume is None):
@@ -170,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             cfg = load_run_config(args.resume, args.set)
             run_dir = args.resume
-            _check_run_files(RunPaths(run_dir), check_sb3_zip)
+            check_run_files(RunPaths(run_dir))
             check_output_dir(run_dir, "--resume")
         else:
             from yahtzee_agents.shipped import resolve_config
@@ -181,6 +177,9 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, FileNotFoundError, OutputPathError, ModelFormatError) as err:
         print(f"yahtzee train: error: {err}", file=sys.stderr)
         return 2
+    missing = missing_train_module(cfg.train.engine)
+    if missing is not None:
+        return _missing(missing)
     if args.seeds is not None or args.address is not None:
         return _run_seeds(args, cfg)
     tracking = contextlib.nullcontext()
@@ -198,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
         tracking = wandb_run(cfg, run_dir, project=args.track_project, mode=args.track_mode)
     try:
         with tracking:
-            run_dir = train(
+            run_dir = engines.train(
                 cfg,
                 run_dir,
                 resume=args.resume is not None,
@@ -235,26 +234,3 @@ def _run_seeds(args: argparse.Namespace, cfg) -> int:
     print(format_seeds(summary))
     print(f"wrote {args.runs_dir / (cfg.name + '-seeds.json')}")
     return 0
-
-
-def final_result(run_dir: Path) -> str:
-    """One line: the final model's evaluation, and the best one's (printed with or without
-    the progress bar)."""
-    import json
-
-    parts = []
-    for label in ("final", "best"):
-        try:
-            ev = json.loads((run_dir / label / "eval.json").read_text())
-            if "win_rate" in ev:  # a 2-seat table's evaluation
-                parts.append(
-                    f"{label} win rate {ev['win_rate']:.4f} ± {ev['win_ci95']:.4f} against "
-                    f"{ev['opponent']} at {ev['timesteps']:,} steps"
-                )
-                continue
-            parts.append(
-                f"{label} {ev['mean']:.2f} ± {ev['ci95']:.2f} at {ev['timesteps']:,} steps"
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return "result: " + ("; ".join(parts) if parts else "no evaluation")
