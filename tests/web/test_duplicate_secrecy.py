@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import anyio
 import pytest
 from starlette.testclient import TestClient
 
@@ -26,11 +27,24 @@ def intent(c, code, state, seat, action):
     return reply.json()
 
 
+def receive(ws, seconds: float = 30.0) -> dict:
+    """The socket's next JSON message, waited for at most ``seconds``: a message that never
+    comes fails the test, saying so, instead of holding the run up."""
+
+    async def next_message():
+        with anyio.fail_after(seconds):
+            return await ws._send_rx.receive()
+
+    message = ws.portal.call(next_message)
+    assert message["type"] == "websocket.send", message  # not closed
+    return json.loads(message["text"])
+
+
 def until_seq(ws, seq):
     """The socket's messages up to its state at ``seq`` (presence and counts between)."""
     got = []
     while True:
-        msg = ws.receive_json()
+        msg = receive(ws)
         got.append(msg)
         if msg.get("type") in ("state", "ack") and msg["state"]["seq"] >= seq:
             return got
@@ -75,9 +89,9 @@ def test_attack_later_seat_never_receives_dice_it_has_not_rolled(app):
         guest.websocket_connect(f"/ws/{code}") as ws,
         stranger.websocket_connect(f"/ws/watch/{watch}") as spy,
     ):
-        received.append(ws.receive_json())
+        received.append(receive(ws))
         ws.send_json({"type": "hello", "id": 1})
-        watched.append(spy.receive_json())
+        watched.append(receive(spy))
         # seat 0: three rolls of turn 0 (re-rolling all), then a score
         rolls = [tuple(state["dice"])]
         for _ in range(2):
