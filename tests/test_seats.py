@@ -3,8 +3,6 @@ tables, tournaments and `YahtzeeVs-v0` seat CPUs the same way, built for the tab
 
 from __future__ import annotations
 
-import sqlite3
-
 import numpy as np
 import pytest
 
@@ -138,11 +136,13 @@ def test_web_optimal_seat_plays_the_tables_rules(tmp_path):
     pytest.importorskip("httpx")
     from starlette.testclient import TestClient
 
-    from yahtzee_env.game.engine import roll_for_first_player
+    from yahtzee_env.game.fair_dice import DICE_ALGORITHM
     from yahtzee_env.game.observation import encode_seat
     from yahtzee_env.solver.coach import Coach
     from yahtzee_env.web.door.app import create_app
-    from yahtzee_env.web.tables.deal import game_dice_seed
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables.deal import new_game
+    from yahtzee_env.web.tables.seeds import load as client_seeds
 
     db = tmp_path / "web.sqlite3"
     with TestClient(create_app(db)) as client:
@@ -160,26 +160,20 @@ def test_web_optimal_seat_plays_the_tables_rules(tmp_path):
             reply = client.post(f"/api/tables/{code}/act", json=move)
             assert reply.status_code == 200, reply.text
             state = reply.json()
-    con = sqlite3.connect(db)
-    seed, secret = con.execute(
-        "SELECT seed, dice_secret FROM tables WHERE code = ?", (code,)
-    ).fetchone()
-    actions = con.execute(
-        "SELECT seat, action FROM actions WHERE code = ? AND idx = 0 ORDER BY seq", (code,)
-    ).fetchall()
-    con.close()
+    storage = open_storage(db, migrate=False)
+    row = storage.tables.load_table(code)
+    storage.close()
     rules = RuleSet.from_spec("upper-first")
     coach = Coach(rules)
     official = make_policy("optimal", rules="official")
-    (first,) = (
-        sqlite3.connect(db)
-        .execute("SELECT first FROM games WHERE code = ? AND idx = 0", (code,))
-        .fetchone()
-    )  # who started is stored (solo: the human rolls first); the draw is still made
-    rng = np.random.default_rng([seed, 0])
-    roll_for_first_player(2, rng)
-    game = Game(rules, num_players=2)
-    game.reset(rng, first=first, seed=game_dice_seed(bytes.fromhex(secret), 0))
+    # the game as the server dealt it: its seed, dice derivation and the seats' client seeds
+    # (who started is stored: solo, the human rolls first; the draw is still made)
+    game, _ = new_game(
+        rules, row["seed"], 0, 2, row["games"][0]["first"],
+        secret=bytes.fromhex(row["dice_secret"]), dice=row.get("dice") or DICE_ALGORITHM,
+        client_seeds=client_seeds(row.get("client_seeds")).get(0),
+    )  # fmt: skip
+    actions = [(seat, action) for seat, action, _regret in row["actions"][0]]
     cpu_decisions = differs = 0
     for seat, action in actions:
         if seat == 1:
