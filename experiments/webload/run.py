@@ -80,6 +80,9 @@ def start_servers(args, stack: contextlib.ExitStack, tmp: str, db) -> list[Local
     """``--servers`` servers on ``db`` (killed when ``stack`` closes); this process moves to
     ``--client-cpus`` first."""
     flags = ["--trust-proxy", "--bench-stats", *(["--batch-moves"] if args.batch_moves else [])]
+    wanted = args.players + args.watchers + args.sockets + 100  # and some room
+    if wanted > 2000:  # the server's default cap on open sockets (`yahtzee serve --max-sockets`)
+        flags += ["--max-sockets", str(wanted)]
     servers = [
         LocalServer(
             db,

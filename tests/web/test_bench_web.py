@@ -78,3 +78,43 @@ def test_a_tiny_run_reports_the_machine_the_curve_and_a_verdict(tmp_path):
     assert "other_cores_busy" in result and "rss_growth_after_first_minute" in result
     assert result["idle_sockets"]["asked"] == 5
     assert result["verdict"].startswith("verdict: ")
+
+
+def test_a_run_past_the_default_socket_cap_raises_it_on_its_servers(bench, tmp_path):
+    """Issue 60's 5,000-connected run: the servers take every socket the run opens
+    (`yahtzee serve --max-sockets`), and the flag sets the limit the server enforces."""
+    import argparse
+
+    from webload import run
+
+    from yahtzee_env.commands import serve
+    from yahtzee_env.web.limits import Limits
+
+    seen = []
+
+    class Spy:
+        def __init__(self, db, flags, **_):
+            seen.append(flags)
+            raise RuntimeError("stop here")
+
+    parser = argparse.ArgumentParser()
+    serve.add_arguments(parser)
+    assert serve.limits_of(parser.parse_args([]))["sockets_total"] == Limits().sockets_total
+    assert (
+        Limits(**serve.limits_of(parser.parse_args(["--max-sockets", "6000"]))).sockets_total
+        == 6000
+    )
+    for argv, cap in (
+        (["--players", "1000"], None),
+        (["--players", "1000", "--sockets", "4000"], 5000),
+    ):
+        args = bench.options().parse_args(argv)
+        with contextlib.ExitStack() as stack, pytest.raises(RuntimeError):
+            run.LocalServer, saved = Spy, run.LocalServer
+            stack.callback(setattr, run, "LocalServer", saved)
+            run.start_servers(args, stack, str(tmp_path), tmp_path / "c.sqlite3")
+        flags = seen[-1]
+        if cap is None:
+            assert "--max-sockets" not in flags
+        else:
+            assert int(flags[flags.index("--max-sockets") + 1]) >= cap

@@ -114,6 +114,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "its deadline, and at least the clock times its players after the last move",
     )
     parser.add_argument(
+        "--max-sockets",
+        type=positive_int,
+        default=defaults.sockets_total,
+        metavar="N",
+        help=f"open WebSockets the server holds at once, every client together (default "
+        f"{defaults.sockets_total}; past it a watcher's new socket is refused, a seated "
+        "player's still opens)",
+    )
+    parser.add_argument(
         "--bench-stats",
         action="store_true",
         help="also serve GET /api/bench-stats: this process's CPU time and its database "
@@ -152,6 +161,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="close a connection whose request head has not arrived in S seconds (10)",
     )
+
+
+def limits_of(args: argparse.Namespace) -> dict:
+    """The `Limits` fields the command line sets (the rest keep their defaults)."""
+    return {
+        "expire_idle_s": args.expire_after * 86_400,
+        "expire_solo_s": args.expire_solo * 3600,
+        "expire_abandoned_s": args.expire_abandoned * 3600,
+        "sockets_total": args.max_sockets,
+    }
 
 
 def allowed_hosts(args: argparse.Namespace) -> list[str] | None:
@@ -250,11 +269,7 @@ def run(args: argparse.Namespace) -> int:
         "inline_moves": not args.moves_in_threads,
     }
     ws = {"ws_deflate": args.ws_deflate, "ws_impl": args.ws_impl}
-    limits = {
-        "expire_idle_s": args.expire_after * 86_400,
-        "expire_solo_s": args.expire_solo * 3600,
-        "expire_abandoned_s": args.expire_abandoned * 3600,
-    }
+    limits = limits_of(args)
     try:
         # migrate here (PostgreSQL: under an advisory lock), before any worker starts
         storage = open_storage(db)
