@@ -170,16 +170,33 @@ def verdict(result: dict, growth: float | None) -> str:
 class IdleSockets:
     """``count`` watcher sockets that stay open and idle (``--sockets``: the 5,000-connected
     run), each from its own address, 30 to a table made for them: what a server holds for
-    people who watch and do not play. ``opened`` and ``refused`` count them."""
+    people who watch and do not play. ``opened`` and ``refused`` count them; with the
+    server's ``pid``, ``rss_mb`` is its memory just before the first opens and once the last
+    has opened (with its tables made before either), so ``kb_per_socket`` is what an idle
+    watcher costs (issue 60: under 20 KB)."""
 
     PER_TABLE = 30
 
-    def __init__(self, url: str, count: int) -> None:
-        self.url, self.count = url, count
+    def __init__(self, url: str, count: int, pid: int | None = None) -> None:
+        self.url, self.count, self.pid = url, count, pid
         self.opened = self.refused = 0
         self.tasks: list[asyncio.Task] = []
+        self.rss_mb: list[float] = []
 
-    async def hold(self, code: str, index: int) -> None:
+    def report(self) -> dict:
+        out = {"asked": self.count, "opened": self.opened, "refused": self.refused}
+        if len(self.rss_mb) == 2 and self.opened:
+            out["rss_mb"] = self.rss_mb
+            out["kb_per_socket"] = round((self.rss_mb[1] - self.rss_mb[0]) * 1024 / self.opened, 1)
+        return out
+
+    def _rss(self) -> None:
+        if self.pid is not None:
+            from rss_web import rss_mib  # experiments/: the scripts run from it
+
+            self.rss_mb.append(rss_mib(self.pid))
+
+    async def hold(self, code: str, index: int, ready: asyncio.Event) -> None:
         import websockets
 
         headers = {"X-Forwarded-For": address_of(200_000 + index)}
@@ -187,10 +204,16 @@ class IdleSockets:
         try:
             async with websockets.connect(url, max_size=2**22, additional_headers=headers) as ws:
                 self.opened += 1
+                self._settled(ready)
                 async for _ in ws:
                     pass
         except (OSError, asyncio.TimeoutError, websockets.WebSocketException):
             self.refused += 1
+            self._settled(ready)
+
+    def _settled(self, ready: asyncio.Event) -> None:
+        if self.opened + self.refused == self.count:
+            ready.set()
 
     def __call__(self, crowd: list):
         """Open the sockets (from the load's event loop); returns the stop."""
@@ -203,10 +226,16 @@ class IdleSockets:
                 where = address_of(300_000 + i)
                 made = await asyncio.to_thread(post, f"{self.url}/api/tables", body, where)
                 codes.append(made["code"])
+            ready = asyncio.Event()
+            self._rss()
             for i in range(self.count):
-                self.tasks.append(asyncio.create_task(self.hold(codes[i // self.PER_TABLE], i)))
+                hold = self.hold(codes[i // self.PER_TABLE], i, ready)
+                self.tasks.append(asyncio.create_task(hold))
                 if i % 100 == 99:
                     await asyncio.sleep(0.05)
+            await ready.wait()
+            await asyncio.sleep(1.0)  # the last hellos answered
+            self._rss()
 
         opening = asyncio.ensure_future(start())
 

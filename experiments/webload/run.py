@@ -155,7 +155,7 @@ def run(args) -> int:
         meter = Meter(args, servers, postmaster, client_gc)
         hostile = Hostile(args, servers[0])
         curve = Curve(servers, args.every)
-        idle = IdleSockets(servers[0].url, args.sockets)
+        idle = IdleSockets(servers[0].url, args.sockets, servers[0].proc.pid)
         hooks = [curve, *([idle] if args.sockets else [])]
         if args.slow_sockets or args.fresh_connections:
             hooks.append(hostile)
@@ -191,8 +191,7 @@ def run(args) -> int:
         result["other_cores_busy"] = other_cores_busy(result["curve"], args.server_cpus)
         result["rss_growth_after_first_minute"] = growth = rss_growth(result["curve"])
         if args.sockets:
-            result["idle_sockets"] = {"asked": args.sockets, "opened": idle.opened,
-                                      "refused": idle.refused}  # fmt: skip
+            result["idle_sockets"] = idle.report()
         result["verdict"] = verdict(result, growth)
         meter.finish()
         profiles(args, result)

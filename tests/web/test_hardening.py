@@ -148,30 +148,25 @@ def test_a_socket_that_never_reads_is_closed_and_blocks_nobody():
         hub = Hub()
         stuck = Client(NeverReads(), "T", "1.2.3.4", queue_size=4)
         fine = Client(Reads(), "T", "5.6.7.8", queue_size=4)
-        async with anyio.create_task_group() as tg:
-            for c in (stuck, fine):
-                hub.add(c)
-                c.scope = anyio.CancelScope()
+        for c in (stuck, fine):
+            hub.add(c)
+        for i in range(10):
+            with anyio.fail_after(1):  # returns at once: it awaits no socket
+                hub.broadcast("T", {"n": i})
+            await anyio.sleep(0.01)  # the senders run
+        await anyio.sleep(0.05)
+        idle = fine.sender is None  # its queue written out, its sender ended
+        for c in (stuck, fine):
+            c.end()
+        return stuck, fine, idle
 
-                async def run(c=c):
-                    with c.scope:
-                        await c.send_forever()
-
-                tg.start_soon(run)
-            for i in range(10):
-                with anyio.fail_after(1):  # returns at once: it awaits no socket
-                    hub.broadcast("T", {"n": i})
-                await anyio.sleep(0.01)  # the senders run
-            await anyio.sleep(0.05)
-            tg.cancel_scope.cancel()
-        return stuck, fine
-
-    stuck, fine = anyio.run(scenario)
+    stuck, fine, idle = anyio.run(scenario)
     assert stuck.closing is not None and stuck.closing[0] == CLOSE_SLOW
     assert "too slow" in stuck.closing[1]
     assert stuck.ws.sent == 1  # one send started, and never finished
     assert [json.loads(t)["n"] for t in fine.ws.got] == list(range(10))
     assert fine.closing is None
+    assert idle, "an idle socket holds no sender task (issue 60)"
 
 
 # ------------------------------------------------------------------ 3. socket slots

@@ -1,7 +1,8 @@
-"""The open WebSockets of each table: a bounded send queue and a sender task per socket.
+"""The open WebSockets of each table: a bounded send queue per socket, and a sender task
+while it has messages waiting.
 
 `Hub.broadcast` never awaits a socket: it puts the message on each socket's queue (a deque
-of at most ``Limits.send_queue`` messages, and an event that wakes the sender) and returns.
+of at most ``Limits.send_queue`` messages; the first starts the socket's sender) and returns.
 Each socket's own sender task writes its queue out; a socket whose queue is full has
 stopped reading (or reads too slowly) and is closed with `CLOSE_SLOW`, so one stuck client
 only hurts itself. A message is encoded once for all the sockets it goes to (`encode`:
@@ -46,7 +47,25 @@ CLOSE_FULL = 4429  # no socket slot (per address, per table or in total), or rat
 
 
 class Client:
-    """One open WebSocket of a table: its queue, its seat (None: a watcher) and address."""
+    """One open WebSocket of a table: its queue, its seat (None: a watcher) and address.
+
+    An idle socket holds no task: a sender task is started when a message is queued and
+    ends when the queue is empty (issue 60: an idle watcher costs the server its socket's
+    objects, not a parked task, its frame and an event as well)."""
+
+    __slots__ = (
+        "address",
+        "closing",
+        "code",
+        "ended",
+        "queue",
+        "queue_size",
+        "scope",
+        "seats",
+        "sender",
+        "viewer",
+        "ws",
+    )
 
     def __init__(self, ws: WebSocket, code: str, address: str, queue_size: int) -> None:
         self.ws, self.code, self.address = ws, code, address
@@ -56,10 +75,10 @@ class Client:
         # the send queue: at most `queue_size` messages wait (one more may be being sent)
         self.queue: deque[str] = deque()
         self.queue_size = queue_size
-        self.ready = asyncio.Event()  # set when the queue has a message (or it ended)
         self.ended = False
         self.closing: tuple[int, str] | None = None
-        self.scope = None  # the anyio CancelScope of the socket's tasks
+        self.scope = None  # the anyio CancelScope of the socket's receive loop
+        self.sender: asyncio.Task | None = None  # while messages wait to be written
 
     def push(self, message: dict[str, Any] | str) -> None:
         """Queue ``message`` for this socket (never blocks); a full queue closes it."""
@@ -69,12 +88,15 @@ class Client:
             self.close(CLOSE_SLOW, "too slow: the messages to this socket are not being read")
             return
         self.queue.append(message if isinstance(message, str) else encode(message))
-        self.ready.set()
+        if self.sender is None:
+            self.sender = asyncio.get_running_loop().create_task(self.send_queued())
 
     def end(self) -> None:
-        """No more messages: the sender stops once it has sent those queued."""
+        """No more messages: the queue's sender is stopped (the socket is done)."""
         self.ended = True
-        self.ready.set()
+        sender, self.sender = self.sender, None
+        if sender is not None and sender is not asyncio.current_task():
+            sender.cancel()
 
     def close(self, code: int, reason: str) -> None:
         """Ask the socket's handler to close it with ``code`` (the handler does the I/O)."""
@@ -83,21 +105,19 @@ class Client:
             if self.scope is not None:
                 self.scope.cancel()
 
-    async def send_forever(self) -> None:
-        """The socket's sender task: write the queue out in order (until the peer goes)."""
-        queue, ready = self.queue, self.ready
+    async def send_queued(self) -> None:
+        """The sender task: write the queue out in order, then end (until the next push)."""
+        queue = self.queue
         try:
-            while True:
-                while queue:
-                    await self.ws.send_text(queue.popleft())
-                if self.ended:
-                    return
-                ready.clear()
-                await ready.wait()
+            while queue:
+                await self.ws.send_text(queue.popleft())
         except (WebSocketDisconnect, OSError, RuntimeError):  # the peer is gone
             self.closing = self.closing or (1006, "")
             if self.scope is not None:
                 self.scope.cancel()
+        finally:
+            if self.sender is asyncio.current_task():
+                self.sender = None
 
 
 class Hub:

@@ -9,7 +9,8 @@
 - A fixed kernel send buffer per connection (`SEND_BUFFER`, not Linux's autotuning up to
   4 MiB): what a client that stops reading can pin in the kernel is bounded, and the server
   sees it stop (its socket's send queue fills, `hub`) after a few hundred KiB, not megabytes.
-- `ReleasingWebSocketProtocol`: once the app is done with a socket, a peer that still does
+- `ReleasingWebSocketProtocol`: the handshake's request and response are let go once it is
+  done, and once the app is done with a socket, a peer that still does
   not read (so the buffered bytes never drain and a plain close never completes) is cut off
   (`transport.abort()`) after `CLOSE_GRACE` seconds: closed sockets are released. A socket
   whose peer is gone is let go at once (no timer holds it).
@@ -122,6 +123,13 @@ def websocket_protocol():
             # it the connection's buffers: issue 57, 1,000 sockets closed held them all)
             if not self.disconnected:
                 self.release_timer = self.loop.call_later(CLOSE_GRACE, self._release)
+
+        async def send(self, message) -> None:
+            await super().send(message)
+            if self.handshake_complete and getattr(self, "response", None) is not None:
+                # the handshake's request and response (their headers: about 3 KB a socket)
+                # are not read again once it is done (issue 60)
+                self.request = self.response = None
 
         def connection_lost(self, exc) -> None:
             super().connection_lost(exc)

@@ -7,7 +7,8 @@ then takes a slot (`limits.SocketSlots`): an anonymous one (a watcher), or, when
 full, a seated one if its first message, a ``hello`` with the seat's token (or the session's
 cookie), proves a seat. The server pushes ``{"type": "state"}`` after every change at the
 table and ``{"type": "presence"}`` when who is connected changes; the sender is the
-socket's own task (`hub.Client.send_forever`), so a slow reader only hurts itself.
+socket's own task (`hub.Client.send_queued`, while messages wait), so a slow reader only
+hurts itself.
 
 Messages (JSON text, each with an optional ``id`` echoed in its reply): ``hello`` (-> hello),
 ``state`` (-> state), ``ping`` (-> pong), and the intents, each answered by the same handler
@@ -58,6 +59,12 @@ async def table_socket(ws: WebSocket) -> None:
 class TableSocket:
     """One table's WebSocket, from its handshake to its close."""
 
+    # the intents that change the table (`Service`'s handlers of the same names), answered
+    # with an ack and the new state; one set for every socket, not a dict of bound methods each
+    CHANGES = frozenset(
+        ("act", "start", "leave", "back", "hand", "remove", "rename", "client_seed")
+    )
+
     def __init__(self, service: Service, ws: WebSocket) -> None:
         self.service, self.ws = service, ws
         self.address = client_address(ws.scope)
@@ -65,17 +72,6 @@ class TableSocket:
         self.slot = "anonymous"  # or "seated": which slot the socket holds
         self.session = None
         self.who: str | None = None  # the key of the anonymous slot (None: the address)
-        # the intents that change the table, answered with an ack (and the new state)
-        self.changes = {
-            "act": service.act,
-            "start": service.start,
-            "leave": service.leave,
-            "back": service.back,
-            "hand": service.hand,
-            "remove": service.remove,
-            "rename": service.rename,
-            "client_seed": service.client_seed,
-        }
 
     async def run(self) -> None:
         await self.ws.accept()
@@ -183,15 +179,12 @@ class TableSocket:
         """Send the first state, then answer the socket's messages until it closes (the
         sender runs beside it, and either's end ends both); a spectator's socket too."""
         client = self.client
-        with contextlib.suppress(WebSocketDisconnect):
-            async with anyio.create_task_group() as tg:
-                client.scope = tg.cancel_scope
-                if client.closing is not None:
-                    tg.cancel_scope.cancel()
-                tg.start_soon(client.send_forever)
-                client.push({"type": "state", "state": self.view(state)})
-                await self.receive_loop()
-                tg.cancel_scope.cancel()
+        with contextlib.suppress(WebSocketDisconnect), anyio.CancelScope() as scope:
+            client.scope = scope
+            if client.closing is not None:
+                scope.cancel()
+            client.push({"type": "state", "state": self.view(state)})
+            await self.receive_loop()
 
     def view(self, state: dict[str, Any]) -> dict[str, Any]:
         """``state`` as this socket's seats see it (a duplicate game's: `secrecy`)."""
@@ -227,8 +220,8 @@ class TableSocket:
         """One message: its intent's handler, and the reply."""
         service, client, code, session = self.service, self.client, self.client.code, self.session
         kind = msg.get("type")
-        if isinstance(kind, str) and kind in self.changes:
-            state = await self.changes[kind](code, msg, session, skip=client)
+        if isinstance(kind, str) and kind in self.CHANGES:
+            state = await getattr(service, kind)(code, msg, session, skip=client)
             client.push(service.fanout.envelope("ack", state, msg_id))
         elif kind == "hint":
             reply = await service.hint(code, msg, session)
