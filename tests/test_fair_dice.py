@@ -141,6 +141,22 @@ def test_seeded_dice_match_the_record_and_the_stream():
     assert list(game.dice) == sorted(kept + reference_values(SEED, 0, 0, 1, 3))
 
 
+def test_one_rolls_index_is_the_batches_for_every_keep():
+    """`SeededDice.roll`'s scalar path (a web move's) gives `dealt_rolls`'s roll index for
+    every keep and the faces the keep holds."""
+    from yahtzee_env.game.dice import KEEP_COUNTS, NUM_KEEPS
+    from yahtzee_env.game.fair_dice import SeededDice, dealt_rolls, roll_values
+
+    dice = SeededDice(SEED)
+    for keep in range(NUM_KEEPS):
+        turn, roll = keep % 13, keep % 3
+        index = dice.roll(keep, 0, turn, roll)
+        values = roll_values(SEED, 0, turn, roll)
+        assert index == int(dealt_rolls(np.array([values]), np.array([keep]))[0])
+        kept = dice.log[-1]["kept"]
+        assert [kept.count(f) for f in range(1, 7)] == KEEP_COUNTS[keep].tolist()
+
+
 def _same_moves(game: Game) -> int:
     """A deterministic choice from what the mover sees (its dice, rolls left, its card)."""
     mask = game.legal_action_mask()

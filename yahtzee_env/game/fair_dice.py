@@ -92,6 +92,7 @@ from typing import Any
 import numpy as np
 
 from yahtzee_env.game.dice import (
+    DICE,
     KEEP_COUNTS,
     KEEP_SIZE,
     NUM_DICE,
@@ -240,9 +241,17 @@ def dealt_rolls(values: np.ndarray, keeps: np.ndarray) -> np.ndarray:
     return roll_index_from_counts(counts)
 
 
+# one roll's scalar path (a web move's: `SeededDice.roll`), beside `dealt_rolls`'s batches
+_KEEP_FACES = tuple(
+    tuple(face for face, c in enumerate(row, start=1) for _ in range(c))
+    for row in KEEP_COUNTS.tolist()
+)
+_ROLL_OF_DICE = {tuple(row): index for index, row in enumerate(DICE.tolist())}  # sorted dice
+
+
 def keep_faces(keep: int) -> list[int]:
     """The faces of keep ``keep`` (a keep index), ascending."""
-    return [face for face, c in enumerate(KEEP_COUNTS[keep].tolist(), start=1) for _ in range(c)]
+    return list(_KEEP_FACES[keep])
 
 
 # ------------------------------------------------------------------------------ a game's dice
@@ -312,13 +321,10 @@ class SeededDice:
             values = roll_values_v2(self.seed, seeds, self.game, stream_seat, turn, roll)
         else:
             values = roll_values(self.seed, stream_seat, turn, roll)
-        index = int(dealt_rolls(np.array([values]), np.array([keep]))[0])
         kept = keep_faces(keep)
-        new = list(values[: NUM_DICE - len(kept)])
-        self.log.append(
-            {"seat": seat, "turn": turn, "roll": roll, "kept": kept, "dice": sorted(kept + new)}
-        )
-        return index
+        dice = sorted(kept + list(values[: NUM_DICE - len(kept)]))
+        self.log.append({"seat": seat, "turn": turn, "roll": roll, "kept": kept, "dice": dice})
+        return _ROLL_OF_DICE[tuple(dice)]
 
     def record(self, *, reveal: bool = True) -> dict[str, Any]:
         """The game's record (the module docstring's ``GAME.json``); without the seed unless
