@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from yahtzee_agents.config import RunConfig, apply_overrides, config_from_dict, load_config
+from ..config import RunConfig, apply_overrides, config_from_dict, load_config
 
 DISTRIBUTIONS = ("lean", "sb3")  # the training's own (agents/distribution.py), sb3-contrib's
 
@@ -19,7 +19,7 @@ def bench_config(cfg: RunConfig, timesteps: int, distribution: str = "lean") -> 
     import torch
     from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
 
-    from yahtzee_agents.train import build_model, make_env
+    from .train import build_model, make_env
 
     if distribution not in DISTRIBUTIONS:
         raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, not {distribution!r}")
