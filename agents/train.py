@@ -64,6 +64,24 @@ def train(
     )
 
 
+def throughput(cfg: RunConfig, timesteps: int) -> dict[str, Any]:
+    """PPO env-steps a second of the engine ``cfg`` names, end to end (rollouts and updates;
+    no evaluation, checkpoint or warm start), for at least ``timesteps`` env-steps:
+    ``steps``, ``seconds``, ``steps_per_s`` and ``start_s``, what comes before the timed steps
+    (jax: tracing and XLA compilation; sb3: the model built and one warm-up rollout)."""
+    if cfg.train.engine == "jax":
+        from .jax.ppo import throughput as jax_throughput
+
+        result = jax_throughput(cfg, timesteps, seed=cfg.train.seed)
+        return {**result, "start_s": result["compile_s"]}
+    from .sb3.bench import bench_config
+
+    result = bench_config(cfg, timesteps)
+    return {key: result[key] for key in ("steps", "seconds", "start_s")} | {
+        "steps_per_s": result["steps_per_second"]
+    }
+
+
 def missing_engine_module(engine: str) -> str | None:
     """The first module an engine needs that is not installed (or blocked), else None:
     checked up front, because the engines import them lazily, deep inside training."""

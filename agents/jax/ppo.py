@@ -367,9 +367,10 @@ def libraries() -> dict[str, str | None]:
 
 # ---------------------------------------------------------------------------- throughput
 def throughput(cfg: RunConfig, min_steps: int, seed: int = 0) -> dict[str, Any]:
-    """PPO env-steps a second of this script's compiled loop for ``cfg`` (no evaluation, no
+    """PPO env-steps a second of this engine's compiled loop for ``cfg`` (no evaluation, no
     checkpoints): the first call (tracing and XLA compilation) timed apart, then at least one
-    update and ``min_steps`` env-steps timed (`experiments/bench_jax.py`)."""
+    update and ``min_steps`` env-steps timed (`experiments/bench_jax.py`,
+    `experiments/bench_train.py`)."""
     env = Yahtzee(cfg.env.rules, canonical_holds=cfg.env.canonical_holds)
     init, train, _, batch = make_train(cfg, env)
     updates = max(1, -(-min_steps // batch))
