@@ -109,6 +109,29 @@ def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
     return install(model)
 
 
+def load_checkpoint(cfg: RunConfig, ckpt: Path, env: Any):
+    """The model of a checkpoint, as a resume continues it: the config's schedules (SB3 saves
+    them pickled; ``lr_schedule`` too, which SB3 rebuilds from ``learning_rate``: a checkpoint
+    written before `StepSchedule` moved to `yahtzee_agents.run.schedule` names its old
+    module), the saved last observation kept (a reset would redraw the dice), the anchor
+    rebuilt from ``policy.init`` (never saved) and the lean distribution installed."""
+    from .anchor import attach_anchor, model_class
+    from .distribution import install
+
+    total = cfg.train.total_timesteps
+    learning_rate = sb3_value(cfg.ppo.learning_rate, total)
+    schedules = {
+        "learning_rate": learning_rate,
+        "lr_schedule": learning_rate,
+        "clip_range": sb3_value(cfg.ppo.clip_range, total),
+    }
+    model = model_class(cfg).load(
+        ckpt, env=env, device="cpu", custom_objects=schedules, force_reset=False
+    )
+    attach_anchor(model, cfg)
+    return install(model)
+
+
 # ------------------------------------------------------------------------------ callback
 def weights_sha256(model: Any) -> str:
     """sha256 over the policy's parameters (name order, float32 bytes): two runs that
@@ -380,8 +403,6 @@ def train(
     so are the stops."""
     import torch
 
-    from .anchor import attach_anchor, model_class
-    from .distribution import install
     from .resume import load_state
 
     torch.set_num_threads(cfg.train.torch_threads)
@@ -393,20 +414,7 @@ def train(
     started_from = None
     if ckpt is not None:
         total = cfg.train.total_timesteps
-        # lr_schedule too: SB3 rebuilds it from learning_rate, and a checkpoint written before
-        # `StepSchedule` moved to yahtzee_agents.run.schedule names its old module
-        learning_rate = sb3_value(cfg.ppo.learning_rate, total)
-        schedules = {
-            "learning_rate": learning_rate,
-            "lr_schedule": learning_rate,
-            "clip_range": sb3_value(cfg.ppo.clip_range, total),
-        }
-        # force_reset=False: keep the saved last observation (a reset would redraw the dice)
-        model = model_class(cfg).load(
-            ckpt, env=env, device="cpu", custom_objects=schedules, force_reset=False
-        )
-        attach_anchor(model, cfg)  # the anchor is rebuilt from policy.init, never saved
-        install(model)
+        model = load_checkpoint(cfg, ckpt, env)
         model.tensorboard_log = str(paths.tb)
         if paths.state_of(ckpt).exists():
             restored = load_state(paths.state_of(ckpt), model, env)
