@@ -66,8 +66,7 @@ bench: $(VENV)/.dev
 	$(BIN)/yahtzee bench-env
 	$(BIN)/python experiments/bench_solver.py --rules official
 	$(BIN)/python experiments/bench_levels.py
-	$(BIN)/python experiments/bench_train.py --config configs/easy.yaml \
-		--config configs/medium.yaml --config configs/expert.yaml --timesteps 200000
+	$(BIN)/python experiments/bench_train.py --timesteps 200000
 
 test: $(VENV)/.dev
 	$(BIN)/python -m pytest -q

@@ -42,7 +42,8 @@ class Schedule:
     ``steps`` is the schedule's length in env-steps, written in the config, so that changing
     ``train.total_timesteps`` (a shorter trial, an extended run) never changes the value at a
     given step. ``steps: total_timesteps`` says instead that the schedule stretches to the
-    run's length; such a run cannot be extended (the rate would jump), and says so.
+    run's length; such a run cannot be extended (the rate would jump), and says so. Its value
+    at a step, for every trainer: `yahtzee_agents.run.schedule`.
     """
 
     start: float
@@ -52,26 +53,6 @@ class Schedule:
 
     def length(self, total_timesteps: int) -> int:
         return total_timesteps if self.steps == FOLLOW_TOTAL else int(self.steps)
-
-    def at(self, step: float, total_timesteps: int) -> float:
-        """The value at env-step ``step`` of a run of ``total_timesteps`` steps."""
-        from yahtzee_agents.run.schedule import scheduled
-
-        return scheduled(self, step, total_timesteps)
-
-
-@dataclass(frozen=True)
-class StepSchedule:
-    """The SB3 form of a `Schedule`: SB3 calls it with ``progress_remaining = 1 - n / total``
-    (``total`` = the run's ``train.total_timesteps``, also when resumed or extended), which
-    gives back the env-step ``n``; the value is the schedule's at ``n``. Picklable."""
-
-    schedule: Schedule
-    total_timesteps: int
-
-    def __call__(self, progress_remaining: float) -> float:
-        step = (1.0 - progress_remaining) * self.total_timesteps
-        return self.schedule.at(step, self.total_timesteps)
 
 
 def canonical_digest(data: dict[str, Any]) -> str:
@@ -230,18 +211,6 @@ def digest_version_of(cfg: Any, sha256: str) -> int | None:
     return None
 
 
-def value_at(value: float | Schedule, step: float, total_timesteps: int) -> float:
-    """A config value that may be a schedule, at env-step ``step``."""
-    from yahtzee_agents.run.schedule import scheduled
-
-    return scheduled(value, step, total_timesteps)
-
-
-def sb3_value(value: float | Schedule, total_timesteps: int) -> float | StepSchedule:
-    """What to give SB3 for a config value that may be a schedule."""
-    return StepSchedule(value, total_timesteps) if isinstance(value, Schedule) else value
-
-
 ENV_IDS = ("Yahtzee-v0", "YahtzeeVs-v0")
 
 
@@ -296,7 +265,7 @@ class OpponentWeight:
 
 @dataclass
 class VersusConfig:
-    """A 2-seat table of ``YahtzeeVs-v0`` (`yahtzee_agents.versus_env`): the result (+1 sole
+    """A 2-seat table of ``YahtzeeVs-v0`` (`yahtzee_agents.sb3.versus_env`): the result (+1 sole
     top, 0 draw, -1 below, times ``env.reward_scale``) is the only reward; the learner's seat
     alternates from game to game; the opponent of each game is drawn from ``opponents`` with
     the env's seeded generator."""
@@ -346,7 +315,7 @@ class PPOConfig:
     anchor_kl: float = 0.0
     """Not MaskablePPO's: the coefficient of a KL penalty, KL(init || policy) over each
     minibatch's legal actions, that holds the policy near the network it started from
-    (``policy.init``; `yahtzee_agents.anchor`). 0 (the default) leaves it out: plain
+    (``policy.init``; `yahtzee_agents.sb3.anchor`). 0 (the default) leaves it out: plain
     MaskablePPO."""
     anchor_release: int = 0
     """The anchor lets go of the learner's last ``anchor_release`` turns (0-12): states where
@@ -387,9 +356,10 @@ class TrainConfig:
     torch_threads: int = 1
     """Threads of torch (sb3)."""
     engine: Literal["sb3", "jax"] = "sb3"
-    """What trains the recipe (`yahtzee_agents.run`: both write the same run folder):
-    ``sb3`` (MaskablePPO in torch on the native vector env) or ``jax`` (PPO in JAX on
-    `yahtzee_env.jax`, acting and learning in one compiled program: `yahtzee_agents.ppo_jax`).
+    """What trains the recipe (`yahtzee_agents.train`; both write the run folder of
+    `yahtzee_agents.run`): ``sb3`` (MaskablePPO in torch on the native vector env) or ``jax``
+    (PPO in JAX on `yahtzee_env.jax`, acting and learning in one compiled program:
+    `yahtzee_agents.jax.ppo`).
     Left out of digests while ``sb3``: every run before it was an SB3 run."""
 
 
@@ -654,7 +624,7 @@ def validate(cfg: RunConfig) -> RunConfig:
 
 
 def _validate_jax(cfg: RunConfig) -> None:
-    """What the JAX engine does not train (`yahtzee_agents.ppo_jax`), refused by its key."""
+    """What the JAX engine does not train (`yahtzee_agents.jax.ppo`), refused by its key."""
     unsupported = {
         "env.id": (cfg.env.id, "Yahtzee-v0", "solitaire only"),
         "teacher": (cfg.teacher in (None, "none"), True, "no teacher"),

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from yahtzee_agents.run.folder import RunPaths
+from .run.folder import RunPaths
 
 FIELDS = (
     "run",

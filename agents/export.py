@@ -106,34 +106,6 @@ def export_npz(
     )
 
 
-def level_facts(cfg: Any, env_steps: int) -> dict[str, Any]:
-    """How a model was made, for its manifest: ``method`` (``"ppo"``: PPO with no teacher,
-    whatever aids its ``knew`` states; ``"distilled"``: imitating ``teacher`` first),
-    ``objective`` (``"score"``: the game's score), and ``env_steps``
-    (PPO env-steps behind the weights; 0 for a distilled policy before PPO), and ``knew``: what
-    the model knew (`yahtzee_env.policies.knowledge`), from the config."""
-    from yahtzee_env.policies.knowledge import knowledge_of_training
-
-    teacher = cfg.warm_start.teacher
-    return {
-        "method": "ppo" if teacher == "none" else "distilled",
-        # trained for the game's score (solitaire), or at a 2-seat table for the win
-        "objective": "win" if getattr(cfg, "versus", None) is not None else "score",
-        "teacher": None if teacher == "none" else teacher,
-        "env_steps": int(env_steps),
-        "knew": knowledge_of_training(
-            observation_version=cfg.env.observation_version,
-            shaping=cfg.env.shaping if cfg.env.shaping_weight else "none",
-            canonical_holds=cfg.env.canonical_holds,
-            teacher=teacher,
-            ppo_steps=int(env_steps),
-            init=getattr(cfg.policy, "init", None),
-            anchor_kl=getattr(cfg.ppo, "anchor_kl", 0.0),
-            anchor_release=getattr(cfg.ppo, "anchor_release", 0),
-        ),
-    }
-
-
 ONNX_INTERFACE = "obs[N,72] float32, mask[N,45] bool -> action[N] int64, logits[N,45] float32"
 
 

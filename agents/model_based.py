@@ -89,7 +89,7 @@ class ModelBasedConfig:
     def digest(self) -> str:
         """sha256 of the config (canonical JSON, as `yahtzee_agents.config`'s), recorded in
         an exported level."""
-        from yahtzee_agents.config import canonical_digest, canonical_form
+        from .config import canonical_digest, canonical_form
 
         return canonical_digest(canonical_form(self))
 

@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from yahtzee_agents.config import ConfigError, RunConfig, config_from_dict
 from yahtzee_env.fileio import atomic_write
+
+from .config import ConfigError, RunConfig, config_from_dict
 
 
 def seed_config(cfg: RunConfig, seed: int) -> RunConfig:
@@ -45,8 +46,8 @@ def parse_seeds(text: str) -> list[int]:
 def train_one_seed(cfg: RunConfig, run_dir: str, argv: list[str]) -> dict[str, Any]:
     """A Ray task: train (or, when a retry finds the run folder, continue) one seed's run;
     its final and best evaluations."""
-    from yahtzee_agents.run import train
-    from yahtzee_agents.run.folder import RunPaths
+    from .run.folder import RunPaths
+    from .train import train
 
     paths = RunPaths(Path(run_dir))
     # Ray owns a worker's signals; a retried task resumes from the newest (exact) checkpoint.
@@ -115,8 +116,9 @@ def train_seeds(
 ) -> dict[str, Any]:
     """Train ``cfg`` once per seed, in parallel as Ray tasks (see the module docstring).
     Refuses before starting anything if a seed's run folder already exists."""
-    from yahtzee_agents.run.folder import RunPaths
     from yahtzee_env.analysis.ray_backend import ray_session
+
+    from .run.folder import RunPaths
 
     runs_dir = Path(runs_dir).resolve()
     configs = [seed_config(cfg, s) for s in seeds]

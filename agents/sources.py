@@ -51,7 +51,7 @@ _SB3_DEFAULT_ACTIVATION = "tanh"  # ActorCriticPolicy's activation_fn default (n
 
 def _run_folder_of(path: Path) -> Path | None:
     """The run folder holding ``path`` (a model.zip in best/, final/ or checkpoints/)."""
-    from yahtzee_agents.run.folder import is_run_folder
+    from .run.folder import is_run_folder
 
     for folder in (path, path.parent, path.parent.parent):
         if is_run_folder(folder):
@@ -62,9 +62,9 @@ def _run_folder_of(path: Path) -> Path | None:
 def load_jax_run_policy(run: Path, rules: RuleSet | str | None, holds: str | None) -> MLPPolicy:
     """The numpy policy of a JAX run (``train.engine: jax``): its best model (else its final),
     a numpy model file; what it knew from the run's config, as for an SB3 run."""
-    from yahtzee_agents.export import level_facts
-    from yahtzee_agents.run.folder import RunPaths, load_run_config
     from yahtzee_env.policies.models import load_opponent, read_manifest
+
+    from .run.folder import RunPaths, load_run_config, model_facts
 
     paths = RunPaths(run)
     model = paths.model("best") or paths.model("final")
@@ -79,7 +79,7 @@ def load_jax_run_policy(run: Path, rules: RuleSet | str | None, holds: str | Non
     policy.trained_rules = cfg.env.rules
     policy.assumed = {}
     policy.timesteps = read_manifest(model).env_steps
-    policy.knew = level_facts(cfg, policy.timesteps or 0)["knew"]
+    policy.knew = model_facts(cfg, policy.timesteps or 0)["knew"]
     return policy
 
 
@@ -201,7 +201,7 @@ def load_sb3_policy(
     path = Path(path)
     run = _run_folder_of(path) if path.is_dir() or path.suffix == ".zip" else None
     if path.is_dir():
-        from yahtzee_agents.run.folder import RunPaths
+        from .run.folder import RunPaths
 
         if run is None:
             raise ModelFormatError(f"{path}: not a run folder (no {RunPaths(path).config.name})")
@@ -215,8 +215,8 @@ def load_sb3_policy(
     data, weights, activation = read_sb3_zip(zip_path)
     width = weights[0][0].shape[0]
     if run is not None:  # issue 16.2: the input version comes from the config, never the width
-        from yahtzee_agents.export import check_input_version, level_facts
-        from yahtzee_agents.train import load_run_config
+        from .export import check_input_version
+        from .run.folder import load_run_config, model_facts
 
         cfg = load_run_config(run)
         if rules is not None and RuleSet.from_spec(rules) != RuleSet.from_spec(cfg.env.rules):
@@ -233,7 +233,7 @@ def load_sb3_policy(
             raise ModelFormatError(f"{path}: {err}") from None
         name, trained, assumed = cfg.name, cfg.env.rules, {}
         canonical = cfg.env.canonical_holds
-        knew = level_facts(cfg, _timesteps(data) or 0)["knew"]  # what the run's config gave it
+        knew = model_facts(cfg, _timesteps(data) or 0)["knew"]  # what the run's config gave it
     else:
         size = _observation_size(data, os.fspath(path))
         versions = {n: v for v, n in INPUT_SIZES.items()}

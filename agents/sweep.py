@@ -51,7 +51,9 @@ from typing import Any, Literal
 import numpy as np
 import yaml
 
-from yahtzee_agents.config import (
+from yahtzee_env.fileio import atomic_write
+
+from .config import (
     _FLOAT_TEXT,
     ConfigError,
     RunConfig,
@@ -59,7 +61,6 @@ from yahtzee_agents.config import (
     apply_overrides,
     config_from_dict,
 )
-from yahtzee_env.fileio import atomic_write
 
 KINDS = ("loguniform", "uniform", "choice", "grid")
 METRIC_MODES = {"mean": "max", "regret": "min"}
@@ -224,7 +225,7 @@ def _check_key(key: str, where: str) -> None:
 def load_sweep(path: str | Path) -> Sweep:
     """Read and validate a sweep file: every key, distribution and candidate value is checked
     against the base config before anything starts (a `ConfigError` names the first problem)."""
-    from yahtzee_agents.config import load_config
+    from .config import load_config
 
     path = Path(path)
     try:
@@ -338,8 +339,8 @@ def run_trial(config: dict[str, Any], sweep: Sweep, sweep_dir: str) -> None:
     (after a resume, nothing is trained twice); one with checkpoints continues from them."""
     from ray import tune
 
-    from yahtzee_agents.run import train
-    from yahtzee_agents.run.folder import RunPaths
+    from .run.folder import RunPaths
+    from .train import train
 
     trial_id = tune.get_context().get_trial_id()
     cfg = sweep.trial_config(trial_values(sweep, config), f"{sweep.file.name}-{trial_id}")

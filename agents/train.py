@@ -1,396 +1,27 @@
-"""The SB3 engine (``train.engine: sb3``): train a MaskablePPO agent from a `RunConfig` into a
-run folder ``runs/<name>/``, written through `yahtzee_agents.run` (its shape, the schedule, the
-shaping potential).
+"""Train a run with the engine its config names (``train.engine``), RL Zoo's one entry point:
 
-Its models are SB3's ``model.zip`` (``best/``, ``final/``, ``checkpoints/ckpt_<steps>.zip``
-beside each checkpoint's state file, `yahtzee_agents.resume`); TensorBoard logs go to ``tb/``.
-`train` resumes from the newest checkpoint when ``resume=True``.
+    sb3   `yahtzee_agents.sb3.train`: MaskablePPO in torch on the native vector env
+    jax   `yahtzee_agents.jax.ppo`: PPO in JAX on `yahtzee_env.jax`, one compiled program
+
+Both write the run folder of `yahtzee_agents.run` and nothing else. Nothing heavy is imported
+here: an engine's libraries are imported when it trains (`missing_engine_module` checks them
+first).
 """
 
 from __future__ import annotations
 
-import json
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from stable_baselines3.common.callbacks import BaseCallback
+from .config import RunConfig
 
-from yahtzee_agents.config import RunConfig, Schedule, value_at
-from yahtzee_agents.export import numpy_policy
-from yahtzee_agents.resume import save_state, state_path
-from yahtzee_agents.run import folder
-from yahtzee_agents.run.folder import (  # noqa: F401  (the names this module always had)
-    CHECKPOINT_PREFIX,
-    RunPaths,
-    StopRequests,
-    TrainingInterrupted,
-    check_extension,
-    finished_at,
-    load_run_config,
-    merit,
-    run_digest,
-)
-from yahtzee_agents.run.shaping import potential_weight
-from yahtzee_env.fileio import atomic_path, atomic_write
-from yahtzee_env.game.rules import Box, RuleSet
+ENGINES = ("sb3", "jax")
 
-ENGINE = "sb3"
-_say_if_no_regret = folder.say_if_no_regret
-_brief = folder.brief
-
-
-def libraries() -> dict[str, str | None]:
-    """The engine's libraries, as ``meta.json`` names them."""
-    from yahtzee_agents.provenance import library_versions
-
-    versions = library_versions()
-    return {
-        "torch": versions.get("torch"),
-        "stable_baselines3": versions.get("stable-baselines3"),
-        "sb3_contrib": versions.get("sb3-contrib"),
-    }
-
-
-# ------------------------------------------------------------------------------ env and model
-def make_env(cfg: RunConfig, seed: int):
-    """The native vector env behind the SB3 adapter, as the network sees it: model input of
-    ``env.observation_version``, rewards shaped (``env.shaping``) and scaled for learning.
-    ``YahtzeeVs-v0``: the 2-seat tables of `yahtzee_agents.versus_env`."""
-    if cfg.env.id == "YahtzeeVs-v0":
-        from yahtzee_agents.versus_env import make_table_env
-
-        return make_table_env(cfg, seed)
-    from yahtzee_agents.vec_env import LearningView, SB3VecEnv
-    from yahtzee_env.envs.vector import YahtzeeVectorEnv
-
-    vec = YahtzeeVectorEnv(
-        num_envs=cfg.env.num_envs, rules=cfg.env.rules, canonical_holds=cfg.env.canonical_holds
-    )
-    env = SB3VecEnv(vec)
-    env.seed(seed)
-    return LearningView(
-        env,
-        rules=vec.rules,
-        observation_version=cfg.env.observation_version,
-        reward_scale=cfg.env.reward_scale,
-        shaping_weight=potential_weight(cfg.env, 1.0),  # times the bonus, in LearningView
-    )
-
-
-def build_model(cfg: RunConfig, env: Any, tb_dir: Path | None):
-    import torch.nn as nn
-
-    from yahtzee_agents.anchor import attach_anchor, model_class
-    from yahtzee_agents.config import sb3_value
-    from yahtzee_agents.distribution import install
-
-    p = cfg.ppo
-    policy_kwargs = {
-        "net_arch": {
-            "pi": list(cfg.policy.net_arch),
-            "vf": list(cfg.policy.vf_arch or cfg.policy.net_arch),
-        },
-        "activation_fn": {"relu": nn.ReLU, "tanh": nn.Tanh}[cfg.policy.activation],
-    }
-    model = model_class(cfg)(
-        "MlpPolicy",
-        env,
-        learning_rate=sb3_value(p.learning_rate, cfg.train.total_timesteps),
-        n_steps=p.n_steps,
-        batch_size=p.batch_size,
-        n_epochs=p.n_epochs,
-        gamma=p.gamma,
-        gae_lambda=p.gae_lambda,
-        clip_range=sb3_value(p.clip_range, cfg.train.total_timesteps),
-        clip_range_vf=p.clip_range_vf,
-        normalize_advantage=p.normalize_advantage,
-        ent_coef=value_at(p.ent_coef, 0, cfg.train.total_timesteps),
-        vf_coef=p.vf_coef,
-        max_grad_norm=p.max_grad_norm,
-        target_kl=p.target_kl,
-        policy_kwargs=policy_kwargs,
-        tensorboard_log=str(tb_dir) if tb_dir else None,
-        seed=cfg.train.seed,
-        device="cpu",
-        verbose=0,
-    )
-    attach_anchor(model, cfg)
-    return install(model)
-
-
-def save_model_atomic(model: Any, path: Path) -> None:
-    """Save an SB3 model so that ``path`` is either the old file or the complete new one."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:  # the temp name is outside the glob
-        model.save(f)
-
-
-# ------------------------------------------------------------------------------ callback
 EvalHook = Callable[[dict[str, Any], int], None]
 """Called with every evaluation's result and the step count (e.g. a sweep reports to Tune)."""
 
 
-def weights_sha256(model: Any) -> str:
-    """sha256 over the policy's parameters (name order, float32 bytes): two runs that
-    trained the same weights have the same digest."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    for name, tensor in sorted(model.policy.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().numpy().tobytes())
-    return digest.hexdigest()
-
-
-class TrainingCallback(BaseCallback):
-    """Episode statistics, periodic evaluation (also appended to ``evals.jsonl``),
-    exact checkpoints, the progress bar, and stopping on request (`StopRequests`)."""
-
-    def __init__(self, cfg, paths, progress, on_eval, stop=None) -> None:
-        super().__init__()
-        self.cfg, self.paths, self.progress, self.on_eval = cfg, paths, progress, on_eval
-        self.stop = stop
-        self.threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
-        self.scores: list[float] = []
-        self.upper: list[bool] = []
-        self.yahtzees: list[bool] = []
-        self.best: tuple[int, float] = (0, -np.inf)  # `merit` of the best evaluation
-        self.last_eval: dict[str, Any] | None = None
-        self.next_eval = 0
-        self.next_ckpt = 0
-        self.restored: dict[str, Any] | None = None  # from a checkpoint's state file
-        self.resumed = False  # continuing from a checkpoint (no warm-start evaluation)
-        self.bar = None
-        self.t0 = time.perf_counter()
-        self.steps0 = 0
-        # A 2-seat table (`yahtzee_agents.versus_env`): results, past selves, value warm-up.
-        self.table = cfg.versus is not None
-        self.results: list[int] = []
-        self.next_snapshot = 0
-
-    @property
-    def steps(self) -> int:
-        return int(self.model.num_timesteps)
-
-    def passed(self, n: int) -> None:
-        """The evaluation and checkpoint due at step ``n`` are done: move both past it."""
-        t = self.cfg.train
-        self.next_eval = (n // t.eval_interval + 1) * t.eval_interval if t.eval_interval else 0
-        self.next_ckpt = (n // t.checkpoint_interval + 1) * t.checkpoint_interval
-
-    def state(self) -> dict[str, Any]:
-        state = {"next_eval": self.next_eval, "next_ckpt": self.next_ckpt}
-        if self.table:
-            state["next_snapshot"] = self.next_snapshot
-        return state
-
-    def _init_callback(self) -> None:
-        t, n = self.cfg.train, self.steps
-        self.next_eval = (n // t.eval_interval + 1) * t.eval_interval if t.eval_interval else 0
-        self.next_ckpt = (n // t.checkpoint_interval + 1) * t.checkpoint_interval
-        if self.table:  # the snapshot of step 0 is taken before the first game
-            every = self.cfg.versus.snapshot_interval
-            self.next_snapshot = (n // every + 1) * every
-        if self.restored is not None:
-            self.next_eval = self.restored["next_eval"]
-            self.next_ckpt = self.restored["next_ckpt"]
-            self.next_snapshot = self.restored.get("next_snapshot", self.next_snapshot)
-        self.best = folder.best_merit(self.paths)  # a resumed run competes with its best
-
-    def _on_training_start(self) -> None:
-        n = self.steps
-        self.t0, self.steps0 = time.perf_counter(), n
-        started = self.cfg.warm_start.teacher != "none" or self.cfg.policy.init is not None
-        if n == 0 and not self.resumed and started:
-            self.evaluate()  # the warm-started policy competes for "best" too
-        if self.progress:
-            from tqdm import tqdm
-
-            self.bar = tqdm(
-                total=self.cfg.train.total_timesteps,
-                initial=n,
-                unit="step",
-                unit_scale=True,
-                dynamic_ncols=True,
-                desc=self.cfg.name,
-            )
-
-    def _on_step(self) -> bool:
-        for info, done in zip(self.locals["infos"], self.locals["dones"], strict=True):
-            if done and "episode" in info:
-                self.scores.append(info["episode"]["r"])
-                self.upper.append(info["upper_bonus"] > 0)
-                self.yahtzees.append(info["scorecard"][Box.YAHTZEE] > 0)
-                if "result" in info:
-                    self.results.append(info["result"])
-        if self.bar is not None:
-            self.bar.update(self.steps - self.bar.n)
-        return True
-
-    def _on_rollout_start(self) -> None:
-        # Between PPO updates: the weights evaluated and saved are the ones trained so
-        # far, and the rollout buffer is empty, so a checkpoint here is exact.
-        n, t = self.steps, self.cfg.train
-        if t.eval_interval and n >= self.next_eval:
-            self.evaluate()
-            self.next_eval = (n // t.eval_interval + 1) * t.eval_interval
-        if self.table and n >= self.next_snapshot:
-            from yahtzee_agents.versus_env import take_snapshot
-
-            take_snapshot(self.model, self.training_env, n)
-            every = self.cfg.versus.snapshot_interval
-            self.next_snapshot = (n // every + 1) * every
-        if n >= self.next_ckpt:
-            self.next_ckpt = (n // t.checkpoint_interval + 1) * t.checkpoint_interval
-            self.checkpoint()
-        reason = self.stop.requested() if self.stop is not None else None
-        if reason is not None and n < t.total_timesteps:
-            path = self.checkpoint()
-            raise TrainingInterrupted(reason, n, path)
-
-    def _on_rollout_end(self) -> None:
-        # Before the update of this rollout: a scheduled entropy coefficient takes its value
-        # at the current step (recomputed from the step count, so a resumed run agrees).
-        ent = self.cfg.ppo.ent_coef
-        if isinstance(ent, Schedule):
-            self.model.ent_coef = ent.at(self.num_timesteps, self.cfg.train.total_timesteps)
-            self.logger.record("train/ent_coef_scheduled", self.model.ent_coef)
-        if self.table:
-            # Value warm-up: the policy path learns nothing until `versus.value_warmup` steps
-            # (no gradient reaches it, so Adam leaves it as it is); decided from the step count.
-            learns = self.num_timesteps >= self.cfg.versus.value_warmup
-            policy = self.model.policy
-            for module in (policy.mlp_extractor.policy_net, policy.action_net):
-                for param in module.parameters():
-                    param.requires_grad_(learns)
-            if self.results:
-                results = np.array(self.results)
-                self.logger.record("episode/win_rate", float(np.mean((results + 1) / 2)))
-                self.results = []
-        if self.scores:
-            self.logger.record("episode/score", float(np.mean(self.scores)))
-            self.logger.record("episode/upper_bonus_rate", float(np.mean(self.upper)))
-            self.logger.record("episode/yahtzee_rate", float(np.mean(self.yahtzees)))
-            self.scores, self.upper, self.yahtzees = [], [], []
-        sps = (self.num_timesteps - self.steps0) / max(time.perf_counter() - self.t0, 1e-9)
-        self.logger.record("time/sps_run", sps)
-
-    def evaluate(self) -> dict[str, Any]:
-        cfg = self.cfg
-        if self.table:
-            return self._record_eval(evaluate_table(self.model, cfg))
-        policy = numpy_policy(
-            self.model,
-            cfg.name,
-            cfg.env.canonical_holds,
-            self.threshold,
-            input_version=cfg.env.observation_version,
-        )
-        result = folder.evaluate(policy, cfg)
-        return self._record_eval(result)
-
-    def _record_eval(self, result: dict[str, Any]) -> dict[str, Any]:
-        self.last_eval = result
-        if "win_rate" in result:  # at a table (`evaluate_table`)
-            for key in ("win_rate", "win_ci95", "margin", "decisive_win_rate", "draw_rate"):
-                self.logger.record(f"eval/{key}", result[key])
-        else:
-            self.logger.record("eval/mean_score", result["mean"])
-            self.logger.record("eval/ci95", result["ci95"])
-            self.logger.record("eval/upper_bonus_rate", result["upper_bonus_rate"])
-            self.logger.record("eval/yahtzee_rate", result["yahtzee_rate"])
-        if result.get("regret") is not None:
-            self.logger.record("eval/regret_per_game", result["regret"]["mean"])
-        _dump_only(self.logger, "eval/", self.steps)
-        if self.bar is not None and "win_rate" in result:
-            self.bar.set_postfix(win=f"{result['win_rate']:.3f}±{result['win_ci95']:.3f}")
-        elif self.bar is not None:
-            self.bar.set_postfix(eval=f"{result['mean']:.1f}±{result['ci95']:.1f}")
-        self.best = folder.record_evaluation(
-            self.paths,
-            self.steps,
-            result,
-            self.best,
-            lambda best: save_model_atomic(self.model, self.paths.model_in(best, ENGINE)),
-        )
-        if self.on_eval is not None:
-            self.on_eval(result, self.steps)
-        return result
-
-    def checkpoint(self) -> Path:
-        """``ckpt_<steps>.zip`` and its state file (`yahtzee_agents.resume`); the last
-        ``keep_checkpoints`` pairs are kept."""
-        path = self.paths.checkpoint(self.steps, ENGINE)
-        save_state(state_path(path), self.model, self.training_env, self.state())
-        save_model_atomic(self.model, path)  # after its state: a listed zip has one
-        self.paths.prune_checkpoints(self.cfg.train.keep_checkpoints)
-        return path
-
-    def _on_training_end(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _dump_only(logger: Any, prefix: str, step: int) -> None:
-    """Write the values recorded under ``prefix`` at ``step`` now, and keep every other value
-    for SB3's own dump: a dump between PPO updates must not write the last update's ``train/*``
-    at this step (SB3 writes them once, at the end of the next rollout)."""
-    kept = {
-        key: (logger.name_to_value[key], logger.name_to_count.get(key))
-        for key in list(logger.name_to_value)
-        if not key.startswith(prefix)
-    }
-    excluded = {key: logger.name_to_excluded[key] for key in kept if key in logger.name_to_excluded}
-    for key in kept:
-        del logger.name_to_value[key]
-        logger.name_to_count.pop(key, None)
-        logger.name_to_excluded.pop(key, None)
-    logger.dump(step)
-    for key, (value, count) in kept.items():
-        logger.name_to_value[key] = value
-        if count is not None:
-            logger.name_to_count[key] = count
-    logger.name_to_excluded.update(excluded)
-
-
-def evaluate_table(model: Any, cfg: RunConfig) -> dict[str, Any]:
-    """The learner at a 2-seat table against ``versus.eval_opponent``: ``train.eval_games``
-    deals from seed ``train.eval_seed``, each played from both seats (the multi-player
-    protocol's `play_rotated`): the win rate (draws 1/2) and the margin, each ± a normal 95%
-    CI over deals, and the decisive-game figures (`decisive`)."""
-    from yahtzee_env.analysis.multiplayer import _mean_ci, decisive, play_rotated
-    from yahtzee_env.policies.resolve import resolve_policy
-
-    rules = RuleSet.from_spec(cfg.env.rules)
-    agent = numpy_policy(
-        model,
-        cfg.name,
-        cfg.env.canonical_holds,
-        rules.upper_bonus_threshold,
-        input_version=cfg.env.observation_version,
-    )
-    opponent = resolve_policy(cfg.versus.eval_opponent, rules, 0)
-    deals = cfg.train.eval_games
-    points, margins, results = play_rotated(agent, opponent, 2, deals, cfg.train.eval_seed, rules)
-    win, win_ci = _mean_ci(points)
-    margin, margin_ci = _mean_ci(margins)
-    return {
-        "games": int(results.size),
-        "deals": deals,
-        "seed": cfg.train.eval_seed,
-        "opponent": cfg.versus.eval_opponent,
-        "win_rate": win,
-        "win_ci95": win_ci,
-        "margin": margin,
-        "margin_ci95": margin_ci,
-        **decisive(results),
-    }
-
-
-# ------------------------------------------------------------------------------ entry point
 def train(
     cfg: RunConfig,
     run_dir: str | Path,
@@ -406,121 +37,64 @@ def train(
     with ``resume=True`` continue it from its newest checkpoint up to
     ``cfg.train.total_timesteps``, which may be raised to extend a finished run.
 
-    * A checkpoint holds every random state (`yahtzee_agents.resume`): a run stopped and
-      resumed on the same machine repeats the uninterrupted one bit for bit.
+    * A checkpoint holds every random state: a run stopped and resumed on the same machine
+      repeats the uninterrupted one bit for bit.
     * SIGTERM and SIGINT (``handle_signals``), and ``time_limit`` seconds of wall time, stop
-      the run at the next rollout boundary with a checkpoint, then raise
-      `TrainingInterrupted`.
+      the run at the next point where a checkpoint is exact, write one, then raise
+      `yahtzee_agents.run.folder.TrainingInterrupted`.
     * ``resume=True`` with no checkpoint says so, removes what the unfinished attempt left
-      (`RunPaths.start_afresh`) and starts from the beginning.
+      (`yahtzee_agents.run.folder.RunPaths.start_afresh`) and starts from the beginning.
     * A finished run resumed with nothing left to train is left untouched.
 
-    ``on_eval(result, steps)`` is called after every evaluation. Returns the run folder."""
-    import torch
-
-    from yahtzee_agents.anchor import attach_anchor, model_class
-    from yahtzee_agents.config import sb3_value
-    from yahtzee_agents.distribution import install
-    from yahtzee_agents.resume import load_state
-
-    torch.set_num_threads(cfg.train.torch_threads)
-    session_start = time.perf_counter()
-    paths = RunPaths(Path(run_dir))
-    ckpt = folder.open_run(cfg, paths, resume)
-    env = make_env(cfg, seed=cfg.train.seed)
-    restored = None
-    started_from = None
-    if ckpt is not None:
-        total = cfg.train.total_timesteps
-        schedules = {
-            "learning_rate": sb3_value(cfg.ppo.learning_rate, total),
-            "clip_range": sb3_value(cfg.ppo.clip_range, total),
-        }
-        # force_reset=False: keep the saved last observation (a reset would redraw the dice)
-        model = model_class(cfg).load(
-            ckpt, env=env, device="cpu", custom_objects=schedules, force_reset=False
-        )
-        attach_anchor(model, cfg)  # the anchor is rebuilt from policy.init, never saved
-        install(model)
-        model.tensorboard_log = str(paths.tb)
-        if state_path(ckpt).exists():
-            restored = load_state(state_path(ckpt), model, env)
-        else:  # a checkpoint of an older version: no random state to restore
-            print(f"{ckpt.name} has no state file: the continuation is not exact")
-            env.seed(cfg.train.seed + model.num_timesteps)
-            model._last_obs = None
-        if total <= model.num_timesteps and finished_at(paths.root) == model.num_timesteps:
-            env.close()
-            print(
-                f"{cfg.name} already finished at {model.num_timesteps} steps: nothing to do "
-                "(extend it with --set train.total_timesteps=N)"
-            )
-            return paths.root
-        folder.keep_evals_until(paths, model.num_timesteps)
-        print(f"resuming {cfg.name} from {ckpt.name} at {model.num_timesteps} steps")
+    ``on_eval(result, steps)`` is called after every evaluation; ``argv`` is the command
+    recorded in ``command.txt`` (default ``sys.argv``). Returns the run folder."""
+    if cfg.train.engine == "jax":
+        from .jax.ppo import train as engine
     else:
-        model = build_model(cfg, env, paths.tb)
-        started_from = None
-        if cfg.policy.init is not None:  # e.g. hard's weights, widened for the table's inputs
-            from yahtzee_agents.warm_start import init_policy
-
-            started_from = init_policy(model, cfg)
-        if cfg.versus is not None:  # the pool's first past self: the policy at step 0
-            from yahtzee_agents.versus_env import take_snapshot
-
-            take_snapshot(model, env, 0)
-    folder.write_run_metadata(paths, cfg, argv if argv is not None else sys.argv, libraries())
-    if ckpt is None and started_from is not None:
-        atomic_write(paths.init, json.dumps(started_from, indent=2) + "\n")
-    _say_if_no_regret(cfg)
-    stop = StopRequests(time_limit, session_start)
-    if handle_signals:
-        stop.install()
-    try:
-        if ckpt is None and cfg.warm_start.teacher != "none":
-            from yahtzee_agents.warm_start import warm_start
-
-            stats = warm_start(model, cfg)
-            atomic_write(paths.warm_start, json.dumps(stats, indent=2))
-        callback = TrainingCallback(cfg, paths, progress, on_eval, stop)
-        callback.restored, callback.resumed = restored, ckpt is not None
-        remaining = cfg.train.total_timesteps - model.num_timesteps
-        t0 = time.perf_counter()
-        if remaining > 0:
-            try:
-                model.learn(
-                    total_timesteps=remaining,
-                    callback=callback,
-                    reset_num_timesteps=ckpt is None,
-                    tb_log_name="ppo",
-                )
-            except TrainingInterrupted:
-                callback.on_training_end()
-                model.logger.close()
-                folder.record_session(
-                    paths, session_start, time.perf_counter() - t0, model.num_timesteps
-                )
-                env.close()
-                raise
-        else:  # killed after its last checkpoint: evaluate and save as is, in the same TB run
-            from stable_baselines3.common.utils import configure_logger
-
-            model.set_logger(configure_logger(0, str(paths.tb), "ppo", reset_num_timesteps=False))
-            callback.init_callback(model)
-        elapsed = time.perf_counter() - t0
-    finally:
-        stop.uninstall()
-    save_model_atomic(model, paths.model_in(paths.final, ENGINE))
-    result = callback.evaluate()  # the final weights (also a candidate for "best")
-    callback.passed(model.num_timesteps)  # an extension does not evaluate this step again
-    callback.checkpoint()
-    folder.write_final(
-        paths,
-        result,
-        model.num_timesteps,
-        weights_sha256=weights_sha256(model),
-        train_seconds_this_session=elapsed,
+        from .sb3.train import train as engine
+    return engine(
+        cfg,
+        run_dir,
+        resume=resume,
+        progress=progress,
+        argv=argv,
+        on_eval=on_eval,
+        time_limit=time_limit,
+        handle_signals=handle_signals,
     )
-    folder.record_session(paths, session_start, elapsed, model.num_timesteps)
-    env.close()
-    return paths.root
+
+
+def throughput(cfg: RunConfig, timesteps: int) -> dict[str, Any]:
+    """PPO env-steps a second of the engine ``cfg`` names, end to end (rollouts and updates;
+    no evaluation, checkpoint or warm start), for at least ``timesteps`` env-steps:
+    ``steps``, ``seconds``, ``steps_per_s`` and ``start_s``, what comes before the timed steps
+    (jax: tracing and XLA compilation; sb3: the model built and one warm-up rollout)."""
+    if cfg.train.engine == "jax":
+        from .jax.ppo import throughput as jax_throughput
+
+        result = jax_throughput(cfg, timesteps, seed=cfg.train.seed)
+        return {**result, "start_s": result["compile_s"]}
+    from .sb3.bench import bench_config
+
+    result = bench_config(cfg, timesteps)
+    return {key: result[key] for key in ("steps", "seconds", "start_s")} | {
+        "steps_per_s": result["steps_per_second"]
+    }
+
+
+def missing_engine_module(engine: str) -> str | None:
+    """The first module an engine needs that is not installed (or blocked), else None:
+    checked up front, because the engines import them lazily, deep inside training."""
+    import importlib.util
+
+    needs = {
+        "sb3": ("yahtzee_agents", "torch", "stable_baselines3", "sb3_contrib", "yaml", "tqdm"),
+        "jax": ("yahtzee_agents", "jax", "optax", "yaml"),
+    }[engine]
+    for name in needs:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return name
+        except ValueError:  # in sys.modules as None: import blocked
+            return name
+    return None

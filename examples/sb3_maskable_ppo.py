@@ -10,7 +10,7 @@ import torch
 from sb3_contrib import MaskablePPO
 
 import yahtzee_env
-from yahtzee_agents.vec_env import SB3VecEnv
+from yahtzee_agents.sb3.vec_env import SB3VecEnv
 from yahtzee_env.analysis.leaderboard import format_benchmark
 
 

@@ -7,10 +7,10 @@ in one run on this machine:
   the batch and scanned over the steps: one compiled program), at batch sizes 1 .. 65,536.
 * numpy vector env: `yahtzee_env.analysis.bench.bench_vector` (random legal actions + step),
   the same batch sizes.
-* PPO in JAX: `yahtzee_agents.ppo_jax.throughput` with configs/ppo.yaml's recipe at each
+* PPO in JAX: `yahtzee_agents.jax.ppo.throughput` with configs/ppo.yaml's recipe at each
   batch (games played at once); n_steps 32, or fewer where one update would exceed
   --max-update-steps (the table says which).
-* SB3: `yahtzee_agents.bench.bench_config` (MaskablePPO on the numpy vector env, the same
+* SB3: `yahtzee_agents.sb3.bench.bench_config` (MaskablePPO on the numpy vector env, the same
   recipe, 512 games as configs/ppo.yaml).
 
 Compile time (tracing + XLA) is reported apart from the env-steps a second. Every figure is
@@ -89,7 +89,7 @@ def main() -> None:
             print(rows[-1], flush=True)
     if "ppo" not in args.skip:
         from yahtzee_agents.config import load_config
-        from yahtzee_agents.ppo_jax import throughput
+        from yahtzee_agents.jax.ppo import throughput
 
         for n in args.batches:
             n_steps = max(1, min(32, args.max_update_steps // n))
@@ -103,8 +103,8 @@ def main() -> None:
                          "compile_s": result["compile_s"]})  # fmt: skip
             print(rows[-1], flush=True)
     if "sb3" not in args.skip:
-        from yahtzee_agents.bench import bench_config
         from yahtzee_agents.config import load_config
+        from yahtzee_agents.sb3.bench import bench_config
 
         cfg = load_config(args.config)
         result = bench_config(cfg, args.sb3_steps)

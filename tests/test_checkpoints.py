@@ -46,3 +46,26 @@ def test_one_small_exact_checkpoint(run: Path) -> None:
     assert evals and evals[-1]["timesteps"] <= steps
     meta = json.loads((run / "meta.json").read_text())
     assert meta["environment"]["cpu"] and meta["sessions"]
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[p.name for p in RUNS])
+def test_the_checkpoint_loads_as_a_resume_loads_it(run: Path) -> None:
+    """The SB3 engine loads each checkpoint with nothing left unread: one written before
+    `StepSchedule` moved to `yahtzee_agents.run.schedule` names it in its old module."""
+    pytest.importorskip("sb3_contrib")
+    import warnings
+
+    from yahtzee_agents.run.folder import RunPaths, load_run_config
+    from yahtzee_agents.sb3.train import load_checkpoint, make_env
+
+    cfg = load_run_config(run)
+    ckpt = RunPaths(run).latest_checkpoint()
+    env = make_env(cfg, seed=cfg.train.seed)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # "Could not deserialize object ..."
+            model = load_checkpoint(cfg, ckpt, env)
+    finally:
+        env.close()
+    assert model.num_timesteps == int(ckpt.stem.removeprefix("ckpt_"))
+    assert model.learning_rate(0.5) == pytest.approx(model.lr_schedule(0.5))

@@ -14,6 +14,7 @@ from yahtzee_agents.config import (
     config_from_dict,
     load_config,
 )
+from yahtzee_agents.run.schedule import scheduled
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
@@ -111,8 +112,8 @@ def test_schedule_and_overrides() -> None:
     )
     cfg = config_from_dict(data)
     assert isinstance(cfg.ppo.learning_rate, Schedule)
-    assert cfg.ppo.learning_rate.at(0, 10**6) == pytest.approx(1e-3)
-    assert cfg.ppo.learning_rate.at(1000, 10**6) == 0.0
+    assert scheduled(cfg.ppo.learning_rate, 0, 10**6) == pytest.approx(1e-3)
+    assert scheduled(cfg.ppo.learning_rate, 1000, 10**6) == 0.0
     assert cfg.env.num_envs == 32 and cfg.train.seed == 7
     # YAML 1.1 reads 1e-5 (no dot) as a string; float fields take it as the number it is.
     cfg = config_from_dict(apply_overrides({"name": "x"}, ["ppo.learning_rate=1e-5"]))
@@ -138,7 +139,7 @@ def test_bench_overrides_do_not_touch_the_reference_config(monkeypatch) -> None:
     writing into the module constant's nested sections."""
     import copy
 
-    from yahtzee_agents import bench
+    from yahtzee_agents.sb3 import bench
 
     before = copy.deepcopy(bench.REFERENCE_256)
     seen = []

@@ -14,7 +14,7 @@ pytest.importorskip("sb3_contrib")
 from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution  # noqa: E402
 
 from yahtzee_agents.config import load_config  # noqa: E402
-from yahtzee_agents.distribution import LeanMaskedCategorical, install  # noqa: E402
+from yahtzee_agents.sb3.distribution import LeanMaskedCategorical, install  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,8 +78,9 @@ def test_a_run_is_the_same_run(tmp_path: Path, monkeypatch) -> None:
     weights and the same evaluation."""
     from sb3_contrib import MaskablePPO
 
-    import yahtzee_agents.distribution as distribution
-    from yahtzee_agents.train import train, weights_sha256
+    import yahtzee_agents.sb3.distribution as distribution
+    from yahtzee_agents.sb3.train import weights_sha256
+    from yahtzee_agents.train import train
 
     overrides = ["train.eval_interval=1024", "train.eval_games=64", "warm_start.teacher=none"]
     results = []
@@ -103,7 +104,7 @@ def test_the_benchmark_measures_before_and_after(monkeypatch) -> None:
     lean one, interleaved; a bad setup names the problem."""
     import importlib.util
 
-    from yahtzee_agents import bench
+    from yahtzee_agents.sb3 import bench
 
     seen = []
 

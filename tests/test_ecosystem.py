@@ -336,7 +336,7 @@ def test_maskable_evaluate_policy_and_make_vec_env():
     from sb3_contrib.common.maskable.evaluation import evaluate_policy
     from stable_baselines3.common.env_util import make_vec_env
 
-    from yahtzee_agents.vec_env import SB3VecEnv
+    from yahtzee_agents.sb3.vec_env import SB3VecEnv
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -352,9 +352,9 @@ def test_jax_engine_resumes_bit_for_bit_after_sigterm(tmp_path):
     import signal
 
     from yahtzee_agents.config import load_config
-    from yahtzee_agents.run import train
     from yahtzee_agents.run.folder import TrainingInterrupted
     from yahtzee_agents.shipped import resolve_config
+    from yahtzee_agents.train import train
 
     cfg = load_config(resolve_config("tiny-jax"))
     whole, split = tmp_path / "whole", tmp_path / "split"

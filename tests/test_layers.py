@@ -158,7 +158,7 @@ def _third_party_imports(path: Path) -> set[str]:
 def test_only_the_jax_room_imports_jax():
     """The core install is numpy + gymnasium (issue 51): JAX and optax are imported by
     ``yahtzee_env/jax/`` only, and nothing else in the package imports that room, lazily
-    either (the JAX PPO script, ``agents/ppo_jax.py``, is the training package's)."""
+    either (the JAX engine, ``agents/jax/``, is the training package's)."""
     for path in SOURCES:
         me = module_name(path)
         if room_of(me) == "jax":
@@ -228,10 +228,10 @@ def documented_files(text: str) -> set[str]:
 
 def modules_to_document() -> set[str]:
     """What docs/layout.md must name: every module of the package (but the subpackages'
-    ``__init__.py``, which only hand names on), of ``agents/`` and of ``experiments/``, and
-    every script of the page."""
+    ``__init__.py``, which only hand names on), of ``agents/`` and its wings (``run/``,
+    ``sb3/``, ``jax/``) and of ``experiments/``, and every script of the page."""
     package = {p for p in PACKAGE.rglob("*.py") if p.name != "__init__.py" or p.parent == PACKAGE}
-    agents = {p for p in (ROOT / "agents").glob("*.py") if p.name != "__init__.py"}
+    agents = {p for p in (ROOT / "agents").rglob("*.py") if p.name != "__init__.py"}
     experiments = {p for p in (ROOT / "experiments").iterdir() if p.suffix in (".py", ".sh")}
     page = set((PACKAGE / "web" / "static").rglob("*.js"))
     return {p.relative_to(ROOT).as_posix() for p in package | agents | experiments | page}

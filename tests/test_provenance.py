@@ -212,7 +212,7 @@ def test_the_recipes_in_configs_do_not_say_a_level() -> None:
 
 def test_a_run_record_keeps_its_version_when_exported(tmp_path) -> None:
     """`run_digest` gives a run's recorded digest and its version (what an export records)."""
-    from yahtzee_agents.train import run_digest
+    from yahtzee_agents.run.folder import run_digest
 
     run = ROOT / HARD_RUN
     cfg = load_config(run)

@@ -114,7 +114,7 @@ def test_shaped_return_is_the_score() -> None:
     the shaping pays upper points in advance."""
     pytest.importorskip("stable_baselines3")
     from yahtzee_agents.config import load_config
-    from yahtzee_agents.train import make_env
+    from yahtzee_agents.sb3.train import make_env
 
     small = ["env.num_envs=32", "env.reward_scale=1.0", "ppo.batch_size=1024"]
     cfg = load_config(ROOT / "configs" / "ppo.yaml", small)

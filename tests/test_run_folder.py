@@ -122,11 +122,12 @@ def test_one_schedule_and_one_potential_in_the_training_package():
 
 
 def test_both_engines_use_the_one_schedule_and_potential():
-    for name in ("train.py", "ppo_jax.py", "vec_env.py", "config.py"):
+    for name in ("sb3/train.py", "jax/ppo.py", "sb3/vec_env.py"):
         source = (AGENTS / name).read_text()
-        assert "yahtzee_agents.run" in source, name
-    jax_source = (AGENTS / "ppo_jax.py").read_text()
+        assert "from ..run" in source, name
+    jax_source = (AGENTS / "jax" / "ppo.py").read_text()
     assert "scheduled(" in jax_source and "xp=jnp" in jax_source
-    assert (
-        "shaped_rewards(" in jax_source and "shaped_rewards(" in (AGENTS / "vec_env.py").read_text()
-    )
+    sb3_source = (AGENTS / "sb3" / "train.py").read_text()
+    assert "sb3_value(" in sb3_source and "scheduled(" in sb3_source
+    assert "shaped_rewards(" in jax_source
+    assert "shaped_rewards(" in (AGENTS / "sb3" / "vec_env.py").read_text()

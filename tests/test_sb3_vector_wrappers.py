@@ -12,7 +12,7 @@ from gymnasium.vector import AutoresetMode
 pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
 
-from yahtzee_agents.vec_env import SB3VecEnv  # noqa: E402
+from yahtzee_agents.sb3.vec_env import SB3VecEnv  # noqa: E402
 from yahtzee_env.envs.vector import YahtzeeVectorEnv  # noqa: E402
 
 

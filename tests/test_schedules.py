@@ -11,11 +11,11 @@ import pytest
 from yahtzee_agents.config import (
     ConfigError,
     Schedule,
-    StepSchedule,
     apply_overrides,
     config_from_dict,
     load_config,
 )
+from yahtzee_agents.run.schedule import StepSchedule
 
 ROOT = Path(__file__).resolve().parents[1]
 PPO = ROOT / "configs" / "ppo.yaml"
@@ -63,7 +63,7 @@ def test_extending_a_run_continues_without_a_jump() -> None:
 
 
 def test_following_total_timesteps_is_explicit_and_cannot_be_extended() -> None:
-    from yahtzee_agents.train import check_extension
+    from yahtzee_agents.run.folder import check_extension
 
     stretch = ["ppo.learning_rate={start: 1.0e-3, end: 0.0, steps: total_timesteps}"]
     a = config_from_dict(apply_overrides({"name": "x"}, [*stretch, "train.total_timesteps=1000"]))
@@ -99,7 +99,8 @@ def test_a_shorter_run_trains_the_same_first_steps(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     from sb3_contrib import MaskablePPO
 
-    from yahtzee_agents.train import train, weights_sha256
+    from yahtzee_agents.sb3.train import weights_sha256
+    from yahtzee_agents.train import train
 
     torch.set_num_threads(1)
     tiny = ROOT / "configs" / "tiny.yaml"

@@ -17,7 +17,8 @@ def test_two_threads_repeat_the_same_run(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     from sb3_contrib import MaskablePPO
 
-    from yahtzee_agents.train import train, weights_sha256
+    from yahtzee_agents.sb3.train import weights_sha256
+    from yahtzee_agents.train import train
 
     digests = []
     before = torch.get_num_threads()

@@ -19,7 +19,8 @@ pytest.importorskip("sb3_contrib")
 torch = pytest.importorskip("torch")
 
 from yahtzee_agents.config import load_config  # noqa: E402
-from yahtzee_agents.train import merit, train  # noqa: E402
+from yahtzee_agents.run.folder import merit  # noqa: E402
+from yahtzee_agents.train import train  # noqa: E402
 from yahtzee_env.envs.vector import YahtzeeVectorEnv  # noqa: E402
 from yahtzee_env.policies.models import load_opponent  # noqa: E402
 
@@ -150,7 +151,7 @@ def test_resume_extends_a_finished_run(tiny_run: Path) -> None:
 
 
 def test_stray_temporary_files_are_ignored(tmp_path: Path) -> None:
-    from yahtzee_agents.train import RunPaths
+    from yahtzee_agents.run.folder import RunPaths
 
     paths = RunPaths(tmp_path)
     paths.checkpoints.mkdir()
@@ -650,17 +651,17 @@ def test_input_version_comes_from_the_config_never_the_width(tiny_run: Path) -> 
 def test_a_run_without_a_solver_table_says_its_evaluations_log_no_regret(
     tmp_path, monkeypatch, capsys
 ) -> None:
-    from yahtzee_agents.train import _say_if_no_regret
+    from yahtzee_agents.run.folder import say_if_no_regret
 
     cfg = load_config(TINY)
     monkeypatch.setenv("YAHTZEE_CACHE_DIR", str(tmp_path))
-    _say_if_no_regret(cfg)
+    say_if_no_regret(cfg)
     said = capsys.readouterr().err
     assert "log no regret" in said and f"yahtzee solve --rules {cfg.env.rules}" in said
     from yahtzee_env.solver.exact import cache_path
 
     cache_path(cfg.env.rules).write_bytes(b"")  # cached: nothing to say
-    _say_if_no_regret(cfg)
+    say_if_no_regret(cfg)
     assert capsys.readouterr().err == ""
 
 
@@ -733,15 +734,14 @@ def test_a_runs_checkpoint_says_what_it_knew(tiny_run: Path, tmp_path: Path) -> 
     cannot say, and its row says "nobody" rather than a guess."""
     import shutil
 
-    from yahtzee_agents.export import level_facts
+    from yahtzee_agents.run.folder import load_run_config, model_facts
     from yahtzee_agents.sources import load_sb3_policy
-    from yahtzee_agents.train import load_run_config
     from yahtzee_env.policies.knowledge import knowledge_of
 
     inside = tiny_run / "best" / "model.zip"
     policy = load_sb3_policy(inside)
     cfg = load_run_config(tiny_run)
-    assert knowledge_of(policy) == level_facts(cfg, policy.timesteps)["knew"]
+    assert knowledge_of(policy) == model_facts(cfg, policy.timesteps)["knew"]
     loose = tmp_path / "loose.zip"
     shutil.copy(inside, loose)
     assert set(knowledge_of(load_sb3_policy(loose)).values()) == {"not stated"}

@@ -410,7 +410,7 @@ def test_sb3_adapter_api():
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
-    from yahtzee_agents.vec_env import SB3VecEnv
+    from yahtzee_agents.sb3.vec_env import SB3VecEnv
 
     env = SB3VecEnv(num_envs=6, rules="official", seed=3, info_keys=("total",))
     assert isinstance(env, VecEnv) and env.num_envs == 6
@@ -466,7 +466,7 @@ def test_maskable_ppo_trains_on_the_adapter():
     torch = pytest.importorskip("torch")
     from sb3_contrib import MaskablePPO
 
-    from yahtzee_agents.vec_env import SB3VecEnv
+    from yahtzee_agents.sb3.vec_env import SB3VecEnv
 
     torch.set_num_threads(1)
     env = SB3VecEnv(num_envs=8, seed=0)

@@ -1,5 +1,5 @@
 """The win level's pipeline (issue 52, item 2): PPO at a 2-seat table of `YahtzeeVs-v0`
-from hard's weights (`configs/win.yaml`, `yahtzee_agents.versus_env`), its grading by the
+from hard's weights (`configs/win.yaml`, `yahtzee_agents.sb3.versus_env`), its grading by the
 multi-player protocol and `yahtzee verify`, and the decisions analysis. Tiny budgets only."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from yahtzee_agents.config import ConfigError, apply_overrides, config_from_dict, load_config
-from yahtzee_agents.versus_env import (
+from yahtzee_agents.sb3.versus_env import (
     OpponentMix,
     SnapshotPool,
     TableVecEnv,
@@ -217,8 +217,8 @@ def test_the_widened_network_plays_exactly_as_hard_at_step_0():
     import torch
 
     from yahtzee_agents.export import numpy_policy
-    from yahtzee_agents.train import build_model
-    from yahtzee_agents.warm_start import init_policy
+    from yahtzee_agents.sb3.train import build_model
+    from yahtzee_agents.sb3.warm_start import init_policy
 
     cfg = tiny()
     env = make_table_env(cfg, seed=0)
@@ -326,7 +326,7 @@ class _TableHard:
 def test_the_masked_kl_is_the_kl_over_the_legal_actions():
     import torch
 
-    from yahtzee_agents.anchor import masked_kl
+    from yahtzee_agents.sb3.anchor import masked_kl
 
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=(50, 12)), rng.normal(size=(50, 12))
@@ -371,7 +371,7 @@ def test_the_anchor_needs_a_starting_network():
 def test_the_anchor_lets_go_of_the_last_turns_by_the_open_boxes():
     import torch
 
-    from yahtzee_agents.anchor import anchored_states
+    from yahtzee_agents.sb3.anchor import anchored_states
 
     rng = np.random.default_rng(3)
     game = Game("official", num_players=2, canonical_holds=True)

@@ -1,50 +1,16 @@
-"""The run: what every trainer writes through (RL Zoo's ``ExperimentManager``).
+"""The run wing: what every trainer writes through (RL Zoo's ``ExperimentManager``), below
+both engines (`yahtzee_agents.sb3`, `yahtzee_agents.jax`), which write no file of a run
+themselves. One owner for each fact a training run shares, whichever engine trains it::
 
-One owner for each fact a training run shares, whichever engine trains it::
+    `folder`      the run folder's shape: paths, config.yaml, command.txt, meta.json (with
+                  what the agent knew), evals.jsonl, best/ and final/, the models and
+                  checkpoints (names, state files, pruning), sessions.jsonl, the checks before
+                  a resume, stop requests, the final result: every file of a run is written here
+    `schedule`    a config value over env-steps (the learning-rate schedule): numpy, JAX, SB3
+    `shaping`     the upper-bonus shaping potential, numpy or JAX
+    `provenance`  what a run ran on (versions, CPU, kernels), for meta.json
+    `tracking`    the run's TensorBoard scalars mirrored to Weights & Biases (RUN_DIR/wandb/)
 
-    folder.py     the run folder's shape: paths, config.yaml, command.txt, meta.json (with
-                  what the agent knew), evals.jsonl, best/ and final/, checkpoint names,
-                  sessions.jsonl, the checks before a resume, stop requests, the final result
-    schedule.py   a config value over env-steps (the learning-rate schedule), numpy or JAX
-    shaping.py    the upper-bonus shaping potential, numpy or JAX
-
-The engines (``train.engine``): `yahtzee_agents.train` (SB3 MaskablePPO, torch) and
-`yahtzee_agents.ppo_jax` (PPO in JAX); `train` picks one. Nothing of the package is imported
-here at module level, so that `yahtzee_agents.config` can use `schedule` without a cycle.
+It imports only the config (`yahtzee_agents.config`) and ``yahtzee_env``; `yahtzee_agents.train`
+picks the engine. ``tests/test_run_wing.py`` holds the wing: no run file is written outside it.
 """
-
-from __future__ import annotations
-
-from pathlib import Path
-from typing import Any
-
-ENGINES = ("sb3", "jax")
-
-
-def train(cfg: Any, run_dir: str | Path, **options: Any) -> Path:
-    """Train ``cfg`` into ``run_dir`` with the engine its ``train.engine`` names (the options
-    of `yahtzee_agents.train.train`: ``resume``, ``progress``, ``argv``, ``on_eval``,
-    ``time_limit``, ``handle_signals``). Returns the run folder."""
-    if cfg.train.engine == "jax":
-        from yahtzee_agents.ppo_jax import train as engine
-    else:
-        from yahtzee_agents.train import train as engine
-    return engine(cfg, run_dir, **options)
-
-
-def missing_engine_module(engine: str) -> str | None:
-    """The first module an engine needs that is not installed (or blocked), else None:
-    checked up front, because the engines import them lazily, deep inside training."""
-    import importlib.util
-
-    needs = {
-        "sb3": ("yahtzee_agents", "torch", "stable_baselines3", "sb3_contrib", "yaml", "tqdm"),
-        "jax": ("yahtzee_agents", "jax", "optax", "yaml"),
-    }[engine]
-    for name in needs:
-        try:
-            if importlib.util.find_spec(name) is None:
-                return name
-        except ValueError:  # in sys.modules as None: import blocked
-            return name
-    return None

@@ -14,13 +14,18 @@
         tb/                TensorBoard logs (sb3)
 
 A model is the engine's: ``model.zip`` (sb3: SB3's MaskablePPO file) or ``model.json`` +
-``model.npz`` (jax: the numpy model format, `yahtzee_env.policies.models`); a checkpoint is
-``ckpt_<steps>.zip`` or ``ckpt_<steps>.json`` + ``.npz`` beside its state file. `RunPaths.model`
-finds either, so export and benchmark read both engines' runs alike.
+``model.npz`` (jax: the numpy model format, `yahtzee_env.policies.models`, a `NumpyModel`); a
+checkpoint is ``ckpt_<steps>.zip`` or ``ckpt_<steps>.json`` + ``.npz`` beside its state file.
+`RunPaths.model` finds either, so export and benchmark read both engines' runs alike.
+
+Every file above is written by this module (`write_model`, `write_checkpoint`,
+`record_evaluation`, ...); an engine hands it the objects (its model, its state's arrays),
+never a path to write. TensorBoard's files are the libraries' own, in `RunPaths.tb`.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import platform
@@ -29,11 +34,14 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from yahtzee_agents.config import (
+from yahtzee_env.fileio import atomic_path, atomic_write
+
+from ..config import (
     DIGEST_VERSION,
     FOLLOW_TOTAL,
     SCHEDULED,
@@ -45,7 +53,6 @@ from yahtzee_agents.config import (
     digest_version_of,
     read_yaml_mapping,
 )
-from yahtzee_env.fileio import atomic_write
 
 CHECKPOINT_PREFIX = "ckpt_"
 STATE_SUFFIX = ".state.npz"
@@ -265,29 +272,49 @@ def git_commit() -> str | None:
         return None
 
 
-def knew(cfg: RunConfig, env_steps: int) -> dict[str, Any]:
+def model_facts(cfg: Any, env_steps: int) -> dict[str, Any]:
     """How a model of this run was made, for its manifest and ``meta.json``: ``method``
-    (``ppo``, or ``distilled`` after a teacher), ``objective``, ``teacher``, ``env_steps`` and
-    ``knew`` (what the agent knew: `yahtzee_env.policies.knowledge`)."""
-    from yahtzee_agents.export import level_facts
+    (``"ppo"``: PPO with no teacher, whatever aids its ``knew`` states; ``"distilled"``:
+    imitating ``teacher`` first), ``objective`` (``"score"``: the game's score; ``"win"``: at a
+    2-seat table), ``teacher``, ``env_steps`` (PPO env-steps behind the weights; 0 for a
+    distilled policy before PPO) and ``knew``: what the model knew
+    (`yahtzee_env.policies.knowledge`), from the config."""
+    from yahtzee_env.policies.knowledge import knowledge_of_training
 
-    return level_facts(cfg, env_steps)
+    teacher = cfg.warm_start.teacher
+    return {
+        "method": "ppo" if teacher == "none" else "distilled",
+        "objective": "win" if getattr(cfg, "versus", None) is not None else "score",
+        "teacher": None if teacher == "none" else teacher,
+        "env_steps": int(env_steps),
+        "knew": knowledge_of_training(
+            observation_version=cfg.env.observation_version,
+            shaping=cfg.env.shaping if cfg.env.shaping_weight else "none",
+            canonical_holds=cfg.env.canonical_holds,
+            teacher=teacher,
+            ppo_steps=int(env_steps),
+            init=getattr(cfg.policy, "init", None),
+            anchor_kl=getattr(cfg.ppo, "anchor_kl", 0.0),
+            anchor_release=getattr(cfg.ppo, "anchor_release", 0),
+        ),
+    }
 
 
 def write_run_metadata(
     paths: RunPaths, cfg: RunConfig, argv: list[str], libraries: dict[str, str | None]
 ) -> None:
     """``config.yaml``, ``command.txt`` (appended) and ``meta.json``: versions, git commit,
-    engine, what the agent knew, start time and the machine (`yahtzee_agents.provenance`:
+    engine, what the agent knew, start time and the machine (`provenance`:
     CPU, flags, kernels in use); ``libraries`` are the engine's own (torch, jax, ...) by the
     key ``meta.json`` names them. A resumed session appends its facts to ``sessions``."""
     import numpy as np
+    import yaml
 
     import yahtzee_env
-    from yahtzee_agents.provenance import environment_facts
+
+    from .provenance import environment_facts
 
     paths.root.mkdir(parents=True, exist_ok=True)
-    import yaml
 
     atomic_write(paths.config, yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     with open(paths.command, "a") as f:
@@ -301,7 +328,7 @@ def write_run_metadata(
         earlier = json.loads(paths.meta.read_text()).get("sessions", [])
     except (OSError, ValueError, AttributeError):
         earlier = []
-    facts = knew(cfg, cfg.train.total_timesteps)
+    facts = model_facts(cfg, cfg.train.total_timesteps)
     meta = {
         "package_version": yahtzee_env.__version__,
         "git_commit": session["git_commit"],
@@ -330,7 +357,80 @@ def record_session(paths: RunPaths, session_start: float, train_seconds: float, 
         f.write(json.dumps(record) + "\n")
 
 
+def record_init(paths: RunPaths, started_from: dict[str, Any]) -> None:
+    """``init.json``: the weights a run started from (``policy.init``) and how they were
+    widened."""
+    atomic_write(paths.init, json.dumps(started_from, indent=2) + "\n")
+
+
+def record_warm_start(paths: RunPaths, stats: dict[str, Any]) -> None:
+    """``warm_start.json``: the warm start's imitation statistics."""
+    atomic_write(paths.warm_start, json.dumps(stats, indent=2))
+
+
+# ------------------------------------------------------------------------------ models
+@dataclass
+class NumpyModel:
+    """A model of the JAX engine as the run writes it: the policy head's (W [in, out], b)
+    pairs, hidden layers first, in the numpy model format (`yahtzee_env.policies.models`),
+    its manifest saying how it was made (`model_facts`) at ``env_steps`` and ``facts``."""
+
+    weights: list[tuple[Any, Any]]
+    cfg: RunConfig
+    env_steps: int
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def write_model(path: Path, model: Any) -> Path:
+    """A model of the run at ``path`` (`RunPaths.model_in`, `RunPaths.checkpoint`),
+    atomically, in its engine's format: an SB3 model as a ``.zip`` (its own ``save``; the
+    temporary name is outside the checkpoints' glob), or a `NumpyModel` as ``.json`` +
+    ``.npz``. Returns the path."""
+    if path.suffix == MODEL_SUFFIX["sb3"]:
+        with atomic_path(path) as tmp, open(tmp, "wb") as f:
+            model.save(f)
+        return path
+    from yahtzee_env.policies.models import save_policy
+
+    cfg = model.cfg
+    steps = int(model.env_steps)
+    extra = {**model_facts(cfg, steps), "timesteps": steps, **model.facts}
+    return save_policy(
+        path.parent, path.stem, model.weights, cfg.policy.activation,
+        rules=cfg.env.rules, config_sha256=cfg.digest(),
+        canonical_holds=cfg.env.canonical_holds, input_version=cfg.env.observation_version,
+        extra=extra,
+    )  # fmt: skip
+
+
+def write_state(path: Path, arrays: dict[str, Any]) -> Path:
+    """A checkpoint's state file (``ckpt_<steps>.state.npz``): the engine's arrays in one
+    npz (read back with ``allow_pickle=False``), written atomically."""
+    import numpy as np
+
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return atomic_write(path, buffer.getvalue())
+
+
+def write_checkpoint(
+    paths: RunPaths, steps: int, engine: str, model: Any, state: dict[str, Any], keep: int
+) -> Path:
+    """``checkpoints/ckpt_<steps>``: the state file, then the model (so that a listed model
+    has its state), then only the newest ``keep`` checkpoints are kept. Returns the model's
+    path."""
+    path = paths.checkpoint(steps, engine)
+    write_state(paths.state_of(path), state)
+    write_model(path, model)
+    paths.prune_checkpoints(keep)
+    return path
+
+
 # ------------------------------------------------------------------------------ evaluations
+EvalHook = Callable[[dict[str, Any], int], None]
+"""Called with every evaluation's result and the step count (e.g. a sweep reports to Tune)."""
+
+
 def evaluate(policy: Any, cfg: RunConfig) -> dict[str, Any]:
     """The run's evaluation of a numpy policy: ``train.eval_games`` greedy games from
     ``train.eval_seed``, graded by the solver where its table is cached (the regret)."""
@@ -375,17 +475,22 @@ def best_merit(paths: RunPaths) -> tuple[int, float]:
 
 
 def record_evaluation(
-    paths: RunPaths, steps: int, result: dict[str, Any], best: tuple[int, float], save_best
+    paths: RunPaths,
+    steps: int,
+    result: dict[str, Any],
+    best: tuple[int, float],
+    engine: str,
+    model: Any,
 ) -> tuple[int, float]:
     """Append the evaluation at ``steps`` to ``evals.jsonl``; if it beats ``best``, write the
-    model (``save_best(path)``, the engine's writer, to `RunPaths.model_in` of ``best/``) and
-    ``best/eval.json``. Returns the best merit now."""
+    engine's ``model`` (`write_model`) to ``best/`` and ``best/eval.json``. Returns the best
+    merit now."""
     kept = brief(result)
     with open(paths.evals, "a") as f:
         f.write(json.dumps({"timesteps": int(steps), **kept}) + "\n")
     if merit(kept) > best:
         best = merit(kept)
-        save_best(paths.best)
+        write_model(paths.model_in(paths.best, engine), model)
         atomic_write(
             paths.eval_record(paths.best),
             json.dumps({**kept, "timesteps": int(steps)}, indent=2),

@@ -3,7 +3,7 @@
 A level fine-tuned from another one (the win level from hard: ``policy.init``) is measured on
 the positions of 2-seat games that the reference plays against itself (seeded dice, every
 decision of both seats): the mean KL divergence over the legal actions from the reference's
-distribution to the model's (the quantity `yahtzee_agents.anchor` penalises), the two mean
+distribution to the model's (the quantity `yahtzee_agents.sb3.anchor` penalises), the two mean
 entropies, and how often the two would make the same move (argmax); the same KL and
 agreement by the mover's turn (1-13, from its open boxes), to see where in the game it is.
 """

@@ -65,9 +65,9 @@ def _run_track(config: Path) -> str:
 
     try:
         from yahtzee_agents.config import load_config
-        from yahtzee_agents.export import level_facts
+        from yahtzee_agents.run.folder import model_facts
 
-        return track(level_facts(load_config(config), 1)["knew"])
+        return track(model_facts(load_config(config), 1)["knew"])
     except (ImportError, OSError, ValueError):  # no train extra, or a config it refuses
         return "not stated"
 

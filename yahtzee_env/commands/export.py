@@ -108,10 +108,9 @@ def run(args: argparse.Namespace) -> int:
         from yahtzee_agents.export import (
             check_input_version,
             export_onnx,
-            level_facts,
             policy_weights,
         )
-        from yahtzee_agents.run.folder import RunPaths, load_run_config, run_digest
+        from yahtzee_agents.run.folder import RunPaths, load_run_config, model_facts, run_digest
 
         if args.format == "onnx":
             import onnx  # noqa: F401
@@ -163,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
             "timesteps": steps,
             "config_digest_version": digest_version,
         }
-        extra.update(level_facts(cfg, steps))
+        extra.update(model_facts(cfg, steps))
         if args.model.isdigit():  # a checkpoint: the evaluation the run logged at its step
             from yahtzee_agents.curves import evaluation_at
 
@@ -208,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
             args.out / f"{name}.onnx",
             rules=cfg.env.rules,
             level=args.level,
-            knew=level_facts(cfg, steps)["knew"],
+            knew=model_facts(cfg, steps)["knew"],
         )
     print(f"wrote {path}")
     return 0
@@ -371,8 +370,8 @@ def _export_zip(args: argparse.Namespace) -> int:
         else:
             digest = assumed.get("source_sha256")
             if digest is None:
+                from yahtzee_agents.run.folder import load_run_config
                 from yahtzee_agents.sources import _run_folder_of
-                from yahtzee_agents.train import load_run_config
 
                 digest = load_run_config(_run_folder_of(args.run)).digest()
             extra = {"source": args.run.name, "assumed": assumed} if assumed else {}

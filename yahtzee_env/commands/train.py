@@ -1,7 +1,8 @@
 """``yahtzee train``: train an agent from a YAML config into a run folder (needs the train extra).
 
-The config's ``train.engine`` picks what trains it: ``sb3`` (MaskablePPO in torch, the
-default) or ``jax`` (PPO in JAX); both write the run folder of `yahtzee_agents.run.folder`.
+The config's ``train.engine`` picks what trains it (`yahtzee_agents.train`): ``sb3``
+(MaskablePPO in torch, the default) or ``jax`` (PPO in JAX); both write the run folder through
+`yahtzee_agents.run`.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def missing_train_module(engine: str = "sb3") -> str | None:
                 return name
         except ValueError:  # in sys.modules as None: import blocked
             return name
-    from yahtzee_agents.run import missing_engine_module
+    from yahtzee_agents.train import missing_engine_module
 
     return missing_engine_module(engine)
 
@@ -129,7 +130,6 @@ def run(args: argparse.Namespace) -> int:
     if missing is not None:
         return _missing(missing)
     try:
-        from yahtzee_agents import run as engines
         from yahtzee_agents.config import ConfigError, load_config
         from yahtzee_agents.run.folder import (
             RunPaths,
@@ -138,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
             final_result,
             load_run_config,
         )
+        from yahtzee_agents.train import train
     except ImportError as err:
         print(
             f"yahtzee train: error: training needs the train extra "
@@ -192,12 +193,12 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        from yahtzee_agents.tracking import wandb_run
+        from yahtzee_agents.run.tracking import wandb_run
 
         tracking = wandb_run(cfg, run_dir, project=args.track_project, mode=args.track_mode)
     try:
         with tracking:
-            run_dir = engines.train(
+            run_dir = train(
                 cfg,
                 run_dir,
                 resume=args.resume is not None,

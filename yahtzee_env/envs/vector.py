@@ -154,7 +154,7 @@ class YahtzeeVectorEnv(VectorEnv):
       with ``[N, ...]`` arrays and ``_key`` masks, read rows where ``infos["_final_info"]``),
       as Gymnasium's `SyncVectorEnv` gives them. These keys are present only on steps where a
       game ended. Every observation shows a live position with a usable mask, and it is what
-      Stable-Baselines3 expects (`yahtzee_agents.vec_env.SB3VecEnv`).
+      Stable-Baselines3 expects (`yahtzee_agents.sb3.vec_env.SB3VecEnv`).
     - ``AutoresetMode.NEXT_STEP`` (Gymnasium's default, needed by its vector observation
       wrappers): the step that ends a game returns its last observation; the next step ignores
       that game's action and returns the first observation of a new game with reward 0. Until

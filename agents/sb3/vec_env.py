@@ -4,7 +4,7 @@
 `VecEnv` interface, so that PPO / sb3-contrib `MaskablePPO` train on it directly::
 
     from sb3_contrib import MaskablePPO
-    from yahtzee_agents.vec_env import SB3VecEnv
+    from yahtzee_agents.sb3.vec_env import SB3VecEnv
 
     env = SB3VecEnv(num_envs=256, rules="official", seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=64).learn(100_000)
@@ -49,10 +49,11 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
-from yahtzee_agents.run.shaping import shaped_rewards, upper_bonus_potential
 from yahtzee_env.envs.vector import YahtzeeVectorEnv
 from yahtzee_env.game.observation import INPUT_SIZES, model_input
 from yahtzee_env.game.rules import RuleSet
+
+from ..run.shaping import shaped_rewards, upper_bonus_potential
 
 
 class SB3VecEnv(VecEnv):

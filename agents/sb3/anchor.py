@@ -35,9 +35,10 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.utils import explained_variance
 from torch.nn import functional as F
 
-from yahtzee_agents.config import RunConfig
-from yahtzee_agents.distribution import HUGE_NEG
 from yahtzee_env.game.observation import OPEN_SLICE
+
+from ..config import RunConfig
+from .distribution import HUGE_NEG
 
 
 def model_class(cfg: RunConfig) -> type[MaskablePPO]:
@@ -51,8 +52,9 @@ def attach_anchor(model: MaskablePPO, cfg: RunConfig) -> None:
     `init_policy` widens them)."""
     if cfg.ppo.anchor_kl <= 0:
         return
-    from yahtzee_agents.warm_start import copy_weights
     from yahtzee_env.policies.models import load_opponent
+
+    from .warm_start import copy_weights
 
     policy = model.policy
     if not policy.share_features_extractor:

@@ -20,7 +20,7 @@ seat ``i % 2``); its opponent is drawn at each reset from `OpponentMix` with the
 generator: a fixed opponent (``hard``, ``optimal``, ...) or, with the weight of ``self``, one
 of the learner's past selves (`SnapshotPool`, numpy copies of its policy). All dice come from
 the same generator (``seed``), so the env's whole state is arrays and that generator's state:
-`get_state` / `set_state` (exact resume, `yahtzee_agents.resume`).
+`get_state` / `set_state` (exact resume, `resume`).
 """
 
 from __future__ import annotations
@@ -412,7 +412,7 @@ def make_table_env(cfg: Any, seed: int) -> TableVecEnv:
 
 def take_snapshot(model: Any, env: TableVecEnv, step: int) -> None:
     """Add the learner's policy now to the env's pool as the past self of ``step``."""
-    from yahtzee_agents.export import policy_weights
+    from ..export import policy_weights
 
     if env.mix.pool is None:
         return

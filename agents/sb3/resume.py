@@ -5,14 +5,16 @@ A checkpoint is taken between rollouts (the rollout buffer is empty there) and i
 
     checkpoints/ckpt_<steps>.zip         SB3's model: weights, Adam state, step count, the last
                                          observation and episode starts (``_last_obs``, ...)
-    checkpoints/ckpt_<steps>.state.npz   this module: the torch, numpy and Python generators,
-                                         the vector env's games and dice generator, the
-                                         adapter's episode counters, the shaping potentials and
-                                         the callback's next evaluation and checkpoint steps
+    checkpoints/ckpt_<steps>.state.npz   this module's arrays (`training_state`; the run
+                                         folder writes them): the torch, numpy and Python
+                                         generators, the vector env's games and dice
+                                         generator, the adapter's episode counters, the
+                                         shaping potentials and the callback's next
+                                         evaluation and checkpoint steps
 
-A run at a 2-seat table (`yahtzee_agents.versus_env`) saves its tables instead of the vector
-env's games (``table.*``: both cards of every table, the dice, seats, opponents, the env's
-generator) and its pool of past selves (``pool.*``: every kept snapshot's weights).
+A run at a 2-seat table (`versus_env`) saves its tables instead of the vector env's games
+(``table.*``: both cards of every table, the dice, seats, opponents, the env's generator) and
+its pool of past selves (``pool.*``: every kept snapshot's weights).
 
 The state file is arrays plus one JSON member (``facts``), read with ``allow_pickle=False``.
 Restored on the same machine, kernels and library versions, a resumed run repeats the
@@ -21,7 +23,6 @@ uninterrupted one bit for bit (the test kills a run with SIGTERM and compares).
 
 from __future__ import annotations
 
-import io
 import json
 import random
 from pathlib import Path
@@ -29,16 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from yahtzee_env.fileio import atomic_write
-
 STATE_FORMAT = "yahtzee-rl-train-state-1"
-
-
-def state_path(checkpoint: Path) -> Path:
-    """The state file beside ``checkpoints/ckpt_<steps>.zip`` (`RunPaths.state_of`)."""
-    from yahtzee_agents.run.folder import RunPaths
-
-    return RunPaths.state_of(checkpoint)
 
 
 def _layers(env: Any) -> tuple[Any, Any, Any]:
@@ -49,13 +41,13 @@ def _layers(env: Any) -> tuple[Any, Any, Any]:
 
 
 def _is_table(env: Any) -> bool:
-    from yahtzee_agents.versus_env import TableVecEnv
+    from .versus_env import TableVecEnv
 
     return isinstance(env, TableVecEnv)
 
 
-def save_state(path: Path, model: Any, env: Any, callback_state: dict[str, Any]) -> Path:
-    """Write the training state (see the module docstring) to ``path`` atomically."""
+def training_state(model: Any, env: Any, callback_state: dict[str, Any]) -> dict[str, Any]:
+    """The training state (see the module docstring) as the state file's arrays."""
     import torch
 
     env_facts: dict[str, Any] = {}
@@ -85,9 +77,7 @@ def save_state(path: Path, model: Any, env: Any, callback_state: dict[str, Any])
         "callback": callback_state,
     }
     arrays["facts"] = np.array(json.dumps(facts))
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    return atomic_write(path, buffer.getvalue())
+    return arrays
 
 
 def load_state(path: Path, model: Any, env: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from yahtzee_agents.config import RunConfig
+from ..config import RunConfig
 
 
 def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
