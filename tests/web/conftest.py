@@ -118,11 +118,14 @@ def _act(client, code, seat, token, action, seq=None, game=None, *, state=None):
 
 
 def _play_out(client, code, token, seat=0, state=None):
-    """Play seat ``seat`` to the end: one re-roll keeping die 0, then the best-paying box."""
+    """Play seat ``seat`` to the end: the first roll (a person's turn starts with the dice
+    in the cup), one re-roll keeping die 0, then the best-paying box."""
     state = state or client.get(f"/api/tables/{code}").json()
     while not state["over"]:
         assert state["current"] == seat
-        if state["rolls_left"] == 2:
+        if state.get("cup"):
+            reply = _act(client, code, seat, token, {"type": "roll", "hold": []}, state=state)
+        elif state["rolls_left"] == 2:
             reply = _act(client, code, seat, token, {"type": "roll", "hold": [0]})
         else:
             box = max(state["options"], key=state["options"].get)

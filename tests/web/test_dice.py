@@ -84,7 +84,9 @@ def test_the_seed_never_leaks_before_the_end(client, app, new_table, act, caplog
         seen.append(json.dumps(ws.receive_json()))
         moves = 0
         while not state["over"] and moves < 12:
-            if state["rolls_left"] == 2:
+            if state.get("cup"):  # a person's turn starts with the dice in the cup
+                reply = act(client, code, 0, tokens["0"], {"type": "roll", "hold": []})
+            elif state["rolls_left"] == 2:
                 reply = act(client, code, 0, tokens["0"], {"type": "roll", "hold": [0]})
             else:
                 box = max(state["options"], key=state["options"].get)
@@ -151,7 +153,9 @@ def _duplicate_games(client, new_table, act, play_out):
     assert state["duplicate"] is True
     while not state["over"]:
         seat, token = state["current"], tokens[str(state["current"])]
-        if state["rolls_left"] == 2:
+        if state.get("cup"):  # a person's turn starts with the dice in the cup
+            intent = {"type": "roll", "hold": []}
+        elif state["rolls_left"] == 2:
             intent = {"type": "roll", "hold": [0]}
         else:
             intent = {"type": "score", "box": max(state["options"], key=state["options"].get)}

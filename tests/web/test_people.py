@@ -32,7 +32,10 @@ def score_best(act):
     """``score_best(client, code, seat, token)``: the seat scores its best-paying box."""
 
     def score(client, code, seat, token):
-        options = state_of(client, code)["options"]
+        state = state_of(client, code)
+        if state.get("cup"):  # a person's turn starts with the dice in the cup: tap Roll
+            state = act(client, code, seat, token, {"type": "roll", "hold": []}, state=state).json()
+        options = state["options"]
         box = max(options, key=options.get)
         reply = act(client, code, seat, token, {"type": "score", "box": box})
         assert reply.status_code == 200, reply.text

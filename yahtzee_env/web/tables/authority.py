@@ -65,6 +65,7 @@ from yahtzee_env.web.tables.seating import Seating
 from yahtzee_env.web.tables.seeds import ClientSeeds
 from yahtzee_env.web.tables.table import (
     DEFAULT_FILL,
+    FIRST_ROLL,
     MAX_SEATS,
     MIN_SEATS,
     ONLINE_TURN_TIMER,
@@ -459,6 +460,12 @@ class Tables:
                 raise WebError(
                     "all five dice are held: release some or score a box", code="all_held"
                 )
+            if table.in_cup:  # a person's first roll: all five, the dice dealt for it
+                if hold:
+                    raise WebError(
+                        "the dice are still in the cup: roll all five first", 409, "roll_first"
+                    )
+                return FIRST_ROLL
             if game.rolls_left == 0:
                 raise WebError("no rolls left this turn: score a box", 409, "no_rolls")
             return hold_action(hold)
@@ -467,6 +474,8 @@ class Tables:
             if not isinstance(box, str) or box not in BOX_NAMES:
                 raise WebError(f"unknown box {str(box)[:30]!r}; boxes: {', '.join(BOX_NAMES)}")
             action = BOX_ACTION_OFFSET + BOX_NAMES.index(box)
+            if table.in_cup:
+                raise WebError("roll the dice first: nothing is down to score", 409, "roll_first")
             if not game.legal_action_mask()[action]:
                 reason = game.player.why_illegal(BOX_NAMES.index(box), game.roll)  # the engine's
                 raise WebError(f"cannot score there: {reason}", 409, "cannot_score", box=box)
@@ -554,7 +563,7 @@ class Tables:
         first = len(table.log)
         regret = decision = None
         grader = self.grader(table.rules) if table.coach else None
-        if grader is not None:  # while the coach warms up, a move is played ungraded
+        if grader is not None and action != FIRST_ROLL:  # warming up: a move plays ungraded
             decision = grader.grade(game, seat, action)
             regret = decision.regret
         table.apply(seat, action, regret, decision)  # on an exception `locked` drops the copy
@@ -659,6 +668,8 @@ class Tables:
         game = table.game
         if game is None or game.over or game.current != seat:
             raise WebError("a hint is for your own turn", 409, "hint_own_turn")
+        if table.in_cup:
+            raise WebError("roll the dice first: the hint is for the dice down", 409, "roll_first")
         options = self.coach(table.rules).hint(game, seat)
         return {"seat": seat, "dice": list(game.dice), "options": [o.to_dict() for o in options]}
 

@@ -77,6 +77,8 @@ def review_game(
     rounds = [0] * n
     decided: list[dict[str, Any]] = []  # every decision, in order
     for seat, action, _regret in actions:
+        if action < 0:  # a person's first roll (`table.FIRST_ROLL`): the dice were dealt
+            continue
         if game.over or game.current != seat:
             raise ValueError(f"action log out of order at seat {seat}")
         values = coach.action_values(game, seat)

@@ -43,7 +43,7 @@ function narrate(event) {
   if (!m || !T.state) return event.text || "";
   const name = seatName(T.state, event.seat);
   if (m.key === "narr.keep") return tn("narr.keep", m.n, { name, kept: diceText(m.kept), dice: diceText(m.dice) });
-  if (m.key === "narr.reroll_all") return t(m.key, { name, dice: diceText(m.dice) });
+  if (m.key === "narr.reroll_all" || m.key === "narr.first_roll") return t(m.key, { name, dice: diceText(m.dice) });
   if (m.key === "narr.keep_all") return t(m.key, { name });
   if (m.key === "narr.hidden") return t(m.key, { name });  // a duplicate table's turn not played yet
   if (m.key === "narr.score" || m.key === "narr.score_bonus") {
@@ -194,6 +194,7 @@ function describeTurn(state) {
   if (state.over) return result.resultText(state);
   const name = seatName(state, state.current);
   const roll = 3 - state.rolls_left;
+  if (isMine(state.current) && state.cup) return mySeats().length > 1 ? t("turn.named_cup", { name }) : t("turn.yours_cup");
   if (isMine(state.current)) return mySeats().length > 1 ? t("turn.named", { name, roll }) : t("turn.yours", { roll });
   return t("turn.other", { name });
 }

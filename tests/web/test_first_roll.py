@@ -1,0 +1,67 @@
+"""Issue 58, item 2: a person's turn starts with the dice in the cup; the first roll is the
+player's Roll (the dice the committed derivation gives for that roll, whenever it is tapped);
+the CPU's turns and a seat the computer plays roll by themselves."""
+
+from __future__ import annotations
+
+import pytest
+
+SQLITE = pytest.mark.backends("sqlite")
+
+
+@SQLITE
+def test_a_persons_turn_starts_in_the_cup_and_roll_makes_the_committed_roll(
+    client, new_table, act, play_out
+):
+    code, tokens, state = new_table(client, seats=("human", "greedy"))
+    assert state["current"] == 0 and state["cup"] is True
+    assert state["dice"] == [] and state["options"] == {} and state["rolls_left"] == 3
+    # nothing down: no score, no hold, no hint
+    refused = act(client, code, 0, tokens["0"], {"type": "score", "box": "chance"}, state=state)
+    assert refused.status_code == 409 and refused.json()["code"] == "roll_first"
+    refused = act(client, code, 0, tokens["0"], {"type": "roll", "hold": [0]}, state=state)
+    assert refused.status_code == 409 and refused.json()["code"] == "roll_first"
+    # the tap: all five dice, one roll spent
+    rolled = act(client, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state)
+    assert rolled.status_code == 200, rolled.text
+    after = rolled.json()
+    assert after["cup"] is False and len(after["dice"]) == 5 and after["rolls_left"] == 2
+    assert after["options"] and after["events"][-1]["msg"]["key"] == "narr.first_roll"
+    # the same Roll again (a double tap, a retry): refused, nothing more spent
+    again = act(client, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state)
+    assert again.status_code == 409 and again.json()["code"] == "stale_seq"
+    reloaded = client.get(f"/api/tables/{code}").json()  # a reload does not roll again
+    assert reloaded["dice"] == after["dice"] and reloaded["rolls_left"] == 2
+    # the CPU's turn rolled by itself: no first-roll mark of its own, dice down at once
+    final = play_out(client, code, tokens["0"], state=after)
+    review = client.post(f"/api/games/{final['result']['game_id']}", json={"tokens": tokens})
+    record = review.json()["dice"]
+    first = next(r for r in record["rolls"] if r["seat"] == 0 and r["turn"] == 0)
+    assert first["roll"] == 0 and first["dice"] == after["dice"]  # the committed roll 0
+    log = client.get(f"/api/tables/{code}/moves").json()["events"]
+    marks = [e for e in log if e["msg"]["key"] == "narr.first_roll"]
+    assert {e["seat"] for e in marks} == {0} and len(marks) == 13
+    cpu = [e for e in log if e["seat"] == 1]
+    assert cpu and all(e["dice_before"] for e in cpu)  # its dice were down when it moved
+
+
+@SQLITE
+def test_the_tap_cannot_change_the_dice(tmp_path):
+    """Two servers of the same table seed: a first roll made at once and one made after a
+    restart give the same dice (they are the dealt roll of that place, not the tap's)."""
+    from starlette.testclient import TestClient
+
+    from yahtzee_env.web.door.app import create_app
+
+    db = tmp_path / "web.sqlite3"
+    with TestClient(create_app(db)) as c:
+        reply = c.post("/api/tables", json={"seats": ["human", "easy"]}).json()
+        code, token, state = reply["code"], reply["tokens"]["0"], reply["state"]
+    with TestClient(create_app(db)) as c:  # a restart: the table replays from its log
+        assert c.get(f"/api/tables/{code}").json()["cup"] is True
+        body = {"seat": 0, "token": token, "action": {"type": "roll", "hold": []}}
+        late = c.post(f"/api/tables/{code}/act", json={**body, "seq": 0, "game": 0}).json()
+    with TestClient(create_app(db)) as c:  # and again: the tap is in the log
+        now = c.get(f"/api/tables/{code}").json()
+        assert now["cup"] is False and now["dice"] == late["dice"] and now["rolls_left"] == 2
+    assert state["dice_commitment"] == now["dice_commitment"]
