@@ -18,7 +18,7 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 
 import twins
-from browsing import more_options, score_best, tid
+from browsing import more_options, score_best, tid, wait_my_dice
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -41,7 +41,7 @@ def test_commitment_before_the_first_roll_then_the_seed_checked_in_the_page(open
         page.fill(tid("name"), "Ada")
     page.select_option(tid("seat-kind-1"), "greedy")
     page.click(tid("play"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     # before any move of ours: the commitment in the head and in the move log
     commitment = page.get_attribute(tid("dice-commitment"), "data-commitment")
     assert re.fullmatch(r"[0-9a-f]{64}", commitment) and page.is_visible(tid("dice-commitment"))

@@ -65,3 +65,49 @@ def test_the_tap_cannot_change_the_dice(tmp_path):
         now = c.get(f"/api/tables/{code}").json()
         assert now["cup"] is False and now["dice"] == late["dice"] and now["rolls_left"] == 2
     assert state["dice_commitment"] == now["dice_commitment"]
+
+
+def _send_seed(client, code, seat, token, seed):
+    body = {"seat": seat, "token": token, "client_seed": seed}
+    return client.post(f"/api/tables/{code}/client-seed", json=body)
+
+
+@SQLITE
+def test_a_solo_seat_sends_its_seed_before_its_first_tap(client, app, new_table, roll_first):
+    """A solo table starts at once, but its first roll is the person's tap: until then the
+    game has not rolled, its seeds are open, and the dice follow from the seed sent."""
+    from yahtzee_env.game.fair_dice import DEFAULT_CLIENT_SEED, roll_values_v2
+    from yahtzee_env.web.tables.deal import game_dice_seed
+
+    code, tokens, state = new_table(client, seats=("human", "greedy"))
+    assert state["cup"] and state["client_seeds_open"] is True
+    reply = _send_seed(client, code, 0, tokens["0"], "my-own-seed")
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["client_seeds"] == ["my-own-seed", None] and reply.json()["cup"]
+    state = roll_first(client, code, 0, tokens["0"])
+    seed = game_dice_seed(app.state.service.tables.load(code).dice_secret, 0)
+    used = ["my-own-seed", DEFAULT_CLIENT_SEED]
+    assert state["dice"] == sorted(roll_values_v2(seed, used, 0, 0, 0, 0))
+    assert state["client_seeds_open"] is False
+    app.state.service.tables.loaded.pop(code, None)  # a rebuild from the database: the same
+    assert client.get(f"/api/tables/{code}").json()["dice"] == state["dice"]
+
+
+@SQLITE
+def test_attack_a_reload_cannot_reroll_the_first_roll(client, app, new_table, act, roll_first):
+    """Adversary: a player who taps Roll, dislikes the first roll and tries to get another:
+    reloads the page (and the server rebuilds the table), taps Roll again, sends a new
+    client seed. The dice stay those dealt: the tap is in the log, the seeds are fixed."""
+    code, tokens, state = new_table(client, seats=("human", "greedy"))
+    rolled = roll_first(client, code, 0, tokens["0"], state)
+    dice = rolled["dice"]
+    app.state.service.tables.loaded.pop(code, None)  # a reload after a restart
+    reloaded = client.get(f"/api/tables/{code}").json()
+    assert reloaded["cup"] is False and reloaded["dice"] == dice and reloaded["rolls_left"] == 2
+    again = act(client, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state)
+    assert again.status_code == 409 and again.json()["code"] == "stale_seq"  # the old tap
+    late = _send_seed(client, code, 0, tokens["0"], "another-try")
+    assert late.status_code == 409 and late.json()["code"] == "client_seed_late"
+    now = client.get(f"/api/tables/{code}").json()
+    assert now["dice"] == dice and now["rolls_left"] == 2 and now["client_seeds"] == [None, None]
+    assert [e["msg"]["key"] for e in now["events"]].count("narr.first_roll") == 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browsing import card_ids, more_options, score_best, tap_target, tid
+from browsing import card_ids, more_options, score_best, tap_target, tid, wait_my_dice
 from browsing import shot as _shot
 
 
@@ -43,7 +43,7 @@ def open_solo(page, url, seats: int, name: str = LONGEST) -> None:
     for i, kind in enumerate(["heuristic", "expert", "medium"][: seats - 1], start=1):
         page.select_option(tid(f"seat-kind-{i}"), kind)
     page.click(tid("play"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     page.wait_for_timeout(200)  # the tray's and the card's sizes settle
 
 

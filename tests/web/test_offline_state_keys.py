@@ -100,9 +100,11 @@ def server_game(request, url: str) -> list[dict]:
         states.append(request.get(f"{url}/api/tables/{code}").json())
         return states[-1]
 
-    state = act({"type": "roll", "hold": [0]})
+    state = act({"type": "roll", "hold": [0]} if not state["cup"] else {"type": "roll", "hold": []})
     while not state["over"]:
-        if state["rolls_left"] == 2:
+        if state["cup"]:  # a person's turn starts with the dice in the cup: its tap on Roll
+            state = act({"type": "roll", "hold": []})
+        elif state["rolls_left"] == 2:
             state = act({"type": "roll", "hold": [0, 1]})
         else:
             state = act({"type": "score", "box": next(iter(state["options"]))})

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browsing import more_options, score_best, shot, tid
+from browsing import more_options, score_best, shot, tid, wait_my_dice
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
@@ -38,7 +38,7 @@ def start_table(page, url, kinds=("greedy",), query="pace=0"):
     for i, kind in enumerate(kinds, start=1):
         page.select_option(tid(f"seat-kind-{i}"), kind)
     page.click(tid("play"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     return page.text_content(tid("table-code"))
 
 
@@ -227,9 +227,9 @@ def test_switching_language_keeps_the_game(open_page, shared_server):
     page.wait_for_function(
         "() => document.querySelector('[data-testid=status]').textContent.includes('segna')"
     )
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     page.reload()  # remembered
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     assert page.text_content(tid("score")) == "Segna"
     page.goto(f"{shared_server.url}/?lang=en")
     more_options(page)
@@ -442,9 +442,9 @@ def test_open_tables_and_resume(open_page, shared_server):
     text = row.inner_text()
     assert "easy" in text and "hard" in text and "Turn 2 of 13" in text
     row.locator(tid(f"resume-{code}")).click()
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     assert page.text_content(tid("table-code")) == code
     page.click("header a[href='/']")
     page.click(tid("resume-latest-button"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     assert page.text_content(tid("table-code")) == code

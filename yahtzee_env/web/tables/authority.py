@@ -438,14 +438,17 @@ class Tables:
             )
 
     # --------------------------------------------------------------- moves
-    def intent_action(self, table: Table, intent: Any) -> int | str:
-        """The engine action of a page intent (or ``"next"``); WebError if malformed."""
+    def intent_action(self, table: Table, intent: Any, seat: int | None = None) -> int | str:
+        """The engine action of a page intent (or ``"next"``); WebError if malformed. The
+        mover ``seat``'s dice still in the cup: its Roll is the first roll (`FIRST_ROLL`),
+        anything else waits on it (another seat's move is not its turn: refused after)."""
         if not isinstance(intent, dict):
             raise WebError("action must be an object like {'type': 'roll', 'hold': [0, 2]}")
         kind = intent.get("type")
         game = table.game
         if kind == "next":
             return "next"
+        cup = table.in_cup and game.current == seat
         if game is None or game.over:
             raise WebError("the game is over: start the next one", 409, "game_over")
         if kind == "roll":
@@ -460,7 +463,7 @@ class Tables:
                 raise WebError(
                     "all five dice are held: release some or score a box", code="all_held"
                 )
-            if table.in_cup:  # a person's first roll: all five, the dice dealt for it
+            if cup:  # a person's first roll: all five, the dice dealt for it
                 if hold:
                     raise WebError(
                         "the dice are still in the cup: roll all five first", 409, "roll_first"
@@ -474,7 +477,7 @@ class Tables:
             if not isinstance(box, str) or box not in BOX_NAMES:
                 raise WebError(f"unknown box {str(box)[:30]!r}; boxes: {', '.join(BOX_NAMES)}")
             action = BOX_ACTION_OFFSET + BOX_NAMES.index(box)
-            if table.in_cup:
+            if cup:
                 raise WebError("roll the dice first: nothing is down to score", 409, "roll_first")
             if not game.legal_action_mask()[action]:
                 reason = game.player.why_illegal(BOX_NAMES.index(box), game.roll)  # the engine's
@@ -541,7 +544,7 @@ class Tables:
             )
         if seq != len(table.log) or (game_idx is not None and game_idx != table.idx):
             raise WebError("the table has moved on: reload its state", 409, "stale_seq")
-        action = self.intent_action(table, intent)
+        action = self.intent_action(table, intent, seat)
         self.seating.take_back(table, [seat])
         if action == "next":
             if not table.game.over:

@@ -217,7 +217,8 @@ function state(events = []) {
     const { legal, points } = game.boxOptions();
     const options = {};
     BOX_NAMES.forEach((b, i) => { if (legal[i]) options[b] = points[i]; });
-    Object.assign(out, { current: game.current, dice: game.dice, rolls_left: game.rollsLeft, held: L.held || [], options });
+    // (the page's own game deals a turn's first roll at once: no dice in the cup, issue 58)
+    Object.assign(out, { current: game.current, dice: game.dice, rolls_left: game.rollsLeft, held: L.held || [], options, cup: false });
   }
   return Object.assign(out, { match_state: null, spectators: 0 });
 }

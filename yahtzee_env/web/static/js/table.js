@@ -16,7 +16,7 @@ import * as notify from "./notify.js";
 import * as card from "./table/card.js";
 import * as coach from "./table/coach.js";
 import * as head from "./table/head.js";
-import { setup as setupSeed } from "./table/seed.js";
+import { setup as setupSeed, settled as seedSettled } from "./table/seed.js";
 import * as result from "./table/result.js";
 import * as seats from "./table/seats.js";
 import { amHost, isMine, mySeats, watching } from "./table/seats.js";
@@ -307,7 +307,7 @@ async function resync() {
 }
 
 function toggleDie(i) {
-  if (!myTurn() || T.state.rolls_left === 0) return;
+  if (!myTurn() || T.state.rolls_left === 0 || T.state.cup) return;  // in the cup: nothing to hold
   tray.toggleHold(i);
   render(T.state);
   tray.dieNode(i).focus();
@@ -321,7 +321,8 @@ async function rollNow() {
   const places = tray.freePlaces();
   const before = T.version.join(":");
   T.focusAfter = "roll";
-  await act({ type: "roll", hold: [...tray.holding()].sort() });
+  if (T.state.cup) await seedSettled();  // this page's client seed goes in before the first roll
+  await act({ type: "roll", hold: T.state.cup ? [] : [...tray.holding()].sort() });
   if (T.version.join(":") !== before) await tray.tumble(places.map(tray.dieAt), 450);
 }
 

@@ -9,7 +9,7 @@ import { t } from "../words.js";
 import { CLIENT_SEED, newClientSeed } from "../fair_dice.js";
 import { isMine, watching } from "./seats.js";
 
-const S = { code: null, state: null, sending: false, tried: new Set(), receive: null };
+const S = { code: null, state: null, sending: false, tried: new Set(), receive: null, flight: null };
 const key = (code) => `yz.seed.${code}`;
 
 function seedOf(code) {
@@ -20,8 +20,19 @@ function seedOf(code) {
 
 const mySeats = (state) => state.seats.filter((s) => s.kind === "human" && isMine(s.seat)).map((s) => s.seat);
 
-async function send(seats, seed) {
-  if (S.sending || !seats.length) return;
+function send(seats, seed) {
+  if (S.sending || !seats.length) return S.flight || Promise.resolve();
+  S.flight = sendNow(seats, seed).finally(() => { S.flight = null; });
+  return S.flight;
+}
+
+// The seed in flight lands before this page's first roll (a person's turn starts with the
+// dice in the cup: the seeds stay open until the game's first roll, the Roll's tap).
+export function settled() {
+  return S.flight || Promise.resolve();
+}
+
+async function sendNow(seats, seed) {
   S.sending = true;
   const code = S.code;
   let state = null;

@@ -110,7 +110,8 @@ export function render(state, { mine, live, animating, watch, selected, hintPend
   roll.textContent = playing ? tn("roll.left", state.rolls_left) : t("roll.button");
   $("score").disabled = !(live && selected);
   $("hint-button").hidden = !state.coach;
-  $("hint-button").disabled = !live || hintPending;
+  $("hint-button").disabled = !live || hintPending || Boolean(state.cup);  // a hint is for dice down
+  $("tray").dataset.cup = String(Boolean(playing && mine && state.cup));  // my dice in the cup
   $("tray").hidden = !playing;
   document.querySelector(".controls").hidden = watch;  // a spectator has nothing to press
 }
