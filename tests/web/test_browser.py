@@ -25,7 +25,7 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
-from browsing import TIMEOUT_MS, more_options, new_player, roll_first, tid, wait_my_dice
+from browsing import TIMEOUT_MS, more_options, new_player, tid, wait_my_dice
 from replay import replay_row
 
 from yahtzee_env.web.door.local_server import LocalServer, free_port
@@ -538,6 +538,12 @@ def api_score(ctx, server, code, seat) -> dict:
     """Score the best-paying box for ``seat`` through the API, with the context's session
     cookie (quicker than clicks, when a test only needs the game to move on)."""
     state = api_state(ctx, server, code)
+    if state["cup"]:  # the turn starts with the dice in the cup: the tap on Roll first
+        tap = {"seat": seat, "seq": state["seq"], "game": state["game"]}
+        tap["action"] = {"type": "roll", "hold": []}
+        reply = ctx.request.post(f"{server.url}/api/tables/{code}/act", data=tap)
+        assert reply.ok, reply.text()
+        state = reply.json()
     box = max(state["options"], key=state["options"].get)
     body = {
         "seat": seat,

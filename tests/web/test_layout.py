@@ -151,7 +151,11 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
         state = friend.get(f"/api/tables/{code}").json()
         while not state["over"]:
             if state["current"] == seat:
-                box = max(state["options"], key=state["options"].get)
+                if state["cup"]:  # the dice in the cup: the tap on Roll first
+                    action = {"type": "roll", "hold": []}
+                else:
+                    box = max(state["options"], key=state["options"].get)
+                    action = {"type": "score", "box": box}
                 reply = friend.post(
                     f"/api/tables/{code}/act",
                     json={
@@ -159,7 +163,7 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
                         "token": token,
                         "seq": state["seq"],
                         "game": state["game"],
-                        "action": {"type": "score", "box": box},
+                        "action": action,
                     },
                 )
                 assert reply.status_code == 200, reply.text

@@ -11,8 +11,8 @@ state lists the seeds sent (``client_seeds``, None for a seat that sent none: it
 (``client_seed_marks``, `fair_dice.client_seed_mark`). Once the game has rolled its seeds are
 fixed: a seed sent then is refused (409 ``client_seed_late``). A game whose first roll is a
 person's (the dice in the cup, issue 58 item 2) has not rolled until that person's Roll: a
-seed sent before it re-deals the first roll, which nobody has seen, with the seeds sent. Tables stored before roll by
-``sha256-ctr-v1`` and take no seed (409 ``client_seed_v1``).
+seed sent before it re-deals the first roll, which nobody has seen, with the seeds sent.
+Tables stored before roll by ``sha256-ctr-v1`` and take no seed (409 ``client_seed_v1``).
 """
 
 from __future__ import annotations
