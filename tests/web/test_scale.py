@@ -131,7 +131,7 @@ def batch_of_moves(tmp_path, n: int, break_one: bool = False, on_loop: bool = Fa
     tables = Tables(storage)
     made = [tables.create({"seats": ["human", "medium"]}, f"10.0.0.{i}", None) for i in range(n)]
     batcher = MoveBatcher(storage, tables, locks=TableLocks(budget_s=60.0) if on_loop else None)
-    roll = {"type": "roll", "hold": [0]}
+    roll = {"type": "roll", "hold": []}  # each table's first move: the tap out of the cup
 
     def work_of(i: int, table, token):
         def work(code: str):
