@@ -132,9 +132,10 @@ def test_two_tables_on_one_database_rebuild_what_the_other_moved(pg_url):
             state = b.state(b.load(code))
             if state["over"]:
                 break
-            intent = {"type": "score", "box": next(iter(state["options"]))}
             if state["cup"]:  # the dice in the cup: the tap on Roll
                 intent = {"type": "roll", "hold": []}
+            else:
+                intent = {"type": "score", "box": next(iter(state["options"]))}
             b.act(code, 0, token, intent, seq=state["seq"])
         caught_up = a.state(a.load(code))
         rebuilt = Tables(sa).state(Tables(sa).load(code))
@@ -257,6 +258,11 @@ def test_host_on_a_and_guest_on_b_see_each_others_moves(pair):
         while moves < 6 and not state["over"]:  # three turns each way
             mover = state["current"]
             other = sockets[1 - mover]
+            if state["cup"]:  # the mover's tap on Roll first: its dice out of the cup
+                tap = {"type": "act", "id": 100 + moves, "seat": mover, "token": tokens[mover]}
+                tap.update(seq=state["seq"], action={"type": "roll", "hold": []})
+                sockets[mover].send(json.dumps(tap))
+                state = receive_state(sockets[mover], lambda s, m=mover: not s["cup"])
             sockets[mover].send(
                 json.dumps(
                     {
