@@ -229,10 +229,12 @@ def test_closed_sockets_are_released(client, new_table):
 
 
 # ------------------------------------------------------------------ 4. work off the event loop
-def test_a_slow_coach_holds_no_other_table(db, new_table, act):
+def test_a_slow_coach_holds_no_other_table(db, new_table, act, roll_first):
     with TestClient(create_app(db)) as c:
         slow, slow_tokens, _ = new_table(c, coach=True)
         other, other_tokens, other_state = new_table(c)
+        roll_first(c, slow, 0, slow_tokens["0"])  # both dice out of the cup: a hint is for
+        other_state = roll_first(c, other, 0, other_tokens["0"], other_state)  # dice down
         tables = c.app.state.service.tables
         original = tables.coach
         release, hint_done = threading.Event(), threading.Event()
