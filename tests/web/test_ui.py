@@ -240,6 +240,10 @@ def test_switching_language_keeps_the_game(open_page, shared_server):
 def test_dice_are_drawn_labelled_and_keep_their_places(open_page, shared_server):
     page = open_page(390, 844, True, "en-US")
     start_table(page, shared_server.url, kinds=("easy",))
+    page.wait_for_function(  # the first roll's tumble has settled: every die shows its face
+        """() => [...document.querySelectorAll('#dice > .die')].every(
+          (d) => d.dataset.value !== '' && d.dataset.face === d.dataset.value)"""
+    )
     third = "#dice > .die:nth-child(3)"
     assert page.locator(f"{third} .pip").count() == 9
     face = page.get_attribute(third, "data-value")
