@@ -435,6 +435,7 @@ def test_the_banner_shows_a_lost_connection_and_clears(page, server):
 
 def test_the_hint_shows_progress(page, server):
     start_solo(page, server.url, kinds=("easy",), coach=True)
+    wait_my_dice(page)  # a hint is for the dice down: the tap on Roll first
     page.evaluate(
         """() => new MutationObserver(() => {
           if (document.querySelector('[data-testid=hint-progress]')) {
