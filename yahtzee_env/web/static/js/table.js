@@ -149,7 +149,7 @@ async function apply(state, came = performance.now()) {
   $("table").dataset.version = state.version.join(":");  // for test scripts: a new state
   const last = fresh[fresh.length - 1];
   if (last && state.started && !state.over && isMine(state.current)) {
-    say(() => t("status.then", { last: narrate(last), next: describeTurn(T.state) }));
+    say(() => ownFirstRoll(last) || t("status.then", { last: narrate(last), next: describeTurn(T.state) }));
   } else if (last) say(() => narrate(last));
   // a game that begins with no move yet (Start, the next game): whose turn it is, not the
   // waiting room's or the last game's words (issue 57)
@@ -187,6 +187,15 @@ function moveFocus(state, previous) {
       if (first) first.focus();
     }
   }
+}
+
+// This page's own tap on Roll from the cup: the dice it rolled, on one short line (a phone's
+// tray keeps its height, so the card keeps its Total in view); null for any other move.
+function ownFirstRoll(event) {
+  const m = event.msg;
+  if (!m || m.key !== "narr.first_roll" || !isMine(event.seat) || event.seat !== T.state.current) return null;
+  const dice = diceText(m.dice);
+  return mySeats().length > 1 ? t("status.first_roll_named", { name: seatName(T.state, event.seat), dice }) : t("status.first_roll", { dice });
 }
 
 function describeTurn(state) {
