@@ -277,3 +277,61 @@ def test_the_first_roll_is_the_tap_on_roll_and_gives_the_committed_dice(open_pag
     after = page.request.get(f"{server.url}/api/tables/{code}").json()
     assert after["dice"] == committed and after["rolls_left"] == 2 and not after["cup"]
     assert after["client_seeds_open"] is False and "(2 left)" in page.text_content(tid("roll"))
+
+
+def test_a_seed_chosen_in_the_lobby_is_the_next_tables_client_seed(browser, open_page, server):
+    """Issue 58: the hook ``client-seed`` is in the lobby's More options too (one such hook a
+    page: the lobby's, or the table's dice panel's). A seed typed there before a table is made
+    or joined is that seat's client seed, sent once the table has shown its commitment; it is
+    used once (the next table gets a new one), and one that is no seed says so."""
+    from browsing import new_player
+
+    url = server.url
+    page = open_page(390, 844, True, "en-US")
+    page.goto(f"{url}/?pace=0")
+    page.fill(tid("name"), "Ada")
+    more_options(page)
+    assert page.locator(tid("client-seed")).count() == 1
+    assert page.get_attribute(tid("client-seed"), "id") == "lobby-client-seed"
+    assert page.input_value(tid("client-seed")) == ""  # none chosen: a new one per table
+    page.fill(tid("client-seed"), "no spaces")
+    page.wait_for_selector(f"{tid('lobby-client-seed-error')}:has-text('1 to 64')")
+    page.fill(tid("client-seed"), "ada-lobby-1")
+    assert page.text_content(tid("lobby-client-seed-error")) == ""
+    page.select_option(tid("seat-kind-1"), "friend")
+    page.click(tid("create-online"))
+    page.wait_for_selector(f"{tid('table-code')}:not(:empty)")
+    code = page.text_content(tid("table-code"))
+    # a guest chooses theirs in the lobby too, then joins by the code
+    ctx, guest, errors = new_player(browser, {"width": 390, "height": 844}, "it-IT")
+    try:
+        guest.goto(f"{url}/?pace=0")
+        guest.fill(tid("name"), "Bea")
+        more_options(guest)
+        guest.fill(tid("client-seed"), "bea_seed_2")
+        guest.fill(tid("join-code"), code)
+        guest.click(tid("join"))
+        guest.wait_for_selector(f"{tid('table-code')}:not(:empty)")
+        assert guest.locator(tid("client-seed")).count() == 1  # the table's, now
+        assert guest.get_attribute(tid("client-seed"), "id") == "client-seed"
+        guest.wait_for_function(
+            "code => fetch(`/api/tables/${code}`).then((r) => r.json())"
+            ".then((s) => s.client_seeds[1] === 'bea_seed_2')",
+            arg=code,
+        )
+        assert not errors, errors
+    finally:
+        ctx.close()
+    page.wait_for_function(
+        "code => fetch(`/api/tables/${code}`).then((r) => r.json())"
+        ".then((s) => s.client_seeds[0] === 'ada-lobby-1')",
+        arg=code,
+    )
+    state = page.request.get(f"{url}/api/tables/{code}").json()
+    assert state["client_seeds"] == ["ada-lobby-1", "bea_seed_2"] and not state["started"]
+    assert page.input_value(tid("client-seed")) == "ada-lobby-1"  # the table's field says so
+    # used once: back in the lobby, the field is empty again (the next table gets a new one)
+    page.goto(f"{url}/?pace=0")
+    more_options(page)
+    assert page.locator(tid("client-seed")).count() == 1
+    assert page.input_value(tid("client-seed")) == ""
