@@ -94,13 +94,26 @@ def test_a_solo_seat_sends_its_seed_before_its_first_tap(client, app, new_table,
 
 
 @SQLITE
-def test_attack_a_reload_cannot_reroll_the_first_roll(client, app, new_table, act, roll_first):
+def test_attack_a_reload_cannot_reroll_the_first_roll(
+    client, app, clock, new_table, act, roll_first
+):
     """Adversary: a player who taps Roll, dislikes the first roll and tries to get another:
     reloads the page (and the server rebuilds the table), taps Roll again, sends a new
-    client seed. The dice stay those dealt: the tap is in the log, the seeds are fixed."""
+    client seed. The dice stay those dealt: the tap is in the log, the seeds are fixed. The
+    dice are those the seed derivation gives for the place (seat, turn, roll), whenever the
+    tap comes: waiting, or reloading before the tap, changes nothing."""
+    from yahtzee_env.game.fair_dice import DEFAULT_CLIENT_SEED, roll_values_v2
+    from yahtzee_env.web.tables.deal import game_dice_seed
+
     code, tokens, state = new_table(client, seats=("human", "greedy"))
+    clock.now += 37.5  # the tap comes late, after a reload (a rebuild) in the cup
+    app.state.service.tables.loaded.pop(code, None)
+    assert client.get(f"/api/tables/{code}").json()["cup"] is True
     rolled = roll_first(client, code, 0, tokens["0"], state)
     dice = rolled["dice"]
+    seed = game_dice_seed(app.state.service.tables.load(code).dice_secret, 0)
+    seeds = [DEFAULT_CLIENT_SEED] * 2
+    assert dice == sorted(roll_values_v2(seed, seeds, 0, 0, 0, 0))
     app.state.service.tables.loaded.pop(code, None)  # a reload after a restart
     reloaded = client.get(f"/api/tables/{code}").json()
     assert reloaded["cup"] is False and reloaded["dice"] == dice and reloaded["rolls_left"] == 2
@@ -111,3 +124,44 @@ def test_attack_a_reload_cannot_reroll_the_first_roll(client, app, new_table, ac
     now = client.get(f"/api/tables/{code}").json()
     assert now["dice"] == dice and now["rolls_left"] == 2 and now["client_seeds"] == [None, None]
     assert [e["msg"]["key"] for e in now["events"]].count("narr.first_roll") == 1
+
+
+@SQLITE
+def test_attack_a_replayed_first_roll_rolls_once(client, new_table, act, roll_first):
+    """Adversary: a player (or a page gone wrong) who sends the tap on Roll twice: a double
+    tap, a retry, a replay over the socket, an old turn's tap kept and sent again in a later
+    turn, a tap that holds dice it has not seen. The first roll is made once; the copies are
+    refused as stale (stamped with a state the table has left) and spend nothing."""
+    code, tokens, state = new_table(client, seats=("human", "greedy"))
+    token = tokens["0"]
+    tap = {"type": "roll", "hold": []}
+    held = act(client, code, 0, token, {"type": "roll", "hold": [0, 1]}, state=state)
+    assert held.status_code == 409 and held.json()["code"] == "roll_first"  # nothing seen
+    with client.websocket_connect(f"/ws/{code}") as ws:
+        ws.receive_json()
+        move = {"type": "act", "seat": 0, "token": token, "seq": state["seq"], "action": tap}
+        ws.send_json({**move, "game": state["game"], "id": 1})
+        while (reply := ws.receive_json())["type"] not in ("ack", "error"):
+            pass
+        assert reply["type"] == "ack" and reply["id"] == 1, reply
+        ws.send_json({**move, "game": state["game"], "id": 2})  # the same tap again
+        while (reply := ws.receive_json())["type"] not in ("ack", "error"):
+            pass
+        assert reply["type"] == "error" and reply["code"] == "stale_seq", reply
+    again = act(client, code, 0, token, tap, state=state)  # and over HTTP
+    assert again.status_code == 409 and again.json()["code"] == "stale_seq"
+    now = client.get(f"/api/tables/{code}").json()
+    assert not now["cup"] and now["rolls_left"] == 2 and len(now["dice"]) == 5
+    first_dice = now["dice"]
+    marks = [e for e in now["events"] if e["msg"]["key"] == "narr.first_roll"]
+    assert len(marks) == 1 and marks[0]["dice"] == first_dice
+    # the turn scored, the next one in the cup: the old tap, sent again, is still stale
+    box = max(now["options"], key=now["options"].get)
+    turn = act(client, code, 0, token, {"type": "score", "box": box}, state=now).json()
+    assert turn["cup"] and turn["current"] == 0
+    old = act(client, code, 0, token, tap, state=state)
+    assert old.status_code == 409 and old.json()["code"] == "stale_seq"
+    later = client.get(f"/api/tables/{code}").json()
+    assert later["cup"] and later["version"] == turn["version"]
+    rolled = roll_first(client, code, 0, token, later)  # its own tap: one roll of its own
+    assert rolled["rolls_left"] == 2
