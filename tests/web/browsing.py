@@ -55,8 +55,9 @@ def new_player(browser, viewport=None, locale: str | None = None, init: str = ""
 
 # The dice at rest: every die shows its value (a tumble flickers through faces) and none is
 # still spinning (a spinning die's box overlaps its neighbours' while it turns).
-SETTLED = """() => [...document.querySelectorAll('#dice > .die')].every(
-  (d) => d.dataset.face === d.dataset.value && !d.getAnimations().some((a) => a.playState === 'running'))"""
+SETTLED = """() => [...document.querySelectorAll('#dice > .die')].every((d) =>
+  d.dataset.face === d.dataset.value
+  && !d.getAnimations().some((a) => a.playState === 'running'))"""
 
 
 def roll_first(page) -> bool:
