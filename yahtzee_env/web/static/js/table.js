@@ -26,6 +26,7 @@ import * as tray from "./table/tray.js";
 const T = {
   code: null, state: null, version: [-1, -1],
   queue: Promise.resolve(), pending: 0, animating: false,  // states applied one after another
+  came: [],  // when each state still queued came (performance.now)
   busy: false, netError: false, focusAfter: null,  // an intent in flight, its failure, the focus after
 };
 const myTurn = () => T.state && T.state.started && !T.state.over && isMine(T.state.current) && !T.animating && !T.busy;
@@ -59,26 +60,26 @@ async function animate(event) {
   if (event.type === "hidden") {  // a duplicate table: dice this page has not rolled yet
     tray.showDice([], new Set(), []);
     say(() => narrate(event));
-    await sleep(p * 0.6);
+    await pause(p * 0.6);
   } else if (event.type === "roll") {
     tray.showDice(event.dice_before, new Set(), event.kept);
     say(() => t("narr.rolling", { name: seatName(T.state, event.seat) }));
-    await sleep(p * 0.6);
+    await pause(p * 0.6);
     tray.follow(event);
     const kept = [];
     const keptFaces = event.kept.map((i) => event.dice_before[i]);
     for (const face of keptFaces) kept.push([0, 1, 2, 3, 4].find((i) => event.dice[i] === face && !kept.includes(i)));
     tray.showDice(event.dice, new Set(), kept);
     const rolled = [0, 1, 2, 3, 4].filter((i) => !kept.includes(i));
-    await tray.tumble(rolled, Math.min(600, p));
+    if (!lagging()) await tray.tumble(rolled, Math.min(600, p));
     say(() => narrate(event));
-    await sleep(p);
+    await pause(p);
   } else {
     tray.showDice(event.dice_before, new Set(), []);
     say(() => narrate(event));
     card.markScored(event);
     sound.play(event.box === "yahtzee" && event.points > 0 ? "yatzy" : "score");
-    await sleep(p * 1.2);
+    await pause(p * 1.2);
     tray.follow(event);
   }
 }
@@ -86,7 +87,8 @@ async function animate(event) {
 function receive(state) {
   T.pending += 1;
   const came = performance.now();
-  T.queue = T.queue.then(() => { T.pending -= 1; return apply(state, came); }).catch((err) => setError(err));
+  T.came.push(came);
+  T.queue = T.queue.then(() => { T.pending -= 1; T.came.shift(); return apply(state, came); }).catch((err) => setError(err));
   return T.queue;
 }
 
@@ -98,6 +100,13 @@ const CATCH_UP_EVENTS = 3;
 const CATCH_UP_MS = 1000;
 const behind = (fresh, came) => watching() &&
   (fresh.length + T.pending > CATCH_UP_EVENTS || performance.now() - came > CATCH_UP_MS);
+// ... and the move it is showing stops short once a state behind it has waited that long (a
+// fast game's last moves include rolls, the longest to show: issue 58's tap on Roll).
+const lagging = () => watching() && T.came.length > 0 && performance.now() - T.came[0] > CATCH_UP_MS;
+async function pause(ms) {
+  const end = performance.now() + ms;
+  while (!lagging() && performance.now() < end) await sleep(Math.min(50, end - performance.now()));
+}
 
 // What a game's states repeat unchanged (fanout.STEADY_KEYS): a socket's state of a move
 // within a game leaves them out (issue 60), and they are kept from the game's earlier state.
