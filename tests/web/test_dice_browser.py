@@ -268,6 +268,9 @@ def test_the_first_roll_is_the_tap_on_roll_and_gives_the_committed_dice(open_pag
     page.wait_for_selector('#tray[data-cup="false"]')
     page.wait_for_selector('button[data-testid^="box-0-"]')
     shown = [int(page.get_attribute(tid(f"die-{i}"), "data-value")) for i in range(5)]
+    # one short line says what the tap rolled (a phone's tray keeps its height)
+    rolled_line = f"You rolled {' '.join(map(str, shown))} (roll 1 of 3)"
+    assert page.text_content(tid("status")) == rolled_line
     storage = open_storage(server.db, migrate=False)
     secret = bytes.fromhex(storage.tables.load_table(code)["dice_secret"])
     storage.close()
