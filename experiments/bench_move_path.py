@@ -42,6 +42,8 @@ def play(
             game = table.game
             if game.over:
                 intent = {"type": "next"}
+            elif table.in_cup:  # a person's turn starts with the dice in the cup: the tap
+                intent = {"type": "roll", "hold": []}
             elif game.rolls_left == 2:
                 intent = {"type": "roll", "hold": [0]}
             else:

@@ -53,10 +53,45 @@ def new_player(browser, viewport=None, locale: str | None = None, init: str = ""
     return ctx, pg, errors
 
 
+# The dice at rest: every die shows its value (a tumble flickers through faces) and none is
+# still spinning (a spinning die's box overlaps its neighbours' while it turns).
+SETTLED = """() => [...document.querySelectorAll('#dice > .die')].every((d) =>
+  d.dataset.face === d.dataset.value
+  && !d.getAnimations().some((a) => a.playState === 'running'))"""
+
+
+def roll_first(page) -> bool:
+    """A person's turn starts with the dice in the cup (issue 58, item 2): tap Roll where
+    the tray says so (``data-cup``), and wait for the dice, settled; whether it rolled."""
+    if page.get_attribute("#tray", "data-cup") != "true" or page.is_disabled(tid("roll")):
+        return False
+    old = page.get_attribute("#table", "data-version")
+    page.click(tid("roll"))
+    page.wait_for_function(
+        "old => document.querySelector('#table').dataset.version !== old", arg=old
+    )
+    assert page.get_attribute("#tray", "data-cup") == "false"
+    page.wait_for_function(SETTLED)
+    return True
+
+
+def wait_my_dice(page, seat: int = 0) -> None:
+    """Wait for seat ``seat``'s turn with its dice down: where the turn starts with the dice
+    in the cup (a person's, issue 58 item 2), tap Roll first (`roll_first`)."""
+    page.wait_for_function(
+        """seat => { const roll = document.querySelector('[data-testid=roll]');
+          return (document.querySelector('#tray').dataset.cup === 'true' && !roll.disabled) ||
+            document.querySelector(`button[data-testid^="box-${seat}-"]`) !== null; }""",
+        arg=seat,
+    )
+    roll_first(page)
+    page.wait_for_selector(f'button[data-testid^="box-{seat}-"]')
+
+
 def score_best(page) -> None:
-    """Seat 0 scores the box that pays most now (select, then score); waits for the next
-    state."""
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    """Seat 0 scores the box that pays most now (select, then score), after its first roll
+    where its dice are still in the cup (`wait_my_dice`); waits for the next state."""
+    wait_my_dice(page)
     boxes = page.query_selector_all('button[data-testid^="box-0-"]')
     best = max(boxes, key=lambda b: int(b.get_attribute("data-points")))
     selector = tid(best.get_attribute("data-testid"))

@@ -10,6 +10,7 @@ from yahtzee_env.game.engine import Game
 from yahtzee_env.game.fair_dice import DICE_ALGORITHM
 from yahtzee_env.web.tables import seeds
 from yahtzee_env.web.tables.deal import new_game
+from yahtzee_env.web.tables.table import FIRST_ROLL
 
 
 def deal_row(row: dict[str, Any], idx: int = 0) -> Game:
@@ -33,5 +34,7 @@ def replay_row(row: dict[str, Any], idx: int = 0) -> list[int]:
     replayed."""
     game = deal_row(row, idx)
     for _seat, action, _regret in row["actions"][idx]:
+        if action == FIRST_ROLL:  # a person's tap on Roll: the dealt first roll comes out
+            continue
         game.step(action)
     return game.totals()

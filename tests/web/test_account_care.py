@@ -36,8 +36,11 @@ def sign_in(client, username="ada_l", password=PASSWORD):
 
 def score_out(client, code, state, seat=0):
     while not state["over"]:
-        box = max(state["options"], key=state["options"].get)
-        body = {"seat": seat, "action": {"type": "score", "box": box}}
+        if state["cup"]:  # the turn starts with the dice in the cup: the tap on Roll
+            body = {"seat": seat, "action": {"type": "roll", "hold": []}}
+        else:
+            box = max(state["options"], key=state["options"].get)
+            body = {"seat": seat, "action": {"type": "score", "box": box}}
         body.update(seq=state["seq"], game=state["game"])
         reply = client.post(f"/api/tables/{code}/act", json=body)
         assert reply.status_code == 200, reply.text
@@ -169,6 +172,10 @@ def test_delete_removes_the_account_and_keeps_the_games_under_deleted_player(app
         state = ada.post(f"/api/tables/{code}/start", json={"seat": 0}).json()
         chat = ada.post(f"/api/tables/{code}/chat", json={"seat": 0, "text": "hi Bob"})
         assert chat.status_code == 200, chat.text
+        if state["cup"]:  # the host's dice in the cup: the tap on Roll first
+            tap = {"seat": 0, "action": {"type": "roll", "hold": []}}
+            tap.update(seq=state["seq"], game=state["game"])
+            state = ada.post(f"/api/tables/{code}/act", json=tap).json()
         body = {"seat": 0, "action": {"type": "score", "box": max(state["options"])}}
         body.update(seq=state["seq"], game=state["game"])
         assert ada.post(f"/api/tables/{code}/act", json=body).status_code == 200

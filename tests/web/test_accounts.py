@@ -49,10 +49,13 @@ def play_solo_game(client) -> str:
     assert body["tokens"] == {} and body["mine"] == [0]  # nothing for a script to read
     code, state = body["code"], body["state"]
     while not state["over"]:
-        box = max(state["options"], key=state["options"].get)
+        if state["cup"]:  # the turn starts with the dice in the cup: the tap on Roll
+            action = {"type": "roll", "hold": []}
+        else:
+            action = {"type": "score", "box": max(state["options"], key=state["options"].get)}
         body = {
             "seat": 0,
-            "action": {"type": "score", "box": box},
+            "action": action,
             "seq": state["seq"],
             "game": state["game"],
         }

@@ -42,8 +42,9 @@ def test_solo_game_against_two_cpus_matches_the_engine(client, db, new_table, pl
     assert all(None not in c["scores"].values() for c in final["cards"])
 
 
-def test_cpu_moves_are_narrated(client, new_table, act):
+def test_cpu_moves_are_narrated(client, new_table, act, roll_first):
     code, tokens, state = new_table(client, seats=("human", "hard"))
+    roll_first(client, code, 0, tokens["0"], state)
     state = act(client, code, 0, tokens["0"], {"type": "score", "box": "chance"}).json()
     texts = [e["text"] for e in state["events"] if e["seat"] == 1]
     assert texts and texts[-1].startswith("hard scores ")
@@ -55,8 +56,9 @@ def test_cpu_moves_are_narrated(client, new_table, act):
             assert f"keeps {' '.join(map(str, kept))}, re-rolls {5 - len(kept)} di" in e["text"]
 
 
-def test_held_dice_stay_held_after_a_roll(client, new_table, act):
+def test_held_dice_stay_held_after_a_roll(client, new_table, act, roll_first):
     code, tokens, state = new_table(client, seats=("human", "easy"))
+    state = roll_first(client, code, 0, tokens["0"], state)
     dice = state["dice"]
     state = act(client, code, 0, tokens["0"], {"type": "roll", "hold": [3, 4]}).json()
     kept = sorted(dice[3:])
@@ -64,16 +66,18 @@ def test_held_dice_stay_held_after_a_roll(client, new_table, act):
     assert state["rolls_left"] == 1
 
 
-def test_potential_points_come_from_the_engine(client, new_table):
-    _code, _tokens, state = new_table(client, seats=("human", "easy"))
+def test_potential_points_come_from_the_engine(client, new_table, roll_first):
+    code, tokens, state = new_table(client, seats=("human", "easy"))
+    state = roll_first(client, code, 0, tokens["0"], state)
     dice = state["dice"]
     assert state["options"]["chance"] == sum(dice)
     assert state["options"]["aces"] == dice.count(1)
 
 
-def test_resume_after_restart_has_the_same_dice(db, new_table, act, play_out):
+def test_resume_after_restart_has_the_same_dice(db, new_table, act, play_out, roll_first):
     with TestClient(create_app(db)) as c:
         code, tokens, state = new_table(c, seats=("human", "hard", "easy"))
+        state = roll_first(c, code, 0, tokens["0"], state)
         state = act(c, code, 0, tokens["0"], {"type": "roll", "hold": [0, 1]}).json()
         state = act(c, code, 0, tokens["0"], {"type": "score", "box": "chance"}).json()
     with TestClient(create_app(db)) as c:  # a new server process over the same file
@@ -84,7 +88,7 @@ def test_resume_after_restart_has_the_same_dice(db, new_table, act, play_out):
     assert final["result"]["totals"] == replay_totals(db, code)
 
 
-def test_best_of_five_and_play_again(db, new_table, act, play_out):
+def test_best_of_five_and_play_again(db, new_table, act, play_out, roll_first):
     with TestClient(create_app(db)) as c:
         code, tokens, state = new_table(c, seats=("human", "greedy"), match=True)
         state = play_out(c, code, tokens["0"], state=state)
@@ -93,6 +97,7 @@ def test_best_of_five_and_play_again(db, new_table, act, play_out):
         assert nxt["game"] == 1 and not nxt["over"]
         assert nxt["first"] == (state["first"] + 1) % 2  # the start passes on in a match
         assert act(c, code, 0, tokens["0"], {"type": "next"}).status_code == 409
+        nxt = roll_first(c, code, 0, tokens["0"], nxt)
         nxt = act(c, code, 0, tokens["0"], {"type": "roll", "hold": [2]}).json()
     with TestClient(create_app(db)) as c:  # the second game resumes too
         again = c.get(f"/api/tables/{code}").json()
@@ -129,7 +134,7 @@ def test_schema_is_versioned_and_wal(db):
 
 
 # ------------------------------------------------------------------ online tables
-def test_online_table_join_start_and_turns(client, new_table, act):
+def test_online_table_join_start_and_turns(client, new_table, act, roll_first):
     code, tokens, state = new_table(client, seats=("human", "friend", "friend"), online=True)
     assert not state["started"]
     join = client.post(f"/api/tables/{code}/join", json={"name": "Bea"})
@@ -153,13 +158,14 @@ def test_online_table_join_start_and_turns(client, new_table, act):
     assert wrong.status_code == 409 and "not your turn" in wrong.json()["error"]
     forged = act(client, code, mover, token[other], {"type": "score", "box": "chance"})
     assert forged.status_code == 403 and "token" in forged.json()["error"]
+    roll_first(client, code, mover, token[mover])
     assert (
         act(client, code, mover, token[mover], {"type": "score", "box": "chance"}).status_code
         == 200
     )
 
 
-def test_websocket_pushes_moves_to_other_players(client, new_table):
+def test_websocket_pushes_moves_to_other_players(client, new_table, roll_first):
     code, tokens, _state = new_table(client, seats=("human", "friend"), online=True)
     friend = client.post(f"/api/tables/{code}/join", json={"name": "Bea"}).json()
     client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
@@ -168,6 +174,10 @@ def test_websocket_pushes_moves_to_other_players(client, new_table):
         start = a.receive_json()["state"]
         b.receive_json()
         mover = start["current"]
+        assert start["cup"] and start["dice"] == []  # the mover's first roll: its tap
+        start = roll_first(client, code, mover, token[mover], start)
+        assert a.receive_json()["state"]["dice"] == start["dice"]
+        assert b.receive_json()["state"]["dice"] == start["dice"]
         a.send_json(
             {
                 "type": "act",
@@ -259,14 +269,16 @@ def test_illegal_actions_change_nothing(client, db, action, status, words, new_t
     assert client.get(f"/api/tables/{code}").json()["version"] == state["version"]
 
 
-def test_filled_box_and_spent_rolls_are_refused(client, new_table, act):
+def test_filled_box_and_spent_rolls_are_refused(client, new_table, act, roll_first):
     code, tokens, _state = new_table(client, seats=("human", "easy"))
     token = tokens["0"]
+    roll_first(client, code, 0, token)
     act(client, code, 0, token, {"type": "roll", "hold": []})
     act(client, code, 0, token, {"type": "roll", "hold": []})
     reply = act(client, code, 0, token, {"type": "roll", "hold": []})
     assert reply.status_code == 409 and "no rolls left" in reply.json()["error"]
     act(client, code, 0, token, {"type": "score", "box": "chance"})
+    roll_first(client, code, 0, token)  # the next turn's dice out of the cup
     reply = act(client, code, 0, token, {"type": "score", "box": "chance"})
     assert reply.status_code == 409 and "already filled" in reply.json()["error"]
 
@@ -294,8 +306,9 @@ def test_names_are_plain_text(client, new_table):
 
 
 # ------------------------------------------------------------------ coach
-def test_coach_hint_and_regret(client, new_table, act, play_out):
+def test_coach_hint_and_regret(client, new_table, act, play_out, roll_first):
     code, tokens, state = new_table(client, seats=("human", "easy"), coach=True)
+    state = roll_first(client, code, 0, tokens["0"], state)
     hint = client.post(f"/api/tables/{code}/hint", json={"seat": 0, "token": tokens["0"]}).json()
     options = hint["options"]
     assert 1 < len(options) <= 4
@@ -309,7 +322,7 @@ def test_coach_hint_and_regret(client, new_table, act, play_out):
     )
     state = act(client, code, 0, tokens["0"], action).json()
     mine = [e for e in state["events"] if e["seat"] == 0]
-    assert mine[0]["regret"] == pytest.approx(0.0, abs=1e-4)
+    assert mine[-1]["regret"] == pytest.approx(0.0, abs=1e-4)  # (the first roll: ungraded)
     final = play_out(client, code, tokens["0"], state=state)
     review = final["review"]["0"]
     assert review["total_regret"] == pytest.approx(final["regret"]["0"], abs=1e-3)

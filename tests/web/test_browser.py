@@ -25,7 +25,7 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
-from browsing import TIMEOUT_MS, more_options, new_player, tid
+from browsing import TIMEOUT_MS, more_options, new_player, tid, wait_my_dice
 from replay import replay_row
 
 from yahtzee_env.web.door.local_server import LocalServer, free_port
@@ -63,7 +63,9 @@ def my_turn(page, seat=0) -> bool:
 
 
 def take_turn(page, seat=0, reroll=True) -> None:
-    """Hold the first die and re-roll once, then score the box that pays most (2 clicks)."""
+    """The first roll (a tap on Roll: the turn starts with the dice in the cup), hold the
+    first die and re-roll once, then score the box that pays most (2 clicks)."""
+    wait_my_dice(page, seat)
     if reroll and not page.is_disabled(tid("roll")):
         old = version(page)
         page.click(tid("die-0"))
@@ -203,6 +205,7 @@ def test_a_killed_server_s_page_reconnects_to_the_other_and_plays_on(page, pg_ur
         with FailoverProxy([a.port, b.port]) as proxy:
             code = start_solo(page, proxy.url, kinds=("medium",))
             take_turn(page)  # a few moves, acknowledged by A
+            wait_my_dice(page)  # (the next turn's first roll: a tap)
             old = version(page)
             page.click(tid("die-1"))
             page.click(tid("roll"))
@@ -274,7 +277,7 @@ def play_online_table(browser, host_url: str, friend_url: str) -> None:
             )
             seat = int(host.get_attribute(tid("turn"), "data-seat"))
             mover, watcher = pages[seat], pages[1 - seat]
-            mover.wait_for_selector(f'button[data-testid^="box-{seat}-"]')
+            wait_my_dice(mover, seat)  # the mover's tap on Roll: its dice come out of the cup
             assert watcher.query_selector(f'button[data-testid^="box-{seat}-"]') is None
             take_turn(mover, seat, reroll=False)
             filled = f"{tid(f'box-{seat}-chance')}"
@@ -297,6 +300,7 @@ def play_online_table(browser, host_url: str, friend_url: str) -> None:
 
 def test_reload_and_server_restart_mid_game(page, server):
     start_solo(page, server.url, kinds=("medium",))
+    wait_my_dice(page)  # the first roll: a tap on Roll
     old = version(page)
     page.keyboard.press("5")  # keyboard play: hold die 5, then R rolls
     assert page.get_attribute(tid("die-4"), "data-held") == "true"
@@ -321,6 +325,7 @@ def test_hint_and_regret(page, server, tmp_path):
     start_solo(page, server.url, kinds=("hard", "medium"), coach=True)
     for _ in range(3):
         take_turn(page)
+    wait_my_dice(page)
     page.click(tid("die-3"))
     page.click(tid("die-4"))
     page.click(tid("hint-button"))
@@ -345,7 +350,7 @@ def test_cpu_turns_are_animated_and_narrated(page, server):
     page.select_option(tid("seat-kind-1"), "hard")
     page.click(tid("play"))
     page.wait_for_selector("#table[data-version]")
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     page.click(tid("box-0-chance"))
     page.click(tid("score"))
     # while hard plays, its moves are narrated one by one and the dice are not ours
@@ -356,7 +361,7 @@ def test_cpu_turns_are_animated_and_narrated(page, server):
     page.wait_for_function(
         "() => document.querySelector('[data-testid=status]').textContent.includes('hard scores')"
     )
-    page.wait_for_selector('button[data-testid^="box-0-"]')  # our turn again
+    wait_my_dice(page)  # our turn again
     assert page.get_attribute(tid("turn"), "data-seat") == "0"
 
 
@@ -374,15 +379,17 @@ def settle(page) -> None:
 
 def test_a_double_click_on_roll_spends_one_roll(page, server):
     code = start_solo(page, server.url, kinds=("easy",))
-    assert server_state(server, code)["rolls_left"] == 2
-    old = version(page)
-    page.dblclick(tid("roll"))
-    wait_new_version(page, old)
-    settle(page)
-    state = server_state(server, code)
-    assert state["rolls_left"] == 1 and len([e for e in state["events"] if e["seat"] == 0]) == 1
-    assert page.text_content(tid("error")) == ""  # the page sent one intent, not two
-    assert "(1 left)" in page.text_content(tid("roll"))
+    assert server_state(server, code)["rolls_left"] == 3  # the dice in the cup
+    for left in (2, 1):  # the first roll (the tap out of the cup), then a re-roll
+        old = version(page)
+        page.dblclick(tid("roll"))
+        wait_new_version(page, old)
+        settle(page)
+        state = server_state(server, code)
+        mine = [e for e in state["events"] if e["seat"] == 0]
+        assert state["rolls_left"] == left and len(mine) == 3 - left
+        assert page.text_content(tid("error")) == ""  # the page sent one intent, not two
+        assert f"({left} left)" in page.text_content(tid("roll"))
 
 
 def test_a_double_tap_on_roll_spends_one_roll(browser, server):
@@ -400,7 +407,7 @@ def test_a_double_tap_on_roll_spends_one_roll(browser, server):
         page.touchscreen.tap(x, y)  # raw touches: no waiting for the button to be enabled
         wait_new_version(page, old)
         settle(page)
-        assert server_state(server, code)["rolls_left"] == 1
+        assert server_state(server, code)["rolls_left"] == 2  # one roll (out of the cup) of 3
     finally:
         context.close()
 
@@ -428,6 +435,7 @@ def test_the_banner_shows_a_lost_connection_and_clears(page, server):
 
 def test_the_hint_shows_progress(page, server):
     start_solo(page, server.url, kinds=("easy",), coach=True)
+    wait_my_dice(page)  # a hint is for the dice down: the tap on Roll first
     page.evaluate(
         """() => new MutationObserver(() => {
           if (document.querySelector('[data-testid=hint-progress]')) {
@@ -531,6 +539,12 @@ def api_score(ctx, server, code, seat) -> dict:
     """Score the best-paying box for ``seat`` through the API, with the context's session
     cookie (quicker than clicks, when a test only needs the game to move on)."""
     state = api_state(ctx, server, code)
+    if state["cup"]:  # the turn starts with the dice in the cup: the tap on Roll first
+        tap = {"seat": seat, "seq": state["seq"], "game": state["game"]}
+        tap["action"] = {"type": "roll", "hold": []}
+        reply = ctx.request.post(f"{server.url}/api/tables/{code}/act", data=tap)
+        assert reply.ok, reply.text()
+        state = reply.json()
     box = max(state["options"], key=state["options"].get)
     body = {
         "seat": seat,
@@ -628,9 +642,9 @@ def test_a_10_s_timer_gives_the_guest_turn_to_the_computer_until_they_return(bro
         guest.wait_for_selector("#board:not([hidden])")
         host.wait_for_selector(tid("seat-away-1"), state="detached")
         assert guest.is_hidden(tid("away-banner"))
-        if host.query_selector('button[data-testid^="box-0-"]'):  # (on a slow machine the
-            take_turn(host, 0, reroll=False)  # host's own 10 s may have run out meanwhile)
-        guest.wait_for_selector('button[data-testid^="box-1-"]')  # their own decision
+        if my_turn(host, 0):  # (on a slow machine the host's own 10 s may have run out)
+            take_turn(host, 0, reroll=False)
+        wait_my_dice(guest, 1)  # their own decision (their tap on Roll first)
         assert api_state(guest_ctx, server, code)["seats"][1]["away"] is None
         assert not errors, errors
     finally:
@@ -692,7 +706,7 @@ def test_the_header_follows_the_animated_cpu_seat(page, server):
     page.select_option(tid("seat-kind-1"), "hard")
     page.select_option(tid("seat-kind-2"), "easy")
     page.click(tid("play"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     assert my_turn(page)  # you roll first
     points = page.get_attribute(tid("box-0-chance"), "data-points")
     page.click(tid("box-0-chance"))
@@ -707,7 +721,7 @@ def test_the_header_follows_the_animated_cpu_seat(page, server):
     wait_seat(page, "2")
     assert page.get_attribute("#card thead th.mover", "data-seat") == "2"
     wait_seat(page, "0")
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
 
 
 def finish_solo(page, server, code) -> None:

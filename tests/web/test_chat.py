@@ -67,7 +67,9 @@ def test_chat_is_plain_text_bounded_and_pushed_to_the_sockets(app, db, act):
             # a move: its state is pushed to every socket, after anything queued before it
             now = host.get(f"/api/tables/{code}").json()
             mover = host if now["current"] == 0 else guest
-            reply = act(mover, code, now["current"], None, {"type": "roll", "hold": [0]})
+            # (a person's turn starts with the dice in the cup: the move is then the tap)
+            roll = {"type": "roll", "hold": [] if now["cup"] else [0]}
+            reply = act(mover, code, now["current"], None, roll)
             assert reply.status_code == 200, reply.text
             while (seen := nobody.receive_json())["type"] != "state":
                 assert seen["type"] != "chat", seen
@@ -216,6 +218,11 @@ def test_the_host_removes_a_player_and_the_computer_takes_the_seat(app, db):
         )
         # the game goes on: the host scores, the computer answers for seat 1
         state = reply.json()
+        if state["cup"]:  # the host's turn starts with the dice in the cup: its tap on Roll
+            body = {"seat": 0, "action": {"type": "roll", "hold": []}}
+            body.update(seq=state["seq"], game=state["game"])
+            state = host.post(f"/api/tables/{code}/act", json=body).json()
+            assert len(state["dice"]) == 5 and not state["cup"]
         body = {"seat": 0, "action": {"type": "score", "box": max(state["options"])}}
         body.update(seq=state["seq"], game=state["game"])
         after = host.post(f"/api/tables/{code}/act", json=body).json()

@@ -95,6 +95,10 @@ def replay_totals(url: str, code: str) -> list[int]:
 
 
 def score_best(state: dict) -> dict:
+    """The best-paying box; where the turn starts with the dice in the cup (a person's,
+    issue 58 item 2), the tap on Roll that brings them out first."""
+    if state.get("cup"):
+        return {"type": "roll", "hold": []}
     return {"type": "score", "box": max(state["options"], key=state["options"].get)}
 
 
@@ -107,6 +111,7 @@ def test_two_tables_on_one_database_rebuild_what_the_other_moved(pg_url):
         a, b = Tables(sa), Tables(sb)
         table, tokens = a.create({"seats": ["human", "easy"], "name": "Ann", "coach": True})
         code, token = table.code, tokens[0]
+        table, _ = a.act(code, 0, token, {"type": "roll", "hold": []}, seq=0)  # out of the cup
         copy_b = b.load(code)  # B holds a copy at the same revision
         assert copy_b.rev == table.rev
         table, _ = a.act(code, 0, token, {"type": "roll", "hold": [0]}, seq=len(table.log))
@@ -127,8 +132,11 @@ def test_two_tables_on_one_database_rebuild_what_the_other_moved(pg_url):
             state = b.state(b.load(code))
             if state["over"]:
                 break
-            b.act(code, 0, token, {"type": "score", "box": next(iter(state["options"]))},
-                  seq=state["seq"])  # fmt: skip
+            if state["cup"]:  # the dice in the cup: the tap on Roll
+                intent = {"type": "roll", "hold": []}
+            else:
+                intent = {"type": "score", "box": next(iter(state["options"]))}
+            b.act(code, 0, token, intent, seq=state["seq"])
         caught_up = a.state(a.load(code))
         rebuilt = Tables(sa).state(Tables(sa).load(code))
         assert caught_up == rebuilt and caught_up["seq"] > seq
@@ -250,6 +258,11 @@ def test_host_on_a_and_guest_on_b_see_each_others_moves(pair):
         while moves < 6 and not state["over"]:  # three turns each way
             mover = state["current"]
             other = sockets[1 - mover]
+            if state["cup"]:  # the mover's tap on Roll first: its dice out of the cup
+                tap = {"type": "act", "id": 100 + moves, "seat": mover, "token": tokens[mover]}
+                tap.update(seq=state["seq"], action={"type": "roll", "hold": []})
+                sockets[mover].send(json.dumps(tap))
+                state = receive_state(sockets[mover], lambda s, m=mover: not s["cup"])
             sockets[mover].send(
                 json.dumps(
                     {
@@ -287,6 +300,10 @@ def test_the_same_intent_sent_to_both_instances_is_applied_once(pair):
                     "action": score_best(state),
                 },
             )
+            state = ok(f"{a.url}/api/tables/{code}")
+        if state["cup"]:  # the turn's dice in the cup: the tap on Roll first
+            tap = {"seat": 0, "token": token, "seq": state["seq"], "game": state["game"]}
+            ok(f"{a.url}/api/tables/{code}/act", {**tap, "action": {"type": "roll", "hold": []}})
             state = ok(f"{a.url}/api/tables/{code}")
         intent = {
             "seat": 0,
@@ -548,7 +565,7 @@ def test_a_move_heard_while_a_socket_opens_reaches_it(pg_url, tmp_path, monkeypa
                         "seat": 0,
                         "token": token,
                         "seq": started["seq"],
-                        "action": {"type": "roll", "hold": [0]},
+                        "action": {"type": "roll", "hold": []},  # the tap out of the cup
                     },
                 )
                 time.sleep(1.0)  # B's listener hears it while no socket of B has the table

@@ -223,7 +223,7 @@ def test_a_taken_name_is_told_and_may_be_changed(db, new_table):
 
 
 # ------------------------------------------------------------------ 3. the coach
-def test_a_hint_never_waits_for_a_solve(db, new_table, act, tmp_path, monkeypatch):
+def test_a_hint_never_waits_for_a_solve(db, new_table, act, roll_first, tmp_path, monkeypatch):
     """An unsolved preset's coach is solved in a child process: the first hint answers 503
     ``coach_warming`` at once, moves play on (ungraded), and no solve runs in this process."""
     import yahtzee_env.solver.exact as exact
@@ -236,6 +236,7 @@ def test_a_hint_never_waits_for_a_solve(db, new_table, act, tmp_path, monkeypatc
     monkeypatch.setattr(exact, "solve", no_solve_here)
     with TestClient(create_app(db)) as c:
         code, tokens, state = new_table(c, coach=True)
+        state = roll_first(c, code, 0, tokens["0"], state)  # a hint is for the dice down
         started = time.monotonic()
         reply = c.post(f"/api/tables/{code}/hint", json={"seat": 0, "token": tokens["0"]})
         took = time.monotonic() - started

@@ -84,7 +84,9 @@ def test_the_seed_never_leaks_before_the_end(client, app, new_table, act, caplog
         seen.append(json.dumps(ws.receive_json()))
         moves = 0
         while not state["over"] and moves < 12:
-            if state["rolls_left"] == 2:
+            if state.get("cup"):  # a person's turn starts with the dice in the cup
+                reply = act(client, code, 0, tokens["0"], {"type": "roll", "hold": []})
+            elif state["rolls_left"] == 2:
                 reply = act(client, code, 0, tokens["0"], {"type": "roll", "hold": [0]})
             else:
                 box = max(state["options"], key=state["options"].get)
@@ -151,7 +153,9 @@ def _duplicate_games(client, new_table, act, play_out):
     assert state["duplicate"] is True
     while not state["over"]:
         seat, token = state["current"], tokens[str(state["current"])]
-        if state["rolls_left"] == 2:
+        if state.get("cup"):  # a person's turn starts with the dice in the cup
+            intent = {"type": "roll", "hold": []}
+        elif state["rolls_left"] == 2:
             intent = {"type": "roll", "hold": [0]}
         else:
             intent = {"type": "score", "box": max(state["options"], key=state["options"].get)}
@@ -233,7 +237,7 @@ def send_seed(client, code, seat, token, seed):
 
 
 def test_every_seat_sends_its_client_seed_before_the_first_roll_and_the_record_holds_it(
-    client, app, new_table, play_out
+    client, app, new_table, play_out, roll_first
 ):
     """The commitment is shown before the start; each seat (over HTTP, or the socket's
     ``client_seed`` intent) sends a seed; the dice follow from them all, also after a
@@ -267,6 +271,10 @@ def test_every_seat_sends_its_client_seed_before_the_first_roll_and_the_record_h
     assert state["dice_commitment"] == committed == commitment(seed)
     start = client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
     state = start.json()
+    # seat 0's turn starts with the dice in the cup: the game has not rolled until its tap
+    assert state["current"] == 0 and state["cup"] and state["dice"] == []
+    assert state["dice_commitment"] == committed and state["client_seeds_open"] is True
+    state = roll_first(client, code, 0, tokens["0"], state)
     assert state["dice_commitment"] == committed and state["client_seeds_open"] is False
     used = ["my-seed-42", "bea-0123", DEFAULT_CLIENT_SEED]
     assert state["current"] == 0 and state["dice"] == sorted(roll_values_v2(seed, used, 0, 0, 0, 0))
@@ -281,30 +289,37 @@ def test_every_seat_sends_its_client_seed_before_the_first_roll_and_the_record_h
     verdict = verify_record(record)
     assert verdict.ok, verdict
     moves = client.get(f"/api/tables/{code}/moves").json()
-    first_roll = next(e for e in moves["events"][::-1] if e["seq"] == 0)
-    assert list(first_roll["dice_before"]) == record["rolls"][0]["dice"]
+    first_roll = next(e for e in moves["events"][::-1] if e["seq"] == 0)  # seat 0's tap
+    assert first_roll["msg"]["key"] == "narr.first_roll"
+    assert list(first_roll["dice"]) == record["rolls"][0]["dice"]
 
 
 def play_through(client, code, tokens, state):
-    """Play the human seats of ``tokens`` to the end: score the best box at once."""
+    """Play the human seats of ``tokens`` to the end: the first roll (a person's turn
+    starts with the dice in the cup), then score the best box at once."""
     while not state["over"]:
         seat = state["current"]
-        box = max(state["options"], key=state["options"].get)
+        if state["cup"]:
+            action = {"type": "roll", "hold": []}
+        else:
+            action = {"type": "score", "box": max(state["options"], key=state["options"].get)}
         body = {"seat": seat, "token": tokens[seat], "seq": state["seq"], "game": state["game"],
-                "action": {"type": "score", "box": box}}  # fmt: skip
+                "action": action}  # fmt: skip
         reply = client.post(f"/api/tables/{code}/act", json=body)
         assert reply.status_code == 200, reply.text
         state = reply.json()
     return state
 
 
-def test_attack_client_seed_after_the_first_roll_is_refused(client, new_table, act):
+def test_attack_client_seed_after_the_first_roll_is_refused(client, new_table, act, roll_first):
     """Adversary: a player who has seen dice (theirs or another seat's) and sends a seed
     to steer the rolls to come: once the game has rolled, its seeds are fixed (409
     ``client_seed_late``); nor can anyone send a seed for a seat not theirs."""
     code, tokens, _ = new_table(client, seats=("human", "greedy"), online=True)
     assert send_seed(client, code, 0, tokens["0"], "early").status_code == 200
     client.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
+    rolled = roll_first(client, code, 0, tokens["0"])  # the dice are down: seen
+    assert len(rolled["dice"]) == 5 and rolled["client_seeds_open"] is False
     late = send_seed(client, code, 0, tokens["0"], "late")
     assert late.status_code == 409 and late.json()["code"] == "client_seed_late", late.text
     assert client.get(f"/api/tables/{code}").json()["client_seeds"] == ["early", None]
@@ -320,7 +335,9 @@ def test_attack_client_seed_after_the_first_roll_is_refused(client, new_table, a
 
 
 @SQLITE
-def test_a_v1_table_keeps_playing_and_verifying_as_v1(client, app, db, new_table, play_out):
+def test_a_v1_table_keeps_playing_and_verifying_as_v1(
+    client, app, db, new_table, play_out, roll_first
+):
     """A table stored before issue 58 (no dice version) rolls and verifies by sha256-ctr-v1
     and takes no client seed."""
     code, tokens, _ = new_table(client, seats=("human", "greedy"))
@@ -331,6 +348,7 @@ def test_a_v1_table_keeps_playing_and_verifying_as_v1(client, app, db, new_table
     assert "client_seeds" not in state
     table = app.state.service.tables.load(code)
     seed = game_dice_seed(table.dice_secret, 0)
+    state = roll_first(client, code, 0, tokens["0"], state)
     assert state["dice"] == sorted(roll_values(seed, 0, 0, 0))
     refused = send_seed(client, code, 0, tokens["0"], "mine")
     assert refused.status_code == 409 and refused.json()["code"] == "client_seed_v1"

@@ -18,7 +18,7 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 
 import twins
-from browsing import more_options, score_best, tid
+from browsing import more_options, score_best, tid, wait_my_dice
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -41,12 +41,13 @@ def test_commitment_before_the_first_roll_then_the_seed_checked_in_the_page(open
         page.fill(tid("name"), "Ada")
     page.select_option(tid("seat-kind-1"), "greedy")
     page.click(tid("play"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    page.wait_for_selector('#tray[data-cup="true"]')  # our dice still in the cup
     # before any move of ours: the commitment in the head and in the move log
     commitment = page.get_attribute(tid("dice-commitment"), "data-commitment")
     assert re.fullmatch(r"[0-9a-f]{64}", commitment) and page.is_visible(tid("dice-commitment"))
     assert commitment[:12] in page.text_content(tid("dice-commitment"))
     assert commitment in page.text_content(tid("log-commitment"))
+    wait_my_dice(page)
     for _ in range(13):
         score_best(page)
     page.wait_for_selector(f"{tid('result')}:not([hidden])")
@@ -98,9 +99,12 @@ def played_record(page, url: str) -> dict:
         f"{url}/api/tables/{code}/start", data={"seat": 0, "token": token}
     ).json()
     while not state["over"]:
-        box = max(state["options"], key=state["options"].get)
+        if state["cup"]:  # the turn starts with the dice in the cup: the tap on Roll
+            action = {"type": "roll", "hold": []}
+        else:
+            action = {"type": "score", "box": max(state["options"], key=state["options"].get)}
         move = {"seat": 0, "token": token, "seq": state["seq"], "game": state["game"],
-                "action": {"type": "score", "box": box}}  # fmt: skip
+                "action": action}  # fmt: skip
         state = page.request.post(f"{url}/api/tables/{code}/act", data=move).json()
     gid = state["result"]["game_id"]
     return page.request.post(f"{url}/api/games/{gid}", data={"tokens": {"0": token}}).json()["dice"]
@@ -218,7 +222,119 @@ def test_the_page_sends_its_client_seed_before_the_first_roll_and_shows_the_comm
     assert state["client_seeds"] == ["ada-typed-7", None]
     page.click(tid("start"))
     page.wait_for_selector("#board:not([hidden])")
+    # the host's turn starts with the dice in the cup: the game has not rolled until its tap
+    page.wait_for_selector('#tray[data-cup="true"]')
+    assert page.is_enabled(tid("client-seed"))
+    wait_my_dice(page)  # the tap on Roll: the first roll, and the seeds are fixed
     page.wait_for_selector(f"{tid('client-seed')}:disabled")
     assert page.get_attribute(tid("dice-commitment"), "data-commitment") == commitment
     state = page.request.get(f"{server.url}/api/tables/{code}").json()
     assert state["client_seeds"] == ["ada-typed-7", None] and not state["client_seeds_open"]
+
+
+def test_the_first_roll_is_the_tap_on_roll_and_gives_the_committed_dice(open_page, server):
+    """Issue 58, item 2: a person's turn starts with the dice in the cup (no faces, nothing
+    to hold or score, the tray says to roll); the page's own client seed goes in first, and
+    the tap on Roll brings out the dice the commitment and the seeds give for roll 0."""
+    from yahtzee_env.game.fair_dice import DEFAULT_CLIENT_SEED, roll_values_v2
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables.deal import game_dice_seed
+
+    page = open_page(1280, 900, False, "en-US")
+    page.goto(f"{server.url}/?pace=0")
+    more_options(page)
+    if not page.input_value(tid("name")):
+        page.fill(tid("name"), "Ada")
+    page.select_option(tid("seat-kind-1"), "greedy")
+    page.click(tid("play"))
+    page.wait_for_selector('#tray[data-cup="true"]')
+    code = page.text_content(tid("table-code"))
+    assert [page.get_attribute(tid(f"die-{i}"), "data-value") for i in range(5)] == [""] * 5
+    assert all(page.is_disabled(tid(f"die-{i}")) for i in range(5))  # nothing to hold
+    assert page.query_selector('button[data-testid^="box-0-"]') is None  # nor to score
+    assert page.text_content(tid("status")) == "Your turn: roll the dice"
+    assert page.is_enabled(tid("roll")) and "(3 left)" in page.text_content(tid("roll"))
+    # the page's own seed is in before the tap; the server has dealt nothing it shows
+    status = f"{tid('client-seed-status')}:has-text('In the dice')"
+    page.wait_for_selector(status, state="attached")  # (in the dice panel, folded)
+    made = page.input_value(tid("client-seed"))
+    before = page.request.get(f"{server.url}/api/tables/{code}").json()
+    assert before["cup"] and before["dice"] == [] and before["client_seeds"] == [made, None]
+    old = page.get_attribute("#table", "data-version")
+    page.click(tid("roll"))  # the tap
+    page.wait_for_function(
+        "old => document.querySelector('#table').dataset.version !== old", arg=old
+    )
+    page.wait_for_selector('#tray[data-cup="false"]')
+    page.wait_for_selector('button[data-testid^="box-0-"]')
+    shown = [int(page.get_attribute(tid(f"die-{i}"), "data-value")) for i in range(5)]
+    # one short line says what the tap rolled (a phone's tray keeps its height)
+    rolled_line = f"You rolled {' '.join(map(str, shown))} (roll 1 of 3)"
+    assert page.text_content(tid("status")) == rolled_line
+    storage = open_storage(server.db, migrate=False)
+    secret = bytes.fromhex(storage.tables.load_table(code)["dice_secret"])
+    storage.close()
+    seeds = [made, DEFAULT_CLIENT_SEED]
+    committed = sorted(roll_values_v2(game_dice_seed(secret, 0), seeds, 0, 0, 0, 0))
+    assert sorted(shown) == committed
+    after = page.request.get(f"{server.url}/api/tables/{code}").json()
+    assert after["dice"] == committed and after["rolls_left"] == 2 and not after["cup"]
+    assert after["client_seeds_open"] is False and "(2 left)" in page.text_content(tid("roll"))
+
+
+def test_a_seed_chosen_in_the_lobby_is_the_next_tables_client_seed(browser, open_page, server):
+    """Issue 58: the hook ``client-seed`` is in the lobby's More options too (one such hook a
+    page: the lobby's, or the table's dice panel's). A seed typed there before a table is made
+    or joined is that seat's client seed, sent once the table has shown its commitment; it is
+    used once (the next table gets a new one), and one that is no seed says so."""
+    from browsing import new_player
+
+    url = server.url
+    page = open_page(390, 844, True, "en-US")
+    page.goto(f"{url}/?pace=0")
+    page.fill(tid("name"), "Ada")
+    more_options(page)
+    assert page.locator(tid("client-seed")).count() == 1
+    assert page.get_attribute(tid("client-seed"), "id") == "lobby-client-seed"
+    assert page.input_value(tid("client-seed")) == ""  # none chosen: a new one per table
+    page.fill(tid("client-seed"), "no spaces")
+    page.wait_for_selector(f"{tid('lobby-client-seed-error')}:has-text('1 to 64')")
+    page.fill(tid("client-seed"), "ada-lobby-1")
+    assert page.text_content(tid("lobby-client-seed-error")) == ""
+    page.select_option(tid("seat-kind-1"), "friend")
+    page.click(tid("create-online"))
+    page.wait_for_selector(f"{tid('table-code')}:not(:empty)")
+    code = page.text_content(tid("table-code"))
+    # a guest chooses theirs in the lobby too, then joins by the code
+    ctx, guest, errors = new_player(browser, {"width": 390, "height": 844}, "it-IT")
+    try:
+        guest.goto(f"{url}/?pace=0")
+        guest.fill(tid("name"), "Bea")
+        more_options(guest)
+        guest.fill(tid("client-seed"), "bea_seed_2")
+        guest.fill(tid("join-code"), code)
+        guest.click(tid("join"))
+        guest.wait_for_selector(f"{tid('table-code')}:not(:empty)")
+        assert guest.locator(tid("client-seed")).count() == 1  # the table's, now
+        assert guest.get_attribute(tid("client-seed"), "id") == "client-seed"
+        guest.wait_for_function(
+            "code => fetch(`/api/tables/${code}`).then((r) => r.json())"
+            ".then((s) => s.client_seeds[1] === 'bea_seed_2')",
+            arg=code,
+        )
+        assert not errors, errors
+    finally:
+        ctx.close()
+    page.wait_for_function(
+        "code => fetch(`/api/tables/${code}`).then((r) => r.json())"
+        ".then((s) => s.client_seeds[0] === 'ada-lobby-1')",
+        arg=code,
+    )
+    state = page.request.get(f"{url}/api/tables/{code}").json()
+    assert state["client_seeds"] == ["ada-lobby-1", "bea_seed_2"] and not state["started"]
+    assert page.input_value(tid("client-seed")) == "ada-lobby-1"  # the table's field says so
+    # used once: back in the lobby, the field is empty again (the next table gets a new one)
+    page.goto(f"{url}/?pace=0")
+    more_options(page)
+    assert page.locator(tid("client-seed")).count() == 1
+    assert page.input_value(tid("client-seed")) == ""

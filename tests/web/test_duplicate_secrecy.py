@@ -82,7 +82,7 @@ def test_attack_later_seat_never_receives_dice_it_has_not_rolled(app):
     code = created["code"]
     assert guest.post(f"/api/tables/{code}/join", json={}).json()["seat"] == 1
     state = host.post(f"/api/tables/{code}/start", json={"seat": 0}).json()
-    assert state["duplicate"] and state["current"] == 0
+    assert state["duplicate"] and state["current"] == 0 and state["cup"] and state["dice"] == []
     watch = host.post(f"/api/tables/{code}/watch", json={"on": True}).json()["watch"]
     received, watched = [], []  # everything seat 1 and the spectator get
     with (
@@ -92,9 +92,9 @@ def test_attack_later_seat_never_receives_dice_it_has_not_rolled(app):
         received.append(receive(ws))
         ws.send_json({"type": "hello", "id": 1})
         watched.append(receive(spy))
-        # seat 0: three rolls of turn 0 (re-rolling all), then a score
-        rolls = [tuple(state["dice"])]
-        for _ in range(2):
+        # seat 0: three rolls of turn 0 (the first from the cup, then re-rolling all), a score
+        rolls = []
+        for _ in range(3):
             state = intent(host, code, state, 0, {"type": "roll", "hold": []})
             rolls.append(tuple(state["dice"]))
             received += until_seq(ws, state["seq"])
@@ -108,27 +108,30 @@ def test_attack_later_seat_never_receives_dice_it_has_not_rolled(app):
         spied = stranger.get(f"/api/watch/{watch}").json()
         received += [mine, log]
         watched.append(spied)
-        # seat 1 is to move on turn 0 with its first roll down: the same dice as seat 0's
-        assert mine["current"] == 1 and tuple(mine["dice"]) == rolls[0]
-        assert_turn_hidden(received, 0, 0, (1, 2, 3))
-        assert_turn_hidden(watched, 0, 0, (0, 1, 2, 3))  # the spectator: not even roll 0
-        for dice in rolls[1:]:
-            if dice != rolls[0]:  # (a re-roll may repeat the first roll's dice)
-                assert text(dice) not in flat(received), dice
-                assert text(dice) not in flat(watched), dice
+        # seat 1 is to move on turn 0, its dice still in the cup
+        assert mine["current"] == 1 and mine["cup"] and mine["dice"] == []
+        assert_turn_hidden(received, 0, 0, (0, 1, 2, 3))
+        assert_turn_hidden(watched, 0, 0, (0, 1, 2, 3))
+        for dice in rolls:  # seat 1 has no dice yet: no list of five dice reached it
+            assert text(dice) not in flat(received), dice
+            assert text(dice) not in flat(watched), dice
         assert mine["cards"][0]["scores"][box] is None  # the box not shown yet
         assert mine["cards"][0]["total"] == 0
         assert all(e["type"] == "hidden" for e in log["events"] if e["seat"] == 0)
-        # the spectator does not see seat 1's dice either: seat 0 has passed them... it
-        # sees them, for every human but seat 1 has made that roll
-        assert tuple(spied["dice"]) == rolls[0]
+        assert spied["dice"] == []
 
-        # seat 1 re-rolls everything once: seat 0's second roll shows now, its third not
+        # seat 1 taps Roll, then re-rolls everything once: the same stream, the same dice;
+        # seat 0's first two rolls show now, its third and its score not
         state = intent(guest, code, mine, 1, {"type": "roll", "hold": []})
-        assert tuple(state["dice"]) == rolls[1]  # the same stream: the same dice
+        assert tuple(state["dice"]) == rolls[0]
+        spied = stranger.get(f"/api/watch/{watch}").json()
+        assert tuple(spied["dice"]) == rolls[0]  # seat 0 made that roll: the spectator sees it
+        state = intent(guest, code, state, 1, {"type": "roll", "hold": []})
+        assert tuple(state["dice"]) == rolls[1]
         received = until_seq(ws, state["seq"])
         log = guest.get(f"/api/tables/{code}/moves").json()
         shown = {e["roll"]: e for e in log["events"] if e["seat"] == 0}
+        assert shown[0]["type"] == "roll" and tuple(shown[0]["dice"]) == rolls[0]
         assert shown[1]["type"] == "roll" and tuple(shown[1]["dice"]) == rolls[1]
         assert shown[2]["type"] == "hidden" and shown[3]["type"] == "hidden"
         assert_turn_hidden([state, *received, log], 0, 0, (2, 3))
@@ -144,12 +147,13 @@ def test_attack_later_seat_never_receives_dice_it_has_not_rolled(app):
         turn0 = [e for e in log["events"] if e["turn"] == 0]
         assert all(e["type"] != "hidden" for e in turn0)
         assert [tuple(e["dice"]) for e in turn0 if e["seat"] == 0 and e["type"] == "roll"] == (
-            rolls[1:]
-        )[::-1]
-        # now seat 0 moves on turn 1: seat 1 does not see its dice (it has not rolled them)
-        assert state["dice"] == [] and state["options"] == {}
+            rolls[::-1]
+        )
+        # seat 0 rolls turn 1: seat 1 does not see those dice (it has not rolled them)
+        intent(host, code, state, 0, {"type": "roll", "hold": []})
         seen = guest.get(f"/api/tables/{code}").json()
-        assert seen["dice"] == [] and host.get(f"/api/tables/{code}").json()["dice"]
+        assert seen["dice"] == [] and seen["options"] == {}
+        assert host.get(f"/api/tables/{code}").json()["dice"]
 
 
 @SQLITE
@@ -158,27 +162,27 @@ def test_attack_api_client_with_seat_token_and_anonymous_reader(client, new_tabl
     state and move log without a seat). The token's replies show seat 1's own dice; a
     reader with no seat sees neither seat's turn before the other has played it."""
     code, tokens, state = new_table(client, seats=("human", "human"), duplicate=True)
-    assert state["current"] == 0 and state["dice"]  # the host's reply: its own dice
+    assert state["current"] == 0 and state["cup"]
+    state = act(client, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state).json()
     first = tuple(state["dice"])
     state = act(client, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state).json()
     second = tuple(state["dice"])
     box = max(state["options"], key=state["options"].get)
     state = act(client, code, 0, tokens["0"], {"type": "score", "box": box}, state=state).json()
-    # seat 0's reply shows seat 0's card, but not seat 1's dice (seat 0 made that roll
-    # already: they are the same first roll, so it may see them)
-    assert state["current"] == 1 and tuple(state["dice"]) == first
+    assert state["current"] == 1 and state["cup"] and state["dice"] == []
     anon = client.get(f"/api/tables/{code}").json()  # no seat: the strictest view
     assert anon["cards"][0]["scores"][box] is None
     log = client.get(f"/api/tables/{code}/moves").json()
     assert {e["type"] for e in log["events"]} == {"hidden"}
-    if second != first:
-        assert text(second) not in flat([anon, log])
+    assert text(first) not in flat([anon, log]) and text(second) not in flat([anon, log])
     state = act(client, code, 1, tokens["1"], {"type": "roll", "hold": []}, state=anon).json()
-    assert tuple(state["dice"]) == second  # seat 1's own roll: shown to it
-    # seat 1 has made seat 0's second roll now: a reader with no seat sees it too
+    assert tuple(state["dice"]) == first  # seat 1's own roll: shown to it
+    state = act(client, code, 1, tokens["1"], {"type": "roll", "hold": []}, state=state).json()
+    assert tuple(state["dice"]) == second
+    # seat 1 has made seat 0's rolls now: a reader with no seat sees them too
     events = {e["seq"]: e for e in client.get(f"/api/tables/{code}").json()["events"]}
-    assert events[0]["type"] == "roll" and tuple(events[0]["dice"]) == second
-    assert events[1]["type"] == "hidden"  # seat 0's score: seat 1 has not scored turn 0
+    assert tuple(events[0]["dice"]) == first and tuple(events[1]["dice"]) == second
+    assert events[2]["type"] == "hidden"  # seat 0's score: seat 1 has not scored turn 0
 
 
 def test_solo_duplicate_against_levels_plays_to_the_end(client, new_table, play_out):

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
-from browsing import card_ids, more_options, shot, tap_target, tid
+from browsing import card_ids, more_options, shot, tap_target, tid, wait_my_dice
 
 httpx = pytest.importorskip("httpx")
 
@@ -257,7 +257,7 @@ def test_an_online_table_fits_one_screen(
         host.post(f"/api/tables/{code}/start", json={"seat": 0})
         page = open_page(width, height, width < 1000, LANGS[lang])
         open_as(page, host, url, f"/t/{code}?pace=0")
-        page.wait_for_selector('button[data-testid^="box-0-"]')
+        wait_my_dice(page)
         page.wait_for_selector(f"{tid('timer')}:not([hidden])")
         page.wait_for_timeout(300)  # the sizes settle
         assert page.evaluate("window.scrollY") == 0
@@ -286,7 +286,7 @@ def test_an_online_table_on_a_short_phone_opens_at_its_top(browser, open_page, s
         host.post(f"/api/tables/{code}/start", json={"seat": 0})
         page = open_page(375, 667, True, "en-US")
         open_as(page, host, url, f"/t/{code}?pace=0")
-        page.wait_for_selector('button[data-testid^="box-0-"]')
+        wait_my_dice(page)
         page.wait_for_timeout(300)
         assert page.evaluate("window.scrollY") == 0
         head = ["table-code", "turn", "timer", "share", "notify-toggle", "leave"]
@@ -300,7 +300,15 @@ def test_an_online_table_on_a_short_phone_opens_at_its_top(browser, open_page, s
 
 
 def score_now(client, code: str, seat: int, state: dict) -> dict:
-    """Seat ``seat`` scores its best box at once (no roll): the fastest a game can go."""
+    """Seat ``seat`` scores its best box at once (no re-roll; its first roll, where its dice
+    are still in the cup, is a tap on Roll): the fastest a game can go."""
+    if state["cup"]:
+        body = {"seat": seat, "seq": state["seq"], "game": state["game"]}
+        reply = client.post(
+            f"/api/tables/{code}/act", json={**body, "action": {"type": "roll", "hold": []}}
+        )
+        assert reply.status_code == 200, reply.text
+        state = reply.json()
     box = max(state["options"], key=state["options"].get)
     body = {"seat": seat, "seq": state["seq"], "game": state["game"]}
     reply = client.post(
@@ -404,12 +412,15 @@ def test_the_end_overlay_has_no_overlaps(open_page, server, width, height, lang)
     state = page.request.post(f"{url}/api/tables", data=body).json()["state"]
     code = state["code"]
     while not state["over"]:
-        box = max(state["options"], key=state["options"].get)
+        if state["cup"]:  # the dice in the cup: the tap on Roll first
+            action = {"type": "roll", "hold": []}
+        else:
+            action = {"type": "score", "box": max(state["options"], key=state["options"].get)}
         act = {
             "seat": 0,
             "seq": state["seq"],
             "game": state["game"],
-            "action": {"type": "score", "box": box},
+            "action": action,
         }
         state = page.request.post(f"{url}/api/tables/{code}/act", data=act).json()
     page.goto(f"{url}/t/{code}?pace=0")
@@ -439,7 +450,7 @@ def test_leaving_a_rated_game_asks_first_and_says_what_it_costs(browser, open_pa
         guest.post(f"/api/tables/{code}/join", json={"name": "Gus"})
         page.request.post(f"{url}/api/tables/{code}/start", data={"seat": 0})
         page.goto(f"{url}/t/{code}?pace=0")
-        page.wait_for_selector('button[data-testid^="box-0-"]')
+        wait_my_dice(page)
         preview = page.request.get(f"{url}/api/tables/{code}/rated").json()
         assert preview["rated"] and preview["after"] < preview["before"]
         page.click(tid("leave"))
@@ -469,14 +480,14 @@ def test_a_solo_game_left_waits_in_the_lobby(open_page, server):
     lobby_ready(page)
     page.fill(tid("name"), "Sol")
     page.click(tid("play"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     code = page.text_content(tid("table-code"))
     page.click(tid("leave"))  # nothing to ask: the game waits
     page.wait_for_selector("#lobby:not([hidden])")
     state = page.request.get(f"{url}/api/tables/{code}").json()
     assert not state["over"] and state["seats"][0]["away"] is None
     page.click(tid(f"resume-{code}"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
 
 
 def test_the_lobby_tags_the_open_games_that_are_rated(open_page, server, tmp_path):
@@ -514,7 +525,7 @@ def test_box_names_are_whole_on_phones(open_page, server, width, height):
     more_options(page)
     page.select_option(tid("seats"), "4")
     page.click(tid("play"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     heads = page.eval_on_selector_all("#card th[scope=row]", "ns => ns.map((n) => n.textContent)")
     assert "Totale superiore" in heads and "Bonus superiore" in heads
     assert page.evaluate(CUT, "#card th[scope=row]") == []
@@ -527,5 +538,5 @@ def test_a_long_name_is_whole_in_a_desktop_column(open_page, server):
     lobby_ready(page)
     page.fill(tid("name"), "Ada Lovelace")
     page.click(tid("play"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     assert page.evaluate(CUT, "#card thead th .nm") == []

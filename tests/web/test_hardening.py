@@ -58,8 +58,9 @@ def logged_actions(db, code) -> int:
 
 # ------------------------------------------------------------------ 1. one action per intent
 @BOTH
-def test_a_repeated_roll_spends_one_roll(client, db, new_table, act):
+def test_a_repeated_roll_spends_one_roll(client, db, new_table, act, roll_first):
     code, tokens, state = new_table(client)
+    state = roll_first(client, code, 0, tokens["0"], state)  # the dice out of the cup
     roll = {"type": "roll", "hold": [0]}
     first = act(client, code, 0, tokens["0"], roll, state=state)
     again = act(client, code, 0, tokens["0"], roll, state=state)  # the same intent, sent twice
@@ -88,6 +89,10 @@ def test_an_intent_needs_its_seq(client, new_table):
 def test_a_repeated_next_starts_one_game(client, new_table, act):
     code, tokens, state = new_table(client, seats=("human", "greedy"))
     while not state["over"]:
+        if state["cup"]:  # the dice in the cup: the tap on Roll first
+            state = act(client, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state)
+            state = state.json()
+            continue
         box = max(state["options"], key=state["options"].get)
         state = act(client, code, 0, tokens["0"], {"type": "score", "box": box}, state=state).json()
     nxt = act(client, code, 0, tokens["0"], {"type": "next"}, state=state)
@@ -219,10 +224,12 @@ def test_closed_sockets_are_released(client, new_table):
 
 
 # ------------------------------------------------------------------ 4. work off the event loop
-def test_a_slow_coach_holds_no_other_table(db, new_table, act):
+def test_a_slow_coach_holds_no_other_table(db, new_table, act, roll_first):
     with TestClient(create_app(db)) as c:
         slow, slow_tokens, _ = new_table(c, coach=True)
         other, other_tokens, other_state = new_table(c)
+        roll_first(c, slow, 0, slow_tokens["0"])  # both dice out of the cup: a hint is for
+        other_state = roll_first(c, other, 0, other_tokens["0"], other_state)  # dice down
         tables = c.app.state.service.tables
         original = tables.coach
         release, hint_done = threading.Event(), threading.Event()
@@ -467,10 +474,11 @@ def test_forwarded_address_only_with_trust_proxy(db, tmp_path):
     assert ignored == [200, 200, 200, 429]  # X-Forwarded-For is not trusted by default
 
 
-def test_moves_are_rate_limited_by_token(db, new_table, act):
-    limits = Limits(token_rate=0.01, token_burst=3)
+def test_moves_are_rate_limited_by_token(db, new_table, act, roll_first):
+    limits = Limits(token_rate=0.01, token_burst=4)
     with TestClient(create_app(db, limits=limits)) as c:
         code, tokens, state = new_table(c)
+        state = roll_first(c, code, 0, tokens["0"], state)  # the tap out of the cup: one of 4
         codes = []
         for _ in range(5):
             reply = act(c, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state)
@@ -505,9 +513,10 @@ def test_open_tables_are_capped_per_player_and_address(db):
 
 
 @BOTH
-def test_idle_tables_leave_memory_and_come_back(db, new_table, act):
+def test_idle_tables_leave_memory_and_come_back(db, new_table, act, roll_first):
     with TestClient(create_app(db, limits=Limits(idle_evict_s=0))) as c:
         code, tokens, state = new_table(c)
+        state = roll_first(c, code, 0, tokens["0"], state)  # the dice out of the cup
         state = act(c, code, 0, tokens["0"], {"type": "roll", "hold": [1]}, state=state).json()
         assert c.portal.call(c.app.state.service.sweep)["evicted"] == [code]
         assert code not in c.app.state.service.tables.loaded
@@ -540,7 +549,7 @@ def test_a_table_gone_meanwhile_is_no_error_to_evict(db, new_table):
         assert c.get(f"/api/tables/{other}").status_code == 200
 
 
-def test_a_failing_sweep_leaves_the_server_up(db, new_table, act, monkeypatch, caplog):
+def test_a_failing_sweep_leaves_the_server_up(db, new_table, act, roll_first, monkeypatch, caplog):
     """A sweep (the background chore that evicts and expires tables) that raises is logged
     and runs again at its next round: it never ends the server's life under its players
     (issue 33: an error in a background task closed the storage, and every move and every
@@ -563,6 +572,7 @@ def test_a_failing_sweep_leaves_the_server_up(db, new_table, act, monkeypatch, c
         while len(calls) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(calls) >= 3, "the sweeper stopped after its error"
+        state = roll_first(c, code, 0, tokens["0"], state)  # the dice out of the cup
         reply = act(c, code, 0, tokens["0"], {"type": "roll", "hold": [0]}, state=state)
         assert reply.status_code == 200, reply.text  # the storage is still open
         assert reply.json()["rolls_left"] == state["rolls_left"] - 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browsing import card_ids, more_options, score_best, tap_target, tid
+from browsing import card_ids, more_options, score_best, tap_target, tid, wait_my_dice
 from browsing import shot as _shot
 
 
@@ -43,7 +43,7 @@ def open_solo(page, url, seats: int, name: str = LONGEST) -> None:
     for i, kind in enumerate(["heuristic", "expert", "medium"][: seats - 1], start=1):
         page.select_option(tid(f"seat-kind-{i}"), kind)
     page.click(tid("play"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     page.wait_for_timeout(200)  # the tray's and the card's sizes settle
 
 
@@ -151,7 +151,11 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
         state = friend.get(f"/api/tables/{code}").json()
         while not state["over"]:
             if state["current"] == seat:
-                box = max(state["options"], key=state["options"].get)
+                if state["cup"]:  # the dice in the cup: the tap on Roll first
+                    action = {"type": "roll", "hold": []}
+                else:
+                    box = max(state["options"], key=state["options"].get)
+                    action = {"type": "score", "box": box}
                 reply = friend.post(
                     f"/api/tables/{code}/act",
                     json={
@@ -159,7 +163,7 @@ def test_the_end_of_an_online_game_for_an_away_player(open_page, shared_server):
                         "token": token,
                         "seq": state["seq"],
                         "game": state["game"],
-                        "action": {"type": "score", "box": box},
+                        "action": action,
                     },
                 )
                 assert reply.status_code == 200, reply.text

@@ -36,7 +36,9 @@ def play_out_session(c: TestClient, code: str, state: dict | None = None) -> dic
     state = state or c.get(f"/api/tables/{code}").json()
     while not state["over"]:
         seat, seq, game = state["current"], state["seq"], state["game"]
-        if state["rolls_left"] == 2:
+        if state["cup"]:  # a person's turn starts with the dice in the cup: the tap on Roll
+            action = {"type": "roll", "hold": []}
+        elif state["rolls_left"] == 2:
             action = {"type": "roll", "hold": [0]}
         else:
             action = {"type": "score", "box": max(state["options"], key=state["options"].get)}

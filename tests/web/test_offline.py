@@ -9,6 +9,7 @@ import json
 import struct
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -310,6 +311,7 @@ def test_attack_forged_dice_count_only_in_their_own_row(client, new_table, play_
     assert client.post("/api/account/signup", json=signup).status_code == 200
     code, _, _ = new_table(client, ("human", "expert"))
     play_out(client, code, None)  # a game the server dealt (the session's seat): to keep
+    time.sleep(1)  # the player's budget, spent by the game's moves in one burst, refills
     before = figures(client)
     assert before["stats"]["overall"]["games"] == 1 and before["rated"] == 1
 

@@ -20,13 +20,15 @@ import pytest
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
 
-from browsing import more_options, tid
+from browsing import more_options, roll_first, tid, wait_my_dice
 
 TIMEOUT_MS = 20_000
 
 
 def score_a_box(page) -> None:
-    """Score the open box that pays most (select it, then press it again)."""
+    """Score the open box that pays most (select it, then press it again), after the tap on
+    Roll that brings the turn's first roll out of the cup (the page's game too, issue 58)."""
+    wait_my_dice(page)
     page.wait_for_selector('button[data-testid^="box-0-"]:not([disabled])')
     old = page.get_attribute("#table", "data-version")
     boxes = page.query_selector_all('button[data-testid^="box-0-"]')
@@ -133,7 +135,7 @@ def test_installable_then_a_whole_game_offline_then_synced(context, shared_serve
     assert filled(page) == 5
     # an unfinished game survives a reload (IndexedDB), and the lobby offers it
     page.reload()
-    page.wait_for_selector('button[data-testid^="box-0-"]:not([disabled])')
+    page.wait_for_selector("#tray[data-cup=true]")  # the sixth turn's dice, still in the cup
     assert filled(page) == 5
     page.goto(f"{shared_server.url}/?pace=0")  # the same way offline (the routes abort it)
     page.wait_for_selector(f"{tid('resume-offline')}:not([hidden])")
@@ -185,6 +187,7 @@ def test_a_solo_game_online_played_in_the_page_is_only_recorded(page, shared_ser
     page.wait_for_selector(tid("in-page-note"))
     assert page.text_content(tid("table-code")) == "Played in this page"
     page.wait_for_selector(f"{tid('roll')}:not([disabled])")  # one roll, then a box each turn
+    assert roll_first(page)  # the first roll: the dice out of the cup
     old = page.get_attribute("#table", "data-version")
     page.click(tid("roll"))
     page.wait_for_function(
@@ -288,7 +291,7 @@ def test_a_play_with_no_answer_plays_here_or_offers_a_level_the_page_plays(conte
     assert page.is_disabled(tid("create-online")) and not page.is_disabled(tid("play"))
     page.click(tid("play-here-instead"))
     page.wait_for_function("() => location.pathname === '/t/OFFLINE'")
-    page.wait_for_selector('button[data-testid^="box-0-"]:not([disabled])')
+    wait_my_dice(page)  # the first roll out of the cup, on the tap
     assert page.evaluate(
         "async () => (await (await import('/static/js/net.js')).api('/api/tables/OFFLINE'))"
         ".seats.map((s) => s.level || s.kind)"
@@ -302,7 +305,7 @@ def test_a_play_with_no_answer_plays_here_or_offers_a_level_the_page_plays(conte
     page.select_option(tid("seat-kind-1"), "medium")
     page.click(tid("play"))
     page.wait_for_function("() => location.pathname === '/t/OFFLINE'")
-    page.wait_for_selector('button[data-testid^="box-0-"]:not([disabled])')
+    wait_my_dice(page)  # the first roll out of the cup, on the tap
     assert page.evaluate(
         "async () => (await (await import('/static/js/net.js')).api('/api/tables/OFFLINE'))"
         ".seats.map((s) => s.level || s.kind)"

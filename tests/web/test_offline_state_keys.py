@@ -34,9 +34,9 @@ PAGE_GAME = """async ([seats, rules]) => {
     state = await net.api(`${at}/act`, { action, seq: state.seq, game: state.game });
     states.push(state);
   };
-  await act({ type: 'roll', hold: [0] });
   while (!state.over) {
-    if (state.rolls_left === 2) await act({ type: 'roll', hold: [0, 1] });
+    if (state.cup) await act({ type: 'roll', hold: [] });  // the dice out of the cup
+    else if (state.rolls_left === 2) await act({ type: 'roll', hold: [0, 1] });
     else await act({ type: 'score', box: Object.keys(state.options)[0] });
   }
   return states;
@@ -100,9 +100,10 @@ def server_game(request, url: str) -> list[dict]:
         states.append(request.get(f"{url}/api/tables/{code}").json())
         return states[-1]
 
-    state = act({"type": "roll", "hold": [0]})
     while not state["over"]:
-        if state["rolls_left"] == 2:
+        if state["cup"]:  # a person's turn starts with the dice in the cup: its tap on Roll
+            state = act({"type": "roll", "hold": []})
+        elif state["rolls_left"] == 2:
             state = act({"type": "roll", "hold": [0, 1]})
         else:
             state = act({"type": "score", "box": next(iter(state["options"]))})

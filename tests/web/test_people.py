@@ -32,7 +32,10 @@ def score_best(act):
     """``score_best(client, code, seat, token)``: the seat scores its best-paying box."""
 
     def score(client, code, seat, token):
-        options = state_of(client, code)["options"]
+        state = state_of(client, code)
+        if state.get("cup"):  # a person's turn starts with the dice in the cup: tap Roll
+            state = act(client, code, seat, token, {"type": "roll", "hold": []}, state=state).json()
+        options = state["options"]
         box = max(options, key=options.get)
         reply = act(client, code, seat, token, {"type": "score", "box": box})
         assert reply.status_code == 200, reply.text
@@ -148,6 +151,7 @@ def test_a_timed_out_turn_is_played_by_the_computer(client, clock, score_best):
     code, tokens = online_table(client, turn_timer=10)
     state = state_of(client, code)
     assert state["current"] == 0 and state["deadline"] == pytest.approx(clock.now + 10)
+    assert state["cup"]  # the host's dice in the cup: nobody taps Roll
     clock.now += 9  # not yet
     time.sleep(0.7)
     assert state_of(client, code)["seq"] == state["seq"]
@@ -156,6 +160,9 @@ def test_a_timed_out_turn_is_played_by_the_computer(client, clock, score_best):
         lambda: (s := state_of(client, code))["current"] == 1 and s, "the computer plays seat 0"
     )
     assert filled(state, 0) == 1 and state["seats"][0]["away"] == "timeout"
+    # the computer rolled for the host's seat by itself: no tap of a first roll in its turn
+    keys = [e["msg"]["key"] for e in state_of(client, code)["events"] if e["seat"] == 0]
+    assert keys and "narr.first_roll" not in keys
     assert state["deadline"] == pytest.approx(clock.now + 10)  # the guest's turn has its own
     # the host's next turn is the computer's too, while away: the guest plays on
     state = score_best(client, code, 1, tokens[1])

@@ -10,7 +10,7 @@ are always taken into the test's temporary folder).
 from __future__ import annotations
 
 import pytest
-from browsing import more_options, score_best, shot, tid
+from browsing import more_options, score_best, shot, tid, wait_my_dice
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
@@ -95,7 +95,7 @@ def test_a_rating_moves_after_a_rated_game(open_page, server, tmp_path):
     page.select_option(tid("seats"), "2")
     page.select_option(tid("seat-kind-1"), "easy")
     page.click(tid("play"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     for _ in range(13):
         score_best(page)
     page.wait_for_selector(f"{tid('result')}:not([hidden])")
@@ -143,7 +143,7 @@ def test_a_spectator_sees_a_move_and_cannot_act(open_page, server, tmp_path):
     host.select_option(tid("seats"), "2")
     host.select_option(tid("seat-kind-1"), "easy")
     host.click(tid("play"))
-    host.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(host)
     code = host.text_content(tid("table-code"))
     host.click(tid("watch-toggle"))
     link = host.locator(f"{tid('watch-link')}:visible")

@@ -24,6 +24,7 @@ from yahtzee_env.web.door.app import languages
 from yahtzee_env.web.names import CODES as NAME_CODES
 from yahtzee_env.web.storage import open_storage
 from yahtzee_env.web.tables.deal import new_game
+from yahtzee_env.web.tables.table import FIRST_ROLL
 
 STATIC = Path(__file__).parents[2] / "yahtzee_env" / "web" / "static"
 I18N = STATIC / "i18n"
@@ -48,7 +49,9 @@ def test_review_losses_equal_the_coachs_grading(client, db, new_table, play_out)
     # seat 0's losses are the regrets the coach logged while the game was played
     storage = open_storage(db, migrate=False)
     logged = [
-        regret for seat, _, regret in storage.tables.load_table(code)["actions"][0] if seat == 0
+        regret
+        for seat, action, regret in storage.tables.load_table(code)["actions"][0]
+        if seat == 0 and action != FIRST_ROLL  # (a person's tap on Roll: no decision)
     ]
     storage.close()
     mine = [d["loss"] for t in r["turns"] if t["seat"] == 0 for d in t["decisions"]]
@@ -215,8 +218,12 @@ def test_languages_come_from_the_files(client):
 
 
 @SQLITE
-def test_narration_and_errors_carry_keys(client, new_table, act):
+def test_narration_and_errors_carry_keys(client, new_table, act, roll_first):
     code, tokens, state = new_table(client, seats=("human", "hard"))
+    reply = act(client, code, 0, tokens["0"], {"type": "score", "box": "chance"})
+    assert reply.status_code == 409 and reply.json()["code"] == "roll_first"  # in the cup
+    state = roll_first(client, code, 0, tokens["0"])
+    assert state["events"][-1]["msg"]["key"] == "narr.first_roll"
     state = act(client, code, 0, tokens["0"], {"type": "score", "box": "chance"}).json()
     cpu = [e for e in state["events"] if e["seat"] == 1]
     assert cpu and all(e["msg"]["key"].startswith("narr.") for e in cpu)
@@ -228,6 +235,7 @@ def test_narration_and_errors_carry_keys(client, new_table, act):
             assert e["msg"]["n"] == 5 - len(e["kept"]) and e["msg"]["dice"] == e["dice"]
     reply = act(client, code, 1, tokens["0"], {"type": "score", "box": "chance"})
     assert reply.status_code == 403 and reply.json()["code"] == "seat_token"
+    roll_first(client, code, 0, tokens["0"])
     act(client, code, 0, tokens["0"], {"type": "roll", "hold": []})
     act(client, code, 0, tokens["0"], {"type": "roll", "hold": []})
     reply = act(client, code, 0, tokens["0"], {"type": "roll", "hold": []})

@@ -26,6 +26,10 @@ def test_a_move_and_its_cpu_moves_are_one_transaction_of_two_statements(client, 
     of at most two statements (the table's row, the log's rows), no read first; on
     PostgreSQL two round trips (BEGIN and the statements pipelined, then COMMIT)."""
     code, tokens, state = new_table(client, ("human", "medium"))
+    # the turn starts with the dice in the cup: the tap on Roll, a move like any other
+    reply, tapped = trips_of(client, code, tokens["0"], {"type": "roll", "hold": []}, state, act)
+    assert reply.status_code == 200, reply.text
+    state = reply.json()
     seq = state["seq"]
     roll = {"type": "roll", "hold": [0]}
     reply, rolled = trips_of(client, code, tokens["0"], roll, state, act)
@@ -37,7 +41,7 @@ def test_a_move_and_its_cpu_moves_are_one_transaction_of_two_statements(client, 
     after = reply.json()
     assert after["seq"] > seq + 2  # the CPU's turn was played and logged with the move
     postgres = str(db).startswith("postgresql")
-    for spent in (rolled, score):
+    for spent in (tapped, rolled, score):
         assert spent["transactions"] == 1, spent
         assert spent["statements"] <= 2, spent
         # SQLite: BEGIN, the two statements, COMMIT; PostgreSQL: two waits for an answer
@@ -57,7 +61,7 @@ def test_a_refused_move_asks_the_database_nothing(client, new_table, act):
 
 
 @pytest.mark.backends("postgresql")
-def test_a_stale_copy_falls_back_to_the_locked_path(db, new_table, act):
+def test_a_stale_copy_falls_back_to_the_locked_path(db, new_table, act, roll_first):
     """Two servers on one database, B with no socket on the table (so it does not follow
     A's moves): the same move sent to A and then to B, whose copy is one move behind (it
     would accept it), is applied once; B's optimistic commit is refused by the row's rev
@@ -69,6 +73,7 @@ def test_a_stale_copy_falls_back_to_the_locked_path(db, new_table, act):
 
     with TestClient(create_app(db)) as a, TestClient(create_app(db)) as b:
         code, tokens, state = new_table(a, ("human", "medium"))
+        state = roll_first(a, code, 0, tokens["0"], state)  # the dice out of the cup
         assert b.get(f"/api/tables/{code}").status_code == 200  # B's copy, at the start
         roll = {"type": "roll", "hold": [0]}
         reply = act(a, code, 0, tokens["0"], roll, state=state)
@@ -126,7 +131,7 @@ def batch_of_moves(tmp_path, n: int, break_one: bool = False, on_loop: bool = Fa
     tables = Tables(storage)
     made = [tables.create({"seats": ["human", "medium"]}, f"10.0.0.{i}", None) for i in range(n)]
     batcher = MoveBatcher(storage, tables, locks=TableLocks(budget_s=60.0) if on_loop else None)
-    roll = {"type": "roll", "hold": [0]}
+    roll = {"type": "roll", "hold": []}  # each table's first move: the tap out of the cup
 
     def work_of(i: int, table, token):
         def work(code: str):
@@ -523,10 +528,11 @@ def test_a_kept_event_holds_no_list_for_the_collector_to_walk(tmp_path):
     try:
         tables = Tables(storage, 100, 100)
         table, tokens = tables.create({"seats": ["human", "easy"]}, "10.0.0.1", None)
-        table, _ = tables.act(table.code, 0, tokens[0], {"type": "roll", "hold": [0, 1]}, 0, 0)
+        table, _ = tables.act(table.code, 0, tokens[0], {"type": "roll", "hold": []}, 0, 0)  # tap
+        table, _ = tables.act(table.code, 0, tokens[0], {"type": "roll", "hold": [0, 1]}, 1, 0)
         options = tables.state(table)["options"]
         box = max(options, key=options.get)
-        table, _ = tables.act(table.code, 0, tokens[0], {"type": "score", "box": box}, 1, 0)
+        table, _ = tables.act(table.code, 0, tokens[0], {"type": "score", "box": box}, 2, 0)
 
         def containers(obj):
             if isinstance(obj, dict):
@@ -595,6 +601,8 @@ def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
 
         storage._guarded = guarded
         sqlite = not storage.multi_process
+        tap = {"type": "roll", "hold": []}  # the dice out of the cup
+        table, _ = tables.act(table.code, 0, None, tap, len(table.log), table.idx, session["id"])
         if sqlite:
             storage.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
         roll = {"type": "roll", "hold": [0]}
@@ -605,8 +613,12 @@ def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
         assert "over" not in guards[-1] and "updated" in guards[-1], guards
         assert [t["code"] for t in storage.players.tables_of(session["id"])] == [table.code]
         while not table.game.over:
-            options = tables.state(table)["options"]
-            intent = {"type": "score", "box": max(options, key=options.get)}
+            state = tables.state(table)
+            options = state["options"]
+            if state["cup"]:  # the dice in the cup: the tap on Roll first
+                intent = {"type": "roll", "hold": []}
+            else:
+                intent = {"type": "score", "box": max(options, key=options.get)}
             table, _ = tables.act(
                 table.code, 0, None, intent, len(table.log), table.idx, session["id"]
             )
@@ -640,7 +652,9 @@ def test_a_moves_socket_frames_leave_out_what_the_game_repeats(client, new_table
             assert set(state) >= STEADY_KEYS, "the first state has every field"
             while not state["over"]:
                 moves += 1
-                if state["rolls_left"] > 0 and rng.random() < 0.6:
+                if state["cup"]:  # the dice in the cup: the tap on Roll
+                    action = {"type": "roll", "hold": []}
+                elif state["rolls_left"] > 0 and rng.random() < 0.6:
                     hold = sorted(rng.sample(range(5), rng.randint(0, 4)))
                     action = {"type": "roll", "hold": hold}
                 else:
@@ -731,7 +745,9 @@ def test_the_sweep_tick_lobby_and_moves_read_no_more_as_games_are_stored(tmp_pat
             table, tokens = tables.create({"seats": ["human", "medium"]}, "10.0.0.1", None)
             for _ in range(4):
                 t = tables.loaded[table.code]
-                if t.game.rolls_left == 2:
+                if t.in_cup:  # the dice in the cup: the tap on Roll
+                    intent = {"type": "roll", "hold": []}
+                elif t.game.rolls_left == 2:
                     intent = {"type": "roll", "hold": [0]}
                 else:
                     options = tables.state(t)["options"]

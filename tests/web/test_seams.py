@@ -51,7 +51,15 @@ def state_of(client, code):
 
 
 def move(client, code, seat, token):
-    """The seat scores its best-paying box (a whole turn in one decision)."""
+    """The seat scores its best-paying box (a whole turn in one decision), after its tap on
+    Roll where its turn starts with the dice in the cup."""
+    state = state_of(client, code)
+    if state["cup"]:
+        tap = {"seat": seat, "token": token, "seq": state["seq"]}
+        reply = client.post(
+            f"/api/tables/{code}/act", json={**tap, "action": {"type": "roll", "hold": []}}
+        )
+        assert reply.status_code == 200, reply.text
     options = state_of(client, code)["options"]
     box = max(options, key=options.get)
     seq = state_of(client, code)["seq"]

@@ -82,6 +82,12 @@ def api_score(page, server, code, seat) -> dict:
     """Score the best-paying box for ``seat`` with the page's session (quicker than clicks)."""
     ctx = page.context
     state = ctx.request.get(f"{server.url}/api/tables/{code}").json()
+    if state["cup"]:  # the turn starts with the dice in the cup: the tap on Roll first
+        tap = {"seat": seat, "seq": state["seq"], "game": state["game"]}
+        tap["action"] = {"type": "roll", "hold": []}
+        reply = ctx.request.post(f"{server.url}/api/tables/{code}/act", data=tap)
+        assert reply.ok, reply.text()
+        state = reply.json()
     box = max(state["options"], key=state["options"].get)
     body = {"seat": seat, "seq": state["seq"], "game": state["game"]}
     body["action"] = {"type": "score", "box": box}

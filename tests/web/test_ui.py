@@ -10,10 +10,11 @@ serves it.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
-from browsing import more_options, score_best, shot, tid
+from browsing import more_options, score_best, shot, tid, wait_my_dice
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
@@ -38,7 +39,7 @@ def start_table(page, url, kinds=("greedy",), query="pace=0"):
     for i, kind in enumerate(kinds, start=1):
         page.select_option(tid(f"seat-kind-{i}"), kind)
     page.click(tid("play"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     return page.text_content(tid("table-code"))
 
 
@@ -186,7 +187,10 @@ def test_italian_browser_gets_italian(open_page, shared_server):
     card = page.inner_text("#card")
     for word in ("Uno", "Tris", "Poker", "Full", "Scala corta", "Scala lunga", "Yatzy", "Totale"):
         assert word in card
-    assert "Tocca a te" in page.text_content(tid("status"))
+    # the tap on Roll brought the first roll out of the cup: the status says it, in Italian
+    assert re.fullmatch(
+        r"Hai tirato [1-6]( [1-6]){4} \(tiro 1 di 3\)", page.text_content(tid("status"))
+    )
     assert page.title().startswith("Yatzy")
 
 
@@ -227,9 +231,9 @@ def test_switching_language_keeps_the_game(open_page, shared_server):
     page.wait_for_function(
         "() => document.querySelector('[data-testid=status]').textContent.includes('segna')"
     )
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     page.reload()  # remembered
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     assert page.text_content(tid("score")) == "Segna"
     page.goto(f"{shared_server.url}/?lang=en")
     more_options(page)
@@ -240,6 +244,10 @@ def test_switching_language_keeps_the_game(open_page, shared_server):
 def test_dice_are_drawn_labelled_and_keep_their_places(open_page, shared_server):
     page = open_page(390, 844, True, "en-US")
     start_table(page, shared_server.url, kinds=("easy",))
+    page.wait_for_function(  # the first roll's tumble has settled: every die shows its face
+        """() => [...document.querySelectorAll('#dice > .die')].every(
+          (d) => d.dataset.value !== '' && d.dataset.face === d.dataset.value)"""
+    )
     third = "#dice > .die:nth-child(3)"
     assert page.locator(f"{third} .pip").count() == 9
     face = page.get_attribute(third, "data-value")
@@ -442,9 +450,9 @@ def test_open_tables_and_resume(open_page, shared_server):
     text = row.inner_text()
     assert "easy" in text and "hard" in text and "Turn 2 of 13" in text
     row.locator(tid(f"resume-{code}")).click()
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     assert page.text_content(tid("table-code")) == code
     page.click("header a[href='/']")
     page.click(tid("resume-latest-button"))
-    page.wait_for_selector('button[data-testid^="box-0-"]')
+    wait_my_dice(page)
     assert page.text_content(tid("table-code")) == code

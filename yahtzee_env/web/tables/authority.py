@@ -65,6 +65,7 @@ from yahtzee_env.web.tables.seating import Seating
 from yahtzee_env.web.tables.seeds import ClientSeeds
 from yahtzee_env.web.tables.table import (
     DEFAULT_FILL,
+    FIRST_ROLL,
     MAX_SEATS,
     MIN_SEATS,
     ONLINE_TURN_TIMER,
@@ -437,14 +438,17 @@ class Tables:
             )
 
     # --------------------------------------------------------------- moves
-    def intent_action(self, table: Table, intent: Any) -> int | str:
-        """The engine action of a page intent (or ``"next"``); WebError if malformed."""
+    def intent_action(self, table: Table, intent: Any, seat: int | None = None) -> int | str:
+        """The engine action of a page intent (or ``"next"``); WebError if malformed. The
+        mover ``seat``'s dice still in the cup: its Roll is the first roll (`FIRST_ROLL`),
+        anything else waits on it (another seat's move is not its turn: refused after)."""
         if not isinstance(intent, dict):
             raise WebError("action must be an object like {'type': 'roll', 'hold': [0, 2]}")
         kind = intent.get("type")
         game = table.game
         if kind == "next":
             return "next"
+        cup = table.in_cup and game.current == seat
         if game is None or game.over:
             raise WebError("the game is over: start the next one", 409, "game_over")
         if kind == "roll":
@@ -459,6 +463,12 @@ class Tables:
                 raise WebError(
                     "all five dice are held: release some or score a box", code="all_held"
                 )
+            if cup:  # a person's first roll: all five, the dice dealt for it
+                if hold:
+                    raise WebError(
+                        "the dice are still in the cup: roll all five first", 409, "roll_first"
+                    )
+                return FIRST_ROLL
             if game.rolls_left == 0:
                 raise WebError("no rolls left this turn: score a box", 409, "no_rolls")
             return hold_action(hold)
@@ -467,6 +477,8 @@ class Tables:
             if not isinstance(box, str) or box not in BOX_NAMES:
                 raise WebError(f"unknown box {str(box)[:30]!r}; boxes: {', '.join(BOX_NAMES)}")
             action = BOX_ACTION_OFFSET + BOX_NAMES.index(box)
+            if cup:
+                raise WebError("roll the dice first: nothing is down to score", 409, "roll_first")
             if not game.legal_action_mask()[action]:
                 reason = game.player.why_illegal(BOX_NAMES.index(box), game.roll)  # the engine's
                 raise WebError(f"cannot score there: {reason}", 409, "cannot_score", box=box)
@@ -532,7 +544,7 @@ class Tables:
             )
         if seq != len(table.log) or (game_idx is not None and game_idx != table.idx):
             raise WebError("the table has moved on: reload its state", 409, "stale_seq")
-        action = self.intent_action(table, intent)
+        action = self.intent_action(table, intent, seat)
         self.seating.take_back(table, [seat])
         if action == "next":
             if not table.game.over:
@@ -554,7 +566,7 @@ class Tables:
         first = len(table.log)
         regret = decision = None
         grader = self.grader(table.rules) if table.coach else None
-        if grader is not None:  # while the coach warms up, a move is played ungraded
+        if grader is not None and action != FIRST_ROLL:  # warming up: a move plays ungraded
             decision = grader.grade(game, seat, action)
             regret = decision.regret
         table.apply(seat, action, regret, decision)  # on an exception `locked` drops the copy
@@ -659,6 +671,8 @@ class Tables:
         game = table.game
         if game is None or game.over or game.current != seat:
             raise WebError("a hint is for your own turn", 409, "hint_own_turn")
+        if table.in_cup:
+            raise WebError("roll the dice first: the hint is for the dice down", 409, "roll_first")
         options = self.coach(table.rules).hint(game, seat)
         return {"seat": seat, "dice": list(game.dice), "options": [o.to_dict() for o in options]}
 

@@ -76,7 +76,7 @@ def review_game(
     open_turn: dict[int, dict[str, Any]] = {}
     rounds = [0] * n
     decided: list[dict[str, Any]] = []  # every decision, in order
-    for seat, action, _regret in actions:
+    for seat, action, _regret in (a for a in actions if a[1] >= 0):  # (-1: a first roll)
         if game.over or game.current != seat:
             raise ValueError(f"action log out of order at seat {seat}")
         values = coach.action_values(game, seat)

@@ -9,8 +9,10 @@ client seeds are open (``client_seeds_open``). A seat sends ``{client_seed}``
 state lists the seeds sent (``client_seeds``, None for a seat that sent none: it rolls with
 `fair_dice.DEFAULT_CLIENT_SEED`, as a CPU seat does) and their marks
 (``client_seed_marks``, `fair_dice.client_seed_mark`). Once the game has rolled its seeds are
-fixed: a seed sent then is refused (409 ``client_seed_late``). Tables stored before roll by
-``sha256-ctr-v1`` and take no seed (409 ``client_seed_v1``).
+fixed: a seed sent then is refused (409 ``client_seed_late``). A game whose first roll is a
+person's (the dice in the cup, issue 58 item 2) has not rolled until that person's Roll: a
+seed sent before it re-deals the first roll, which nobody has seen, with the seeds sent.
+Tables stored before roll by ``sha256-ctr-v1`` and take no seed (409 ``client_seed_v1``).
 """
 
 from __future__ import annotations
@@ -36,9 +38,17 @@ def open_game(table) -> int | None:
     if not table.started:
         return 0
     game = table.game
-    if game is None or game.over or game.seeded is None or game.seeded.seeds_fixed:
+    if game is None or game.over or game.seeded is None:
+        return None
+    if game.seeded.seeds_fixed and not first_roll_in_cup(table):
         return None
     return table.idx
+
+
+def first_roll_in_cup(table) -> bool:
+    """The game's first roll is dealt but still in a person's cup (issue 58, item 2): no
+    move made, nobody has seen a die; a seed sent now re-deals it (`take_client_seed`)."""
+    return not table.log and table.in_cup
 
 
 def client_seed_view(table) -> dict[str, Any]:
@@ -86,7 +96,10 @@ def take_client_seed(table, seat: int, client_seed: Any) -> str:
     seeds = table.client_seeds.setdefault(idx, [None] * len(table.seats))
     seeds[seat] = client_seed
     if table.game is not None and table.idx == idx:
-        table.game.seeded.set_client_seed(seat, client_seed)
+        if table.game.seeded.seeds_fixed:  # dealt, still in the cup: deal it with this seed
+            table.begin_game(idx, first=table.game.current)
+        else:
+            table.game.seeded.set_client_seed(seat, client_seed)
     return client_seed_mark(game_dice_seed(table.dice_secret, idx), idx, seat, client_seed)
 
 

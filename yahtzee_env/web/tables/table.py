@@ -53,6 +53,11 @@ ONLINE_TURN_TIMER = 120  # an online table's default; a solo table has none
 MAIN_LEVELS = ("easy", "medium", "hard")  # the seed's levels: the lobby's first choices
 DEFAULT_FILL = "medium"  # the CPU level of the seats nobody took (the lobby's default too)
 AWAY_REASONS = ("timeout", "host", "left")  # why the computer plays a human's seat
+# The log's mark of a person's first roll of a turn (issue 58): the engine deals a turn's
+# first roll from the committed dice at the turn's start, and a person's seat keeps it in the
+# cup (not shown, nothing to hold or score) until its Roll intent, logged as this pseudo-action
+# (no engine step). The CPU's turns, and a seat the computer plays, roll by themselves.
+FIRST_ROLL = -1
 REVIEWS_KEPT = 256  # game reviews cached in memory
 MAX_NEWS = 7000  # characters of a change sent with its notification (PostgreSQL takes 8000)
 
@@ -174,6 +179,7 @@ class Table:
     # per seat, its card after each of its turns of the current game ([0]: empty): what a
     # duplicate table shows of a seat's card to a seat that has not played those turns
     card_history: list[list[dict]] = field(default_factory=list, repr=False)
+    rolled: bool = False  # the current turn's first roll is down (tapped, or a move made)
 
     @property
     def names(self) -> list[str]:
@@ -197,7 +203,16 @@ class Table:
         self.auto = set()
         empty = card_view(Scorecard(self.rules))
         self.card_history = [[empty] for _ in self.seats]
+        self.rolled = False
         return first
+
+    @property
+    def in_cup(self) -> bool:
+        """A person's turn waits on its first roll: the dice are still in the cup."""
+        game = self.game
+        if game is None or game.over or self.rolled:
+            return False
+        return not self.seats[game.current].computer_moves
 
     def apply(
         self,
@@ -221,12 +236,26 @@ class Table:
             # go by (`secrecy`); other tables' frames do without them
             event["turn"] = game.players[seat].filled.bit_count()
             event["roll"] = ROLLS_PER_TURN - game.rolls_left if action < NUM_HOLDS else END_OF_TURN
-        if action < NUM_HOLDS:
+        if action == FIRST_ROLL:  # the person's tap: the dice dealt for this roll come out
+            event.update(
+                type="roll",
+                dice_before=(),
+                kept=(),
+                dice=tuple(game.dice),
+                text=describe_reroll(name, (), game.dice),
+                msg={"key": "narr.first_roll", "name": name, "dice": tuple(game.dice)},
+            )
+            if self.duplicate:
+                event["roll"] = 0  # the turn's first roll
+            self.held = []
+            self.rolled = True
+        elif action < NUM_HOLDS:
             kept = tuple(kept_faces(dice, action))
             game.step(action)
             n = NUM_DICE - len(kept)
             key = "narr.reroll_all" if not kept else "narr.keep_all" if n == 0 else "narr.keep"
             self.held = positions_of(game.dice, kept)
+            self.rolled = True
             event.update(
                 type="roll",
                 kept=tuple([i for i in range(NUM_DICE) if action >> i & 1]),
@@ -243,12 +272,14 @@ class Table:
             points = card.scores[box]
             extra = card.upper_bonus + card.yahtzee_bonus - before
             self.held = []
+            self.rolled = False
             text = describe_score(name, box, points, extra)
             msg = {"key": "narr.score_bonus" if extra else "narr.score", "name": name}
             msg.update(box=BOX_NAMES[box], points=points, extra=extra)
             event.update(type="score", box=BOX_NAMES[box], points=points, text=text, msg=msg)
             self.card_history[seat].append(card_view(card))
-            if not game.over:
+            if not game.over and self.seats[game.current].computer_moves:
+                # (a person's next dice are still in the cup: not told)
                 event["next_dice"] = tuple(game.dice)
                 if self.duplicate:
                     event["next_seat"] = game.current
@@ -426,6 +457,11 @@ class Table:
                     s.seat for s in self.seats if s.kind == "human" and s.voter() in self.votes
                 ]
                 out["voters"] = [s.seat for s in self.seats if s.kind == "human" and s.away is None]
+        elif self.in_cup:  # nothing down yet: the Roll intent rolls all five
+            out.update(
+                current=game.current, dice=[], rolls_left=ROLLS_PER_TURN, held=[], options={},
+                cup=True,
+            )  # fmt: skip
         else:
             legal, points = game.box_options()
             out.update(
@@ -434,6 +470,7 @@ class Table:
                 rolls_left=game.rolls_left,
                 held=self.held,
                 options={BOX_NAMES[b]: int(points[b]) for b in np.flatnonzero(legal)},
+                cup=False,
             )
         out["match_state"] = self.match_state()
         if self.coach:
@@ -450,10 +487,13 @@ class Table:
     def progress(self) -> list[tuple[int, int]]:
         """Per seat: the boxes it has filled, and the rolls it has made of its turn."""
         game = self.game
+        cup = self.in_cup
         return [
             (
                 card.filled.bit_count(),
-                ROLLS_PER_TURN - game.rolls_left if s == game.current and not game.over else 0,
+                ROLLS_PER_TURN - game.rolls_left
+                if s == game.current and not game.over and not cup
+                else 0,
             )
             for s, card in enumerate(game.players)
         ]

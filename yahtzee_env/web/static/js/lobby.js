@@ -8,6 +8,8 @@ import { renderYourMove } from "./notify.js";
 import * as care from "./care.js";
 import { ratingText } from "./leaderboard.js";
 import * as offline from "./offline.js";
+import { CLIENT_SEED } from "./fair_dice.js";
+import { NEXT_SEED } from "./table/seed.js";
 
 function seatOptions(i) {
   if (i === 0) return [["human", t("lobby.you")]];
@@ -357,7 +359,27 @@ async function signIn() {
   $("signin-password").value = "";
 }
 
+// The client seed for the next table (More options, issue 58): kept until a table takes it
+// (table/seed.js's `NEXT_SEED`, once); empty, each table gets a new one at random.
+function showNextSeed() {
+  const input = $("lobby-client-seed");
+  const seed = store.get(NEXT_SEED, "");
+  if (document.activeElement !== input) input.value = typeof seed === "string" ? seed : "";
+  $("lobby-client-seed-error").textContent = "";
+  input.removeAttribute("aria-invalid");
+}
+
+function takeNextSeed() {
+  const input = $("lobby-client-seed");
+  const seed = input.value.trim();
+  const ok = !seed || CLIENT_SEED.test(seed);
+  $("lobby-client-seed-error").textContent = ok ? "" : t("dice.client_seed_invalid");
+  if (ok) input.removeAttribute("aria-invalid"); else input.setAttribute("aria-invalid", "true");
+  store.set(NEXT_SEED, ok && seed ? seed : null);
+}
+
 export async function showLobby() {
+  showNextSeed();
   const typed = store.get(NAME, "");
   const remembered = typeof typed === "string" && typed.trim() ? typed : "";
   if (remembered) $("name").value = remembered;  // at once, before the server answers (or not)
@@ -384,6 +406,7 @@ export function setup() {
   more.open = store.get("yz.more", false) === true;
   more.addEventListener("toggle", () => store.set("yz.more", more.open));
   $("name").addEventListener("input", () => { $("name").dataset.default = "false"; store.set(NAME, $("name").value); });
+  $("lobby-client-seed").addEventListener("input", takeNextSeed);
   const lobbyButtons = ["play", "create-online", "join"];
   // offline, the buttons that need the network are disabled already: Play alone is busy
   // (and after a Play that got no answer, they are disabled again: offline.applyOffline)

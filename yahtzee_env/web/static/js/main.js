@@ -29,6 +29,15 @@ function currentView() {
   return Object.keys(VIEWS).find((id) => !$(id).hidden);
 }
 
+// A hook that two views share (`client-seed`: the seat's client seed, in the lobby's More
+// options and in the table's dice panel) names the field of the view shown: one a page.
+function viewHooks() {
+  for (const node of document.querySelectorAll("[data-view-testid]")) {
+    if (node.closest("section[hidden]")) delete node.dataset.testid;
+    else node.dataset.testid = node.dataset.viewTestid;
+  }
+}
+
 function route() {
   const path = location.pathname;
   for (const id of Object.keys(VIEWS)) $(id).hidden = true;
@@ -45,6 +54,7 @@ function route() {
   else if (path === "/verify") { $("verify").hidden = false; verify.showVerify(); }
   else { $("lobby").hidden = false; lobby.showLobby(); match.show(); }
   offline.applyOffline();  // the banner's words depend on the view
+  viewHooks();
 }
 
 // Switching language redraws the view from the state the page already has: no reload.

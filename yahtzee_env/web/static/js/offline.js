@@ -26,9 +26,10 @@ const L = { record: null, game: null, policies: {}, events: [], gameNo: 0, loadi
 
 // ------------------------------------------------------------------ IndexedDB
 // One store, "games": records {id, status: "playing" | "finished", played: "offline" |
-// "in_page", rules, seats, names, draws, actions, started, finished}. The draws and the
-// actions are the whole game: a resumed game is replayed from them, and the server replays
-// a finished one.
+// "in_page", rules, seats, names, draws, actions, taps, started, finished}. The draws and
+// the actions are the whole game: a resumed game is replayed from them, and the server
+// replays a finished one. `taps`: the player's taps on Roll that brought a turn's first roll
+// out of the cup (no engine move, not sent: see `inCup`).
 function db() {
   return new Promise((resolve, reject) => {
     const open = indexedDB.open("yatzy", 1);
@@ -81,7 +82,7 @@ export async function startGame({ seats, rules, name, played = "offline" }) {
   const names = [name || t("offline.you"), ...seats.slice(1).map((lv, i) => (seats.indexOf(lv) === i + 1 ? lv : `${lv} ${i + 1}`))];
   const record = {
     id: `${Date.now().toString(36)}-${crypto.getRandomValues(new Uint32Array(2)).join("")}`,
-    status: "playing", played, rules, seats, names, draws: [], actions: [], started: Date.now(), finished: null,
+    status: "playing", played, rules, seats, names, draws: [], actions: [], taps: 0, started: Date.now(), finished: null,
   };
   await begin(record);
   go(`/t/${LOCAL_CODE}`);
@@ -107,11 +108,37 @@ async function keep() {
   try { await saveRecord(L.record); } catch { /* private mode: the game still plays */ }
 }
 
+// A person's turn starts with the dice in the cup (issue 58, item 2), here as at the
+// server's tables: the engine has dealt the turn's first roll, and the page shows it on the
+// player's tap on Roll (`firstRoll`); the levels' turns roll by themselves. A tap is no
+// engine move: the record counts the taps beside its moves (a record saved before the cup,
+// with no count, has every turn rolled), and the state's `seq` counts both.
+function inCup() {
+  const game = L.game;
+  const r = L.record;
+  if (game.over || game.current !== 0) return false;
+  const done = r.actions.filter(([seat, action]) => seat === 0 && action >= NUM_HOLDS).length;
+  return (r.taps ?? Infinity) <= done;
+}
+
+const seqNow = () => L.record.actions.length + (L.record.taps || 0);
+
+// The tap on Roll: the dice dealt for the turn's first roll come out (the server's
+// `Table.apply` of `FIRST_ROLL`).
+function firstRoll() {
+  const game = L.game;
+  const name = L.record.names[0];
+  L.events.push({ seq: seqNow(), seat: 0, dice_before: [], type: "roll", kept: [], dice: game.dice,
+    msg: { key: "narr.first_roll", name, dice: game.dice } });
+  L.record.taps = (L.record.taps || 0) + 1;
+  L.held = [];
+}
+
 function apply(seat, action) {
   const game = L.game;
   const name = L.record.names[seat];
   const dice = game.dice;
-  const event = { seq: L.record.actions.length, seat, dice_before: dice };
+  const event = { seq: seqNow(), seat, dice_before: dice };
   if (action < NUM_HOLDS) {
     const kept = dice.filter((_, i) => (action >> i) & 1);
     game.step(action);
@@ -129,7 +156,7 @@ function apply(seat, action) {
     const extra = card.upperBonus + card.yahtzeeBonus - before;
     Object.assign(event, { type: "score", box: BOX_NAMES[box], points,
       msg: { key: extra ? "narr.score_bonus" : "narr.score", name, box: BOX_NAMES[box], points, extra } });
-    if (!game.over) event.next_dice = game.dice;
+    if (!game.over && game.current !== 0) event.next_dice = game.dice;  // (the player's: in the cup)
     L.held = [];
   }
   L.record.actions.push([seat, action]);
@@ -194,7 +221,7 @@ function trainedFor(level, rules) {
 function state(events = []) {
   const game = L.game;
   const r = L.record;
-  const seq = r.actions.length;
+  const seq = seqNow();
   const numbers = {};
   const seats = r.seats.map((kind, seat) => {
     if (kind === "human") return { seat, name: r.names[seat], kind: "human", taken: true, away: null, connected: true };
@@ -213,11 +240,13 @@ function state(events = []) {
     cards: game.players.map(cardOf), over: game.over, events,
   };
   if (game.over) out.result = result(game);  // a solo table has no votes to play again (`online`)
-  else {
+  else if (inCup()) {  // nothing down yet: the Roll intent rolls all five
+    Object.assign(out, { current: game.current, dice: [], rolls_left: 3, held: [], options: {}, cup: true });
+  } else {
     const { legal, points } = game.boxOptions();
     const options = {};
     BOX_NAMES.forEach((b, i) => { if (legal[i]) options[b] = points[i]; });
-    Object.assign(out, { current: game.current, dice: game.dice, rolls_left: game.rollsLeft, held: L.held || [], options });
+    Object.assign(out, { current: game.current, dice: game.dice, rolls_left: game.rollsLeft, held: L.held || [], options, cup: false });
   }
   return Object.assign(out, { match_state: null, spectators: 0 });
 }
@@ -233,23 +262,29 @@ async function act(body) {
   await loaded();
   const game = L.game;
   const { action } = body || {};
-  if (body.game !== L.gameNo || body.seq !== L.record.actions.length) throw new ApiError("stale", "stale_seq", {}, 409);
+  if (body.game !== L.gameNo || body.seq !== seqNow()) throw new ApiError("stale", "stale_seq", {}, 409);
   L.events = [];
   if (action && action.type === "next") {
     if (!game.over) throw new ApiError("not over", "generic", {}, 409);
     const { seats, rules, names } = L.record;
     L.gameNo += 1;
     await begin({ ...L.record, id: `${L.record.id}-${L.gameNo}`, status: "playing", seats, rules, names,
-      draws: [], actions: [], started: Date.now(), finished: null });
+      draws: [], actions: [], taps: 0, started: Date.now(), finished: null });
     return state(L.events);
   }
   if (game.over || game.current !== 0) throw new ApiError("not your turn", "not_your_turn", {}, 409);
-  if (action && action.type === "roll") {
+  const cup = inCup();
+  if (action && action.type === "roll" && cup) {
+    if (Array.isArray(action.hold) && action.hold.length) throw new ApiError("roll first", "roll_first", {}, 409);
+    firstRoll();
+    await keep();
+  } else if (action && action.type === "roll") {
     const hold = Array.isArray(action.hold) ? action.hold : [];
     if (game.rollsLeft === 0 || hold.some((p) => !Number.isInteger(p) || p < 0 || p > 4)) throw new ApiError("no rolls left", "no_rolls", {}, 409);
     apply(0, hold.reduce((a, p) => a | (1 << p), 0));
     await keep();
   } else if (action && action.type === "score") {
+    if (cup) throw new ApiError("roll first", "roll_first", {}, 409);
     const box = BOX_NAMES.indexOf(action.box);
     if (box < 0 || !game.boxOptions().legal[box]) throw new ApiError("illegal box", "illegal", {}, 409);
     apply(0, BOX_ACTION_OFFSET + box);

@@ -16,7 +16,7 @@ import * as notify from "./notify.js";
 import * as card from "./table/card.js";
 import * as coach from "./table/coach.js";
 import * as head from "./table/head.js";
-import { setup as setupSeed } from "./table/seed.js";
+import { setup as setupSeed, settled as seedSettled } from "./table/seed.js";
 import * as result from "./table/result.js";
 import * as seats from "./table/seats.js";
 import { amHost, isMine, mySeats, watching } from "./table/seats.js";
@@ -26,6 +26,7 @@ import * as tray from "./table/tray.js";
 const T = {
   code: null, state: null, version: [-1, -1],
   queue: Promise.resolve(), pending: 0, animating: false,  // states applied one after another
+  came: [],  // when each state still queued came (performance.now)
   busy: false, netError: false, focusAfter: null,  // an intent in flight, its failure, the focus after
 };
 const myTurn = () => T.state && T.state.started && !T.state.over && isMine(T.state.current) && !T.animating && !T.busy;
@@ -43,7 +44,7 @@ function narrate(event) {
   if (!m || !T.state) return event.text || "";
   const name = seatName(T.state, event.seat);
   if (m.key === "narr.keep") return tn("narr.keep", m.n, { name, kept: diceText(m.kept), dice: diceText(m.dice) });
-  if (m.key === "narr.reroll_all") return t(m.key, { name, dice: diceText(m.dice) });
+  if (m.key === "narr.reroll_all" || m.key === "narr.first_roll") return t(m.key, { name, dice: diceText(m.dice) });
   if (m.key === "narr.keep_all") return t(m.key, { name });
   if (m.key === "narr.hidden") return t(m.key, { name });  // a duplicate table's turn not played yet
   if (m.key === "narr.score" || m.key === "narr.score_bonus") {
@@ -59,26 +60,26 @@ async function animate(event) {
   if (event.type === "hidden") {  // a duplicate table: dice this page has not rolled yet
     tray.showDice([], new Set(), []);
     say(() => narrate(event));
-    await sleep(p * 0.6);
+    await pause(p * 0.6);
   } else if (event.type === "roll") {
     tray.showDice(event.dice_before, new Set(), event.kept);
     say(() => t("narr.rolling", { name: seatName(T.state, event.seat) }));
-    await sleep(p * 0.6);
+    await pause(p * 0.6);
     tray.follow(event);
     const kept = [];
     const keptFaces = event.kept.map((i) => event.dice_before[i]);
     for (const face of keptFaces) kept.push([0, 1, 2, 3, 4].find((i) => event.dice[i] === face && !kept.includes(i)));
     tray.showDice(event.dice, new Set(), kept);
     const rolled = [0, 1, 2, 3, 4].filter((i) => !kept.includes(i));
-    await tray.tumble(rolled, Math.min(600, p));
+    if (!lagging()) await tray.tumble(rolled, Math.min(600, p));
     say(() => narrate(event));
-    await sleep(p);
+    await pause(p);
   } else {
     tray.showDice(event.dice_before, new Set(), []);
     say(() => narrate(event));
     card.markScored(event);
     sound.play(event.box === "yahtzee" && event.points > 0 ? "yatzy" : "score");
-    await sleep(p * 1.2);
+    await pause(p * 1.2);
     tray.follow(event);
   }
 }
@@ -86,7 +87,8 @@ async function animate(event) {
 function receive(state) {
   T.pending += 1;
   const came = performance.now();
-  T.queue = T.queue.then(() => { T.pending -= 1; return apply(state, came); }).catch((err) => setError(err));
+  T.came.push(came);
+  T.queue = T.queue.then(() => { T.pending -= 1; T.came.shift(); return apply(state, came); }).catch((err) => setError(err));
   return T.queue;
 }
 
@@ -98,6 +100,13 @@ const CATCH_UP_EVENTS = 3;
 const CATCH_UP_MS = 1000;
 const behind = (fresh, came) => watching() &&
   (fresh.length + T.pending > CATCH_UP_EVENTS || performance.now() - came > CATCH_UP_MS);
+// ... and the move it is showing stops short once a state behind it has waited that long (a
+// fast game's last moves include rolls, the longest to show: issue 58's tap on Roll).
+const lagging = () => watching() && T.came.length > 0 && performance.now() - T.came[0] > CATCH_UP_MS;
+async function pause(ms) {
+  const end = performance.now() + ms;
+  while (!lagging() && performance.now() < end) await sleep(Math.min(50, end - performance.now()));
+}
 
 // What a game's states repeat unchanged (fanout.STEADY_KEYS): a socket's state of a move
 // within a game leaves them out (issue 60), and they are kept from the game's earlier state.
@@ -149,7 +158,7 @@ async function apply(state, came = performance.now()) {
   $("table").dataset.version = state.version.join(":");  // for test scripts: a new state
   const last = fresh[fresh.length - 1];
   if (last && state.started && !state.over && isMine(state.current)) {
-    say(() => t("status.then", { last: narrate(last), next: describeTurn(T.state) }));
+    say(() => ownFirstRoll(last) || t("status.then", { last: narrate(last), next: describeTurn(T.state) }));
   } else if (last) say(() => narrate(last));
   // a game that begins with no move yet (Start, the next game): whose turn it is, not the
   // waiting room's or the last game's words (issue 57)
@@ -189,11 +198,21 @@ function moveFocus(state, previous) {
   }
 }
 
+// This page's own tap on Roll from the cup: the dice it rolled, on one short line (a phone's
+// tray keeps its height, so the card keeps its Total in view); null for any other move.
+function ownFirstRoll(event) {
+  const m = event.msg;
+  if (!m || m.key !== "narr.first_roll" || !isMine(event.seat) || event.seat !== T.state.current) return null;
+  const dice = diceText(m.dice);
+  return mySeats().length > 1 ? t("status.first_roll_named", { name: seatName(T.state, event.seat), dice }) : t("status.first_roll", { dice });
+}
+
 function describeTurn(state) {
   if (!state.started) return t("turn.waiting_long");
   if (state.over) return result.resultText(state);
   const name = seatName(state, state.current);
   const roll = 3 - state.rolls_left;
+  if (isMine(state.current) && state.cup) return mySeats().length > 1 ? t("turn.named_cup", { name }) : t("turn.yours_cup");
   if (isMine(state.current)) return mySeats().length > 1 ? t("turn.named", { name, roll }) : t("turn.yours", { roll });
   return t("turn.other", { name });
 }
@@ -306,7 +325,7 @@ async function resync() {
 }
 
 function toggleDie(i) {
-  if (!myTurn() || T.state.rolls_left === 0) return;
+  if (!myTurn() || T.state.rolls_left === 0 || T.state.cup) return;  // in the cup: nothing to hold
   tray.toggleHold(i);
   render(T.state);
   tray.dieNode(i).focus();
@@ -320,7 +339,8 @@ async function rollNow() {
   const places = tray.freePlaces();
   const before = T.version.join(":");
   T.focusAfter = "roll";
-  await act({ type: "roll", hold: [...tray.holding()].sort() });
+  if (T.state.cup) await seedSettled();  // this page's client seed goes in before the first roll
+  await act({ type: "roll", hold: T.state.cup ? [] : [...tray.holding()].sort() });
   if (T.version.join(":") !== before) await tray.tumble(places.map(tray.dieAt), 450);
 }
 

@@ -1,27 +1,49 @@
 // The dice's panel of the table's head (issue 58): a tap on the commitment shows it whole,
 // with a copy button, and this page's client seed for the dice. The page makes the seed
-// (crypto.getRandomValues; kept per table in localStorage, so a reload keeps it) and sends
-// it for each of its seats while the game's seeds are open (before its first roll, after
-// the commitment was shown); the person may edit it and send it again until then.
+// (crypto.getRandomValues; kept per table in localStorage, so a reload keeps it), or takes
+// the one the person chose in the lobby's More options for the next table (`NEXT_SEED`),
+// and sends it for each of its seats while the game's seeds are open (before its first
+// roll, after the commitment was shown); the person may edit it and send it again until
+// then.
 import { $, store } from "../page.js";
 import { api } from "../net.js";
 import { t } from "../words.js";
 import { CLIENT_SEED, newClientSeed } from "../fair_dice.js";
 import { isMine, watching } from "./seats.js";
 
-const S = { code: null, state: null, sending: false, tried: new Set(), receive: null };
+const S = { code: null, state: null, sending: false, tried: new Set(), receive: null, flight: null };
 const key = (code) => `yz.seed.${code}`;
+const valid = (seed) => typeof seed === "string" && CLIENT_SEED.test(seed);
+// The seed the person chose in the lobby (More options): the next table this page sits at,
+// with its seeds open, takes it, once (the server has learnt it there: another table gets
+// a new one, so that no server knows a seed before it seals its dice).
+export const NEXT_SEED = "yz.seed.next";
 
-function seedOf(code) {
+function seedOf(code, open) {
   let seed = store.get(key(code), null);
-  if (typeof seed !== "string" || !CLIENT_SEED.test(seed)) { seed = newClientSeed(); store.set(key(code), seed); }
+  if (valid(seed)) return seed;
+  const chosen = open ? store.get(NEXT_SEED, null) : null;
+  seed = valid(chosen) ? chosen : newClientSeed();
+  store.set(key(code), seed);
+  if (seed === chosen) store.set(NEXT_SEED, null);
   return seed;
 }
 
 const mySeats = (state) => state.seats.filter((s) => s.kind === "human" && isMine(s.seat)).map((s) => s.seat);
 
-async function send(seats, seed) {
-  if (S.sending || !seats.length) return;
+function send(seats, seed) {
+  if (S.sending || !seats.length) return S.flight || Promise.resolve();
+  S.flight = sendNow(seats, seed).finally(() => { S.flight = null; });
+  return S.flight;
+}
+
+// The seed in flight lands before this page's first roll (a person's turn starts with the
+// dice in the cup: the seeds stay open until the game's first roll, the Roll's tap).
+export function settled() {
+  return S.flight || Promise.resolve();
+}
+
+async function sendNow(seats, seed) {
   S.sending = true;
   const code = S.code;
   let state = null;
@@ -52,7 +74,7 @@ export function render(state) {
   }
   const input = $("client-seed");
   const open = Boolean(state.client_seeds_open);
-  if (document.activeElement !== input) input.value = state.client_seeds[seats[0]] || seedOf(state.code);
+  if (document.activeElement !== input) input.value = state.client_seeds[seats[0]] || seedOf(state.code, open);
   input.disabled = !open;
   $("client-seed-send").disabled = !open;
   const sent = state.client_seeds[seats[0]];
@@ -64,7 +86,7 @@ export function render(state) {
   const unsent = seats.filter((s) => !state.client_seeds[s] && !S.tried.has(`${state.game}:${s}`));
   if (open && unsent.length) {
     unsent.forEach((s) => S.tried.add(`${state.game}:${s}`));
-    send(unsent, seedOf(state.code));
+    send(unsent, seedOf(state.code, open));
   }
 }
 

@@ -103,13 +103,15 @@ export async function tumble(positions, ms) {
 export function render(state, { mine, live, animating, watch, selected, hintPending }) {
   const playing = !state.over;
   if (!animating) showDice(playing ? state.dice : [], mine ? held : new Set(state.held || []), null);
-  for (let i = 0; i < 5; i++) dieNode(i).disabled = !(live && state.rolls_left > 0);
+  const down = Boolean(state.dice && state.dice.length);  // none yet: the first roll is the Roll button's
+  for (let i = 0; i < 5; i++) dieNode(i).disabled = !(live && state.rolls_left > 0 && down);
   const roll = $("roll");
   roll.disabled = !(live && state.rolls_left > 0 && held.size < 5);
   roll.textContent = playing ? tn("roll.left", state.rolls_left) : t("roll.button");
   $("score").disabled = !(live && selected);
   $("hint-button").hidden = !state.coach;
-  $("hint-button").disabled = !live || hintPending;
+  $("hint-button").disabled = !live || hintPending || Boolean(state.cup);  // a hint is for dice down
+  $("tray").dataset.cup = String(Boolean(playing && mine && state.cup));  // my dice in the cup
   $("tray").hidden = !playing;
   document.querySelector(".controls").hidden = watch;  // a spectator has nothing to press
 }
