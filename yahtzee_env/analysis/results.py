@@ -56,6 +56,23 @@ _MODEL = {
         "kind": {"enum": ["built-in", "level", "model file", "function", "python object"]},
         "name": _TEXT,
         "sha256": {"type": ["string", "null"], "pattern": SHA256},
+        "path": {
+            "type": "string",
+            "maxLength": 300,
+            "description": "the model file, relative to the row's folder: `yahtzee verify "
+            "ROW.json` loads it from there",
+        },
+        "code": {
+            "type": "array",
+            "items": {"type": "string", "maxLength": 100},
+            "description": "the modules that play the agent around its weights (a search)",
+        },
+        "code_sha256": {
+            "type": "string",
+            "pattern": SHA256,
+            "description": "sha256 of `sha256sum` lines of the code's files "
+            "(yahtzee_env.analysis.protocol.code_digest); absent: the weights play alone",
+        },
     },
 }
 _COMMON = {
