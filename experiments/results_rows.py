@@ -127,12 +127,8 @@ RECIPES = {
 SHIPPED_AS = {
     # run: (what its graded weights are or were, the numpy export's weights sha256 or None)
     "ppo-long-lam09-s0": ("= level hard (version 5)", "level"),
-    "ppo-long-s0": (
-        "level hard's version 4 until λ 0.9's seed 0 replaced it; not shipped now",
-        # `git show 10768c4:yahtzee_env/policies/levels/hard.json`: its weights_sha256
-        "68f9bffa9f42270c966b659a28f2dd3798e8b9b963c28ce03997ded9697064a7",
-    ),
-}
+}  # ppo-long-s0 (hard's version 4, `git show 10768c4:yahtzee_env/policies/levels/hard.npz`)
+# is in results/weights/
 
 
 NOT_KEPT = "weights not kept"

@@ -108,14 +108,7 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         f"- training config sha256: `{manifest.config_sha256}`",
         f"- weights: `{raw['weights_file']}`, sha256 `{manifest.weights_sha256}`",
         "",
-        "## What it knew",
-        "",
-        f"Track: **{track(knew)}**.",
-        "",
-        "| fact | value |",
-        "|------|-------|",
-        *(f"| {f} | {knew[f]} |" for f in FIELDS),
-        "",
+        *_what_it_knew(knew, track(knew)),
         "## Benchmark",
         "",
     ]
@@ -193,6 +186,21 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(front + body)
 
 
+def _what_it_knew(knew: dict[str, str], track_name: str, said_by: str | None = None) -> list[str]:
+    """The card's "What it knew" section: the track, who said the facts, the five facts."""
+    by = f" (what it knew: {said_by})" if said_by else ""
+    return [
+        "## What it knew",
+        "",
+        f"Track: **{track_name}**{by}.",
+        "",
+        "| fact | value |",
+        "|------|-------|",
+        *(f"| {f} | {knew[f]} |" for f in FIELDS),
+        "",
+    ]
+
+
 def _model_index(name: str, row: dict[str, Any]) -> list[str]:
     """The front matter's ``model-index`` of a solitaire row (expected score and mean)."""
     task = f"Yahtzee-v0, {row['rules']} rules ({row['protocol']})"
@@ -253,14 +261,7 @@ def row_card(row: dict[str, Any], row_path: str = "ROW.json") -> str:
         f"- {model['kind']} `{model['name']}`{digest}",
         f"- rules: {row['rules']}; reproducible: {row['reproducible']}",
         "",
-        "## What it knew",
-        "",
-        f"Track: **{row['track']}** (what it knew: {row.get('knew_from', 'not stated')}).",
-        "",
-        "| fact | value |",
-        "|------|-------|",
-        *(f"| {f} | {row['knew'][f]} |" for f in FIELDS),
-        "",
+        *_what_it_knew(row["knew"], row["track"], row.get("knew_from", "not stated")),
         "## Benchmark",
         "",
     ]

@@ -353,6 +353,17 @@ def read_row(path: str | os.PathLike) -> dict[str, Any]:
     return check_row(row, Path(path).name)
 
 
+def shipped_rows_folder() -> Path | None:
+    """The rows this package carries: ``yahtzee_env/results/`` in an install (pyproject maps
+    the repository's results/ there), the checkout's ``results/`` in a source tree; None if
+    neither is there."""
+    package = Path(__file__).resolve().parents[1]
+    for folder in (package / "results", package.parent / "results"):
+        if (folder / "schema.json").is_file():
+            return folder
+    return None
+
+
 def load_rows(folder: str | os.PathLike) -> list[dict[str, Any]]:
     """Every ``*.json`` row in ``folder`` but ``schema.json``, checked, by file name."""
     paths = sorted(p for p in Path(folder).glob("*.json") if p.name != "schema.json")
