@@ -426,6 +426,25 @@ def test_report_cli_writes_markdown_latex_and_profile(tmp_path: Path) -> None:
     assert code == 2 and "no such run folder" in err
 
 
+def test_report_labels_a_row_by_its_agent_not_its_folder(tmp_path: Path) -> None:
+    """Three agents' rows in one folder are three groups (not one agent's mixed runs), and a
+    recipe's seeds are one group, whatever folders hold them."""
+    for name in ("hard", "greedy", "random"):
+        row = json.loads((RESULTS / f"{name}.json").read_text())
+        row.pop("description")
+        (tmp_path / f"{name}.json").write_text(json.dumps(row))
+    names = ("hard", "greedy", "random")
+    code, out, err = _yahtzee("report", *(str(tmp_path / f"{n}.json") for n in names), "--reps",
+                              "100")  # fmt: skip
+    assert code == 0, err
+    assert [line.split(" | ")[0][2:] for line in out.splitlines()[2:]] == list(names)
+    seeds = [f"{ROOT}/docs/ppo_strict/lam09/ppo-strict-lam09-s{s}/benchmark-120012800.json"
+             for s in range(3)]  # fmt: skip
+    code, out, err = _yahtzee("report", *seeds, "--reps", "100")
+    assert code == 0, err
+    assert "| ppo-strict-lam09 | reward-only | benchmark expected score, 10,000 games | 3 |" in out
+
+
 # ------------------------------------------------------------------------ datasets
 def test_dataset_loads_with_minari_and_replays_equal_to_the_env(tmp_path: Path) -> None:
     minari = pytest.importorskip("minari")
@@ -578,10 +597,10 @@ def _evidence() -> list[tuple[Path, dict]]:
     return found
 
 
-# Rows verify cannot replay, by design: the checkpoints our runs graded are not shipped (their
-# rows' models are zips that are not in the repository), and the duelist's window-2 record is
-# a setting the shipped duelist no longer plays, on hard version 4's weights (refused by its
-# digest, as it should be).
+# Rows verify cannot replay, by design: the checkpoints our runs graded are not in the
+# repository (their rows' models are zips; the networks results/weights/ keeps are graded in
+# results/, which verify replays), and the duelist's window-2 record is a setting the shipped
+# duelist no longer plays, on hard version 4's weights (refused by its digest, as it should be).
 NOT_SHIPPED = ("docs/ppo_long/", "docs/ppo_strict/", "docs/ppo_jax/")
 OLD_SETTING = "docs/duel/versus-2p-duelist-window2.json"
 REPLAYED = ("greedy.json", "random.json", "optimal.json")  # short: re-run here
@@ -605,6 +624,11 @@ def test_every_row_in_docs_and_results_verifies() -> None:
             code, _, err = _yahtzee("verify", "--digests", str(path), "duelist")
             assert code == 2 and "model.sha256" in err
             continue
+        if "path" in model:  # a network kept in results/weights/: found from the row alone
+            code, out, err = _yahtzee("verify", "--digests", str(path))
+            assert code == 0 and "digests hold" in out, out + err
+            checked.add(where)
+            continue
         if model["kind"] == "model file":  # a model committed beside its rows (docs/win/)
             shipped = ROOT / row["agent"]
             assert shipped.is_file() and shipped.name == model["name"], where
@@ -621,7 +645,8 @@ def test_every_row_in_docs_and_results_verifies() -> None:
             assert code == 0 and "digests hold" in out, out + err
         checked.add(where)
     assert {"docs/duel/versus-2p-duelist-optimal.json", "docs/duel/versus-2p-duelist-hard.json",
-            "results/versus-2p-duelist.json", "results/hard.json"} <= checked  # fmt: skip
+            "results/versus-2p-duelist.json", "results/hard.json",
+            "results/ppo-strict-lam09-ent06-s2.json"} <= checked  # fmt: skip
     assert {"docs/win/versus-2p-win-optimal.json", "docs/win/versus-2p-win-hard.json",
             "docs/win/anchor/versus-2p-win-hard.json"} <= checked  # fmt: skip
 
