@@ -538,7 +538,7 @@ def test_a_card_for_your_own_agent_from_its_row(tmp_path: Path) -> None:
     metrics = yaml.safe_load(front)["model-index"][0]["results"][0]["metrics"]
     assert metrics[0]["value"] == f"{row['expected_score']:.2f} +/- {row['expected_ci95']:.2f}"
     assert "# my-agent" in body and "Track: **no learning (hand-made)**" in body
-    assert f"yahtzee verify {tmp_path / 'row.json'} MODEL" in body
+    assert f"`yahtzee verify {tmp_path / 'row.json'}` replays it" in body  # it names greedy
     code, _, err = _yahtzee("card", str(RESULTS / "glenn-heuristic.json"))
     assert code == 2 and "'reported' row" in err
     bad = tmp_path / "results"

@@ -250,6 +250,8 @@ def row_card(row: dict[str, Any], row_path: str = "ROW.json") -> str:
         front += _model_index(name, row)
     front.append("---")
     digest = f", sha256 `{model['sha256']}`" if model.get("sha256") else ""
+    named = model["kind"] in ("level", "built-in", "function") or "path" in model
+    verify = f"yahtzee verify {row_path}" + ("" if named else " MODEL")
     body = [
         "",
         f"# {name}",
@@ -268,7 +270,7 @@ def row_card(row: dict[str, Any], row_path: str = "ROW.json") -> str:
     if row["kind"] == "solitaire":
         body += [
             f"{row['protocol']}, {row['games']:,} games, seed {row['seed']}, {row['rules']} "
-            f"rules (`yahtzee verify {row_path} MODEL` replays it):",
+            f"rules (`{verify}` replays it):",
             "",
             "| expected score ± CI | mean ± 95% CI | regret/game |",
             "|--:|--:|--:|",
@@ -279,7 +281,7 @@ def row_card(row: dict[str, Any], row_path: str = "ROW.json") -> str:
     else:
         body += [
             f"{row['protocol']}, {row['players']} players, {row['deals']:,} deals, seats "
-            f"rotated; a draw counts ½ (`yahtzee verify {row_path} MODEL` replays it):",
+            f"rotated; a draw counts ½ (`{verify}` replays it):",
             "",
             "| opponent | win rate ± 95% CI | mean margin ± 95% CI |",
             "|---|--:|--:|",

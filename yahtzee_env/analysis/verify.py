@@ -318,6 +318,10 @@ def _verify_versus(row: dict[str, Any], model: str) -> Verdict:
     if verdict.holds:
         verdict.lines.append(
             f"holds {verdict.how}: win rates re-run "
-            + ", ".join(f"vs {b['opponent']} {100 * b['win_rate']:.2f}%" for b in new["opponents"])
+            + ", ".join(
+                f"vs {b['opponent']} {100 * b['win_rate']:.2f}% (margin {b['margin']:+.4f})"
+                for b in new["opponents"]
+            )
+            + (f"; {', '.join(VERSUS_FIELDS)} the same" if verdict.how == "exactly" else "")
         )
     return verdict
