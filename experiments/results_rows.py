@@ -1,9 +1,18 @@
 """Write the project's own rows of results/: every shipped level and built-in policy by the
-solitaire protocol, the levels by the 2-player protocol against the standard opponents, and
-the published numbers (reported, not re-run), then rewrite the tables generated from them.
+solitaire protocol, the levels by the 2-player protocol against the standard opponents, our
+training runs (by the numpy export of their graded checkpoint where results/weights/ keeps
+it, else reported as graded then), and the published numbers (reported, not re-run), then
+rewrite the tables generated from them.
 
     python experiments/results_rows.py                   # all of it (about 5 minutes on 2 cores)
     python experiments/results_rows.py --only hard,random --no-versus
+    python experiments/results_rows.py --ship runs/ppo-strict-lam09-ent06-s0   # one more seed
+
+``--ship RUN`` keeps a finished run's weights: the checkpoint its recipe grades (of the two
+it kept, the lower regret on its own evaluation games: `graded_checkpoint`) exported as a
+numpy policy to ``results/weights/NAME/`` (its manifest's ``knew`` saying the solver chose the
+checkpoint), graded from there into ``results/NAME.json``, whose ``model.path`` points at it
+so that ``yahtzee verify results/NAME.json`` replays it.
 
 A row is what ``yahtzee benchmark NAME --description ... --json results/NAME.json`` writes;
 this script only fixes the descriptions. Run it from a clean checkout (the rows record the
@@ -14,15 +23,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 from yahtzee_env.analysis.leaderboard import ROW_FORMAT, ROW_VERSION, benchmark
 from yahtzee_env.analysis.multiplayer import VERSUS_PROTOCOL, benchmark_versus
 from yahtzee_env.analysis.results import check_row, load_rows, schema_text, update_text
 from yahtzee_env.fileio import atomic_write
-from yahtzee_env.policies.knowledge import knowledge, knowledge_of_training, track
+from yahtzee_env.policies.knowledge import (
+    chosen_by_solver,
+    knowledge,
+    knowledge_of_training,
+    track,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
+WEIGHTS = ROOT / "results" / "weights"
+"""Our runs' graded networks, one folder each (``NAME/NAME.json`` + ``NAME.npz``)."""
 
 SOLITAIRE = {
     "optimal": "optimal (the exact solver)",
@@ -95,25 +112,36 @@ OUR_RUNS = {
     "ppo-strict-lam09-ent06-s2": (_STRICT_LAM09_ENT06, 2, "ppo_strict/lam09", 120012800),
 }
 """Our own training runs: each row is read from the benchmark row that its run's folder in
-docs/ keeps (its value, games and what it knew), never typed here."""
+docs/ keeps (its value, games and what it knew), never typed here; a run whose weights
+results/weights/ keeps is graded again from them (`shipped_row`). Every graded checkpoint was
+the lower evaluation regret of the two its run kept (docs/learning.md): the rows say so."""
+RECIPES = {
+    "ppo-long": "`configs/ppo-long.yaml`",
+    "ppo-long-lam09": _LAM09,
+    "ppo-strict": _STRICT_40,
+    "ppo-strict-long": _STRICT_120,
+    "ppo-strict-lam09": _STRICT_LAM09,
+    "ppo-strict-lam09-ent06": _STRICT_LAM09_ENT06,
+}
+"""A run's recipe by its name without ``-s<seed>``: a new seed's row (``--ship``) says it."""
 SHIPPED_AS = {
     # run: (what its graded weights are or were, the numpy export's weights sha256 or None)
     "ppo-long-lam09-s0": ("= level hard (version 5)", "level"),
-    "ppo-long-s0": (
-        "level hard's version 4 until λ 0.9's seed 0 replaced it; not shipped now",
-        # `git show 10768c4:yahtzee_env/policies/levels/hard.json`: its weights_sha256
-        "68f9bffa9f42270c966b659a28f2dd3798e8b9b963c28ce03997ded9697064a7",
-    ),
-}
+}  # ppo-long-s0 (hard's version 4, `git show 10768c4:yahtzee_env/policies/levels/hard.npz`)
+# is in results/weights/
+
+
+NOT_KEPT = "weights not kept"
 
 
 def our_run(name: str, config: str, seed: int, folder: str, steps: int) -> tuple:
     """A REPORTED entry from ``docs/FOLDER/NAME/benchmark-STEPS.json``, one of our runs."""
     path = f"docs/{folder}/{name}/benchmark-{steps}.json"
     row = json.loads((ROOT / path).read_text(encoding="utf-8"))
-    shipped = SHIPPED_AS.get(name, ("checkpoint not shipped", None))[0]
+    shipped = SHIPPED_AS.get(name, (NOT_KEPT, None))[0]
     description = f"PPO, {config}, seed {seed} ({round(steps / 1e6)} M env-steps; {shipped})"
     knew = row["knew"] if row.get("knew_from") == "the agent" else _KNEW[config]
+    knew = chosen_by_solver(knew)
     source = f"our run, graded by {row['version']} ({path})"
     return description, knew, "the agent", (row["expected_score"], "expected score",
                                             row["games"], source)  # fmt: skip
@@ -191,6 +219,80 @@ def reported_row(agent: str, description: str, knew, knew_from: str, reported) -
     )
 
 
+def shipped() -> list[str]:
+    """The runs whose graded network results/weights/ keeps, by name."""
+    return sorted(p.name for p in WEIGHTS.glob("*") if (p / f"{p.name}.json").is_file())
+
+
+def recipe_of(name: str) -> tuple[str, int]:
+    """(the recipe's description, the seed) of a run named ``RECIPE-s<seed>``."""
+    found = re.fullmatch(r"(?P<recipe>.+)-s(?P<seed>\d+)", name)
+    if found is None or found["recipe"] not in RECIPES:
+        raise SystemExit(f"{name}: not RECIPE-s<seed> of a known recipe ({', '.join(RECIPES)})")
+    return RECIPES[found["recipe"]], int(found["seed"])
+
+
+def shipped_row(name: str, workers: int = 1) -> dict:
+    """The solitaire row of a run's network kept in results/weights/NAME/, graded from there;
+    its ``model.path`` points at it (relative to results/) for ``yahtzee verify``."""
+    from yahtzee_env.policies.models import read_manifest
+
+    manifest = WEIGHTS / name / f"{name}.json"
+    steps = read_manifest(manifest).env_steps
+    config, seed = recipe_of(name)
+    row = benchmark(str(manifest), name=name, workers=workers)
+    row["model"]["path"] = manifest.relative_to(ROOT / "results").as_posix()
+    row["description"] = (
+        f"PPO, {config}, seed {seed} ({round(steps / 1e6)} M env-steps; its weights in "
+        f"results/weights/{name}/)"
+    )
+    row["source"] = (
+        f"`yahtzee verify results/{name}.json` (the numpy export of its checkpoint at "
+        f"{steps:,} env-steps)"
+    )
+    return check_row(row)
+
+
+def graded_checkpoint(run: Path) -> int:
+    """The env-steps of the checkpoint our recipes grade: of the two a run keeps at its end,
+    the one with the lower regret on the run's own evaluation games (`evals.jsonl`)."""
+    kept = sorted(
+        int(p.name.split("_")[1].split(".")[0])
+        for p in (run / "checkpoints").glob("ckpt_*")
+        if not p.name.endswith(".state.npz")
+    )[-2:]
+    evals = [json.loads(x) for x in (run / "evals.jsonl").read_text().splitlines() if x.strip()]
+    regret = {e["timesteps"]: e["regret_per_game"] for e in evals if "regret_per_game" in e}
+    missing = [steps for steps in kept if steps not in regret]
+    if not kept or missing:
+        raise SystemExit(f"{run}: no evaluation regret at checkpoint(s) {missing or 'none'}")
+    return min(kept, key=lambda steps: (regret[steps], -steps))
+
+
+def ship(run: Path, steps: int | None, workers: int) -> None:
+    """Keep ``run``'s graded network in results/weights/ and write its row (`shipped_row`)."""
+    from yahtzee_env.commands.cli import main as yahtzee
+
+    name = run.resolve().name
+    recipe_of(name)  # a known recipe, before anything is written
+    steps = graded_checkpoint(run) if steps is None else steps
+    folder = WEIGHTS / name
+    code = yahtzee(["export", str(run), "--model", str(steps), "--out", str(folder),
+                    "--name", name])  # fmt: skip
+    if code:
+        raise SystemExit(code)
+    manifest = folder / f"{name}.json"
+    raw = json.loads(manifest.read_text(encoding="utf-8"))
+    raw["knew"] = chosen_by_solver(raw["knew"])
+    atomic_write(manifest, json.dumps(raw, indent=2) + "\n")
+    row = shipped_row(name, workers)
+    write(ROOT / "results" / f"{name}.json", row)
+    for graded in ROOT.glob(f"docs/**/{name}/benchmark-{steps}.json"):  # the zip's own grade
+        same = json.loads(graded.read_text(encoding="utf-8"))["chunks"] == row["chunks"]
+        print(f"{graded.relative_to(ROOT)}: the export's games are "
+              f"{'the same, chunk for chunk' if same else 'NOT the same'}")  # fmt: skip
+
+
 def solitaire_row(name: str, row: dict) -> dict:
     """A level's or baseline's benchmark row with its description, and, for a level that
     plays alone as another does, that one's facts and ``same_weights_as``."""
@@ -227,18 +329,38 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="comma-separated names (default all)")
     parser.add_argument("--no-versus", action="store_true")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--ship",
+        type=Path,
+        default=None,
+        metavar="RUN",
+        help="keep RUN's graded network in results/weights/ and write its row",
+    )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="with --ship: this checkpoint instead of the recipe's rule",
+    )
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else None
     out = ROOT / "results"
     out.mkdir(exist_ok=True)
+    if args.ship is not None:
+        ship(args.ship, args.steps, args.workers)
+        only = set()  # the tables only
     for name in SOLITAIRE:
         if only is None or name in only:
             row = benchmark(name, workers=args.workers)
             write(out / f"{name}.json", solitaire_row(name, row))
-    for name, (description, knew, knew_from, reported) in REPORTED.items():
+    kept = shipped()
+    for name in kept:
         if only is None or name in only:
+            write(out / f"{name}.json", shipped_row(name, args.workers))
+    for name, (description, knew, knew_from, reported) in REPORTED.items():
+        if (only is None or name in only) and name not in kept:
             write(out / f"{name}.json", reported_row(name, description, knew, knew_from, reported))
-    if not args.no_versus:
+    if not args.no_versus and args.ship is None:
         for name in VERSUS:
             if only is None or name in only:
                 row = benchmark_versus(name, players=2, vs=VERSUS_PROTOCOL.standard_opponents)

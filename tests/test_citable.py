@@ -34,6 +34,7 @@ from yahtzee_env.policies.knowledge import (
     FIELDS,
     KnowledgeError,
     check_knowledge,
+    chosen_by_solver,
     knowledge,
     knowledge_of,
     knowledge_of_training,
@@ -84,7 +85,8 @@ def test_every_level_manifest_states_what_it_knew(level: str) -> None:
 
 def test_the_ppo_levels_knowledge_is_their_configs() -> None:
     """hard is configs/ppo-long.yaml's run, easy and medium checkpoints of configs/ppo.yaml:
-    the manifests' facts are what `knowledge_of_training` reads from those configs."""
+    the manifests' facts are what `knowledge_of_training` reads from those configs, and hard's
+    say that the solver's grading chose its checkpoint (the lower evaluation regret of two)."""
     from yahtzee_agents.config import load_config
 
     for level, config in (("hard", "ppo-long"), ("medium", "ppo"), ("easy", "ppo")):
@@ -95,6 +97,8 @@ def test_the_ppo_levels_knowledge_is_their_configs() -> None:
             canonical_holds=cfg.env.canonical_holds,
             teacher=cfg.warm_start.teacher,
         )
+        if level == "hard":
+            derived = chosen_by_solver(derived)
         assert json.loads((LEVELS_DIR / f"{level}.json").read_text())["knew"] == derived
 
 
@@ -227,7 +231,7 @@ def test_results_rows_schema_and_generated_tables() -> None:
     assert code == 0, out
     readme = (ROOT / "README.md").read_text()
     for row in rows:
-        if row["kind"] == "solitaire" and row["standard"]:  # the levels and the baselines
+        if row["kind"] == "solitaire" and row["model"]["kind"] in ("level", "built-in"):
             shown = f"`{row['agent']}` alone" if row.get("same_weights_as") else None
             assert (shown or row.get("description", row["agent"])) in readme
     master = next(line for line in readme.splitlines() if line.startswith("| master"))
@@ -422,6 +426,25 @@ def test_report_cli_writes_markdown_latex_and_profile(tmp_path: Path) -> None:
     assert code == 2 and "no such run folder" in err
 
 
+def test_report_labels_a_row_by_its_agent_not_its_folder(tmp_path: Path) -> None:
+    """Three agents' rows in one folder are three groups (not one agent's mixed runs), and a
+    recipe's seeds are one group, whatever folders hold them."""
+    for name in ("hard", "greedy", "random"):
+        row = json.loads((RESULTS / f"{name}.json").read_text())
+        row.pop("description")
+        (tmp_path / f"{name}.json").write_text(json.dumps(row))
+    names = ("hard", "greedy", "random")
+    code, out, err = _yahtzee("report", *(str(tmp_path / f"{n}.json") for n in names), "--reps",
+                              "100")  # fmt: skip
+    assert code == 0, err
+    assert [line.split(" | ")[0][2:] for line in out.splitlines()[2:]] == list(names)
+    seeds = [f"{ROOT}/docs/ppo_strict/lam09/ppo-strict-lam09-s{s}/benchmark-120012800.json"
+             for s in range(3)]  # fmt: skip
+    code, out, err = _yahtzee("report", *seeds, "--reps", "100")
+    assert code == 0, err
+    assert "| ppo-strict-lam09 | reward-only | benchmark expected score, 10,000 games | 3 |" in out
+
+
 # ------------------------------------------------------------------------ datasets
 def test_dataset_loads_with_minari_and_replays_equal_to_the_env(tmp_path: Path) -> None:
     minari = pytest.importorskip("minari")
@@ -515,7 +538,7 @@ def test_a_card_for_your_own_agent_from_its_row(tmp_path: Path) -> None:
     metrics = yaml.safe_load(front)["model-index"][0]["results"][0]["metrics"]
     assert metrics[0]["value"] == f"{row['expected_score']:.2f} +/- {row['expected_ci95']:.2f}"
     assert "# my-agent" in body and "Track: **no learning (hand-made)**" in body
-    assert f"yahtzee verify {tmp_path / 'row.json'} MODEL" in body
+    assert f"`yahtzee verify {tmp_path / 'row.json'}` replays it" in body  # it names greedy
     code, _, err = _yahtzee("card", str(RESULTS / "glenn-heuristic.json"))
     assert code == 2 and "'reported' row" in err
     bad = tmp_path / "results"
@@ -574,10 +597,10 @@ def _evidence() -> list[tuple[Path, dict]]:
     return found
 
 
-# Rows verify cannot replay, by design: the checkpoints our runs graded are not shipped (their
-# rows' models are zips that are not in the repository), and the duelist's window-2 record is
-# a setting the shipped duelist no longer plays, on hard version 4's weights (refused by its
-# digest, as it should be).
+# Rows verify cannot replay, by design: the checkpoints our runs graded are not in the
+# repository (their rows' models are zips; the networks results/weights/ keeps are graded in
+# results/, which verify replays), and the duelist's window-2 record is a setting the shipped
+# duelist no longer plays, on hard version 4's weights (refused by its digest, as it should be).
 NOT_SHIPPED = ("docs/ppo_long/", "docs/ppo_strict/", "docs/ppo_jax/")
 OLD_SETTING = "docs/duel/versus-2p-duelist-window2.json"
 REPLAYED = ("greedy.json", "random.json", "optimal.json")  # short: re-run here
@@ -601,6 +624,11 @@ def test_every_row_in_docs_and_results_verifies() -> None:
             code, _, err = _yahtzee("verify", "--digests", str(path), "duelist")
             assert code == 2 and "model.sha256" in err
             continue
+        if "path" in model:  # a network kept in results/weights/: found from the row alone
+            code, out, err = _yahtzee("verify", "--digests", str(path))
+            assert code == 0 and "digests hold" in out, out + err
+            checked.add(where)
+            continue
         if model["kind"] == "model file":  # a model committed beside its rows (docs/win/)
             shipped = ROOT / row["agent"]
             assert shipped.is_file() and shipped.name == model["name"], where
@@ -617,7 +645,8 @@ def test_every_row_in_docs_and_results_verifies() -> None:
             assert code == 0 and "digests hold" in out, out + err
         checked.add(where)
     assert {"docs/duel/versus-2p-duelist-optimal.json", "docs/duel/versus-2p-duelist-hard.json",
-            "results/versus-2p-duelist.json", "results/hard.json"} <= checked  # fmt: skip
+            "results/versus-2p-duelist.json", "results/hard.json",
+            "results/ppo-strict-lam09-ent06-s2.json"} <= checked  # fmt: skip
     assert {"docs/win/versus-2p-win-optimal.json", "docs/win/versus-2p-win-hard.json",
             "docs/win/anchor/versus-2p-win-hard.json"} <= checked  # fmt: skip
 

@@ -6,6 +6,10 @@ determinism."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -264,3 +268,50 @@ def test_its_third_to_last_turn_is_searched_with_probabilities(duel) -> None:
     duel = load_opponent("duelist")
     duel.window = 2  # the last two turns only
     assert duel.win_values(filled, 40, YAHTZEE_50, 200, opponent, _roll(4, 4, 4, 2, 2), 1) is None
+
+
+def test_its_moves_do_not_rest_on_the_last_bits_of_a_win_probability(monkeypatch) -> None:
+    """Equal win probabilities reached by different sums differ in their last bits from one
+    BLAS or CPU to another: the moves (and so a 40,000-game grade's every total, margins
+    included) must not change when the search's values are perturbed far below
+    `TIE_TOLERANCE`. Under the old rule (the argmax of the values) two of these 100 games
+    ended with other totals."""
+    import yahtzee_env.policies.duel as duel_module
+
+    duel = load_opponent("duelist")
+    optimal = OptimalPolicy("official", table=duel.values)
+    exact = play_batched_games([optimal, duel], 100, seed=3, batch_size=100)
+    found = duel_module.DuelPolicy._action_values
+
+    def noisy(self, key, roll, rolls_left):
+        values = found(self, key, roll, rolls_left)
+        if values is None:
+            return None
+        noise = np.random.default_rng([*key, roll, rolls_left]).standard_normal(values.shape)
+        return values * (1 + 1e-13 * noise)
+
+    monkeypatch.setattr(duel_module.DuelPolicy, "_action_values", noisy)
+    perturbed = play_batched_games([optimal, load_opponent("duelist")], 100, seed=3,
+                                   batch_size=100)  # fmt: skip
+    assert (perturbed == exact).all()
+
+
+def test_its_games_are_the_same_on_another_blas_kernel() -> None:
+    """The same grade with OpenBLAS's Sandybridge kernels (OPENBLAS_CORETYPE, another
+    summation order, as another CPU would pick): the same wins and the same margin. Before
+    the tie rule, 300 deals against the solver gave a margin of -2.867 and -3.010."""
+    code = (
+        "from yahtzee_env.analysis.multiplayer import benchmark_versus\n"
+        "row = benchmark_versus('duelist', players=2, vs=['optimal'], deals=300)\n"
+        "o = row['opponents'][0]\n"
+        "print(o['wins'], o['draws'], o['losses'], repr(o['margin']))\n"
+    )
+    found = []
+    for kernels in (None, "Sandybridge"):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+        env.update(OPENBLAS_NUM_THREADS="1", **({"OPENBLAS_CORETYPE": kernels} if kernels else {}))
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env=env, timeout=600, check=False)  # fmt: skip
+        assert out.returncode == 0, out.stderr[-2000:]
+        found.append(out.stdout.strip())
+    assert found[0] == found[1]

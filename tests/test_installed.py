@@ -271,3 +271,18 @@ def test_train_tiny_by_name_from_the_install(installed) -> None:
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     run = installed["work"] / "runs" / "tiny"
     assert (run / "config.yaml").is_file() and (run / "final" / "model.zip").is_file()
+
+
+def test_card_of_a_level_finds_its_rows_in_the_install(dists, installed) -> None:
+    """`yahtzee card hard` from a folder with no results/: the card reads the rows the wheel
+    ships (the repository's results/*.json, as `yahtzee_env/results/`), not "no row yet"; the
+    networks of results/weights/ stay out of the wheel."""
+    names = zipfile.ZipFile(dists["wheel"]).namelist()
+    rows = sorted(p.name for p in (ROOT / "results").glob("*.json"))
+    assert sorted(n.split("/")[-1] for n in names if n.startswith("yahtzee_env/results/")) == rows
+    assert not [n for n in names if "weights/" in n]
+    out = _run(installed, "card", "hard")
+    assert out.returncode == 0, out.stderr
+    row = json.loads((ROOT / "results" / "hard.json").read_text())
+    assert f"| {row['expected_score']:.2f} ± {row['expected_ci95']:.2f} |" in out.stdout
+    assert "No benchmark row" not in out.stdout and "| optimal |" in out.stdout

@@ -410,7 +410,7 @@ def test_the_anchor_holds_the_policy_near_hard_and_resumes_exactly(tmp_path):
     drift, kept = _kl_to_hard(free), _kl_to_hard(held)
     print(f"KL to hard: free {drift:.4g}, held {kept:.4g}")
     assert drift > 0 and kept < 0.5 * drift, (drift, kept)
-    # its rows say so: the anchor is in what it knew (not a teacher: the track is unchanged)
+    # its rows say so: the anchor is in what it knew (not a teacher), its track names the prior
     from yahtzee_env.analysis.multiplayer import benchmark_versus
 
     row = benchmark_versus(str(held), players=2, vs=["optimal"], deals=2)
@@ -418,7 +418,9 @@ def test_the_anchor_holds_the_policy_near_hard_and_resumes_exactly(tmp_path):
         "none (its policy network started from hard's weights; a KL penalty to them in its "
         "loss, coefficient 20)"
     )
-    assert row["track"] == "model-free with aids (features, canonical holds)"
+    assert row["track"] == (
+        "model-free with aids (features, canonical holds, started from hard's weights, KL-anchored)"
+    )
     # the anchor is rebuilt from policy.init on resume: the continuation is the same run
     first = train(
         tiny(*fast[1:], "train.total_timesteps=256", "ppo.anchor_kl=20"),

@@ -108,14 +108,7 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         f"- training config sha256: `{manifest.config_sha256}`",
         f"- weights: `{raw['weights_file']}`, sha256 `{manifest.weights_sha256}`",
         "",
-        "## What it knew",
-        "",
-        f"Track: **{track(knew)}**.",
-        "",
-        "| fact | value |",
-        "|------|-------|",
-        *(f"| {f} | {knew[f]} |" for f in FIELDS),
-        "",
+        *_what_it_knew(knew, track(knew)),
         "## Benchmark",
         "",
     ]
@@ -193,6 +186,21 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(front + body)
 
 
+def _what_it_knew(knew: dict[str, str], track_name: str, said_by: str | None = None) -> list[str]:
+    """The card's "What it knew" section: the track, who said the facts, the five facts."""
+    by = f" (what it knew: {said_by})" if said_by else ""
+    return [
+        "## What it knew",
+        "",
+        f"Track: **{track_name}**{by}.",
+        "",
+        "| fact | value |",
+        "|------|-------|",
+        *(f"| {f} | {knew[f]} |" for f in FIELDS),
+        "",
+    ]
+
+
 def _model_index(name: str, row: dict[str, Any]) -> list[str]:
     """The front matter's ``model-index`` of a solitaire row (expected score and mean)."""
     task = f"Yahtzee-v0, {row['rules']} rules ({row['protocol']})"
@@ -242,6 +250,8 @@ def row_card(row: dict[str, Any], row_path: str = "ROW.json") -> str:
         front += _model_index(name, row)
     front.append("---")
     digest = f", sha256 `{model['sha256']}`" if model.get("sha256") else ""
+    named = model["kind"] in ("level", "built-in", "function") or "path" in model
+    verify = f"yahtzee verify {row_path}" + ("" if named else " MODEL")
     body = [
         "",
         f"# {name}",
@@ -253,21 +263,14 @@ def row_card(row: dict[str, Any], row_path: str = "ROW.json") -> str:
         f"- {model['kind']} `{model['name']}`{digest}",
         f"- rules: {row['rules']}; reproducible: {row['reproducible']}",
         "",
-        "## What it knew",
-        "",
-        f"Track: **{row['track']}** (what it knew: {row.get('knew_from', 'not stated')}).",
-        "",
-        "| fact | value |",
-        "|------|-------|",
-        *(f"| {f} | {row['knew'][f]} |" for f in FIELDS),
-        "",
+        *_what_it_knew(row["knew"], row["track"], row.get("knew_from", "not stated")),
         "## Benchmark",
         "",
     ]
     if row["kind"] == "solitaire":
         body += [
             f"{row['protocol']}, {row['games']:,} games, seed {row['seed']}, {row['rules']} "
-            f"rules (`yahtzee verify {row_path} MODEL` replays it):",
+            f"rules (`{verify}` replays it):",
             "",
             "| expected score ± CI | mean ± 95% CI | regret/game |",
             "|--:|--:|--:|",
@@ -278,7 +281,7 @@ def row_card(row: dict[str, Any], row_path: str = "ROW.json") -> str:
     else:
         body += [
             f"{row['protocol']}, {row['players']} players, {row['deals']:,} deals, seats "
-            f"rotated; a draw counts ½ (`yahtzee verify {row_path} MODEL` replays it):",
+            f"rotated; a draw counts ½ (`{verify}` replays it):",
             "",
             "| opponent | win rate ± 95% CI | mean margin ± 95% CI |",
             "|---|--:|--:|",

@@ -411,10 +411,23 @@ def _sha256_file(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+def code_identity(policy: Any) -> dict[str, Any]:
+    """``code`` (the modules) and ``code_sha256`` (`protocol.code_digest`) of a policy whose
+    play is code around its weights (``plays_with``, the duelist's search); nothing for a
+    network that plays alone, so that its row and its digests stay as they were."""
+    from yahtzee_env.analysis.protocol import code_digest
+
+    modules = tuple(getattr(policy, "plays_with", ()))
+    if not modules:
+        return {}
+    return {"code": list(modules), "code_sha256": code_digest(modules)}
+
+
 def model_identity(policy: Any, agent: Any = None) -> dict[str, Any]:
     """What made a row: ``kind`` (built-in, level, model file, function, python object),
     ``name`` and ``sha256`` (a level's or manifest's weights digest, a model file's bytes, a
-    function's module source; None where there is nothing to hash)."""
+    function's module source; None where there is nothing to hash), and for a search around
+    the weights its ``code`` and ``code_sha256`` (`code_identity`)."""
     from pathlib import Path
 
     from yahtzee_env.policies.baselines import POLICIES
@@ -444,6 +457,7 @@ def model_identity(policy: Any, agent: Any = None) -> dict[str, Any]:
             "kind": "level" if spec in LEVELS else "model file",
             "name": spec if spec in LEVELS else Path(spec).name,
             "sha256": manifest.weights_sha256,
+            **code_identity(inner),
         }
     path = Path(spec)
     return {

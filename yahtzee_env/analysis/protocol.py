@@ -116,6 +116,24 @@ def solver_digest(table: Any) -> str:
     return hashlib.sha256(values.tobytes()).hexdigest()
 
 
+def code_digest(modules: tuple[str, ...]) -> str:
+    """sha256 (hex) of the source of the modules that play a row's agent beside its weights
+    (a search around a network: the duelist's `yahtzee_env.policies.duel`): the sha256 of the
+    lines ``"<sha256 of the file>  <module path>.py"`` that ``sha256sum`` prints for them,
+    one per module, in the order given. ``sha256sum yahtzee_env/policies/duel.py | sha256sum``
+    reproduces a one-module digest from a checkout."""
+    import importlib
+    import inspect
+
+    lines = []
+    for name in modules:
+        source = Path(inspect.getsourcefile(importlib.import_module(name)) or "")
+        lines.append(
+            f"{hashlib.sha256(source.read_bytes()).hexdigest()}  {name.replace('.', '/')}.py\n"
+        )
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
 @functools.lru_cache(maxsize=1)
 def code_version() -> tuple[str, bool | None]:
     """(commit, modified) of the checkout this package runs from: the commit's sha and

@@ -18,7 +18,8 @@ resamples (the same to 1e-9) and on its own draws (within Monte Carlo error).
 An input is a run folder (its evaluations' last mean, on the run's own fixed games) or a
 benchmark row (its expected score, or ``--metric mean``). Inputs with the same label are one
 group's runs: the label is given as ``LABEL=PATH``, else the run's config name or the row's
-folder without its ``-s<seed>`` suffix.
+agent (`agent_label`), without its ``-s<seed>`` suffix: the seeds of one recipe are one group,
+and rows of three agents in one folder are three.
 
 Every group names its metric (``benchmark expected score, 10,000 games`` is not ``evaluation
 mean, 4,000 games``: another statistic on other games) and its track (what its agents knew,
@@ -72,6 +73,16 @@ def _run_track(config: Path) -> str:
         return "not stated"
 
 
+def agent_label(agent: str) -> str:
+    """A row's agent as a group's label, without ``-s<seed>``: its name, or for a model file
+    its run (the folder after ``runs/``) or else the file's stem."""
+    parts = Path(agent).parts
+    if len(parts) > 1 or agent.endswith((".json", ".zip", ".npz", ".onnx")):
+        runs = [i for i, part in enumerate(parts[:-1]) if part == "runs"]
+        agent = parts[runs[-1] + 1] if runs and runs[-1] + 1 < len(parts) - 1 else Path(agent).stem
+    return _SEED_SUFFIX.sub("", agent)
+
+
 def _label_and_score(path: Path, metric: str) -> tuple[str, str, float, str, str]:
     """(default label, task, score, metric name, track) of one input."""
     if path.is_dir():
@@ -105,7 +116,7 @@ def _label_and_score(path: Path, metric: str) -> tuple[str, str, float, str, str
     key = {"expected": "expected_score", "mean": "mean", "regret": "regret_per_game"}[metric]
     if key not in row:
         raise ValueError(f"{path}: the row has no {key!r}")
-    label = row.get("description") or _SEED_SUFFIX.sub("", path.parent.name)
+    label = agent_label(str(row.get("agent") or path.stem))
     names = {"expected_score": "expected score", "mean": "mean", "regret_per_game":
              "regret per game"}  # fmt: skip
     games = f", {row['games']:,} games" if isinstance(row.get("games"), int) else ""

@@ -56,6 +56,23 @@ _MODEL = {
         "kind": {"enum": ["built-in", "level", "model file", "function", "python object"]},
         "name": _TEXT,
         "sha256": {"type": ["string", "null"], "pattern": SHA256},
+        "path": {
+            "type": "string",
+            "maxLength": 300,
+            "description": "the model file, relative to the row's folder: `yahtzee verify "
+            "ROW.json` loads it from there",
+        },
+        "code": {
+            "type": "array",
+            "items": {"type": "string", "maxLength": 100},
+            "description": "the modules that play the agent around its weights (a search)",
+        },
+        "code_sha256": {
+            "type": "string",
+            "pattern": SHA256,
+            "description": "sha256 of `sha256sum` lines of the code's files "
+            "(yahtzee_env.analysis.protocol.code_digest); absent: the weights play alone",
+        },
     },
 }
 _COMMON = {
@@ -334,6 +351,17 @@ def read_row(path: str | os.PathLike) -> dict[str, Any]:
     except ValueError as err:
         raise RowError(f"{path}: not JSON ({err})") from None
     return check_row(row, Path(path).name)
+
+
+def shipped_rows_folder() -> Path | None:
+    """The rows this package carries: ``yahtzee_env/results/`` in an install (pyproject maps
+    the repository's results/ there), the checkout's ``results/`` in a source tree; None if
+    neither is there."""
+    package = Path(__file__).resolve().parents[1]
+    for folder in (package / "results", package.parent / "results"):
+        if (folder / "schema.json").is_file():
+            return folder
+    return None
 
 
 def load_rows(folder: str | os.PathLike) -> list[dict[str, Any]]:

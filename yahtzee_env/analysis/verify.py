@@ -1,8 +1,13 @@
-"""``yahtzee verify ROW.json MODEL``: re-run a submitted row's protocol with its model and say
+"""``yahtzee verify ROW.json [MODEL]``: re-run a submitted row's protocol with its model and say
 whether the row holds.
 
-    from yahtzee_env.analysis.verify import verify_row
+    from yahtzee_env.analysis.verify import model_of_row, verify_row
     report = verify_row(row, "hard")       # a `Verdict`: .holds, .how, .lines
+    verify_row(row, model_of_row(row, "results/hard.json"))   # the model the row names
+
+Without MODEL the row's own is used (`model_of_row`): a level, a built-in, a function, or the
+model file at the row's ``model.path``, relative to the row (results/weights/ holds the
+exported networks of our runs' rows).
 
 A row holds **exactly** when its agent is reproducible (deterministic, or seeded by the
 protocol) and this machine has the row's dice and solver digests: then every chunk's score
@@ -14,7 +19,11 @@ independent estimates (sqrt(ci_row² + ci_rerun²)).
 Before anything is played, the row is checked against the schema (`yahtzee_env.analysis.results`),
 its protocol must be this package's, its numbers must agree with its own chunks, and MODEL
 must be the model that made it (its sha256, or its name for a built-in): each refusal is a
-`RowError` naming the field.
+`RowError` naming the field. A row whose model names the code that plays it around its
+weights (``model.code_sha256``, the duelist's search) is refused by its digests alone when
+that code differs here; a replay says so and lets the games decide. A versus row that does not
+replay names each field that differs (wins, draws, losses, win rate, margin, points) and those
+that are the same.
 
 `verify_digests` (``yahtzee verify --digests``) does all of that and no replay, for rows too
 long to re-play often (the duelist's 40,000 games): the model's digest, the dice digest of
@@ -25,7 +34,9 @@ arithmetic (a versus row's counts and points against its games and win rate).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from yahtzee_env.analysis.results import RowError, check_row
@@ -66,9 +77,34 @@ def check_consistent(row: dict[str, Any]) -> None:
         )
 
 
-def check_model(row: dict[str, Any], model: str, agent: Any) -> str | None:
+def model_of_row(row: dict[str, Any], row_path: str | os.PathLike | None = None) -> str:
+    """The MODEL a row names, for ``yahtzee verify ROW.json`` without one: a level's or a
+    built-in's name, a function's ``module:function``, or the model file at the row's
+    ``model.path`` (relative to the row's folder). `RowError` where the row names none."""
+    named = row.get("model")
+    if row["kind"] == "reported" and named is None:
+        raise RowError("kind: a 'reported' row is a published number with no model to re-run")
+    if named["kind"] in ("level", "built-in", "function"):
+        return named["name"]
+    if named["kind"] == "model file" and "path" in named:
+        folder = Path(row_path).parent if row_path is not None else Path(".")
+        found = folder / named["path"]
+        if not found.is_file():
+            raise RowError(
+                f"model.path: {named['path']!r} is not beside the row ({found} is missing: the "
+                "weights ship with the repository's results/, not with the wheel)"
+            )
+        return str(found)
+    raise RowError(
+        f"model: the row names {named['kind']} {named['name']!r} and no path to it: give MODEL"
+    )
+
+
+def check_model(row: dict[str, Any], model: str, agent: Any, replay: bool = True) -> str | None:
     """`RowError` if ``model`` is not the model the row names; a note when the row names no
-    digest to compare (a Python object)."""
+    digest to compare (a Python object). A row whose model names the code that plays it
+    (``code_sha256``: a search around the weights) must find the same code, unless the games
+    are replayed (``replay``): then a note says it differs and the replay decides."""
     from yahtzee_env.analysis.leaderboard import model_identity
 
     named = row["model"]
@@ -91,6 +127,16 @@ def check_model(row: dict[str, Any], model: str, agent: Any) -> str | None:
             f"{named['sha256'][:16]}..., {model!r} has "
             f"{(found['sha256'] or 'none')[:16]}..."
         )
+    if "code_sha256" in named and found.get("code_sha256") != named["code_sha256"]:
+        code = ", ".join(named.get("code", [])) or "its code"
+        what = (
+            f"model.code_sha256: the row was played by {code} with sha256 "
+            f"{named['code_sha256'][:16]}..., this install's is "
+            f"{(found.get('code_sha256') or 'none')[:16]}..."
+        )
+        if not replay:
+            raise RowError(what + " (replay it to check its games)")
+        return what + ": replayed with this install's"
     return None
 
 
@@ -177,7 +223,7 @@ def verify_digests(row: dict[str, Any], model: str) -> Verdict:
     if row["kind"] == "reported":
         raise RowError("kind: a 'reported' row is a published number with no model to re-run")
     agent = load_agent(model, row["rules"], row["agent"])
-    note = check_model(row, model, agent)
+    note = check_model(row, model, agent, replay=False)
     lines = [note] if note else []
     if row["kind"] == "solitaire":
         from yahtzee_env.analysis.protocol import dice_digest, solver_digest
@@ -221,6 +267,21 @@ def verify_digests(row: dict[str, Any], model: str) -> Verdict:
     return Verdict(True, "by its digests", lines)
 
 
+VERSUS_FIELDS = ("wins", "draws", "losses", "win_rate", "margin", "points_sum")
+"""The fields of a versus row's opponent that a replay on the same dice must give again."""
+
+
+def _versus_differences(row: dict[str, Any], rerun: dict[str, Any]) -> list[str]:
+    """The `VERSUS_FIELDS` of one opponent that the row has and the re-run does not repeat
+    (counts exactly, rates and means to `REL`)."""
+    return [
+        k
+        for k in VERSUS_FIELDS
+        if k in row
+        and (row[k] != rerun.get(k) if isinstance(row[k], int) else not _close(row[k], rerun[k]))
+    ]
+
+
 def _verify_versus(row: dict[str, Any], model: str) -> Verdict:
     from yahtzee_env.analysis.leaderboard import load_agent
     from yahtzee_env.analysis.multiplayer import VERSUS_PROTOCOL, benchmark_versus
@@ -240,20 +301,27 @@ def _verify_versus(row: dict[str, Any], model: str) -> Verdict:
         verdict.lines.append("the dice differ from the row's (another numpy or bit generator)")
     exact = row["reproducible"] != "no" and new["reproducible"] != "no" and same_dice
     for a, b in zip(row["opponents"], new["opponents"], strict=True):
-        if exact and _close(a["win_rate"], b["win_rate"]) and _close(a["margin"], b["margin"]):
+        differ = _versus_differences(a, b)
+        if exact and not differ:
             continue
         allowed = math.hypot(a["win_ci95"], b["win_ci95"])
         if exact or abs(a["win_rate"] - b["win_rate"]) > allowed:
             verdict.holds, verdict.how = False, "no"
+            same = [k for k in VERSUS_FIELDS if k in a and k not in differ]
             verdict.lines.append(
-                f"does not hold: win rate vs {a['opponent']} {a['win_rate']:.4f} in the row, "
-                f"{b['win_rate']:.4f} re-run"
+                f"does not hold: vs {a['opponent']}, "
+                + "; ".join(f"{k} {a[k]!r} in the row, {b[k]!r} re-run" for k in differ)
+                + (f" ({', '.join(same)} the same)" if same else "")
             )
         elif verdict.how == "exactly":
             verdict.how = "within its CI"
     if verdict.holds:
         verdict.lines.append(
             f"holds {verdict.how}: win rates re-run "
-            + ", ".join(f"vs {b['opponent']} {100 * b['win_rate']:.2f}%" for b in new["opponents"])
+            + ", ".join(
+                f"vs {b['opponent']} {100 * b['win_rate']:.2f}% (margin {b['margin']:+.4f})"
+                for b in new["opponents"]
+            )
+            + (f"; {', '.join(VERSUS_FIELDS)} the same" if verdict.how == "exactly" else "")
         )
     return verdict

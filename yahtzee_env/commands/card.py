@@ -24,7 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"a level ({', '.join(shipped_levels())}) or a benchmark row ROW.json",
     )
     parser.add_argument(
-        "--results", type=Path, default=Path("results"), help="the rows (default results/)"
+        "--results",
+        type=Path,
+        default=None,
+        help="the rows (default: results/ in the current folder, else the rows the package ships)",
     )
     parser.add_argument(
         "--out", type=Path, default=None, help="write DIR/README.md (default: print it)"
@@ -41,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         if args.level.endswith(".json"):
             text = row_card(read_row(args.level), args.level)
         else:
-            text = model_card(args.level, _rows_skipping_bad(args.results))
+            text = model_card(args.level, _rows_skipping_bad(_results_folder(args.results)))
         check_output_dir(args.out, "--out")
     except (RowError, ValueError, OutputPathError) as err:
         print(f"yahtzee card: error: {err}", file=sys.stderr)
@@ -54,12 +57,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _rows_skipping_bad(folder: Path) -> list[dict]:
+def _results_folder(given: Path | None) -> Path | None:
+    """``--results``, else results/ here, else the rows the package ships."""
+    from yahtzee_env.analysis.results import shipped_rows_folder
+
+    if given is not None:
+        return given
+    return Path("results") if Path("results").is_dir() else shipped_rows_folder()
+
+
+def _rows_skipping_bad(folder: Path | None) -> list[dict]:
     """The rows of ``folder`` (none if it is not one); a row that does not read or check is
     left out with a warning naming it, so that one bad file does not stop a card."""
     from yahtzee_env.analysis.results import RowError, read_row
 
-    if not folder.is_dir():
+    if folder is None or not folder.is_dir():
         return []
     rows = []
     for path in sorted(p for p in folder.glob("*.json") if p.name != "schema.json"):

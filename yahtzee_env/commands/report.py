@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="RUN_OR_ROW",
         help="a run folder or a benchmark row (.json), optionally LABEL=PATH; inputs with "
         "the same label are one agent's runs (default label: the config name or the row's "
-        "folder without its -s<seed>)",
+        "agent, without its -s<seed>)",
     )
     parser.add_argument(
         "--metric",

@@ -1,4 +1,4 @@
-"""``yahtzee verify ROW.json MODEL``: re-run a submitted row's protocol with its model and say
+"""``yahtzee verify ROW.json [MODEL]``: re-run a submitted row's protocol with its model and say
 whether the row holds (`yahtzee_env.analysis.verify`)."""
 
 from __future__ import annotations
@@ -20,8 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "model",
         metavar="MODEL",
+        nargs="?",
+        default=None,
         help=f"the agent that made it: a level, a baseline, {MODEL_FILES}, or "
-        "package.module:function (as `yahtzee benchmark` takes)",
+        "package.module:function (as `yahtzee benchmark` takes); default: the model the row "
+        "names (a level, a built-in, or its model.path beside the row)",
     )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (speed only)")
     parser.add_argument(
@@ -39,16 +42,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from yahtzee_env.analysis.results import RowError, read_row
-    from yahtzee_env.analysis.verify import verify_digests, verify_row
+    from yahtzee_env.analysis.verify import model_of_row, verify_digests, verify_row
     from yahtzee_env.commands import missing_extra_hint
     from yahtzee_env.policies.models import ModelFormatError
 
     try:
         row = read_row(args.row)
+        model = args.model if args.model is not None else model_of_row(row, args.row)
         if args.digests:
-            verdict = verify_digests(row, args.model)
+            verdict = verify_digests(row, model)
         else:
-            verdict = verify_row(row, args.model, workers=args.workers)
+            verdict = verify_row(row, model, workers=args.workers)
     except RowError as err:
         print(f"yahtzee verify: error: {args.row}: {err}", file=sys.stderr)
         return 2

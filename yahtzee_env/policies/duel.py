@@ -22,8 +22,12 @@ in place of points at the end of its game:
   improvement on the solver), from the exact distributions of both players' remaining
   points under the solver (`remaining_points`).
 
-Outside that window (and on ties, where the win probability does not depend on the move)
-it plays the solver's move. Nothing is learned. The model of the opponent is the
+Outside that window it plays the solver's move, and inside it too unless another move wins
+more often by more than `TIE_TOLERANCE`. Moves within `TIE_TOLERANCE` of the best count as
+tied, and a tie goes to the solver's expected-score values (then boxes, then the lowest hold,
+as `exact.best_of`): equal win probabilities computed along different paths differ in their
+last bits from one BLAS or CPU to another, and a choice made on those bits would not replay
+on another machine. Nothing is learned. The model of the opponent is the
 expected-score optimum: against another opponent (hard) the search is exact for its
 decisions but the opponent's distribution is an approximation.
 
@@ -45,7 +49,7 @@ from yahtzee_env.game.observation import decode_batch
 from yahtzee_env.game.rules import NUM_BOXES, RuleSet
 from yahtzee_env.policies.baselines import BasePolicy, OptimalPolicy
 
-TIE_TOLERANCE = 1e-9  # a move leaves the solver's only if it wins this much more often
+TIE_TOLERANCE = 1e-9  # win probabilities closer than this are tied (float noise, not play)
 _CACHE_LIMIT = 8_192  # plans (~33 KB each: one per turn state and both totals) kept at once
 CARD_FIELDS = ("filled", "upper_total", "yahtzee_state", "total")  # `cards[..., i]`
 
@@ -87,6 +91,7 @@ class DuelPolicy(BasePolicy):
     window: int = 3  # boxes open at most for the search (2: the last two turns only)
     objective: ClassVar[str] = "win"
     stochastic: ClassVar[bool] = False
+    plays_with: ClassVar[tuple[str, ...]] = (__name__,)  # a row's `model.code_sha256` hashes it
 
     def __init__(
         self, rules: RuleSet | str, hard: Any, name: str = "duelist", optimal: Any = None
@@ -169,12 +174,20 @@ class DuelPolicy(BasePolicy):
                 self._action_values(key, int(state["roll"][i]), int(state["rolls_left"][i]))
                 for i, key in zip(window, keys, strict=True)
             ]
+        moved, tied = [], []
         for i, values in zip(window, found, strict=True):
             if values is None:
                 continue
             values = np.where(masks[i], values, -np.inf)
-            if values[actions[i]] < values.max() - TIE_TOLERANCE:
-                actions[i] = int(best_of(values))
+            best = values >= values.max() - TIE_TOLERANCE
+            if not best[actions[i]]:
+                moved.append(i)
+                tied.append(best)
+        if moved:  # among the moves tied for the best win probability, the solver's favourite
+            obs = np.atleast_2d(np.asarray(observations))[moved]
+            scores = np.asarray(self.optimal.oracle.action_values(obs), np.float64)
+            scores = np.where(np.isfinite(scores), scores, -1e18)
+            actions[moved] = best_of(np.where(np.array(tied), scores, -np.inf))
         return actions
 
     # ----------------------------------------------------------------- the search
@@ -208,15 +221,19 @@ class DuelPolicy(BasePolicy):
         out[BOX_ACTION_OFFSET:] = boxes[roll]
         return out
 
+    def _bound_caches(self) -> None:
+        """A batch's start, the one place a cache is emptied (when past `_CACHE_LIMIT`): what a
+        batch fills is filled once and kept until the batch is served."""
+        for cache in (self._plans, self._points, self._fills, self._last):
+            if len(cache) > _CACHE_LIMIT:
+                cache.clear()
+
     def _make_plans(self, keys: list[tuple[int, ...]]) -> None:
         """Solve the turns of ``keys`` not solved yet, their expectimax in one batch."""
-        wanted = list(dict.fromkeys(keys))
-        missing = [k for k in wanted if k not in self._plans]
+        self._bound_caches()
+        missing = [k for k in dict.fromkeys(keys) if k not in self._plans]
         if not missing:
             return
-        if len(self._plans) + len(missing) > _CACHE_LIMIT:
-            self._plans.clear()  # full: start over with this batch's turns
-            missing = wanted
         self._opponent_points_batch([(k[4], k[5], k[6]) for k in missing])  # one batch
         boxes = [self._box_wins(*k[:4], k[4:]) for k in missing]
         solved = [i for i, b in enumerate(boxes) if b is not None]
@@ -317,8 +334,6 @@ class DuelPolicy(BasePolicy):
         box) from a turn-start state, ``[252, 13]`` each: `BoxScoring.fill`, the engine's."""
         key = (filled, upper, ystate)
         if key not in self._fills:
-            if len(self._fills) >= _CACHE_LIMIT:
-                self._fills.clear()
             tables = self.rules.tables
             rolls = np.arange(NUM_ROLLS)
             f = np.full(NUM_ROLLS, filled, dtype=np.int64)
@@ -409,9 +424,6 @@ class DuelPolicy(BasePolicy):
         missing = [k for k in wanted if k not in self._points]
         if not missing:
             return
-        if len(self._points) + len(missing) > _CACHE_LIMIT:
-            self._points.clear()  # full: start over with this batch's states
-            missing = wanted
         probs = self._forward_rolls(missing)
         for m, key in enumerate(missing):
             box = next(b for b in range(NUM_BOXES) if not (key[0] >> b) & 1)

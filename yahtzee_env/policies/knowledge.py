@@ -24,10 +24,17 @@ brackets: ``"shaped (potential-based upper-bonus shaping)"``. The five facts:
 A row that cannot say writes ``not stated``. The ``track`` of a row is derived from the five:
 an agent is ``reward-only`` only if it read the raw observation, learned from the game score
 alone over all 32 holds, with no model and no teacher.
+
+Two details the teacher fact carries, because they are what an agent was given beyond its
+reward without being taught: a **prior** (its network started from another's weights, maybe
+held near them by a KL penalty: `knowledge_of_training`'s ``init``; the track names it) and a
+**checkpoint chosen by the solver** (`chosen_by_solver`: of the checkpoints a run kept, the
+one graded is the one with the lower regret on its evaluation games, which the solver grades).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -158,6 +165,35 @@ def knowledge_of_training(
     )
 
 
+CHOSEN_BY_SOLVER = "checkpoint chosen by solver-graded evaluation: the lower regret of the two kept"
+"""The teacher's detail of a run whose graded checkpoint the solver's grading picked."""
+_PRIOR = re.compile(r"started from (?P<init>[^;)]+?)'s weights(?P<anchor>; a KL penalty to them)?")
+
+
+def chosen_by_solver(knew: Mapping[str, str]) -> dict[str, str]:
+    """``knew`` with `CHOSEN_BY_SOLVER` added to its teacher's detail (once): the run's
+    checkpoint was picked by the solver's grading of its evaluation games, not by the agent."""
+    teacher = knew["teacher"]
+    if CHOSEN_BY_SOLVER in teacher:
+        return check_knowledge(knew)
+    detail = teacher[len(head(teacher)) :]
+    teacher = (
+        f"{head(teacher)} ({detail[2:-1]}; {CHOSEN_BY_SOLVER})"
+        if detail
+        else f"{teacher} ({CHOSEN_BY_SOLVER})"
+    )
+    return check_knowledge({**knew, "teacher": teacher})
+
+
+def prior_of(knew: Mapping[str, str]) -> str | None:
+    """What a network started from, as its track names it (``"hard's weights, KL-anchored"``),
+    from the teacher's detail that `knowledge_of_training` writes; None without a prior."""
+    found = _PRIOR.search(knew["teacher"])
+    if found is None:
+        return None
+    return f"{found['init']}'s weights" + (", KL-anchored" if found["anchor"] else "")
+
+
 def knowledge_of_turn_values() -> dict[str, str]:
     """The facts of the model-based baseline (`yahtzee_agents.model_based`, the level master):
     turn values learned from its own games' scores, each turn played by expectimax."""
@@ -212,7 +248,8 @@ def knowledge_of(policy: Any) -> dict[str, str]:
 
 def track(knew: Mapping[str, str]) -> str:
     """The row's track, derived from its five facts (never stated by hand): ``reward-only``
-    only when nothing but the raw observation, the game score and all 32 holds was used."""
+    only when nothing but the raw observation, the game score and all 32 holds was used; a
+    network that started from another's weights names that prior among its aids."""
     h = {f: head(knew[f]) for f in FIELDS}
     if h["teacher"] == "solver":
         return "distilled (solver)"
@@ -233,6 +270,9 @@ def track(knew: Mapping[str, str]) -> str:
         aids.append("shaping")
     if h["actions"] == "canonical holds":
         aids.append("canonical holds")
+    prior = prior_of(knew)
+    if prior is not None:
+        aids.append(f"started from {prior}")
     if not aids:
         return "reward-only"
     return f"model-free with aids ({', '.join(aids)})"
