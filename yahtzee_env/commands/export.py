@@ -139,7 +139,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if model_path.suffix == ".zip":
         try:
-            model = MaskablePPO.load(model_path, device="cpu")
+            # the schedules are training's, not the policy's: older checkpoints name them in
+            # modules that have moved, and an export needs none of them
+            unused = {"learning_rate": 0.0, "lr_schedule": lambda _: 0.0}
+            model = MaskablePPO.load(model_path, device="cpu", custom_objects=unused)
         except Exception as err:  # torch/SB3 raise many types on a damaged file
             print(
                 f"yahtzee export: error: {model_path}: cannot load the model "
