@@ -11,8 +11,8 @@
 # Run it again to continue: an unfinished run resumes bit for bit from its newest checkpoint,
 # a finished one is left as it is. Then the tables, by variant, against the recipe's seeds:
 #
-#   python experiments/learning_curves.py --runs runs/ablations/abl-* --csv docs/ablations.csv
-#   python experiments/learning_curves.py --csv docs/learning_curves.csv docs/ablations.csv \
+#   python experiments/learning_curves.py --runs runs/ablations/abl-* --csv data/learning/ablations.csv
+#   python experiments/learning_curves.py --csv data/learning/learning_curves.csv data/learning/ablations.csv \
 #       --marks 1,2,5,10
 #
 # Issue 34's one-lever table (each aid alone added to the strict track, against its seeds):

@@ -4,7 +4,7 @@ Plays ``--games`` 2-seat games of the duelist against the solver (``optimal``), 
 alternated, on `engine.Game` with seeded dice, and records every move where the duelist's
 choice is not the solver's: the position, both moves, what each is worth in expected points
 (the solver's action values: the points the duelist gives up) and in probability of winning
-(the duelist's exact search). Writes ``docs/duel/decisions.json`` and prints a Markdown table
+(the duelist's exact search). Writes ``data/duel/decisions.json`` and prints a Markdown table
 of the first ``--show`` of them.
 
     python experiments/duel_decisions.py --games 400 --show 8
@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from shelf import DATA
 
 from yahtzee_env.fileio import atomic_write
 from yahtzee_env.game.cpu import table_cards
@@ -25,8 +26,6 @@ from yahtzee_env.game.observation import encode_seat
 from yahtzee_env.game.rules import BOX_NAMES, NUM_BOXES
 from yahtzee_env.policies.baselines import OptimalPolicy
 from yahtzee_env.policies.models import load_opponent
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _move(game: Game, action: int) -> str:
@@ -108,7 +107,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show", type=int, default=8)
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "duel" / "decisions.json")
+    parser.add_argument("--out", type=Path, default=DATA / "duel" / "decisions.json")
     args = parser.parse_args()
     rows = find(args.games, args.seed)
     summary = {

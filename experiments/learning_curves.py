@@ -2,13 +2,13 @@
 
     # from run folders (TensorBoard logs) to the committed data:
     python experiments/learning_curves.py --runs runs/ppo-s0 runs/ppo-s1 runs/ppo-s2 \
-        --csv docs/learning_curves.csv
+        --csv data/learning/learning_curves.csv
     # a run resumed in a later sitting (its earlier logs gone): join its new rows on
     python experiments/learning_curves.py --runs runs/ppo-long-s1 --continue \
-        --csv docs/learning_curves_in_progress.csv
+        --csv data/learning/learning_curves_in_progress.csv
     # from the committed data to the table and plot of docs/learning.md:
-    python experiments/learning_curves.py --csv docs/learning_curves.csv \
-        --plot docs/learning_curves.png
+    python experiments/learning_curves.py --csv data/learning/learning_curves.csv \
+        --plot docs/img/learning_curves.png
 
 Runs named ``<recipe>-s<seed>`` are grouped by recipe; the table gives, at each mark that
 every seed reached, the mean over seeds of the evaluation mean, its range, the regret per game

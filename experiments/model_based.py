@@ -10,13 +10,13 @@ regret), ``config.json`` and ``value.npz`` (+ ``.json``) to the run folder. The 
 grades the evaluations. ``--grade VALUE.npz [--json ROW.json]`` grades a learned agent by the
 benchmark protocol instead (`yahtzee_env.benchmark`: 10,000 games, seed 0):
 
-    python experiments/model_based.py --grade docs/model_based/value-s0.npz
+    python experiments/model_based.py --grade data/model_based/value-s0.npz
 
 ``--export VALUE.npz --out DIR [--name NAME]`` ships it as a numpy CPU level (``NAME.json`` +
 ``NAME.npz``, `yahtzee_agents.model_based.export_level`; evaluated on the levels' 4,000 games
 from seed 12345 for the manifest). The shipped ``master`` level is:
 
-    python experiments/model_based.py --export docs/model_based/value-s0.npz \
+    python experiments/model_based.py --export data/model_based/value-s0.npz \
         --out yahtzee_env/policies/levels --name master
 """
 

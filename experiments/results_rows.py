@@ -26,6 +26,8 @@ import json
 import re
 from pathlib import Path
 
+from shelf import DATA_DIR, ROOT
+
 from yahtzee_env.analysis.leaderboard import ROW_FORMAT, ROW_VERSION, benchmark
 from yahtzee_env.analysis.multiplayer import VERSUS_PROTOCOL, benchmark_versus
 from yahtzee_env.analysis.results import check_row, load_rows, schema_text, update_text
@@ -37,7 +39,6 @@ from yahtzee_env.policies.knowledge import (
     track,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 WEIGHTS = ROOT / "results" / "weights"
 """Our runs' graded networks, one folder each (``NAME/NAME.json`` + ``NAME.npz``)."""
 
@@ -58,9 +59,9 @@ SOLITAIRE = {
 }
 VERSUS = ("easy", "medium", "hard", "expert", "master", "duelist")
 OUR_VERSUS = {
-    # name: (the numpy export committed beside its grading in docs/, its description)
+    # name: (the numpy export committed beside its grading on the data shelf, its description)
     "win": (
-        "docs/win/anchor/model/win.json",
+        f"{DATA_DIR}/win/anchor/model/win.json",
         "win (PPO at a 2-seat table from hard's weights, the result its only reward: "
         "`configs/win.yaml` with the KL anchor `ppo.anchor_kl=0.1`, 35.9 M env-steps; "
         "docs/win-level.md)",
@@ -93,7 +94,7 @@ _STRICT_LAM09_ENT06 = (
     "and the entropy coefficient doubled (`ppo.gae_lambda=0.9 ppo.ent_coef=0.06`)"
 )
 OUR_RUNS = {
-    # name: (config, seed, the docs/ folder of its run's data, the graded checkpoint's env-steps)
+    # name: (config, seed, the data/ folder of its run's data, the graded checkpoint's env-steps)
     "ppo-long-s0": ("`configs/ppo-long.yaml`", 0, "ppo_long", 118013952),
     "ppo-long-s1": ("`configs/ppo-long.yaml`", 1, "ppo_long", 118013952),
     "ppo-long-s2": ("`configs/ppo-long.yaml`", 2, "ppo_long", 120012800),
@@ -111,8 +112,8 @@ OUR_RUNS = {
     "ppo-strict-lam09-ent06-s1": (_STRICT_LAM09_ENT06, 1, "ppo_strict/lam09", 120012800),
     "ppo-strict-lam09-ent06-s2": (_STRICT_LAM09_ENT06, 2, "ppo_strict/lam09", 120012800),
 }
-"""Our own training runs: each row is read from the benchmark row that its run's folder in
-docs/ keeps (its value, games and what it knew), never typed here; a run whose weights
+"""Our own training runs: each row is read from the benchmark row that its run's folder on
+the data shelf keeps (its value, games and what it knew), never typed here; a run whose weights
 results/weights/ keeps is graded again from them (`shipped_row`). Every graded checkpoint was
 the lower evaluation regret of the two its run kept (docs/learning.md): the rows say so."""
 RECIPES = {
@@ -135,8 +136,8 @@ NOT_KEPT = "weights not kept"
 
 
 def our_run(name: str, config: str, seed: int, folder: str, steps: int) -> tuple:
-    """A REPORTED entry from ``docs/FOLDER/NAME/benchmark-STEPS.json``, one of our runs."""
-    path = f"docs/{folder}/{name}/benchmark-{steps}.json"
+    """A REPORTED entry from ``data/FOLDER/NAME/benchmark-STEPS.json``, one of our runs."""
+    path = f"{DATA_DIR}/{folder}/{name}/benchmark-{steps}.json"
     row = json.loads((ROOT / path).read_text(encoding="utf-8"))
     shipped = SHIPPED_AS.get(name, (NOT_KEPT, None))[0]
     description = f"PPO, {config}, seed {seed} ({round(steps / 1e6)} M env-steps; {shipped})"
@@ -287,7 +288,7 @@ def ship(run: Path, steps: int | None, workers: int) -> None:
     atomic_write(manifest, json.dumps(raw, indent=2) + "\n")
     row = shipped_row(name, workers)
     write(ROOT / "results" / f"{name}.json", row)
-    for graded in ROOT.glob(f"docs/**/{name}/benchmark-{steps}.json"):  # the zip's own grade
+    for graded in ROOT.glob(f"{DATA_DIR}/**/{name}/benchmark-{steps}.json"):  # the zip's own grade
         same = json.loads(graded.read_text(encoding="utf-8"))["chunks"] == row["chunks"]
         print(f"{graded.relative_to(ROOT)}: the export's games are "
               f"{'the same, chunk for chunk' if same else 'NOT the same'}")  # fmt: skip

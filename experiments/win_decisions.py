@@ -2,7 +2,7 @@
 item 2; docs/win-level.md): `yahtzee_env.analysis.table_decisions` on a model, written to
 JSON, the first ``--show`` decisions printed as a Markdown table.
 
-    python experiments/win_decisions.py docs/win/model/win.json --games 2000 --show 8
+    python experiments/win_decisions.py data/win/model/win.json --games 2000 --show 8
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+
+from shelf import DATA
 
 from yahtzee_env.analysis.table_decisions import find_table_decisions, format_decisions
 from yahtzee_env.fileio import atomic_write
@@ -22,7 +24,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show", type=int, default=8)
-    parser.add_argument("--out", type=Path, default=Path("docs/win/decisions.json"))
+    parser.add_argument("--out", type=Path, default=DATA / "win" / "decisions.json")
     args = parser.parse_args()
     agent = resolve_policy(args.model, "official", 0)
     report = find_table_decisions(agent, args.games, args.seed)

@@ -2,7 +2,7 @@
 item 2; docs/win-level.md): `yahtzee_env.analysis.drift` at the positions of 2-seat games
 hard plays against itself, in all and by the mover's turn, printed and written to JSON.
 
-    python experiments/win_drift.py docs/win/model/win.json --games 200 --out docs/win/drift.json
+    python experiments/win_drift.py data/win/model/win.json --games 200 --out data/win/drift.json
 """
 
 from __future__ import annotations

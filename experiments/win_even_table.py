@@ -4,8 +4,8 @@ deals of a seed it was never chosen on, and the same model shown an even table (
 replaced by a copy of its own) on the same deals; the two win rates and their difference,
 paired by deal (`yahtzee_env.analysis.table_decisions.table_reading`).
 
-    python experiments/win_even_table.py docs/win/late/model/win.json --vs hard \\
-        --deals 200000 --deal-seed 2 --out docs/win/late/even-table.json
+    python experiments/win_even_table.py data/win/late/model/win.json --vs hard \\
+        --deals 200000 --deal-seed 2 --out data/win/late/even-table.json
 """
 
 from __future__ import annotations

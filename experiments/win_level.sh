@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Grade the win level (issue 52, item 2; docs/win-level.md): the model of a configs/win.yaml
-# run exported to numpy (docs/win/model/, small enough to commit, so `yahtzee verify` can
+# run exported to numpy (data/win/model/, small enough to commit, so `yahtzee verify` can
 # replay the rows), then the benchmark's multi-player protocol (yahtzee-versus-v1) against
 # optimal and against hard: DEALS deals x 2 seat rotations (40,000 games per opponent at
 # the default 20,000), seats alternated, the win rate with draws as 1/2 and over decisive
@@ -20,7 +20,7 @@ python="${PYTHON:-.venv/bin/python}"
 run="${1:-runs/win}"
 which="${2:-best}"
 deals="${DEALS:-20000}"
-out="${OUT:-docs/win}"
+out="${OUT:-data/win}"  # the data shelf (data/README.md)
 mkdir -p "$out/model"
 "$yahtzee" export "$run" --format npz --model "$which" --name win --out "$out/model"
 model="$out/model/win.json"

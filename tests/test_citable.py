@@ -44,6 +44,7 @@ from yahtzee_env.policies.knowledge import (
 from yahtzee_env.policies.models import LEVELS, LEVELS_DIR, ModelFormatError, load_opponent
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"  # the data shelf (data/README.md; experiments/shelf.py)
 RESULTS = ROOT / "results"
 
 
@@ -341,7 +342,7 @@ def test_cli_versus_protocol(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------ reports
-RUNS = [ROOT / "docs" / "runs" / f"ppo1m-s{s}" for s in range(3)]
+RUNS = [DATA / "runs" / f"ppo1m-s{s}" for s in range(3)]
 
 
 def test_report_iqm_and_stratified_bootstrap() -> None:
@@ -404,8 +405,8 @@ def test_report_intervals_are_rlibles_stratified_bootstrap() -> None:
 
 def test_report_cli_writes_markdown_latex_and_profile(tmp_path: Path) -> None:
     code, out, err = _yahtzee(
-        "report", *map(str, RUNS), f"long={ROOT}/docs/ppo_long/ppo-long-s0/benchmark-final.json",
-        f"long={ROOT}/docs/ppo_long/ppo-long-s1/benchmark-final.json",
+        "report", *map(str, RUNS), f"long={DATA}/ppo_long/ppo-long-s0/benchmark-final.json",
+        f"long={DATA}/ppo_long/ppo-long-s1/benchmark-final.json",
         "--markdown", str(tmp_path / "t.md"), "--latex", str(tmp_path / "t.tex"),
         "--plot", str(tmp_path / "p.png"),
     )  # fmt: skip
@@ -438,7 +439,7 @@ def test_report_labels_a_row_by_its_agent_not_its_folder(tmp_path: Path) -> None
                               "100")  # fmt: skip
     assert code == 0, err
     assert [line.split(" | ")[0][2:] for line in out.splitlines()[2:]] == list(names)
-    seeds = [f"{ROOT}/docs/ppo_strict/lam09/ppo-strict-lam09-s{s}/benchmark-120012800.json"
+    seeds = [f"{DATA}/ppo_strict/lam09/ppo-strict-lam09-s{s}/benchmark-120012800.json"
              for s in range(3)]  # fmt: skip
     code, out, err = _yahtzee("report", *seeds, "--reps", "100")
     assert code == 0, err
@@ -587,22 +588,22 @@ def test_one_network_is_one_row_unless_a_row_says_so(tmp_path: Path) -> None:
 
 
 def _evidence() -> list[tuple[Path, dict]]:
-    """Every benchmark row in docs/ and results/ (by path), reported rows left out (a
+    """Every benchmark row in data/ and results/ (by path), reported rows left out (a
     published number has no model to re-run)."""
     found = []
-    for path in sorted([*(ROOT / "docs").rglob("*.json"), *RESULTS.glob("*.json")]):
+    for path in sorted([*DATA.rglob("*.json"), *RESULTS.glob("*.json")]):
         data = json.loads(path.read_text())
         if isinstance(data, dict) and data.get("row_format") and data["kind"] != "reported":
             found.append((path, check_row(data, path.name)))
     return found
 
 
-# Rows verify cannot replay, by design: the checkpoints our runs graded are not in the
-# repository (their rows' models are zips; the networks results/weights/ keeps are graded in
-# results/, which verify replays), and the duelist's window-2 record is a setting the shipped
-# duelist no longer plays, on hard version 4's weights (refused by its digest, as it should be).
-NOT_SHIPPED = ("docs/ppo_long/", "docs/ppo_strict/", "docs/ppo_jax/")
-OLD_SETTING = "docs/duel/versus-2p-duelist-window2.json"
+# Rows verify cannot replay, by design: the checkpoints our runs graded are not shipped (their
+# rows' models are zips that are not in the repository), and the duelist's window-2 record is
+# a setting the shipped duelist no longer plays, on hard version 4's weights (refused by its
+# digest, as it should be).
+NOT_SHIPPED = ("data/ppo_long/", "data/ppo_strict/", "data/ppo_jax/")
+OLD_SETTING = "data/duel/versus-2p-duelist-window2.json"
 REPLAYED = ("greedy.json", "random.json", "optimal.json")  # short: re-run here
 
 
@@ -629,7 +630,7 @@ def test_every_row_in_docs_and_results_verifies() -> None:
             assert code == 0 and "digests hold" in out, out + err
             checked.add(where)
             continue
-        if model["kind"] == "model file":  # a model committed beside its rows (docs/win/)
+        if model["kind"] == "model file":  # a model committed beside its rows (data/win/)
             shipped = ROOT / row["agent"]
             assert shipped.is_file() and shipped.name == model["name"], where
             code, out, err = _yahtzee("verify", "--digests", str(path), str(shipped))
@@ -644,11 +645,11 @@ def test_every_row_in_docs_and_results_verifies() -> None:
             code, out, err = _yahtzee("verify", "--digests", str(path), model["name"])
             assert code == 0 and "digests hold" in out, out + err
         checked.add(where)
-    assert {"docs/duel/versus-2p-duelist-optimal.json", "docs/duel/versus-2p-duelist-hard.json",
+    assert {"data/duel/versus-2p-duelist-optimal.json", "data/duel/versus-2p-duelist-hard.json",
             "results/versus-2p-duelist.json", "results/hard.json",
             "results/ppo-strict-lam09-ent06-s2.json"} <= checked  # fmt: skip
-    assert {"docs/win/versus-2p-win-optimal.json", "docs/win/versus-2p-win-hard.json",
-            "docs/win/anchor/versus-2p-win-hard.json"} <= checked  # fmt: skip
+    assert {"data/win/versus-2p-win-optimal.json", "data/win/versus-2p-win-hard.json",
+            "data/win/anchor/versus-2p-win-hard.json"} <= checked  # fmt: skip
 
 
 def test_verify_by_digests_refuses_a_row_that_is_not_its_own_arithmetic(tmp_path) -> None:

@@ -140,7 +140,7 @@ def test_reach_counts_each_run_against_the_optimum_of_its_own_rules(tmp_path):
 
 def test_a_run_without_its_logs_is_read_from_its_evaluations(tmp_path):
     """A run continued across sittings whose TensorBoard logs were not kept (the committed
-    folders in docs/) gives the same rows from ``evals.jsonl``: wall time from its sittings,
+    folders in data/) gives the same rows from ``evals.jsonl``: wall time from its sittings,
     linear within each, games unknown; the table prints "—" for what is unknown."""
     import json
 

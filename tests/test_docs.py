@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data"  # the data shelf (data/README.md; experiments/shelf.py)
 
 
 @pytest.mark.skipif(
@@ -155,10 +156,10 @@ def test_the_readme_time_is_the_job_make_run_runs() -> None:
 
 def test_the_seed_and_kernel_table_is_read_off_the_committed_runs() -> None:
     """docs/training.md's seed-and-kernel table agrees, cell by cell, with the run metadata
-    committed in docs/runs/<run>/ (config, command, meta.json with the environment, sessions,
+    committed in data/runs/<run>/ (config, command, meta.json with the environment, sessions,
     evaluations, final/eval.json; no weights, no logs), and each run's environment shows the
     kernel setting its row names (issue 21.4)."""
-    runs = ROOT / "docs" / "runs"
+    runs = DATA / "runs"
     folders = sorted(p.name for p in runs.iterdir() if p.is_dir())
     assert len(folders) >= 4
     for path in runs.rglob("*"):
@@ -199,7 +200,7 @@ def test_the_seed_and_kernel_table_is_read_off_the_committed_runs() -> None:
 def test_reward_only_names_the_strict_track_only() -> None:
     """ "reward-only" is the strict track (raw observation, game score, all 32 holds, no model,
     no teacher) and published agents described that way: every line of the docs, the README,
-    the configs (shipped, and in docs/ but for the runs' own records), the cards and the level
+    the configs (shipped, and in data/ but for the runs' own records), the cards and the level
     manifests that says it names the strict track, a published agent, or says an agent is not
     one; no manifest's `method` and no config key says it; a JSON row that says it as its track
     knew nothing more (its facts give that track)."""
@@ -215,12 +216,10 @@ def test_reward_only_names_the_strict_track_only() -> None:
     # A run's own config.yaml (beside its meta.json) is a record: its bytes are what the run
     # wrote and its digest holds (tests/test_provenance.py), older keys and wording included.
     records = {
-        p.parent / "config.yaml"
-        for name in ("meta.json", "command.txt")
-        for p in (ROOT / "docs").rglob(name)
+        p.parent / "config.yaml" for name in ("meta.json", "command.txt") for p in DATA.rglob(name)
     }
-    texts += [*(ROOT / "docs").rglob("*.md")]
-    texts += [p for p in (ROOT / "docs").rglob("*.yaml") if p not in records]
+    texts += [*(ROOT / "docs").rglob("*.md"), *DATA.rglob("*.md")]
+    texts += [p for p in DATA.rglob("*.yaml") if p not in records]
     levels = ROOT / "yahtzee_env" / "policies" / "levels"
     bad = []
     for path in texts + sorted(levels.glob("*.json")):
@@ -235,9 +234,45 @@ def test_reward_only_names_the_strict_track_only() -> None:
     assert not bad, "\n".join(bad)
     for manifest in levels.glob("*.json"):
         assert json.loads(manifest.read_text()).get("method") != "reward-only", manifest
-    for path in [*(ROOT / "docs").rglob("*.json"), *(ROOT / "results").glob("*.json")]:
+    for path in [*DATA.rglob("*.json"), *(ROOT / "results").glob("*.json")]:
         data = json.loads(path.read_text())
         if isinstance(data, dict) and data.get("track") == "reward-only":
             assert track(data["knew"]) == "reward-only", path
             if data.get("row_format"):
                 check_row(data)
+
+
+def test_docs_holds_the_pages_and_data_holds_the_data() -> None:
+    """Issue 59.8: `docs/` is the pages and the images they show (`docs/img/`), nothing else;
+    the data they quote is on its own shelf, `data/`, whose README names every folder of it
+    (a row of its table each: what it holds, the command that wrote it, the page that reads
+    it) and no folder that is not there; the experiments name the shelf in one place."""
+    import importlib.util
+
+    docs = ROOT / "docs"
+    strays = sorted(
+        str(p.relative_to(ROOT))
+        for p in docs.rglob("*")
+        if p.is_file()
+        and not (p.parent == docs and p.suffix == ".md")
+        and not (p.is_relative_to(docs / "img") and p.suffix == ".png")
+    )
+    assert not strays, f"data in docs/ (its place is data/: data/README.md): {strays}"
+    shown = {
+        (page.parent / link).resolve()
+        for page in docs.glob("*.md")
+        for link in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", page.read_text())
+    }
+    assert shown and all(p.is_file() and p.is_relative_to(docs / "img") for p in shown), shown
+    readme = (DATA / "README.md").read_text()
+    named = {
+        line.split("|")[1].strip().strip("`").rstrip("/")
+        for line in readme.splitlines()
+        if line.startswith("| `")
+    }
+    folders = {p.name for p in DATA.iterdir() if p.is_dir()}
+    assert named == folders, (sorted(folders - named), sorted(named - folders))
+    spec = importlib.util.spec_from_file_location("shelf", ROOT / "experiments" / "shelf.py")
+    shelf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shelf)
+    assert shelf.DATA == DATA and DATA.name == shelf.DATA_DIR

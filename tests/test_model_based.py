@@ -156,7 +156,7 @@ def test_yahtzee_export_ships_a_model_based_agent(tmp_path):
     from yahtzee_env.policies.models import load_opponent
 
     root = Path(__file__).resolve().parents[1]
-    value = root / "docs" / "model_based" / "value-s0.npz"
+    value = root / "data" / "model_based" / "value-s0.npz"
 
     def cli(*args):
         cmd = [sys.executable, "-m", "yahtzee_env", "export", *map(str, args)]

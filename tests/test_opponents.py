@@ -558,7 +558,7 @@ def test_master_is_the_learned_turn_values_played_by_expectimax() -> None:
     from yahtzee_env.policies.models import level_manifest
     from yahtzee_env.policies.turn_value import state_features
 
-    source = Path(__file__).parents[1] / "docs" / "model_based" / "value-s0.npz"
+    source = Path(__file__).parents[1] / "data" / "model_based" / "value-s0.npz"
     cfg, last, weights = read_saved(source)
     manifest = level_manifest("master")
     assert manifest.kind == "turn-value-mlp" and manifest.raw["games"] == last["games"] == 40_000

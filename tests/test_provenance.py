@@ -27,16 +27,17 @@ from yahtzee_agents.config import (
 from yahtzee_env.policies.models import LEVELS, LEVELS_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
-HARD_RUN = "docs/ppo_long/ppo-long-lam09-s0/config.yaml"
+DATA = ROOT / "data"  # the data shelf (data/README.md; experiments/shelf.py)
+HARD_RUN = "data/ppo_long/ppo-long-lam09-s0/config.yaml"
 
 LEVEL_CONFIGS = {
     # level: (the committed config that made it, the digest version its manifest recorded)
-    "easy": ("docs/levels/ladder-s0/config.yaml", 1),
-    "medium": ("docs/levels/ladder-s0/config.yaml", 1),
+    "easy": ("data/levels/ladder-s0/config.yaml", 1),
+    "medium": ("data/levels/ladder-s0/config.yaml", 1),
     "hard": (HARD_RUN, 1),
     "duelist": (HARD_RUN, 1),  # hard's network: the manifest states hard's config
-    "expert": ("docs/levels/expert/config.yaml", 0),
-    "master": ("docs/model_based/value-s0.json", None),  # the model-based agent's config
+    "expert": ("data/levels/expert/config.yaml", 0),
+    "master": ("data/model_based/value-s0.json", None),  # the model-based agent's config
 }
 """Every shipped level's config. No level is excepted: a level whose config could not be
 recovered would be named here with the reason, and its manifest and card would say so."""
@@ -72,7 +73,7 @@ def test_a_shipped_levels_digest_is_reproduced_by_its_committed_config(level) ->
 
 
 def _run_records() -> list[Path]:
-    found = [*(ROOT / "docs").rglob("meta.json"), *(ROOT / "checkpoints").glob("*/meta.json")]
+    found = [*DATA.rglob("meta.json"), *(ROOT / "checkpoints").glob("*/meta.json")]
     return sorted(p for p in found if (p.parent / "config.yaml").exists())
 
 

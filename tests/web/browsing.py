@@ -1,5 +1,5 @@
 """The browser tests' helpers, in one place: a page hook's selector (`tid`), a screenshot
-(`shot`, copied to ``$YAHTZEE_SCREENSHOTS`` when set: ``docs/screens`` for docs/web.md), and
+(`shot`, copied to ``$YAHTZEE_SCREENSHOTS`` when set: ``docs/img/screens`` for docs/web.md), and
 a new person at the page (`new_player`: a browser context of its own, its page, the page's
 errors)."""
 

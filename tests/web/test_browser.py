@@ -5,7 +5,7 @@ database, an online table, and a page behind a proxy that reconnects to the seco
 when the first is killed (issue 20).
 
 Skipped only when Playwright or the chromium binary is absent (``.ci/run`` installs both).
-Set ``YAHTZEE_SCREENSHOT=docs/web_table.png`` to write the screenshot of docs/web.md.
+Set ``YAHTZEE_SCREENSHOT=docs/img/web_table.png`` to write the screenshot of docs/web.md.
 """
 
 from __future__ import annotations

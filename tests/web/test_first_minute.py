@@ -7,7 +7,7 @@ overlay without overlaps, a spectator that keeps up with fast play (and sees its
 one move, on the page's own clock: issue 57), leaving that asks first
 and says what it costs, full box names, and an open table that needs a free seat.
 
-Set ``YAHTZEE_SCREENSHOTS=docs/screens`` to write the screenshots there too."""
+Set ``YAHTZEE_SCREENSHOTS=docs/img/screens`` to write the screenshots there too."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ for 2 and 4 seats, in Italian and English, with the longest names), a short phon
 at its top, the end of an online game (no banner over "Play again", the vote clock
 labelled), "You won by N", the rename notice, and the coach warming up.
 
-Set ``YAHTZEE_SCREENSHOTS=docs/screens`` to write the screenshots of docs/web.md there."""
+Set ``YAHTZEE_SCREENSHOTS=docs/img/screens`` to write the screenshots of docs/web.md there."""
 
 from __future__ import annotations
 

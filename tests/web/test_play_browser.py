@@ -3,7 +3,7 @@ one ``yahtzee serve``: two strangers matched within the wait (a phone and a desk
 rating that moves after a rated game and the leaderboard, an open table joined with one
 tap, and a spectator who sees a move live and cannot act; English and Italian.
 
-Set ``YAHTZEE_SCREENSHOTS=docs/screens`` to write the screenshots of docs/web.md there (they
+Set ``YAHTZEE_SCREENSHOTS=docs/img/screens`` to write the screenshots of docs/web.md there (they
 are always taken into the test's temporary folder).
 """
 

@@ -4,7 +4,7 @@ removing a player; a "your move" notice while the tab is hidden; a password chan
 recovery code used once (and refused the second time); the move log and Share; the lobby's
 "Your move"; the review's labels.
 
-Set ``YAHTZEE_SCREENSHOTS=docs/screens`` to write the screenshots of docs/web.md there."""
+Set ``YAHTZEE_SCREENSHOTS=docs/img/screens`` to write the screenshots of docs/web.md there."""
 
 from __future__ import annotations
 

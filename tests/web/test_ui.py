@@ -2,7 +2,7 @@
 languages, the dice, settings, focus, axe-core, the game review page and the lobby's open
 tables.
 
-Set ``YAHTZEE_SCREENSHOTS=docs/screens`` to write the screenshots of docs/web.md there (they are
+Set ``YAHTZEE_SCREENSHOTS=docs/img/screens`` to write the screenshots of docs/web.md there (they are
 always taken into the test's temporary folder). axe-core is vendored for this test only
 (``tests/vendor/axe-core``) and evaluated in the page by Playwright; the server never
 serves it.

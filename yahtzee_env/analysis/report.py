@@ -2,7 +2,7 @@
 stratified-bootstrap 95% CIs, as a Markdown and a LaTeX table, and a performance profile.
 
     from yahtzee_env.analysis.report import load_scores, aggregate, markdown_table
-    groups = load_scores(["docs/runs/ppo1m-s0", "docs/runs/ppo1m-s1", "docs/runs/ppo1m-s2"])
+    groups = load_scores(["data/runs/ppo1m-s0", "data/runs/ppo1m-s1", "data/runs/ppo1m-s2"])
     print(markdown_table(aggregate(groups)))
 
 The method is rliable's (Agarwal et al., "Deep Reinforcement Learning at the Edge of the

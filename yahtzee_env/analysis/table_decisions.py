@@ -1,7 +1,7 @@
 """Where a table-reading agent leaves the solitaire optimum because of the other card.
 
     from yahtzee_env.analysis.table_decisions import find_table_decisions
-    report = find_table_decisions(load_opponent("docs/win/model/win.json"), games=2000, seed=0)
+    report = find_table_decisions(load_opponent("data/win/model/win.json"), games=2000, seed=0)
 
 Plays ``games`` 2-seat games of ``agent`` against the solver (``optimal``), seats alternated
 (game ``g``: the agent at seat ``g % 2``), on `engine.Game` with dice from ``seed``, and looks
