@@ -93,10 +93,10 @@ def test_the_rows_of_runs_whose_weights_are_gone_say_so() -> None:
 
 
 def test_each_runs_graded_checkpoint_had_the_lower_evaluation_regret() -> None:
-    """What the rows say: of the two checkpoints a run kept (both graded in its docs/
+    """What the rows say: of the two checkpoints a run kept (both graded in its data/
     folder), the one its row grades had the lower regret on the run's evaluation games."""
     for name, (_, _, folder, steps) in results_rows.OUR_RUNS.items():
-        run = ROOT / "docs" / folder / name
+        run = ROOT / "data" / folder / name
         graded = {int(m[1]) for p in run.glob("benchmark-*.json")
                   if (m := re.fullmatch(r"benchmark-(\d+)\.json", p.name))}  # fmt: skip
         evals = [json.loads(x) for x in (run / "evals.jsonl").read_text().splitlines() if x]
@@ -129,7 +129,7 @@ def test_the_duelists_rows_digest_its_search_and_old_rows_still_check(tmp_path) 
     `model.code_sha256`, and a row from before the field verifies as it did."""
     digest = code_digest(("yahtzee_env.policies.duel",))
     rows = [r for r in load_rows(RESULTS) if r["agent"] == "duelist"]
-    rows += [json.loads((ROOT / "docs" / "duel" / f"versus-2p-duelist-{o}.json").read_text())
+    rows += [json.loads((ROOT / "data" / "duel" / f"versus-2p-duelist-{o}.json").read_text())
              for o in ("optimal", "hard")]  # fmt: skip
     assert len(rows) == 4
     for row in rows:
