@@ -212,6 +212,8 @@ class Player:
         return reply["code"], reply["tokens"]["0"]
 
     def choose(self, state: dict) -> dict:
+        if state.get("cup"):  # a person's turn starts with the dice in the cup: the tap
+            return {"type": "roll", "hold": []}
         if state["rolls_left"] > 0 and self.rng.random() < 0.6:
             return {
                 "type": "roll",

@@ -78,6 +78,9 @@ def test_a_tiny_run_reports_the_machine_the_curve_and_a_verdict(tmp_path):
     assert "other_cores_busy" in result and "rss_growth_after_first_minute" in result
     assert result["idle_sockets"]["asked"] == 5
     assert result["verdict"].startswith("verdict: ")
+    # the simulated players play as the page does (the first roll of a turn a tap): every
+    # move of theirs is acknowledged
+    assert result["actions"] > 0 and result["errors"] == 0, (result["actions"], result["errors"])
 
 
 def test_a_run_past_the_default_socket_cap_raises_it_on_its_servers(bench, tmp_path):
@@ -104,6 +107,9 @@ def test_a_run_past_the_default_socket_cap_raises_it_on_its_servers(bench, tmp_p
         Limits(**serve.limits_of(parser.parse_args(["--max-sockets", "6000"]))).sockets_total
         == 6000
     )
+    # uvicorn's cap on connections (503 past it) makes room for every socket the app takes
+    assert serve.connections_for(Limits().sockets_total) == 4096
+    assert serve.connections_for(6000) > 6000
     for argv, cap in (
         (["--players", "1000"], None),
         (["--players", "1000", "--sockets", "4000"], 5000),

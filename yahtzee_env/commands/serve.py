@@ -163,6 +163,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def connections_for(sockets: int) -> int:
+    """The connections uvicorn takes before its 503s: every socket the app may hold, and
+    room for the page loads and API calls beside them (never under the default)."""
+    from yahtzee_env.web.door.server import MAX_CONNECTIONS
+
+    return max(MAX_CONNECTIONS, sockets + 2048)
+
+
 def limits_of(args: argparse.Namespace) -> dict:
     """The `Limits` fields the command line sets (the rest keep their defaults)."""
     return {
@@ -268,7 +276,8 @@ def run(args: argparse.Namespace) -> int:
         "batch_moves": args.batch_moves,
         "inline_moves": not args.moves_in_threads,
     }
-    ws = {"ws_deflate": args.ws_deflate, "ws_impl": args.ws_impl}
+    ws = {"ws_deflate": args.ws_deflate, "ws_impl": args.ws_impl,
+          "max_connections": connections_for(args.max_sockets)}  # fmt: skip
     limits = limits_of(args)
     try:
         # migrate here (PostgreSQL: under an advisory lock), before any worker starts

@@ -175,8 +175,11 @@ def run(
     workers: int = 1,
     ws_deflate: bool = False,
     ws_impl: str | None = None,
+    max_connections: int = MAX_CONNECTIONS,
 ) -> None:
     """Serve ``app`` on ``host:port`` with the settings above (blocks until stopped).
+    ``max_connections``: open connections and sockets together, past which uvicorn answers
+    503 (`yahtzee serve` raises it with ``--max-sockets``).
     ``workers`` above 1: ``app`` is the import string of an app factory, run in that many
     processes sharing the listening socket (uvicorn's supervisor). ``ws_deflate``: offer
     permessage-deflate; ``ws_impl``: one of `WS_IMPLS` as uvicorn has it (None: ours)."""
@@ -208,7 +211,7 @@ def run(
         ws_ping_timeout=20.0,
         timeout_keep_alive=KEEP_ALIVE,
         h11_max_incomplete_event_size=MAX_HEAD,
-        limit_concurrency=MAX_CONNECTIONS,
+        limit_concurrency=max_connections,
         proxy_headers=False,  # the app applies --trust-proxy itself
         server_header=False,
         **extra,
