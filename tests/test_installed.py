@@ -273,6 +273,25 @@ def test_train_tiny_by_name_from_the_install(installed) -> None:
     assert (run / "config.yaml").is_file() and (run / "final" / "model.zip").is_file()
 
 
+def test_train_with_the_jax_engine_from_the_install(installed) -> None:
+    """Issue 59: `yahtzee train tiny-jax` (`train.engine: jax`) from the wheel, in a folder
+    outside the clone, writes the run folder every run has (config, evaluations, meta,
+    checkpoints, the numpy model), and `yahtzee benchmark runs/NAME` grades it. (Its exact
+    resume after SIGTERM: tests/test_jax.py, the same modules.)"""
+    pytest.importorskip("jax", reason="needs the jax extra")
+    out = _run(installed, "train", "tiny-jax", "--runs-dir", "runs", "--no-progress", timeout=900)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    run = installed["work"] / "runs" / "tiny-jax"
+    for name in ("config.yaml", "evals.jsonl", "meta.json", "final/model.npz"):
+        assert (run / name).is_file(), name
+    assert list((run / "checkpoints").glob("ckpt_*.state.npz"))
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["engine"] == "jax" and meta["method"] == "ppo", meta
+    graded = _run(installed, "benchmark", "runs/tiny-jax", "--games", "100", "--no-progress")
+    assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-2000:]
+    assert "expected" in graded.stdout.lower() or "mean" in graded.stdout.lower()
+
+
 def test_card_of_a_level_finds_its_rows_in_the_install(dists, installed) -> None:
     """`yahtzee card hard` from a folder with no results/: the card reads the rows the wheel
     ships (the repository's results/*.json, as `yahtzee_env/results/`), not "no row yet"; the
