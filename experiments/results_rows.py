@@ -123,6 +123,7 @@ RECIPES = {
     "ppo-strict-long": _STRICT_120,
     "ppo-strict-lam09": _STRICT_LAM09,
     "ppo-strict-lam09-ent06": _STRICT_LAM09_ENT06,
+    "ppo-jax": "`configs/ppo.yaml` with `train.engine=jax` (PPO in JAX, trained on CPU)",
 }
 """A run's recipe by its name without ``-s<seed>``: a new seed's row (``--ship``) says it."""
 SHIPPED_AS = {
@@ -258,9 +259,11 @@ def graded_checkpoint(run: Path) -> int:
     """The env-steps of the checkpoint our recipes grade: of the two a run keeps at its end,
     the one with the lower regret on the run's own evaluation games (`evals.jsonl`)."""
     kept = sorted(
-        int(p.name.split("_")[1].split(".")[0])
-        for p in (run / "checkpoints").glob("ckpt_*")
-        if not p.name.endswith(".state.npz")
+        {  # an SB3 run's ckpt_N.zip, a JAX run's ckpt_N.npz beside its ckpt_N.json
+            int(p.name.split("_")[1].split(".")[0])
+            for p in (run / "checkpoints").glob("ckpt_*")
+            if not p.name.endswith(".state.npz")
+        }
     )[-2:]
     evals = [json.loads(x) for x in (run / "evals.jsonl").read_text().splitlines() if x.strip()]
     regret = {e["timesteps"]: e["regret_per_game"] for e in evals if "regret_per_game" in e}
