@@ -80,10 +80,14 @@ class Client:
     def call(self, path: str, body: dict | None = None) -> dict:
         method = "GET" if body is None else "POST"
         data = None if body is None else json.dumps(body).encode()
-        self.conn.request(method, path, data, self.headers)
-        reply = self.conn.getresponse()
-        text = reply.read()
-        self.requests += 1
+        for _ in range(30):  # a player over its rate waits as it is told (Retry-After), as
+            self.conn.request(method, path, data, self.headers)  # the page does
+            reply = self.conn.getresponse()
+            text = reply.read()
+            self.requests += 1
+            if reply.status != 429:
+                break
+            time.sleep(float(reply.headers.get("Retry-After") or 1))
         if reply.status != 200:
             raise RuntimeError(f"{method} {path}: {reply.status} {text[:200]!r}")
         for header in reply.headers.get_all("Set-Cookie") or []:
@@ -106,7 +110,10 @@ def play_server_dealt(client: Client, level: str) -> int:
     code, token = reply["code"], reply["tokens"].get("0")  # none: the session's seat
     state = client.call(f"/api/tables/{code}")
     while not state["over"]:
-        kind, what = human_move(state["dice"], state["rolls_left"], state["options"])
+        if state.get("cup"):  # the turn starts with the dice in the cup: the tap on Roll
+            kind, what = "roll", []
+        else:
+            kind, what = human_move(state["dice"], state["rolls_left"], state["options"])
         action = (
             {"type": "roll", "hold": what} if kind == "roll" else {"type": "score", "box": what}
         )

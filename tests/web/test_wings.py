@@ -269,10 +269,9 @@ def test_the_socket_messages_reach_the_routes_handlers():
     from yahtzee_env.web.door.service import Service
     from yahtzee_env.web.door.sockets import TableSocket
 
-    source = inspect.getsource(TableSocket.__init__)
-    changes = set(re.findall(r'"(\w+)": service\.(\w+)', source))
-    assert changes and all(kind == method for kind, method in changes)
+    changes = TableSocket.CHANGES  # each answered by the `Service` method of its name
+    assert changes and "act" in changes
     routes = inspect.getsource(importlib.import_module("yahtzee_env.web.door.routes"))
-    for _, method in changes:
+    for method in changes:
         assert callable(getattr(Service, method))
         assert f"service.{method}(ask.code, ask.body, ask.session)" in routes

@@ -16,7 +16,7 @@ import * as notify from "./notify.js";
 import * as card from "./table/card.js";
 import * as coach from "./table/coach.js";
 import * as head from "./table/head.js";
-import { setup as setupSeed, settled as seedSettled } from "./table/seed.js";
+import { setup as setupSeed, settled as seedSettled, refresh as refreshSeed } from "./table/seed.js";
 import * as result from "./table/result.js";
 import * as seats from "./table/seats.js";
 import { amHost, isMine, mySeats, watching } from "./table/seats.js";
@@ -397,7 +397,7 @@ export async function showTable(code, { watch = false } = {}) {
         if (T.netError) { T.netError = false; setError(null); }  // back in sync
       },
       presence: (connected) => { T.queue = T.queue.then(() => showPresence(connected)); },
-      hello: (mine) => seats.setMine(mine),
+      hello: (mine) => { seats.setMine(mine); refreshSeed(); },
       error: (err) => setError(err),
       seated: () => mySeats().length > 0,
       other: (data) => chat.receive(data),

@@ -55,9 +55,14 @@ async function sendNow(seats, seed) {
   if (state && S.code === code) { render(state); if (S.receive) S.receive(state); }
 }
 
+// The panel again from the last state: which seats are ours has changed (a socket's hello).
+export function refresh() {
+  if (S.state) render(S.state);
+}
+
 // The panel from a state (called with every state of the table).
 export function render(state) {
-  if (state.code !== S.code) { S.code = state.code; S.tried = new Set(); $("dice-panel").hidden = true; $("dice-commitment").setAttribute("aria-expanded", "false"); }
+  if (state.code !== S.code) { S.code = state.code; S.tried = new Set(); S.waits = 0; $("dice-panel").hidden = true; $("dice-commitment").setAttribute("aria-expanded", "false"); }
   S.state = state;
   const hash = state.dice_commitment || "";
   $("dice-commitment-full").textContent = hash;
@@ -72,6 +77,7 @@ export function render(state) {
     }
     return;
   }
+  S.waits = 0;  // a later wait (a socket opened again, its hello to come) waits afresh
   const input = $("client-seed");
   const open = Boolean(state.client_seeds_open);
   if (document.activeElement !== input) input.value = state.client_seeds[seats[0]] || seedOf(state.code, open);
