@@ -181,20 +181,18 @@ class IdleSockets:
         self.url, self.count, self.pid = url, count, pid
         self.opened = self.refused = 0
         self.tasks: list[asyncio.Task] = []
-        self.rss_mb: list[float] = []
+        self.rss: list[float] = []  # MiB: before the first opens, once the last has
 
     def report(self) -> dict:
         out = {"asked": self.count, "opened": self.opened, "refused": self.refused}
-        if len(self.rss_mb) == 2 and self.opened:
-            out["rss_mb"] = self.rss_mb
-            out["kb_per_socket"] = round((self.rss_mb[1] - self.rss_mb[0]) * 1024 / self.opened, 1)
+        if len(self.rss) == 2 and self.opened:
+            out["rss_mb"] = self.rss
+            out["kb_per_socket"] = round((self.rss[1] - self.rss[0]) * 1024 / self.opened, 1)
         return out
 
     def _rss(self) -> None:
         if self.pid is not None:
-            from rss_web import rss_mib  # experiments/: the scripts run from it
-
-            self.rss_mb.append(rss_mib(self.pid))
+            self.rss.append(rss_mb(self.pid)["now"])
 
     async def hold(self, code: str, index: int, ready: asyncio.Event) -> None:
         import websockets
