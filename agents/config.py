@@ -328,9 +328,11 @@ class PPOConfig:
 class WarmStartConfig:
     """Supervised pre-training of the policy (and value) before PPO, from a teacher policy."""
 
-    teacher: Literal["none", "optimal", "heuristic"] = "none"
+    teacher: Literal["none", "optimal", "heuristic", "duelist"] = "none"
     """Who to imitate: `optimal` (the exact solver, soft targets from its action values),
-    `heuristic` (the built-in heuristic's actions) or `none` (PPO from scratch)."""
+    `heuristic` (the built-in heuristic's actions), `duelist` (at a 2-seat table only: the
+    duelist's moves, the solver's plus its exact win-probability search over its last turns)
+    or `none` (PPO from scratch)."""
     games: int = 20_000
     """Teacher games whose decisions make the training set."""
     epochs: int = 10
@@ -371,7 +373,7 @@ class RunConfig:
     """The level a run made, recorded by its run's own config (a level's manifest records that
     config's digest); the recipes in ``configs/`` leave it out (informational: export names a
     level with ``--level``)."""
-    teacher: Literal["none", "optimal", "heuristic"] | None = None
+    teacher: Literal["none", "optimal", "heuristic", "duelist"] | None = None
     """The recipe's teacher, checked against ``warm_start.teacher``: ``none`` refuses any
     teacher (no imitation, no solver values); unset: whatever the warm start says. (Older
     configs wrote ``reward_only: true`` for ``teacher: none``; they are read as that.)"""
@@ -655,6 +657,10 @@ def _validate_table(cfg: RunConfig) -> None:
     if not table:
         if cfg.versus is not None:
             raise ConfigError("versus: a section for env.id YahtzeeVs-v0 only")
+        if cfg.warm_start.teacher == "duelist":
+            raise ConfigError(
+                "warm_start.teacher: the duelist teaches at a 2-seat table (env.id YahtzeeVs-v0)"
+            )
         return
     if cfg.versus is None:
         raise ConfigError("versus: missing (env.id YahtzeeVs-v0 needs its opponents)")
@@ -669,10 +675,10 @@ def _validate_table(cfg: RunConfig) -> None:
         raise ConfigError(
             f"env.shaping: YahtzeeVs-v0 learns from the result alone, got {cfg.env.shaping!r}"
         )
-    if cfg.warm_start.teacher != "none":
+    if cfg.warm_start.teacher not in ("none", "duelist"):
         raise ConfigError(
-            "warm_start.teacher: YahtzeeVs-v0 has no warm start (start from a model with "
-            "policy.init)"
+            f"warm_start.teacher: at a 2-seat table the teacher is the duelist (or none), got "
+            f"{cfg.warm_start.teacher!r}"
         )
     v = cfg.versus
     if not v.opponents:

@@ -514,3 +514,45 @@ def test_an_even_table_hides_the_other_card_and_table_reading_pairs_the_deals():
     assert report["games"] == 12 and report["seed"] == 3
     assert report["with_the_table"] == report["on_an_even_table"]
     assert report["win_rate_difference"] == 0.0 and report["win_rate_difference_ci95"] == 0.0
+
+
+# ------------------------------------------------------------------------------ the winner
+WINNER = ROOT / "configs" / "winner.yaml"
+
+
+def test_the_winner_distils_the_duelist_at_the_table(tmp_path):
+    """configs/winner.yaml's warm start: the duelist plays the learner's seat, its moves are
+    the targets, the game's result the value; the run says what it was taught."""
+    from yahtzee_agents.sb3.warm_start import table_teacher_dataset
+    from yahtzee_agents.train import train
+
+    cfg = load_config(
+        WINNER,
+        [*TINY, "warm_start.games=6", "warm_start.epochs=1", "warm_start.batch_size=128",
+         "warm_start.explore=0.1", "train.total_timesteps=0"],
+    )  # fmt: skip
+    data = table_teacher_dataset(cfg, seed=0)
+    n = data["obs"].shape[0]
+    assert data["obs"].shape == (n, 107) and n > 6 * 20  # about 35 decisions a game
+    assert data["mask"][np.arange(n), data["target"].argmax(1)].all()  # a legal move each
+    assert set(np.unique(data["value"]).tolist()) <= {-1.0, 0.0, 1.0}
+
+    run = train(cfg, tmp_path / "winner", progress=False, argv=[])
+    warm = json.loads((run / "warm_start.json").read_text())
+    assert warm["teacher"] == "duelist" and warm["decisions"] > 6 * 20
+    meta = json.loads((run / "meta.json").read_text())
+    teacher = meta["knew"]["teacher"]
+    assert teacher.startswith("solver (distilled from the duelist")
+    assert "started from hard's weights" in teacher and meta["method"] == "distilled"
+    from yahtzee_env.commands.cli import main
+
+    assert main(["export", str(run), "--out", str(tmp_path / "out")]) in (0, None)
+    manifest = json.loads((tmp_path / "out" / "winner.json").read_text())
+    assert (manifest["objective"], manifest["teacher"]) == ("win", "duelist")
+
+
+def test_the_duelist_teaches_only_at_a_table():
+    with pytest.raises(ConfigError, match="the duelist teaches at a 2-seat table"):
+        load_config(ROOT / "configs" / "tiny.yaml", ["warm_start.teacher=duelist"])
+    with pytest.raises(ConfigError, match="at a 2-seat table the teacher is the duelist"):
+        load_config(WINNER, ["teacher=optimal", "warm_start.teacher=optimal"])

@@ -439,10 +439,6 @@ def train(
             from .warm_start import init_policy
 
             started_from = init_policy(model, cfg)
-        if cfg.versus is not None:  # the pool's first past self: the policy at step 0
-            from .versus_env import take_snapshot
-
-            take_snapshot(model, env, 0)
     folder.write_run_metadata(paths, cfg, argv if argv is not None else sys.argv, libraries())
     if ckpt is None and started_from is not None:
         folder.record_init(paths, started_from)
@@ -455,6 +451,10 @@ def train(
             from .warm_start import warm_start
 
             folder.record_warm_start(paths, warm_start(model, cfg))
+        if ckpt is None and cfg.versus is not None:  # the pool's first past self: step 0's
+            from .versus_env import take_snapshot  # policy (after a warm start, if any)
+
+            take_snapshot(model, env, 0)
         callback = TrainingCallback(cfg, paths, progress, on_eval, stop)
         callback.restored, callback.resumed = restored, ckpt is not None
         remaining = cfg.train.total_timesteps - model.num_timesteps

@@ -341,7 +341,8 @@ class TableVecEnv(VecEnv):
                 players[i, s] = [getattr(card, f) for f in _PLAYER_INTS]
                 scores[i, s] = [-1 if v is None else v for v in card.scores]
             games[i] = [int(getattr(game, f)) for f in _GAME_INTS]
-            pending.append(list(game.roller._pending))
+            # a run that never stepped (a warm start and no PPO) has no roller yet
+            pending.append([] if game.roller is None else list(game.roller._pending))
         lengths = np.array([len(p) for p in pending], dtype=np.int64)
         arrays = {
             "players": players,

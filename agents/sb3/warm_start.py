@@ -9,6 +9,11 @@ training example:
   value target is the best Q (the optimal value of the state), times ``env.reward_scale``.
 * ``heuristic`` teacher: the target is the heuristic's action; the value target is the
   return actually obtained from that decision on, times ``env.reward_scale``.
+* ``duelist`` teacher (a 2-seat table, `table_teacher_dataset`): the duelist plays the
+  learner's seat of `versus_env.TableVecEnv` tables against ``versus.opponents`` (``self``
+  there is the duelist itself: no past selves exist yet); the target is the duelist's move
+  (the solver's, or its exact win-probability search's in its last turns), the value target
+  the game's result (+1, 0, -1) times ``env.reward_scale``.
 
 The policy head is trained by cross-entropy against the target over legal actions, the value
 head by mean squared error, with Adam; PPO then starts from these weights.
@@ -21,11 +26,15 @@ from typing import Any
 
 import numpy as np
 
+from yahtzee_env.game.engine import NUM_ACTIONS
+
 from ..config import RunConfig
 
 
 def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
     """Play the teacher's games and record (obs, mask, target distribution, value target)."""
+    if cfg.warm_start.teacher == "duelist":
+        return table_teacher_dataset(cfg, seed)
     from yahtzee_env.analysis.evaluation import FirstGames
     from yahtzee_env.envs.vector import YahtzeeVectorEnv
     from yahtzee_env.policies.baselines import make_policy
@@ -86,6 +95,65 @@ def teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
     return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
 
 
+def table_teacher_dataset(cfg: RunConfig, seed: int) -> dict[str, np.ndarray]:
+    """The duelist at the learner's seat of 2-seat tables: ``warm_start.games`` games, each
+    of the learner's decisions recorded with the table's model input (``obs``: input
+    version 3, ready for the network), its mask, the duelist's move (one-hot ``target``) and
+    the game's result (``value``). With probability ``explore`` the move played is a random
+    legal one (the target stays the duelist's)."""
+    from yahtzee_env.game.cpu import table_cards
+    from yahtzee_env.game.observation import encode_seat
+    from yahtzee_env.policies.resolve import resolve_policy
+
+    from .versus_env import SELF, OpponentMix, TableVecEnv
+
+    w, v = cfg.warm_start, cfg.versus
+    rng = np.random.default_rng(seed)
+    teacher = resolve_policy("duelist", cfg.env.rules, seed)
+    names = [o.name for o in v.opponents]
+    fixed = {n: resolve_policy(n, cfg.env.rules, seed) for n in names if n != SELF}
+    names = ["duelist" if n == SELF else n for n in names]
+    fixed.setdefault("duelist", teacher)
+    mix = OpponentMix(names, [o.weight for o in v.opponents], fixed, None)
+    env = TableVecEnv(min(cfg.env.num_envs, w.games), mix, rules=cfg.env.rules, seed=seed)
+    obs = env.reset()
+    rows: list[dict[str, np.ndarray]] = []
+    game_of = np.arange(env.num_envs)  # the game each table plays (its decisions' results)
+    results: dict[int, float] = {}
+    started = env.num_envs
+    while len(results) < w.games:
+        masks = env.action_masks()
+        seats = [int(s) for s in env.seats]
+        solo = np.stack([encode_seat(g, s) for g, s in zip(env.games, seats, strict=True)])
+        cards = np.array(
+            [table_cards(g, s) for g, s in zip(env.games, seats, strict=True)], dtype=np.int64
+        )
+        act = np.asarray(teacher.act_batch_table(solo, masks, cards), dtype=np.int64)
+        rows.append({"obs": obs, "mask": masks, "act": act, "game": game_of.copy()})
+        played = act.copy()
+        explore = rng.random(act.size) < w.explore
+        if explore.any():
+            played[explore] = np.argmax(rng.random(masks[explore].shape) * masks[explore], axis=1)
+        obs, _, dones, infos = env.step(played)
+        for i in np.flatnonzero(dones):
+            results[int(game_of[i])] = float(infos[i]["result"])
+            game_of[i] = started
+            started += 1
+    obs = np.concatenate([r["obs"] for r in rows])
+    games = np.concatenate([r["game"] for r in rows])
+    act = np.concatenate([r["act"] for r in rows])
+    keep = np.array([g in results for g in games.tolist()])  # games left unfinished: out
+    target = np.zeros((keep.sum(), NUM_ACTIONS), dtype=np.float16)
+    target[np.arange(keep.sum()), act[keep]] = 1.0
+    value = np.array([results[g] for g in games[keep].tolist()], dtype=np.float32)
+    return {
+        "obs": obs[keep].astype(np.float32),
+        "mask": np.concatenate([r["mask"] for r in rows])[keep],
+        "target": target,
+        "value": value,
+    }
+
+
 def warm_start(model: Any, cfg: RunConfig) -> dict[str, Any]:
     """Pre-train ``model.policy`` on the teacher's decisions; return training statistics."""
     import torch
@@ -99,7 +167,10 @@ def warm_start(model: Any, cfg: RunConfig) -> dict[str, Any]:
     from yahtzee_env.game.rules import RuleSet
 
     threshold = RuleSet.from_spec(cfg.env.rules).upper_bonus_threshold
-    obs = torch.as_tensor(model_input(data["obs"], cfg.env.observation_version, threshold))
+    if cfg.versus is None:
+        obs = torch.as_tensor(model_input(data["obs"], cfg.env.observation_version, threshold))
+    else:  # a table's observations are the model's input already
+        obs = torch.as_tensor(data["obs"])
     masks = torch.as_tensor(data["mask"])
     target = torch.as_tensor(data["target"].astype(np.float32))
     value = torch.as_tensor(data["value"] * cfg.env.reward_scale)

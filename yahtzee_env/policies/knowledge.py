@@ -146,8 +146,14 @@ def knowledge_of_training(
         "none": "none",
         "optimal": "solver (distillation of the exact solver's action values)",
         "heuristic": "heuristic (imitation of the built-in heuristic)",
+        "duelist": (
+            "solver (distilled from the duelist: the solver's moves and its exact win search "
+            "over the last turns)"
+        ),
     }
     taught = teachers[teacher]
+    if init is not None and teacher != "none":
+        taught = f"{taught[:-1]}; its policy network started from {init}'s weights)"
     if init is not None and teacher == "none":
         taught = f"none (its policy network started from {init}'s weights)"
         if anchor_kl > 0:
