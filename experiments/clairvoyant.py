@@ -1,7 +1,8 @@
 """The clairvoyant ceiling at a table of two (issue 61): how often a player who knew the other
 card's final total in advance would beat a score-optimal opponent.
 
-    python experiments/clairvoyant.py --targets data/win/targets.npz --json data/win/clairvoyant.json
+    python experiments/clairvoyant.py --targets data/win/targets.npz \
+        --json data/win/clairvoyant.json
 
 1. `yahtzee_env.solver.targets.solve_targets`: W(b), the best chance of a final total above
    ``b`` (a total equal to ``b`` counts 1/2, the protocol's draw), exact for every ``b`` in
