@@ -333,7 +333,7 @@ export async function sync() {
 // banner says why: the browser is offline, or the server does not answer; and on a table
 // played in the page, that the game is recorded once the server is back.
 const NEEDS_NETWORK = ["create-online", "join", "join-code", "signup", "signin", "signout", "coach", "match", "public",
-  "quick-match", "quick-seats", "quick-wait", "list-open", "turn-timer"];
+  "quick-match", "quick-seats", "quick-wait", "list-open", "turn-timer", "time-bank"];
 
 // The server's own tables (`/t/CODE`, `/w/ID`) have the connection banner for a server
 // out of reach ("reconnecting"); this one says so there only when the browser is offline.
