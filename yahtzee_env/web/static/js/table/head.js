@@ -80,7 +80,7 @@ export function renderTimer(state) {
     if (clockOver) node.textContent = t("people.next_game_in", { s });
     else if (bank) {
       node.replaceChildren(
-        el("span", { "data-testid": "timer-bank-left" }, timeLeft(s)),
+        el("span", { "data-testid": "timer-bank-left" }, s < 3600 ? bankTime(s) : timeLeft(s)),
         el("span", { class: "bank-add", "data-testid": "timer-bank-add" }, `+${bankTime(bank.add)}`),
       );
     } else node.textContent = timeLeft(s);
