@@ -203,3 +203,52 @@ def test_attack_a_client_cannot_extend_its_bank(client, clock, act):
         f"/api/tables/{code}/back", json={"seat": 0, "token": tokens[0], "time_bank": {"add": 9}}
     )
     assert state_of(client, code)["time_left"] == pytest.approx(30)
+
+
+def test_two_instances_on_one_database_share_the_banks(pg_url, clock):
+    """The banks are stored with the deadline: a copy on another process (`Tables` B on the
+    same PostgreSQL) that follows a move's notification, or reads the database, has the
+    same banks as the process that made it, and spends from them in its turn."""
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables.authority import Tables
+
+    sa, sb = open_storage(pg_url), open_storage(pg_url)
+    heard: list[tuple] = []
+    stop = sb.listen(lambda *note: heard.append(note))
+    try:
+        a, b = Tables(sa), Tables(sb)
+        a.clock = b.clock = clock
+        body = {"seats": ["human", "friend"], "online": True, "name": "Ann", "time_bank": BANK}
+        table, tokens = a.create(body)
+        code = table.code
+        _, seat, guest = b.seating.join(code, {"name": "Gina"})
+        a.seating.start(code, 0, tokens[0])
+        b.load(code)
+        time.sleep(0.5)  # B's LISTEN is in place (a missed note only fails the wait)
+        clock.now += 40
+        state = a.state(a.load(code))
+        table, _ = a.act(code, 0, tokens[0], {"type": "roll", "hold": []}, seq=state["seq"])
+        state = a.state(table)
+        box = max(state["options"], key=state["options"].get)
+        table, _ = a.act(code, 0, tokens[0], {"type": "score", "box": box}, seq=state["seq"])
+        state = a.state(table)
+        assert state["banks"] == [pytest.approx(20), 60]
+        # B follows the notes of the roll and the score, each one revision on
+        for rev in (state["rev"] - 1, state["rev"]):
+            note = wait_for(lambda r=rev: [n for n in heard if n[1] == r], "the note")
+            followed = b.replicas.follow(code, rev, note[0][3])
+            assert followed is not None
+        assert b.state(followed) == state
+        assert b.state(Tables(sb).load(code)) == state  # a rebuild from the database too
+        clock.now += 10  # the guest's turn, on B: 50 left of its 60
+        table, _ = b.act(code, seat, guest, {"type": "roll", "hold": []}, seq=state["seq"])
+        state = b.state(table)
+        box = max(state["options"], key=state["options"].get)
+        table, _ = b.act(code, seat, guest, {"type": "score", "box": box}, seq=state["seq"])
+        state = a.state(a.replicas.refresh(code))
+        assert state["banks"] == [pytest.approx(40), pytest.approx(50)]  # the host's: 20 + 20
+        assert state["time_left"] == pytest.approx(40)
+    finally:
+        stop()
+        sa.close()
+        sb.close()
