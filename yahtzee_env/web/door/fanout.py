@@ -51,6 +51,7 @@ STEADY_KEYS = frozenset(
         "coach",
         "fill",
         "turn_timer",
+        "time_bank",
         "first",
         "dice_commitment",
         "duplicate",

@@ -24,10 +24,12 @@ from yahtzee_env.game.rules import BOX_NAMES, NUM_UPPER, PRESETS
 from yahtzee_env.web.people.matchmaking import DEFAULT_WAIT, WAIT_RANGE, WAITS
 from yahtzee_env.web.storage import SchemaError, describe_target
 from yahtzee_env.web.tables.table import (
+    BANK_ADD_RANGE,
     DEFAULT_FILL,
     MAX_SEATS,
     MIN_SEATS,
     ONLINE_TURN_TIMER,
+    TIME_BANKS,
     TURN_TIMER_RANGE,
     TURN_TIMERS,
     cpu_levels,
@@ -71,6 +73,8 @@ def lobby_config() -> dict[str, Any]:
         "turn_timers": list(TURN_TIMERS),
         "turn_timer_range": list(TURN_TIMER_RANGE),
         "turn_timer_online": ONLINE_TURN_TIMER,
+        "time_banks": [list(b) for b in TIME_BANKS],  # the lobby's (add, cap): issue 62
+        "bank_add_range": list(BANK_ADD_RANGE),
         "boxes": list(BOX_NAMES),  # the card's order (actions 32.. score them so)
         "upper_boxes": NUM_UPPER,
         "languages": languages(),

@@ -300,6 +300,12 @@ MIGRATIONS: list[str] = [
     DROP INDEX tables_listed;
     CREATE INDEX tables_listed ON tables(listed, started, created);
     """,
+    # 16: the time bank (issue 62): the seconds a turn adds to its seat's bank (0: the fixed
+    # clock; the cap is ``turn_timer``) and the seats' banks (JSON, stored with the deadline)
+    """
+    ALTER TABLE tables ADD COLUMN bank_add INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE tables ADD COLUMN banks TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -21,8 +21,8 @@ class TableStore(Store):
             (
                 "INSERT INTO tables (code, created, rules, seed, online, match, coach, "
                 "fill_level, started, updated, host_player, host_addr, public, turn_timer, "
-                "dice_secret, duplicate, dice) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "dice_secret, duplicate, dice, bank_add) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     table["code"],
                     now,
@@ -41,6 +41,7 @@ class TableStore(Store):
                     table.get("dice_secret"),
                     int(table.get("duplicate", False)),
                     table.get("dice"),
+                    int(table.get("bank_add", 0)),
                 ),
             )
         ]
@@ -93,11 +94,16 @@ class TableStore(Store):
         statements += [self._seat_row(code, s) for s in seats]
         self.db._tx([*statements, self._touch(code)])
 
-    def set_clock(self, code: str, deadline: float | None, votes: str) -> None:
-        """The table's turn deadline (epoch seconds; None: no clock runs) and its
-        play-again votes."""
+    def set_clock(self, code: str, deadline: float | None, votes: str, banks: str = "") -> None:
+        """The table's turn deadline (epoch seconds; None: no clock runs), its play-again
+        votes and its seats' time banks (JSON; "": none, or all full)."""
         self.db._tx(
-            [("UPDATE tables SET deadline = ?, votes = ? WHERE code = ?", (deadline, votes, code))]
+            [
+                (
+                    "UPDATE tables SET deadline = ?, votes = ?, banks = ? WHERE code = ?",
+                    (deadline, votes, banks, code),
+                )
+            ]
         )
 
     def due(self, now: float, limit: int = 100) -> list[str]:
@@ -171,7 +177,7 @@ class TableStore(Store):
                 conn,
                 [
                     (
-                        "SELECT rev, started, deadline, votes, client_seeds, "
+                        "SELECT rev, started, deadline, votes, banks, client_seeds, "
                         "(SELECT COUNT(*) FROM games "
                         "WHERE code = ?) AS games FROM tables WHERE code = ?",
                         (code, code),

@@ -64,6 +64,7 @@ from yahtzee_env.web.tables.reviews import Reviews
 from yahtzee_env.web.tables.seating import Seating
 from yahtzee_env.web.tables.seeds import ClientSeeds
 from yahtzee_env.web.tables.table import (
+    BANK_ADD_RANGE,
     DEFAULT_FILL,
     FIRST_ROLL,
     MAX_SEATS,
@@ -125,6 +126,16 @@ def table_choices(body: dict[str, Any]) -> dict[str, Any]:
         raise WebError(
             f"turn_timer must be 0 (off) or {low} to {high} seconds", 400, "bad_turn_timer"
         )
+    bank_add = 0
+    if body.get("time_bank") is not None:
+        if "turn_timer" in body:
+            raise WebError(
+                "give turn_timer (a fixed clock) or time_bank, not both: a time bank's "
+                "cap is its longest turn",
+                400,
+                "bad_time_bank",
+            )
+        bank_add, timer = time_bank_choice(body["time_bank"], online)
     return {
         "kinds": kinds,
         "online": online,
@@ -132,7 +143,38 @@ def table_choices(body: dict[str, Any]) -> dict[str, Any]:
         "fill": fill,
         "flags": flags,
         "timer": timer,
+        "bank_add": bank_add,
     }
+
+
+def time_bank_choice(bank: Any, online: bool) -> tuple[int, int]:
+    """The time bank ``{"add": seconds a turn, "cap": the most a bank holds}`` of a new
+    table, checked: ``(add, cap)``; the cap is the table's ``turn_timer``."""
+    if not online:
+        raise WebError("time_bank is for online tables", 400, "bad_time_bank")
+    if not isinstance(bank, dict) or set(bank) != {"add", "cap"}:
+        raise WebError(
+            'time_bank must be {"add": seconds a turn, "cap": seconds at most}',
+            400,
+            "bad_time_bank",
+        )
+    add, cap = bank["add"], bank["cap"]
+    for name, value, (low, high) in (("add", add, BANK_ADD_RANGE), ("cap", cap, TURN_TIMER_RANGE)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise WebError(
+                f"time_bank.{name} must be a whole number of seconds from {low} to {high}",
+                400,
+                "bad_time_bank",
+                field=f"time_bank.{name}",
+            )
+    if cap < add:
+        raise WebError(
+            "time_bank.cap must be at least time_bank.add",
+            400,
+            "bad_time_bank",
+            field="time_bank.cap",
+        )
+    return add, cap
 
 
 def rolled_by(game: Game, seat: int) -> dict[str, Any]:
@@ -277,6 +319,7 @@ class Tables:
         choices = table_choices(body)
         kinds, online, rules_name = choices["kinds"], choices["online"], choices["rules"]
         fill, flags, timer = choices["fill"], choices["flags"], choices["timer"]
+        bank_add = choices["bank_add"]
         addr_hash = token_hash(f"addr:{address}") if address is not None else None
         self.check_caps(player["id"] if player else None, addr_hash)
         code = new_code()
@@ -294,6 +337,7 @@ class Tables:
             fill,
             seats,
             turn_timer=timer,
+            bank_add=bank_add,
             public=flags["public"],
             dice_secret=new_seed(),
             duplicate=flags["duplicate"],
@@ -317,6 +361,7 @@ class Tables:
             "host_player": player["id"] if player else None,
             "host_addr": addr_hash,
             "turn_timer": timer,
+            "bank_add": bank_add,
             "dice_secret": table.dice_secret.hex(),
             "duplicate": table.duplicate,
             "dice": table.dice,
@@ -681,6 +726,12 @@ class Tables:
         out["rev"] = table.rev  # the database's revision (servers sharing it compare these)
         if table.deadline is not None:
             out["time_left"] = round(max(0.0, table.deadline - self.clock()), 1)
+        if table.bank_add:  # each seat's time bank now (the mover's runs: its time left)
+            banks = TurnClock.banks_left(table)
+            key = table.decision()
+            if key is not None and key[1] != "over" and "time_left" in out:
+                banks[key[2]] = out["time_left"]
+            out["banks"] = banks
         return out
 
 

@@ -1,6 +1,11 @@
 """The turn clock: each table's deadline for the decision it waits on (a turn, or the
 play-again vote), stored with the votes so that a restart plays a turn whose time ran out
-while the server was down (`authority.Tables.timer`)."""
+while the server was down (`authority.Tables.timer`).
+
+A table with a time bank (issue 62: ``bank_add`` seconds a turn, up to ``turn_timer``) keeps
+one bank per seat, stored beside the deadline: a turn's start adds the increment (capped)
+and sets the deadline at the bank's end; the turn's end keeps what is left. Only the
+server's clock counts: nothing a client sends moves a bank."""
 
 from __future__ import annotations
 
@@ -21,15 +26,48 @@ class TurnClock:
         a new vote gets ``turn_timer`` seconds; the same one keeps its deadline) and
         store it with the votes, when they changed."""
         key = table.decision()
+        now = self.tables.clock()
+        if key != table.armed:
+            self._bank_out(table, now)  # the turn that ended keeps what is left of its bank
         if key is None or not table.turn_timer:
             table.deadline = None
         elif key != table.armed:  # a new decision (the same one keeps its deadline, or none)
-            table.deadline = self.tables.clock() + table.turn_timer
+            table.deadline = now + self._bank_in(table, key)
         table.armed = key
-        saved = (table.deadline, json.dumps(sorted(table.votes, key=str)) if table.votes else "")
+        votes = json.dumps(sorted(table.votes, key=str)) if table.votes else ""
+        banks = json.dumps(table.banks, separators=(",", ":")) if table.banks else ""
+        saved = (table.deadline, votes, banks)
         if force or saved != table.saved_clock:
             self.storage.tables.set_clock(table.code, *saved)
             table.saved_clock = saved
+
+    @staticmethod
+    def banks_left(table: Table) -> list[float]:
+        """Each seat's bank at the end of its last turn of the current game (full: the cap,
+        before its first)."""
+        banks = table.banks
+        if banks.get("game") == table.idx and len(banks.get("left", ())) == len(table.seats):
+            return [float(b) for b in banks["left"]]
+        return [float(table.turn_timer)] * len(table.seats)
+
+    def _bank_in(self, table: Table, key: tuple) -> float:
+        """The seconds the decision ``key`` gets: a turn at a table with a time bank, its
+        seat's bank plus the increment, up to the cap; else the fixed clock's."""
+        if not table.bank_add or key[1] == "over":
+            return float(table.turn_timer)
+        return min(float(table.turn_timer), self.banks_left(table)[key[2]] + table.bank_add)
+
+    def _bank_out(self, table: Table, now: float) -> None:
+        """The turn ``table.armed`` ended at ``now``: its seat keeps the time left (none, when
+        it timed out)."""
+        key = table.armed
+        if not table.bank_add or key is None or key[1] == "over" or table.deadline is None:
+            return
+        if key[0] != table.idx:
+            return  # a game that ended: the next one starts with full banks
+        left = self.banks_left(table)
+        left[key[2]] = round(max(0.0, min(float(table.turn_timer), table.deadline - now)), 1)
+        table.banks = {"game": table.idx, "left": left}
 
     def _time_out(self, table: Table) -> bool:  # under the table's lock
         """If the table's deadline has passed: the computer plays the waited-on turn (and

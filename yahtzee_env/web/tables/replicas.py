@@ -13,6 +13,16 @@ from yahtzee_env.web.tables import seeds
 from yahtzee_env.web.tables.table import MAX_NEWS, Seat, Table
 
 
+def load_banks(text: str | None) -> dict:
+    """The seats' time banks as stored (`clock.TurnClock`; "" or None: none yet)."""
+    if not text:
+        return {}
+    banks = json.loads(text)
+    if not isinstance(banks, dict) or not isinstance(banks.get("left"), list):
+        raise ValueError("time banks: a game and a list of seconds per seat")
+    return banks
+
+
 class Replicas:
     """The copies in memory (``tables.loaded``) of the tables of ``tables`` (the authority:
     `authority.Tables`)."""
@@ -71,6 +81,8 @@ class Replicas:
             duplicate=bool(row.get("duplicate") or 0),
             dice=row.get("dice") or DICE_ALGORITHM,
             client_seeds=seeds.load(row.get("client_seeds")),
+            bank_add=int(row.get("bank_add") or 0),
+            banks=load_banks(row.get("banks")),
         )
         for g in row["games"]:
             table.begin_game(g["idx"], g["first"])
@@ -86,7 +98,7 @@ class Replicas:
             if table.game.over:
                 table.finished.append(table.game.totals())
         table.armed = table.decision()  # the stored deadline is the current decision's
-        table.saved_clock = (table.deadline, row.get("votes") or "")
+        table.saved_clock = (table.deadline, row.get("votes") or "", row.get("banks") or "")
         self.tables.keep(table)
         return table
 
@@ -120,8 +132,10 @@ class Replicas:
         if new["actions"] and table.game.over:
             table.finished.append(table.game.totals())
         table.deadline, votes = new["deadline"], new["votes"] or ""  # the clock, as stored
+        banks = new.get("banks") or ""
         table.votes = set(json.loads(votes)) if votes else set()
-        table.saved_clock, table.armed = (table.deadline, votes), table.decision()
+        table.banks = load_banks(banks)
+        table.saved_clock, table.armed = (table.deadline, votes, banks), table.decision()
         table.rev = int(new["rev"])
         return table
 
@@ -137,10 +151,10 @@ class Replicas:
         a new game) or it is too long for a notification: they read the database then."""
         if self.shape(table) != shape or len(table.log) < seq or table.saved_clock is None:
             return None
-        deadline, votes = table.saved_clock
+        deadline, votes, banks = table.saved_clock
         news = {"idx": table.idx, "seq": seq, "actions": table.log[seq:]}
         news["auto"] = sorted(n for n in table.auto if n >= seq)
-        news.update(deadline=deadline, votes=votes)
+        news.update(deadline=deadline, votes=votes, banks=banks)
         text = json.dumps(news, separators=(",", ":"))
         return text if len(text) < MAX_NEWS else None
 
@@ -159,8 +173,9 @@ class Replicas:
             auto = {int(n) for n in new.get("auto", ())}
             if new["idx"] != table.idx or new["seq"] != len(table.log):
                 return None
-            votes = new["votes"]
-            clock = (new["deadline"], votes, set(json.loads(votes)) if votes else set())
+            votes, banks = new["votes"], new.get("banks") or ""
+            clock = (new["deadline"], votes, banks, set(json.loads(votes)) if votes else set())
+            loaded_banks = load_banks(banks)
         except (ValueError, KeyError, TypeError):
             return None
         try:
@@ -171,8 +186,8 @@ class Replicas:
             return None
         if actions and table.game.over:
             table.finished.append(table.game.totals())
-        table.deadline, table.votes = clock[0], clock[2]
-        table.saved_clock, table.armed = clock[:2], table.decision()
+        table.deadline, table.votes, table.banks = clock[0], clock[3], loaded_banks
+        table.saved_clock, table.armed = clock[:3], table.decision()
         table.rev = rev
         self.tables.keep(table)
         return table

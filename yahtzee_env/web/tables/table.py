@@ -50,6 +50,12 @@ EVENTS_KEPT = 64
 TURN_TIMER_RANGE = (10, 3 * 86_400)  # seconds a human has for a turn (0: no timer): 3 days
 TURN_TIMERS = (0, 120, 86_400, 3 * 86_400)  # the lobby's turn clocks: off, 2 min, 1 day, 3 days
 ONLINE_TURN_TIMER = 120  # an online table's default; a solo table has none
+# The time bank (issue 62), as Board Game Arena's "+0:21 per turn, max 2:03": each seat has
+# a bank, full (at the cap: the table's ``turn_timer``) at a game's start; each of its turns
+# first adds the increment, up to the cap, and its time is taken from the bank. A turn never
+# lasts more than the cap, so the fixed clock's bounds (and expiry) hold for it too.
+BANK_ADD_RANGE = (5, 86_400)  # seconds added per turn
+TIME_BANKS = ((15, 90), (21, 123), (30, 300), (43_200, 3 * 86_400))  # the lobby's (add, cap)
 MAIN_LEVELS = ("easy", "medium", "hard")  # the seed's levels: the lobby's first choices
 DEFAULT_FILL = "medium"  # the CPU level of the seats nobody took (the lobby's default too)
 AWAY_REASONS = ("timeout", "host", "left")  # why the computer plays a human's seat
@@ -163,7 +169,11 @@ class Table:
     deadline: float | None = None  # epoch seconds: the waited-on decision times out
     armed: tuple | None = None  # the decision `deadline` was set for
     votes: set = field(default_factory=set)  # voters who confirmed Play again
-    saved_clock: tuple | None = None  # (deadline, votes) as last stored
+    saved_clock: tuple | None = None  # (deadline, votes, banks) as last stored
+    bank_add: int = 0  # the time bank's seconds added per turn (0: the fixed clock)
+    # the banks (stored as JSON): {"game": idx, "left": seconds per seat at the end of its
+    # last turn}; empty, or of another game: every bank is full (`clock.TurnClock`)
+    banks: dict = field(default_factory=dict)
     # The dice (issue 49): the 32-byte secret each game's dice seed comes from (never sent:
     # a finished game's review reveals that game's seed), None for a table stored before
     # it; ``duplicate``: every seat draws the same dice.
@@ -434,6 +444,7 @@ class Table:
             "seats": seats,
             "fill": self.fill_level,
             "turn_timer": self.turn_timer,
+            "time_bank": {"add": self.bank_add, "cap": self.turn_timer} if self.bank_add else None,
             "deadline": self.deadline,
             "game": self.idx,
             "seq": len(self.log),

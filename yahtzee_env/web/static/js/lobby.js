@@ -3,7 +3,7 @@
 import { $, config, el, go, params, store } from "./page.js";
 import { ME, ApiError, api, loadSession, whileBusy } from "./net.js";
 import { rememberRename } from "./rename.js";
-import { errorText, joinNames, levelName, ruleName, seatName, t, tn } from "./words.js";
+import { bankName, errorText, joinNames, levelName, ruleName, seatName, t, tn } from "./words.js";
 import { renderYourMove } from "./notify.js";
 import * as care from "./care.js";
 import { ratingText } from "./leaderboard.js";
@@ -67,6 +67,15 @@ export function clockName(seconds) {
   return tn("lobby.clock_days", Math.round(seconds / 86400));
 }
 
+// The time bank (issue 62): a preset's value is "add:cap" (`config.time_banks`), "" for the
+// fixed clock; its words are `bankName`'s.
+const chosenBank = () => {
+  const [add, cap] = ($("time-bank").value || "").split(":").map(Number);
+  return add && cap ? { add, cap } : null;
+};
+// a bank replaces the fixed clock: its row folds away while one is chosen
+const showClockRows = () => { $("turn-timer-row").hidden = Boolean(chosenBank()); };
+
 // The choices the server takes (`config`): how many seats, the turn clock's choices. The
 // remembered ones first.
 const SEATS_SHOWN = 2;
@@ -83,12 +92,18 @@ function renderLobbyChoices() {
   const was = timer.value || String(last.timer ?? config.turn_timer_online);
   timer.replaceChildren(...config.turn_timers.map((s) => el("option", { value: s }, clockName(s))));
   timer.value = config.turn_timers.map(String).includes(was) ? was : String(config.turn_timer_online);
+  const bank = $("time-bank");
+  const wasBank = bank.options.length ? bank.value : (last.bank ?? "");
+  const banks = config.time_banks.map(([add, cap]) => el("option", { value: `${add}:${cap}` }, bankName(add, cap)));
+  bank.replaceChildren(el("option", { value: "" }, t("lobby.bank_off")), ...banks);
+  bank.value = [...bank.options].some((o) => o.value === wasBank) ? wasBank : "";
+  showClockRows();
 }
 
 function remember() {
   const kinds = [...$("seat-kinds").querySelectorAll("select")].map((s) => s.value);
   const choices = { seats: Number($("seats").value), kinds, rules: $("rules").value, fill: $("fill").value,
-    timer: Number($("turn-timer").value), quickSeats: $("quick-seats").value, quickWait: $("quick-wait").value };
+    timer: Number($("turn-timer").value), bank: $("time-bank").value, quickSeats: $("quick-seats").value, quickWait: $("quick-wait").value };
   for (const [key, id] of Object.entries(CHECKS)) choices[key] = $(id).checked;
   store.set(SAVED, choices);
 }
@@ -161,7 +176,9 @@ function lobbyChoices(online) {
     match: $("match").checked, coach: $("coach").checked, public: $("public").checked,
     duplicate: $("duplicate").checked,
   };
-  if (online) choices.turn_timer = Number($("turn-timer").value) || 0;
+  const bank = chosenBank();
+  if (online && bank) choices.time_bank = bank;
+  else if (online) choices.turn_timer = Number($("turn-timer").value) || 0;
   return choices;
 }
 
@@ -401,7 +418,7 @@ export function setup() {
   // words have loaded joins that table (it said "no code")
   if (params.get("join")) $("join-code").value = params.get("join");
   $("seats").addEventListener("change", renderSeatKinds);
-  $("lobby-form").addEventListener("change", () => { remember(); renderPlayWhat(); });
+  $("lobby-form").addEventListener("change", () => { remember(); renderPlayWhat(); showClockRows(); });
   const more = $("more-options");
   more.open = store.get("yz.more", false) === true;
   more.addEventListener("toggle", () => store.set("yz.more", more.open));

@@ -233,7 +233,7 @@ function state(events = []) {
   const out = {
     code: LOCAL_CODE, rules: r.rules, online: false, match: false, coach: false, public: false, started: true,
     offline: true, in_page: r.played === "in_page", mine: [0], seats,
-    fill: r.seats[1] || null, turn_timer: 0, deadline: null, game: L.gameNo, seq, version: [L.gameNo, seq], first: 0,
+    fill: r.seats[1] || null, turn_timer: 0, time_bank: null, deadline: null, game: L.gameNo, seq, version: [L.gameNo, seq], first: 0,
     // the page deals its own dice: nothing to commit to, no seat's seed to mix in
     dice_commitment: null, duplicate: false,
     dice_version: null, client_seeds: null, client_seed_marks: null, client_seeds_open: false,
@@ -333,7 +333,7 @@ export async function sync() {
 // banner says why: the browser is offline, or the server does not answer; and on a table
 // played in the page, that the game is recorded once the server is back.
 const NEEDS_NETWORK = ["create-online", "join", "join-code", "signup", "signin", "signout", "coach", "match", "public",
-  "quick-match", "quick-seats", "quick-wait", "list-open", "turn-timer"];
+  "quick-match", "quick-seats", "quick-wait", "list-open", "turn-timer", "time-bank"];
 
 // The server's own tables (`/t/CODE`, `/w/ID`) have the connection banner for a server
 // out of reach ("reconnecting"); this one says so there only when the browser is offline.

@@ -16,7 +16,7 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // languages): filled once at the start (main.js), read by the views.
 export const config = {
   levels: [], main_levels: [], fill: null, rules: [], min_seats: 0, max_seats: 0,
-  turn_timers: [], turn_timer_range: [0, 0], turn_timer_online: 0, boxes: [], upper_boxes: 0,
+  turn_timers: [], turn_timer_range: [0, 0], turn_timer_online: 0, time_banks: [], boxes: [], upper_boxes: 0,
   languages: [],
 };
 

@@ -112,7 +112,7 @@ async function pause(ms) {
 // within a game leaves them out (issue 60), and they are kept from the game's earlier state.
 // Missing with no earlier state of that game (a socket that missed the game's start): the
 // table's whole state is read instead.
-const STEADY = ["rules", "online", "match", "coach", "fill", "turn_timer", "first", "dice_commitment", "duplicate",
+const STEADY = ["rules", "online", "match", "coach", "fill", "turn_timer", "time_bank", "first", "dice_commitment", "duplicate",
   "dice_version", "client_seeds", "client_seed_marks", "client_seeds_open"];
 
 async function apply(state, came = performance.now()) {

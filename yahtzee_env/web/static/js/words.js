@@ -18,6 +18,13 @@ export function tn(key, n, vars = {}) {
   const full = `${key}.${form}` in I18N.cat ? `${key}.${form}` : `${key}.other`;
   return t(full, { n, ...vars });
 }
+// A time bank's figures (issue 62) as Board Game Arena writes them: "+0:21 a turn, max 2:03".
+export function bankTime(seconds) {
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+  if (seconds < 86400) return tn("lobby.bank_hours", Math.round(seconds / 3600));
+  return tn("lobby.bank_days", Math.round(seconds / 86400));
+}
+export const bankName = (add, cap) => t("lobby.bank_preset", { add: bankTime(add), cap: bankTime(cap) });
 export const has = (key) => key in I18N.cat || key in I18N.base;
 export const boxName = (box) => t(`box.${box}`, {}, box);
 export const levelName = (level) => t(`level.${level}`, {}, level);

@@ -3,7 +3,7 @@
 // its ticker.
 import { $, el } from "../page.js";
 import { api } from "../net.js";
-import { seatName, t } from "../words.js";
+import { bankName, bankTime, seatName, t } from "../words.js";
 import { duration as timeLeft } from "../notify.js";
 import { isMine } from "./seats.js";
 import * as seed from "./seed.js";
@@ -66,12 +66,24 @@ export function renderTimer(state) {
   const node = $("timer");
   deadlineAt = state.time_left !== undefined && state.time_left !== null ? performance.now() + 1000 * state.time_left : null;
   clockOver = Boolean(state.over);
+  // a time bank (issue 62): the mover's bank counts down, and the clock says what each
+  // turn adds (its title: the whole bank, "+0:21 a turn, max 2:03")
+  const bank = state.time_bank && !clockOver ? state.time_bank : null;
+  node.dataset.bank = bank ? "true" : "false";
+  if (bank) node.title = t("people.bank_title", { bank: bankName(bank.add, bank.cap) });
+  else node.removeAttribute("title");
   const tick = () => {
     if (deadlineAt === null) { node.hidden = true; return; }
     node.hidden = false;
     const s = Math.max(0, Math.ceil((deadlineAt - performance.now()) / 1000));
     // after a game the clock is the vote's: the next game starts when it runs out
-    node.textContent = clockOver ? t("people.next_game_in", { s }) : timeLeft(s);
+    if (clockOver) node.textContent = t("people.next_game_in", { s });
+    else if (bank) {
+      node.replaceChildren(
+        el("span", { "data-testid": "timer-bank-left" }, s < 3600 ? bankTime(s) : timeLeft(s)),
+        el("span", { class: "bank-add", "data-testid": "timer-bank-add" }, `+${bankTime(bank.add)}`),
+      );
+    } else node.textContent = timeLeft(s);
   };
   tick();
   if (!ticker) ticker = setInterval(() => { if (!$("table").hidden) tick(); }, 500);
