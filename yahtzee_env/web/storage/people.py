@@ -172,8 +172,8 @@ class PeopleStore(Store):
         """Delete the account and its data: its statistics, rating, quick-match request, the
         browsers it signed in from, sessions, recovery codes, blocks, follows, invitations;
         its messages stay in the games' chat under `DELETED_NAME` (the seats are renamed
-        under each table's lock by the caller, `account_care`); the profile row stays, nameless and with a new token nobody
-        holds (the games' rows refer to it)."""
+        under each table's lock by the caller, `account_care`); the profile row stays,
+        nameless and with a new token nobody holds (the games' rows refer to it)."""
         pid = (player_id,)
         self.db._tx(
             [
