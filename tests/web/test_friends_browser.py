@@ -83,6 +83,12 @@ def test_two_friends_follow_each_other_one_invites_the_other_and_they_play(
         score_best(ann)
         bob.wait_for_selector('[data-testid="turn"][data-seat="1"]')
         assert bob.is_hidden(tid(f"invite-{code}"))
+        # on a phone, in Italian: bob's lobby shows ann at the table they play at
+        bob.set_viewport_size(PHONE)
+        bob.goto(f"{server.url}/?pace=0&lang=it")
+        bob.wait_for_selector(f"{tid('friends-list')}:has-text('gioca al tavoliere {code}')")
+        bob.locator(tid("friends-list")).scroll_into_view_if_needed()
+        shot(bob, tmp_path, "friends-lobby-390x844-it")
         assert not a_errors and not b_errors, (a_errors, b_errors)
     finally:
         a_ctx.close()
