@@ -93,3 +93,56 @@ def test_two_friends_follow_each_other_one_invites_the_other_and_they_play(
     finally:
         a_ctx.close()
         b_ctx.close()
+
+
+def test_a_leaderboard_row_offers_follow(browser, server, tmp_path):
+    """Follow from the leaderboard: an account's page offers Follow on the other accounts'
+    rows (the board's rows are stood in by the test: rating a game takes a whole game)."""
+    import json
+
+    b_ctx, bob, b_errors = new_player(browser, PHONE, "en-US")
+    a_ctx, ann, a_errors = new_player(browser, DESKTOP, "it-IT")
+    try:
+        sign_up(bob, server, "en", "Bob", "bob_b")
+        sign_up(ann, server, "it", "Ann", "ann_b")
+        board = {
+            "top": [
+                {
+                    "place": 1,
+                    "name": "bob_b",
+                    "rating": 1040,
+                    "games": 3,
+                    "provisional": True,
+                    "me": False,
+                    "provisional_games": 10,
+                },
+                {
+                    "place": 2,
+                    "name": "ann_b",
+                    "rating": 1000,
+                    "games": 2,
+                    "provisional": True,
+                    "me": True,
+                    "provisional_games": 10,
+                },
+            ],
+            "me": None,
+            "cpu": [],
+            "provisional_games": 10,
+        }
+        ann.route(
+            "**/api/leaderboard",
+            lambda route: route.fulfill(content_type="application/json", body=json.dumps(board)),
+        )
+        ann.goto(f"{server.url}/leaderboard?lang=it")
+        ann.wait_for_selector(tid("follow-bob_b"))
+        assert ann.locator(tid("follow-ann_b")).count() == 0  # not on one's own row
+        ann.click(tid("follow-bob_b"))
+        ann.wait_for_selector(f"{tid('follow-bob_b')}:has-text('Lo segui')")
+        shot(ann, tmp_path, "friends-leaderboard-1280x800-it")
+        following = ann.context.request.get(f"{server.url}/api/friends").json()["following"]
+        assert [f["name"] for f in following] == ["bob_b"]
+        assert not a_errors and not b_errors, (a_errors, b_errors)
+    finally:
+        a_ctx.close()
+        b_ctx.close()
