@@ -259,3 +259,23 @@ def test_deleting_an_account_forgets_its_follows_and_invitations(app):
         reply = bob.post("/api/account/delete", json={"password": PASSWORD})
         assert reply.status_code == 200, reply.text
         assert ann.get("/api/friends").json()["following"] == []
+
+
+def test_a_player_is_followed_from_the_table_by_seat(app):
+    """At a table, a seated account follows another seat's account without knowing its
+    user name; not from outside the table, and not a guest's seat."""
+    with TestClient(app):
+        ann, bob, eve = account(app, "ann"), account(app, "bob"), account(app, "eve")
+        code = friends_table(ann)
+        assert bob.post(f"/api/tables/{code}/join", json={}).status_code == 200
+        reply = bob.post("/api/friends/follow", json={"code": code, "seat": 0})
+        assert reply.json() == {"following": "ann", "friend": False}, reply.text
+        reply = eve.post("/api/friends/follow", json={"code": code, "seat": 0})
+        assert reply.status_code == 403 and reply.json()["code"] == "not_your_seat"
+        assert bob.post("/api/friends/follow", json={"code": code, "seat": "0"}).status_code == 400
+        guest_table = friends_table(ann)
+        guest = TestClient(app)
+        guest.post("/api/session", json={"name": "Guest"})
+        assert guest.post(f"/api/tables/{guest_table}/join", json={}).status_code == 200
+        reply = ann.post("/api/friends/follow", json={"code": guest_table, "seat": 1})
+        assert reply.status_code == 409 and reply.json()["code"] == "not_an_account"

@@ -83,6 +83,9 @@ def test_two_friends_follow_each_other_one_invites_the_other_and_they_play(
         score_best(ann)
         bob.wait_for_selector('[data-testid="turn"][data-seat="1"]')
         assert bob.is_hidden(tid(f"invite-{code}"))
+        # the table's people: Follow on a seat (bob follows ann already: it says so)
+        bob.click(tid("follow-seat-0"))
+        bob.wait_for_selector(f"{tid('follow-seat-0')}:has-text('Lo segui')")
         # on a phone, in Italian: bob's lobby shows ann at the table they play at
         bob.set_viewport_size(PHONE)
         bob.goto(f"{server.url}/?pace=0&lang=it")

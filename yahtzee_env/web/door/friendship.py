@@ -6,6 +6,7 @@ server object holds one (``service.friendship``) and `routes` reaches each in on
                                           an account: whom it follows (friends: online, at
                                           which open table) and its invitations
     POST /api/friends/follow   {name}     follow an account by its user name
+                               {code, seat}   ... or the account at a seat of your table
     POST /api/friends/unfollow {name}
     POST /api/friends/invite   {code, name}   invite a friend to a table where you sit
     POST /api/friends/accept   {code}     accept an invitation (then join the table)

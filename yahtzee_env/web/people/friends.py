@@ -47,9 +47,28 @@ class Friends:
         return row
 
     # ------------------------------------------------------------------ follows
+    def account_seated(self, code: Any, seat: Any, asker: int) -> dict[str, Any]:
+        """The account playing seat ``seat`` of table ``code``, for an asker seated there
+        too (a table's people are followed from the table without learning user names
+        first); blocked either way reads as a seat without an account."""
+        code = clean_code(code)
+        if isinstance(seat, bool) or not isinstance(seat, int):
+            raise WebError("seat must be a seat number")
+        if asker not in self.storage.tables.seat_owners(code):
+            raise WebError("you have no seat at this table", 403, "not_your_seat")
+        owner = self.storage.friends.seat_owner(code, seat)
+        row = self.storage.accounts.account(player_id=owner) if owner is not None else None
+        if row is None or self.storage.people.is_blocked(asker, [row["player_id"]]):
+            raise WebError("that seat's player has no account to follow", 409, "not_an_account")
+        return row
+
     def follow(self, player_id: int, body: dict[str, Any]) -> dict[str, Any]:
+        """Follow an account by ``name``, or by the ``seat`` it plays at table ``code``."""
         self.need_account(player_id)
-        row = self.account_named(body.get("name"), player_id)
+        if "seat" in body:
+            row = self.account_seated(body.get("code"), body.get("seat"), player_id)
+        else:
+            row = self.account_named(body.get("name"), player_id)
         if row["player_id"] == player_id:
             raise WebError("you cannot follow yourself", 400, "follow_self")
         if self.storage.people.is_blocked(row["player_id"], [player_id]):

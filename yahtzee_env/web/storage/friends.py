@@ -180,6 +180,13 @@ class FriendStore(Store):
             ]
         )
 
+    def seat_owner(self, code: str, seat: int) -> int | None:
+        """The player who may act for seat ``seat`` of table ``code`` (None: nobody)."""
+        rows = self.db._query(
+            "SELECT owner_id FROM seats WHERE code = ? AND seat = ?", (code, seat)
+        )
+        return rows[0]["owner_id"] if rows else None
+
     # ------------------------------------------------------------------ friends-only tables
     def set_friends_only(self, code: str, on: bool) -> None:
         sql = "UPDATE tables SET friends_only = ? WHERE code = ?"

@@ -96,6 +96,22 @@ export function followButton(name) {
   return button;
 }
 
+// A follow button for seat `seat` at table `code` (the table's people): the server
+// finds the seat's account; the button then says whom you follow.
+export function followSeatButton(code, seat) {
+  const button = el("button", { type: "button", class: "small", "data-testid": `follow-seat-${seat}` }, t("friends.follow"));
+  button.addEventListener("click", () => whileBusy([], async () => {
+    try {
+      const reply = await api("/api/friends/follow", { code, seat }, { retries: 0 });
+      button.textContent = t("friends.following");
+      button.disabled = true;
+      button.title = reply.following;
+      refresh();
+    } catch (err) { $("error").textContent = errorText(err); }
+  }));
+  return button;
+}
+
 // ------------------------------------------------------------------ invitations
 function renderNotices() {
   const box = $("invite-notices");
