@@ -279,3 +279,28 @@ def test_a_player_is_followed_from_the_table_by_seat(app):
         assert guest.post(f"/api/tables/{guest_table}/join", json={}).status_code == 200
         reply = ann.post("/api/friends/follow", json={"code": guest_table, "seat": 1})
         assert reply.status_code == 409 and reply.json()["code"] == "not_an_account"
+
+
+def test_presence_and_invitations_expire_on_the_clock(app, clock):
+    """A friend is online for `Limits.online_window_s` after a page of theirs asked; an
+    invitation lasts `Limits.invite_ttl_s`, and the sweep forgets both (the clock is the
+    test's)."""
+    limits = app.state.service.limits
+    with TestClient(app):
+        ann, bob = account(app, "ann"), account(app, "bob")
+        follow(ann, "bob"), follow(bob, "ann")
+        code = friends_table(bob)
+        bob.post("/api/friends/invite", json={"code": code, "name": "ann"})
+        bob.get("/api/friends")
+        assert ann.get("/api/friends").json()["following"][0]["online"]
+        clock.now += limits.online_window_s + 1
+        seen = ann.get("/api/friends").json()
+        assert not seen["following"][0]["online"] and seen["online"] == 1  # ann alone
+        assert len(seen["invites"]) == 1
+        clock.now += limits.invite_ttl_s
+        assert ann.get("/api/friends").json()["invites"] == []
+        assert ann.post("/api/friends/accept", json={"code": code}).json()["code"] == "no_invite"
+        app.state.service.friends.sweep()
+        storage = app.state.service.storage
+        b = storage.accounts.account(username="bob")["player_id"]
+        assert storage.friends.seen_among([b], 10 * limits.invite_ttl_s) == set()

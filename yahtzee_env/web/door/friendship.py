@@ -21,7 +21,6 @@ Following and inviting need an account's session; each spends the account's own 
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -65,7 +64,7 @@ class FriendsDesk:
         account = player_id is not None and (
             self.storage.accounts.account(player_id=player_id) is not None
         )
-        return self.friends.overview(player_id, account, time.monotonic())
+        return self.friends.overview(player_id, account, self.storage.clock())
 
     def follow_budget(self, player: int) -> None:
         message = "too many follows: wait a minute"

@@ -102,7 +102,7 @@ class Friends:
         """Mark ``player_id`` online (written at most every `SEEN_EVERY_S`; the memory of
         writes is bounded by ``Limits.max_keys``)."""
         last = self.written.get(player_id)
-        if last is not None and now - last < SEEN_EVERY_S:
+        if last is not None and 0 <= now - last < SEEN_EVERY_S:  # (a clock set back: write)
             return
         self.storage.friends.mark_seen(player_id)
         self.written[player_id] = now
