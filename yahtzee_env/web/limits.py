@@ -82,6 +82,16 @@ class Limits:
     clock_every_s: float = 0.5  # how often the turn deadlines are checked
     queue_per_address: int = 40  # players of one address (a network) waiting for a quick match
     queue_total: int = 5000  # players waiting for a quick match, in all
+    # friends and invitations (issue 62), per account: follows a minute and in all, the
+    # invitations one sends a minute, those one may hold unanswered, and how long they last
+    follows_per_minute: float = 20.0
+    follow_burst: int = 20
+    max_follows: int = 200
+    invites_per_minute: float = 6.0
+    invite_burst: int = 10
+    invites_per_invitee: int = 10
+    invite_ttl_s: float = 3600.0
+    online_window_s: float = 120.0  # a player seen within this is online (the page asks each 20 s)
     max_keys: int = 50_000  # buckets kept per limiter (least recently used are forgotten)
 
 

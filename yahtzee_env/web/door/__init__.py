@@ -8,7 +8,8 @@ table's people: chat, reports, blocks, kicks, reviews), `sign_ins` (the helper o
 sessions, sign in, sign up, sign out, and the turn of a user name to have a secret
 checked), `account_desk` (the helper of account care: passwords, recovery codes, delete,
 export), `place` (the helper of a place to
-play: quick match, open tables, ratings, spectator links), `records` (the helper of a
+play: quick match, open tables, ratings, spectator links), `friendship` (the helper of friends and
+invitations: follows, presence, invitations, friends-only tables), `records` (the helper of a
 player's records: statistics, offline games, open tables), `site` (the page's files, the
 lobby's config, health), `sockets` (a table's WebSocket), `watch` (a spectator's socket),
 `spectators` (the spectators of each table: the link, their redacted states), `fanout`

@@ -36,6 +36,8 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
                                           `account_desk` and `social` list their bodies
     /api/quick, /api/open-tables, /api/leaderboard, /api/watch/ID, /ws/watch/ID and the
     host's /api/tables/CODE/list and /watch: a place to play (issue 32), `place`
+    /api/friends, /api/friends/follow | unfollow | invite | accept | decline and the
+    host's /api/tables/CODE/friends-only: friends and invitations (issue 62), `friendship`
 
 The page identifies itself by its session cookie (``yz_session``: ``HttpOnly``,
 ``SameSite=Strict``, ``Secure`` over HTTPS): with it, ``seat`` alone says which seat (one
@@ -165,6 +167,15 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/api/tables/{code}/list", http.list_table, methods=POST),
         Route("/api/leaderboard", http.leaderboard),
         Route("/api/tables/{code}/rated", http.rated),
+        # friends and invitations (issue 62)
+        Route("/api/friends", http.friends),
+        Route("/api/friends/follow", http.follow, methods=POST),
+        Route("/api/friends/unfollow", http.unfollow, methods=POST),
+        Route("/api/friends/invite", http.invite, methods=POST),
+        Route("/api/friends/accept", http.accept_invite, methods=POST),
+        Route("/api/friends/decline", http.decline_invite, methods=POST),
+        Route("/api/tables/{code}/friends-only", http.friends_only),
+        Route("/api/tables/{code}/friends-only", http.set_friends_only, methods=POST),
         Route("/api/tables/{code}/watch", http.watch_link, methods=POST),
         Route("/api/tables/{code}/watch", http.watch_link_of),
         Route("/api/watch/{wid}", http.watched_table),

@@ -161,6 +161,10 @@ class Place:
             raise WebError(  # it would never show in the list: say so instead
                 "an open table needs a free seat: make one seat 'a friend'", 409, "no_free_seat"
             )
+        if on and (self.storage.friends.table_of(code) or {}).get("friends_only"):
+            raise WebError(  # its seats are for friends: a stranger could not take one
+                "a table open to friends only is not listed", 409, "friends_only_listed"
+            )
         if on and self.storage.tables.listed_by_host(code) >= LISTED_PER_HOST:
             raise WebError(
                 f"you already list {LISTED_PER_HOST} open tables", 429, "too_many_listed"

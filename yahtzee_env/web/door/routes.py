@@ -471,3 +471,44 @@ async def watch_link_of(ask: Ask, service: Service) -> dict:
 @endpoint(session=False)
 async def watched_table(ask: Ask, service: Service) -> dict:
     return await service.place.watched(ask.request, ask.param("wid"))
+
+
+# ---------------------------------------------------------------- friends (issue 62)
+@endpoint
+async def friends(ask: Ask, service: Service) -> dict:
+    return await service.friendship.overview(ask.session)
+
+
+@endpoint
+async def follow(ask: Ask, service: Service) -> dict:
+    return await service.friendship.follow(ask.body, ask.session)
+
+
+@endpoint
+async def unfollow(ask: Ask, service: Service) -> dict:
+    return await service.friendship.unfollow(ask.body, ask.session)
+
+
+@endpoint
+async def invite(ask: Ask, service: Service) -> dict:
+    return await service.friendship.invite(ask.body, ask.session)
+
+
+@endpoint
+async def accept_invite(ask: Ask, service: Service) -> dict:
+    return await service.friendship.answer(ask.body, ask.session, True)
+
+
+@endpoint
+async def decline_invite(ask: Ask, service: Service) -> dict:
+    return await service.friendship.answer(ask.body, ask.session, False)
+
+
+@endpoint
+async def friends_only(ask: Ask, service: Service) -> dict:
+    return await service.friendship.friends_only(ask.code, ask.session)
+
+
+@endpoint
+async def set_friends_only(ask: Ask, service: Service) -> dict:
+    return await service.friendship.set_friends_only(ask.code, ask.body, ask.session)

@@ -12,7 +12,8 @@ publish the new state to the table's sockets: the event loop only routes. Its ho
 (`sweep`, `tick`) runs in the background tasks of `run`. The intents of sessions and
 sign-ins, of the table's people, of account care, of a place to play and of a player's own
 records are in the helpers it holds (`sign_ins.SignIns`, `social.Social`,
-`account_desk.AccountDesk`, `play.Place`, `records.Records`), each given in its
+`account_desk.AccountDesk`, `play.Place`,
+`friendship.FriendsDesk`, `records.Records`), each given in its
 constructor only what it uses.
 
 Each intent takes the request's JSON body (or the socket's message) as ``body`` and the
@@ -37,6 +38,7 @@ from yahtzee_env.game.rules import PRESETS
 from yahtzee_env.web.door.account_desk import AccountDesk
 from yahtzee_env.web.door.asks import MAX_BODY, parse_json, pid, who
 from yahtzee_env.web.door.fanout import Fanout
+from yahtzee_env.web.door.friendship import FriendsDesk
 from yahtzee_env.web.door.guard import RefusalLog, client_address
 from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.door.memory import Closes, GcPauses, give_back
@@ -50,6 +52,7 @@ from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.people.account_care import AccountCare
 from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, Accounts, device_of
 from yahtzee_env.web.people.chat import Chat
+from yahtzee_env.web.people.friends import Friends
 from yahtzee_env.web.people.logins import DEVICE_DAYS, HashGate, LoginGate
 from yahtzee_env.web.people.matchmaking import Matchmaker, note_seats
 from yahtzee_env.web.people.ratings import Ratings
@@ -100,6 +103,7 @@ class Service:
         self.accounts = Accounts(storage)
         self.care = AccountCare(self.accounts)  # password, recovery codes, delete, export
         self.chat = Chat(self.tables, limits.max_keys)  # chat, reports, blocks, kicks
+        self.friends = Friends(storage, limits)  # follows, invitations, friends-only tables
         self.hub = Hub()
         self.locks = TableLocks()
         self.spectators = Spectators(storage, self.hub)  # a table's read-only link
@@ -120,6 +124,8 @@ class Service:
         )
         self.logins = self.limiter(limits.logins_per_minute, 60, limits.login_burst)
         self.new_players = self.limiter(limits.players_per_hour, 3600, limits.player_burst)
+        self.follows = self.limiter(limits.follows_per_minute, 60, limits.follow_burst)
+        self.invites = self.limiter(limits.invites_per_minute, 60, limits.invite_burst)
         self.login_gate = LoginGate(storage, limits)  # checks of a name's secrets (database)
         self.hash_gate = HashGate(limits.hash_workers, limits.hash_queue)  # argon2, bounded
         self.refusals = RefusalLog()
@@ -159,6 +165,16 @@ class Service:
             self.logins,
             self.sign_ins.login_budget,
             self.sign_ins.checking,
+            self.spend,
+        )
+        self.friendship = FriendsDesk(  # friends and invitations (issue 62)
+            self.friends,
+            self.tables,
+            self.storage,
+            self.locks,
+            self.follows,
+            self.invites,
+            self.refuse_past,
             self.spend,
         )
         self.records = Records(  # my statistics, offline games, Your open tables
@@ -315,6 +331,7 @@ class Service:
     def joined(self, code: str, body: dict[str, Any], session) -> dict[str, Any]:
         """`join`'s work, under the table's lock: the seat, its token and the state."""
         self.chat.check_join(code, pid(session))  # a blocked account does not join
+        self.friends.check_join(code, pid(session))  # nor a stranger a friends-only table
         table, seat, token = self.tables.seating.join(code, body, session)
         reply = {"seat": seat, "state": self.tables.state(table), "mine": self.mine(code, session)}
         reply["joined_as"] = joined_as(body.get("name"), table.seats[seat].name)
@@ -483,6 +500,7 @@ class Service:
         await run_in_threadpool(self.matchmaker.sweep)
         await run_in_threadpool(self.storage.accounts.expire_devices, DEVICE_DAYS * 86_400)
         await run_in_threadpool(self.login_gate.sweep)
+        await run_in_threadpool(self.friends.sweep)
         self.fanout.forget_idle()
         for limiter in self.limiters:
             limiter.forget_full()

@@ -170,10 +170,10 @@ class PeopleStore(Store):
 
     def delete_account(self, player_id: int, token_hash: str) -> None:
         """Delete the account and its data: its statistics, rating, quick-match request, the
-        browsers it signed in from, sessions, recovery codes, blocks; its messages stay in the
-        games' chat under `DELETED_NAME` (the seats are renamed under each table's lock by the
-        caller, `account_care`); the profile row stays, nameless and with a new token nobody
-        holds (the games' rows refer to it)."""
+        browsers it signed in from, sessions, recovery codes, blocks, follows, invitations;
+        its messages stay in the games' chat under `DELETED_NAME` (the seats are renamed
+        under each table's lock by the caller, `account_care`); the profile row stays,
+        nameless and with a new token nobody holds (the games' rows refer to it)."""
         pid = (player_id,)
         self.db._tx(
             [
@@ -190,6 +190,9 @@ class PeopleStore(Store):
                 ("DELETE FROM devices WHERE player_id = ?", pid),
                 ("DELETE FROM recovery_codes WHERE player_id = ?", pid),
                 ("DELETE FROM blocks WHERE player_id = ? OR blocked_id = ?", (*pid, *pid)),
+                ("DELETE FROM follows WHERE player_id = ? OR followed_id = ?", (*pid, *pid)),
+                ("DELETE FROM invites WHERE from_id = ? OR to_id = ?", (*pid, *pid)),
+                ("DELETE FROM presence WHERE player_id = ?", pid),
                 ("DELETE FROM sessions WHERE player_id = ?", pid),
                 ("DELETE FROM accounts WHERE player_id = ?", pid),
                 ("UPDATE tables SET host_player = NULL WHERE host_player = ?", pid),
@@ -227,6 +230,7 @@ class PeopleStore(Store):
             "seats": seats,
             "chat": chat,
             "blocked": self.blocks_of(player_id),
+            "following": self.db.friends.following(player_id),
             "reports_made": self.db._query(
                 "SELECT code, target_seat, target_name, created FROM reports WHERE reporter_id = ?",
                 pid,

@@ -172,6 +172,11 @@ class QueueStore(Store):
                 self.db._exec(conn, f"DELETE FROM queue WHERE {where}", params)
         return n
 
+    def waiting_total(self) -> int:
+        """How many players wait for a quick match now (not yet being seated)."""
+        rows = self.db._query("SELECT COUNT(*) AS n FROM queue WHERE table_code IS NULL")
+        return int(rows[0]["n"])
+
     def size(self) -> int:
         with self.db.transaction() as conn:
             return self._count(conn)

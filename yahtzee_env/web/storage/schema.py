@@ -306,6 +306,35 @@ MIGRATIONS: list[str] = [
     ALTER TABLE tables ADD COLUMN bank_add INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE tables ADD COLUMN banks TEXT;
     """,
+    # 17: friends and invitations (issue 62): who follows whom (friends follow each other),
+    # when each player was last seen (the lobby's "online now", a friend's presence), the
+    # invitations to a table (kept once accepted: they admit to a friends-only table; swept
+    # after an hour) and tables open to the host's friends and the invited only
+    """
+    ALTER TABLE tables ADD COLUMN friends_only INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE follows (
+        player_id {int64} NOT NULL REFERENCES players(id),
+        followed_id {int64} NOT NULL REFERENCES players(id),
+        created {real} NOT NULL,
+        PRIMARY KEY (player_id, followed_id)
+    );
+    CREATE INDEX follows_followed ON follows(followed_id);
+    CREATE TABLE presence (
+        player_id {int64} PRIMARY KEY,
+        seen {real} NOT NULL
+    );
+    CREATE INDEX presence_seen ON presence(seen);
+    CREATE TABLE invites (
+        code TEXT NOT NULL,
+        from_id {int64} NOT NULL,
+        to_id {int64} NOT NULL,
+        created {real} NOT NULL,
+        accepted INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (code, to_id)
+    );
+    CREATE INDEX invites_to ON invites(to_id, created);
+    CREATE INDEX invites_created ON invites(created);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from yahtzee_env.web.storage.accounts import AccountStore
 from yahtzee_env.web.storage.base import Database
+from yahtzee_env.web.storage.friends import FriendStore
 from yahtzee_env.web.storage.logins import LoginStore
 from yahtzee_env.web.storage.people import PeopleStore
 from yahtzee_env.web.storage.players import PlayerStore
@@ -15,7 +16,8 @@ from yahtzee_env.web.storage.tables import TableStore
 
 class Storage(Database):
     """The database of the web game (both backends) and its stores: ``players``,
-    ``accounts``, ``logins``, ``tables``, ``people``, ``queue``, ``ratings``. Thread-safe;
+    ``accounts``, ``logins``, ``tables``, ``people``, ``friends``, ``queue``, ``ratings``.
+    Thread-safe;
     every store method commits before it returns, except inside `Database.lock_table`,
     whose block is one transaction. ``trips`` counts what it asks of the database (`base.Trips`)."""
 
@@ -26,5 +28,6 @@ class Storage(Database):
         self.logins = LoginStore(self)
         self.tables = TableStore(self)
         self.people = PeopleStore(self)
+        self.friends = FriendStore(self)
         self.queue = QueueStore(self)
         self.ratings = RatingStore(self)

@@ -1,6 +1,7 @@
 // The table's people (issue 32): the chat and its emotes, mute (this device's), report,
 // block (an account) and, for the host, removing a player. Every message is plain text:
 // shown with textContent (`el`), never as markup.
+import { followSeatButton } from "./friends.js";
 import { $, el, store } from "./page.js";
 import { ME, api } from "./net.js";
 import { errorText, seatName, t } from "./words.js";
@@ -105,6 +106,7 @@ function renderPeople() {
     const on = hide.has(s.seat);
     li.append(personButton("mute", s.seat, t(on ? "chat.unmute" : "chat.mute"), { "aria-pressed": String(on) }));
     li.append(personButton("report", s.seat, t("chat.report")));
+    if (ME.account) li.append(followSeatButton(C.code, s.seat));
     if (ME.account) li.append(personButton("block", s.seat, t("chat.block")));
     if (C.mine.includes(0) && s.seat > 0) li.append(personButton("kick", s.seat, t("chat.kick")));
     return li;

@@ -1,7 +1,8 @@
 // The leaderboard: the top ratings (openskill's Plackett-Luce, shown as 40 x mu), your own
 // place, and the computer levels' fixed ratings.
 import { $, el } from "./page.js";
-import { api } from "./net.js";
+import { ME, api, loadSession } from "./net.js";
+import { followButton } from "./friends.js";
 import { errorText, levelName, t } from "./words.js";
 
 const B = { data: null, error: null };
@@ -16,7 +17,7 @@ function render() {
   if (B.error) { body.replaceChildren(el("p", { class: "error" }, errorText(B.error))); return; }
   const data = B.data;
   if (!data) { body.replaceChildren(); return; }
-  const parts = [el("p", { class: "note" }, t("board.how", { n: data.provisional_games }))];
+  const parts = [el("p", { class: "note" }, t("board.how", { n: data.provisional_games })), el("p", { id: "board-error", class: "error", role: "alert", "data-testid": "board-error" })];
   if (data.me && data.me.place) parts.push(el("p", { "data-testid": "board-me" }, t("board.you", { place: data.me.place, rating: ratingText(data.me) })));
   else if (data.me) parts.push(el("p", { "data-testid": "board-me" }, t("board.unrated")));
   const table = el("table", { class: "ratings" });
@@ -27,7 +28,10 @@ function render() {
   if (!data.top.length) parts.push(el("p", {}, t("board.empty")));
   for (const r of data.top) {
     const tr = el("tr", { "data-testid": `board-row-${r.place}`, class: r.me ? "me" : "" });
-    tr.append(el("td", {}, r.place), el("td", { class: "nm" }, r.name), el("td", {}, `${r.rating}${r.provisional ? "?" : ""}`), el("td", {}, r.games));
+    const name = el("td", { class: "nm" }, r.name);
+    const follow = r.me ? null : followButton(r.name);
+    if (follow) name.append(" ", follow);
+    tr.append(el("td", {}, r.place), name, el("td", {}, `${r.rating}${r.provisional ? "?" : ""}`), el("td", {}, r.games));
     table.tBodies[0].append(tr);
   }
   if (data.top.length) parts.push(table);
@@ -40,6 +44,7 @@ function render() {
 
 export async function showLeaderboard() {
   B.error = null;
+  if (!ME.loaded) await loadSession();  // an account's rows offer Follow
   try { B.data = await api("/api/leaderboard"); } catch (err) { B.error = err; }
   render();
 }

@@ -7,7 +7,7 @@
 // movelog.js (the move log, Share), notify.js (your-move notices), care.js (account care),
 // statistics.js, charts.js, review.js, fair_dice.js (the dice's commitment and check), verify.js
 // (the checker at /verify), match.js
-// (quick match, open tables), leaderboard.js, spectate.js (a spectator's view), offline.js
+// (quick match, open tables), friends.js (friends, presence, invitations), leaderboard.js, spectate.js (a spectator's view), offline.js
 // (the service worker, Install, games played in the page with the modules of game/ and
 // policies/); this one routes.
 import { $, config, go, onRoute, store } from "./page.js";
@@ -19,6 +19,7 @@ import * as table from "./table.js";
 import * as statistics from "./statistics.js";
 import * as review from "./review.js";
 import * as match from "./match.js";
+import * as friends from "./friends.js";
 import * as board from "./leaderboard.js";
 import * as offline from "./offline.js";
 import * as verify from "./verify.js";
@@ -52,7 +53,7 @@ function route() {
   else if (game) { $("review").hidden = false; review.showReview(game[1]); }
   else if (path === "/stats") { $("stats").hidden = false; statistics.showStats(); }
   else if (path === "/verify") { $("verify").hidden = false; verify.showVerify(); }
-  else { $("lobby").hidden = false; lobby.showLobby(); match.show(); }
+  else { $("lobby").hidden = false; lobby.showLobby(); match.show(); friends.show(); }
   offline.applyOffline();  // the banner's words depend on the view
   viewHooks();
 }
@@ -64,6 +65,7 @@ async function switchLanguage(lang) {
   const view = VIEWS[currentView()];
   if (view) view.redraw();
   if (view === lobby) match.redraw();
+  friends.redraw();  // the notices show on every view
 }
 
 async function start() {
@@ -74,6 +76,7 @@ async function start() {
   try { await setLanguage(pickLanguage(codes)); } catch { await setLanguage("en"); }
   applySettings();
   route();
+  friends.start();
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -82,6 +85,7 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const form of document.querySelectorAll("form")) form.addEventListener("submit", (e) => e.preventDefault());
   lobby.setup();
   match.setup();
+  friends.setup();
   $("lang").addEventListener("change", (e) => switchLanguage(e.target.value));
   setupSettings();
   for (const a of document.querySelectorAll(".top a")) {

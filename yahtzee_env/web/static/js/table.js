@@ -11,6 +11,7 @@ import { pace, sound } from "./settings.js";
 import * as spectate from "./spectate.js";
 import { boxName, diceText, errorText, seatName, t, tn } from "./words.js";
 import * as chat from "./chat.js";
+import * as friends from "./friends.js";
 import * as movelog from "./movelog.js";
 import * as notify from "./notify.js";
 import * as card from "./table/card.js";
@@ -234,7 +235,11 @@ function draw(state, { lock = false } = {}) {
   spectate.render(state, amHost());
   $("waiting").hidden = state.started;
   $("board").hidden = !state.started;
-  if (!state.started) { seats.renderWaiting(state); head.showWaiting(); return; }
+  if (!state.started) {
+    seats.renderWaiting(state); head.showWaiting();
+    friends.renderTableTools(state, { host: amHost(), seated: mySeats().length > 0 });
+    return;
+  }
   $("waiting-seats").replaceChildren();  // its seat-status hooks now live in the card
   const playing = !state.over;
   const mine = playing && isMine(state.current) && !lock;
