@@ -34,6 +34,8 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     GET  /api/tables/CODE/chat?after=N, GET /api/tables/CODE/moves
                                           account care and the table's people (issue 32):
                                           `account_desk` and `social` list their bodies
+    GET  /api/profiles/NAME, POST /api/account/profile {visibility}
+                                          a profile and who sees it (issue 62): `records`
     /api/quick, /api/open-tables, /api/leaderboard, /api/watch/ID, /ws/watch/ID and the
     host's /api/tables/CODE/list and /watch: a place to play (issue 32), `place`
 
@@ -151,12 +153,15 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/api/account/export", http.export_account),
         Route("/api/account/blocks", http.blocks, methods=POST),
         Route("/api/account/unblock", http.unblock, methods=POST),
+        Route("/api/account/profile", http.profile_visibility, methods=POST),
         Route("/api/account/{what}", http.no_account_action, methods=POST),
         Route("/api/me/tables", http.my_tables),
         Route("/api/offline-games", http.offline_games, methods=POST),
         Route("/api/games/{gid}", http.game_review, methods=POST),
         # a place to play (issue 32): quick match, open tables, ratings, spectators
         Route("/leaderboard", http.page),
+        Route("/p/{name}", http.page),  # a profile (issue 62)
+        Route("/api/profiles/{name}", http.profile),
         Route("/w/{wid}", http.page),
         Route("/api/quick", http.quick_request, methods=POST),
         Route("/api/quick", http.quick_status),

@@ -8,6 +8,7 @@ from yahtzee_env.web.storage.base import Database
 from yahtzee_env.web.storage.logins import LoginStore
 from yahtzee_env.web.storage.people import PeopleStore
 from yahtzee_env.web.storage.players import PlayerStore
+from yahtzee_env.web.storage.profiles import ProfileStore
 from yahtzee_env.web.storage.queue import QueueStore
 from yahtzee_env.web.storage.ratings import RatingStore
 from yahtzee_env.web.storage.tables import TableStore
@@ -15,8 +16,8 @@ from yahtzee_env.web.storage.tables import TableStore
 
 class Storage(Database):
     """The database of the web game (both backends) and its stores: ``players``,
-    ``accounts``, ``logins``, ``tables``, ``people``, ``queue``, ``ratings``. Thread-safe;
-    every store method commits before it returns, except inside `Database.lock_table`,
+    ``accounts``, ``logins``, ``tables``, ``people``, ``queue``, ``ratings``, ``profiles``.
+    Thread-safe; every store method commits before it returns, except inside `Database.lock_table`,
     whose block is one transaction. ``trips`` counts what it asks of the database (`base.Trips`)."""
 
     def __init__(self) -> None:
@@ -28,3 +29,4 @@ class Storage(Database):
         self.people = PeopleStore(self)
         self.queue = QueueStore(self)
         self.ratings = RatingStore(self)
+        self.profiles = ProfileStore(self)

@@ -301,7 +301,7 @@ class TableStore(Store):
             (
                 "INSERT INTO results (player_id, code, idx, seat, score, outcome, yahtzees, "
                 "upper_bonus, opponents, online, finished, faces, rolls, yatzy_rolls, "
-                "yatzy_expected) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "yatzy_expected, assisted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     r["player_id"],
                     code,
@@ -318,6 +318,7 @@ class TableStore(Store):
                     r.get("rolls"),
                     r.get("yatzy_rolls"),
                     r.get("yatzy_expected"),
+                    r.get("assisted"),
                 ),
             )
             for r in results
