@@ -4,5 +4,6 @@
 secrets, the browser's device cookie), `account_care` (password, recovery codes, delete,
 export), `chat` (chat, emotes, reports, blocks, kicks), `ratings` (openskill's
 Plackett-Luce; the CPU levels' fixed ratings in ``cpu_ratings.json``), `matchmaking` (the
-quick-match queue), `stats` (my statistics).
+quick-match queue), `stats` (my statistics), `profiles` (``/p/NAME``: what an account
+shows, and to whom) and `achievements` (the feats its stored games earned).
 """
