@@ -58,9 +58,10 @@ def test_a_profile_shows_the_rating_chart_and_an_earned_achievement(
     assert title == ("Profilo di ada" if lang == "it" else "ada’s profile")
     width = pg.evaluate("document.documentElement.scrollWidth")
     assert width <= SIZES[size]["width"], f"the page scrolls sideways: {width}px"
-    shot(pg, tmp_path, f"profile-{size}-{lang}")
+    dims = "{width}x{height}".format(**SIZES[size])
+    shot(pg, tmp_path, f"profile-{dims}-{lang}")
     pg.locator(tid("achievements")).scroll_into_view_if_needed()
-    shot(pg, tmp_path, f"profile-{size}-{lang}-achievements")
+    shot(pg, tmp_path, f"profile-achievements-{dims}-{lang}")
     ctx.close()
     assert not errors, errors
 
@@ -86,7 +87,7 @@ def test_the_owner_hides_the_profile_and_a_stranger_reads_no_profile(
     assert stranger.text_content(tid("profile-error")) == (
         "There is no profile to show for that name."
     )
-    shot(stranger, tmp_path, "profile-hidden-phone-en", min_bytes=2_000)
+    shot(stranger, tmp_path, "profile-hidden-390x844-en", min_bytes=2_000)
     pg.select_option(tid("profile-visibility"), "public")
     pg.wait_for_function(
         "() => document.querySelector('[data-testid=profile-visibility-note]').textContent"
