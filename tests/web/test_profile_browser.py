@@ -53,7 +53,7 @@ def test_a_profile_shows_the_rating_chart_and_an_earned_achievement(
     earned = pg.locator('[data-testid^="achievement-"][data-earned="true"]')
     assert earned.count() >= 1
     assert pg.locator(tid("profile-visibility")).is_visible()  # the owner's choice
-    assert pg.locator(tid("profile-review-link")).count() >= 1
+    assert pg.locator(tid("profile-review-link")).count() >= 1  # the owner's view
     title = pg.text_content("#profile-title")
     assert title == ("Profilo di ada" if lang == "it" else "ada’s profile")
     width = pg.evaluate("document.documentElement.scrollWidth")
@@ -75,6 +75,7 @@ def test_the_owner_hides_the_profile_and_a_stranger_reads_no_profile(
     stranger.click(tid("board-profile-1"))
     stranger.wait_for_selector(tid("profile-chart"))
     assert stranger.locator(tid("profile-visibility")).count() == 0  # not the owner
+    assert stranger.locator(tid("profile-review-link")).count() == 0  # no table's code
     pg.goto(f"{shared_server.url}/p/ada?lang=en")
     pg.wait_for_selector(tid("profile-visibility"))
     pg.select_option(tid("profile-visibility"), "nobody")

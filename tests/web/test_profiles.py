@@ -170,8 +170,11 @@ def test_a_profile_shows_the_rating_chart_and_an_achievement_earned_in_those_gam
     rows = app.state.service.storage.players.results_of(
         app.state.service.storage.accounts.account(username="ada")["player_id"]
     )
-    assert got["game_id"] in {f"{r['code']}-{r['idx']}" for r in rows}
     assert all(r["assisted"] == 0 for r in rows)
+    assert got["game_id"] is None and all(g["game_id"] is None for g in prof["recent"])
+    mine = ada.get("/api/profiles/ada").json()  # the owner's view: the games' ids
+    got = next(a for a in mine["achievements"] if a["id"] == got["id"])
+    assert got["game_id"] in {f"{r['code']}-{r['idx']}" for r in rows}
     review = ada.post(f"/api/games/{got['game_id']}", json={})
     assert review.status_code == 200, review.text
     assert ada.get("/api/profiles/ADA").json()["mine"]  # the name in any case
@@ -206,7 +209,7 @@ def test_attack_forged_page_games_earn_no_achievement_and_count_nowhere_on_a_pro
 
 def test_attack_a_hidden_profile_answers_as_no_account(app):
     ada, bob, guest = browser_of(app, "Ada"), browser_of(app, "Bob"), TestClient(app)
-    solo_game(ada)
+    # no game played here: a game spends the session's budget of requests (20 a second)
     assert bob.get("/api/profiles/ada").status_code == 200
     unknown = bob.get("/api/profiles/zed")
     assert unknown.status_code == 404 and unknown.json()["code"] == "no_profile"
@@ -221,7 +224,7 @@ def test_attack_a_hidden_profile_answers_as_no_account(app):
                 "error": unknown.json()["error"].replace("zed", "ada"),
             }
         mine = ada.get("/api/profiles/ada").json()
-        assert mine["mine"] and mine["visibility"] == visibility and mine["overall"]["games"] == 1
+        assert mine["mine"] and mine["visibility"] == visibility and mine["overall"]["games"] == 0
     assert ada.post("/api/account/profile", json={"visibility": "public"}).status_code == 200
     assert guest.get("/api/profiles/ada").status_code == 200
 
@@ -269,3 +272,14 @@ def test_attack_profile_reads_are_limited_per_browser(db):
         assert int(r.headers["retry-after"]) >= 1
         assert bob.get("/api/profiles/nobody_here").status_code == 429  # unknown names too
         assert ada.get("/api/profiles/ada").status_code == 200  # another browser's budget
+
+
+def test_attack_a_profile_never_shows_a_table_code_but_to_its_owner(app):
+    ada, bob = browser_of(app, "Ada"), browser_of(app, "Bob")
+    code = ada.post("/api/tables", json={"seats": ["human", "easy"], "match": True}).json()["code"]
+    play_out(ada, code)  # the first game of a match: the table plays on
+    for viewer in (bob, TestClient(app)):
+        r = viewer.get("/api/profiles/ada")
+        assert r.status_code == 200 and code not in r.text
+    mine = ada.get("/api/profiles/ada").json()
+    assert mine["recent"][0]["game_id"] == f"{code}-0"

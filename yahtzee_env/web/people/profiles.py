@@ -2,10 +2,11 @@
 
 A profile holds the account's rating and its chart over time (the rating after each rated
 game, ``rated_games``), its games, wins, best score and Yatzys overall, by level and by
-kind (solo, online), its dice against fair dice, its recent games (each links to its
-review, which opens as the table allows: `tables.reviews`) and its achievements
-(`achievements`). Only games the server dealt count, as in My statistics (`stats`): a game
-played in the page shows nowhere on a profile.
+kind (solo, online), its dice against fair dice, its recent games and its achievements
+(`achievements`). The owner's own view links each game to its review; nobody else gets a
+game's id, since it holds the table's code, which lets one watch and join the table.
+Only games the server dealt count, as in My statistics (`stats`): a game played in the
+page shows nowhere on a profile.
 
 Who sees it is the owner's choice (`VISIBILITIES`, ``accounts.profile_visibility``,
 'public' by default, as the leaderboard already shows the name and rating), and one
@@ -107,6 +108,9 @@ class Profiles:
         }
         if out["mine"]:
             out["visibility"] = account["visibility"]
+        else:  # a game's id holds its table's code, the key to the table: the owner's only
+            for entry in (*out["recent"], *out["achievements"]):
+                entry["game_id"] = None
         return out
 
     def set_visibility(self, player_id: int, value: Any) -> dict[str, Any]:

@@ -26,8 +26,9 @@ function achievementHow(id) {
 function badge(a) {
   const li = el("li", { class: a.earned !== null ? "earned" : "locked", "data-testid": `achievement-${a.id}`, "data-earned": String(a.earned !== null) });
   li.append(el("b", {}, achievementName(a.id)), el("span", {}, achievementHow(a.id)));
-  if (a.earned !== null) {
-    li.append(el("a", { href: `/games/${a.game_id}`, class: "when", "data-testid": "achievement-game" }, t("profile.earned_on", { date: day(a.earned) })));
+  if (a.earned !== null) {  // the game's review: the owner's view only (its id holds the table's code)
+    const when = t("profile.earned_on", { date: day(a.earned) });
+    li.append(a.game_id ? el("a", { href: `/games/${a.game_id}`, class: "when", "data-testid": "achievement-game" }, when) : el("span", { class: "when" }, when));
   }
   return li;
 }
@@ -97,7 +98,7 @@ function recentGames(list) {
   for (const g of list) {
     const li = el("li");
     li.append(el("span", {}, t("profile.recent_line", { date: day(g.finished), score: g.score, outcome: t(`stats.${g.outcome}`), opponents: opponentsName(g.opponents) })));
-    li.append(el("a", { href: `/games/${g.game_id}`, class: "button-link", "data-testid": "profile-review-link" }, t("lobby.review")));
+    if (g.game_id) li.append(el("a", { href: `/games/${g.game_id}`, class: "button-link", "data-testid": "profile-review-link" }, t("lobby.review")));
     ul.append(li);
   }
   box.append(ul);
