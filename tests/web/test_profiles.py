@@ -26,6 +26,14 @@ PASSWORD = "correct horse battery"
 LEVELS = ["easy", "medium", "hard", "expert", "random"]
 
 
+@pytest.fixture
+def app(db):
+    """The app over ``db`` with budgets of requests no game played at a test's pace spends
+    (the budgets themselves: tests/web/test_hardening.py)."""
+    fast = Limits(rate=10_000.0, burst=10_000, token_rate=10_000.0, token_burst=10_000)
+    return create_app(db, limits=fast)
+
+
 def browser_of(app, name: str, account: bool = True) -> TestClient:
     """A browser on the server: its own cookies (an account ``name.lower()``, or a guest)."""
     c = TestClient(app)
@@ -120,8 +128,16 @@ def test_a_win_against_people_counts_only_when_rated_and_a_streak_breaks_on_a_lo
         result(n=2, outcome="win"),
         result(n=3, outcome="loss"),
         result(n=4, outcome="win"),
+        result(n=5, outcome="win"),
+        result(n=6, outcome="loss", assisted=1),  # left, the computer finished it: no skip
+        result(n=7, outcome="win"),
+        result(n=8, outcome="loss", offline=1),  # a page's game: not the server's, no part
+        result(n=9, outcome="win"),
     ]
     assert ids_earned(earned(rows, [], LEVELS, shown)) == {"beat_easy"}
+    rows.append(result(n=10, outcome="win"))
+    got = {a["id"]: a for a in earned(rows, [], LEVELS, shown)}
+    assert got["three_in_a_row"]["game_id"] == "T10-0"
 
 
 def test_only_dealt_unaided_games_earn_achievements():
@@ -209,7 +225,7 @@ def test_attack_forged_page_games_earn_no_achievement_and_count_nowhere_on_a_pro
 
 def test_attack_a_hidden_profile_answers_as_no_account(app):
     ada, bob, guest = browser_of(app, "Ada"), browser_of(app, "Bob"), TestClient(app)
-    # no game played here: a game spends the session's budget of requests (20 a second)
+    solo_game(ada)
     assert bob.get("/api/profiles/ada").status_code == 200
     unknown = bob.get("/api/profiles/zed")
     assert unknown.status_code == 404 and unknown.json()["code"] == "no_profile"
@@ -224,7 +240,7 @@ def test_attack_a_hidden_profile_answers_as_no_account(app):
                 "error": unknown.json()["error"].replace("zed", "ada"),
             }
         mine = ada.get("/api/profiles/ada").json()
-        assert mine["mine"] and mine["visibility"] == visibility and mine["overall"]["games"] == 0
+        assert mine["mine"] and mine["visibility"] == visibility and mine["overall"]["games"] == 1
     assert ada.post("/api/account/profile", json={"visibility": "public"}).status_code == 200
     assert guest.get("/api/profiles/ada").status_code == 200
 
@@ -283,3 +299,29 @@ def test_attack_a_profile_never_shows_a_table_code_but_to_its_owner(app):
         assert r.status_code == 200 and code not in r.text
     mine = ada.get("/api/profiles/ada").json()
     assert mine["recent"][0]["game_id"] == f"{code}-0"
+
+
+def test_a_seat_the_computer_played_in_part_earns_nothing(app):
+    ada, bob = browser_of(app, "Ada"), browser_of(app, "Bob")
+    body = {"seats": ["human", "friend"], "online": True, "turn_timer": 0}
+    code = ada.post("/api/tables", json=body).json()["code"]
+    assert bob.post(f"/api/tables/{code}/join", json={}).status_code == 200
+    state = ada.post(f"/api/tables/{code}/start", json={"seat": 0}).json()
+    assert state["current"] == 0
+    # Ada leaves: the computer plays her seat while Bob is at the table, to the game's end
+    assert ada.post(f"/api/tables/{code}/leave", json={"seat": 0}).status_code == 200
+    assert play_out(bob, code)["over"]
+    storage = app.state.service.storage
+    assisted = {
+        name: [
+            r["assisted"]
+            for r in storage.players.results_of(
+                storage.accounts.account(username=name)["player_id"]
+            )
+        ]
+        for name in ("ada", "bob")
+    }
+    assert assisted == {"ada": [1], "bob": [0]}
+    prof = bob.get("/api/profiles/ada").json()
+    assert prof["overall"]["games"] == 1 and ids_earned(prof["achievements"]) == set()
+    assert prof["recent"][0]["counted"] is False

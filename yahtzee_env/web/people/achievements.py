@@ -20,7 +20,7 @@ score_250          250 points or more in a game
 score_300          300 points or more in a game
 beat_LEVEL         a win at a table with computer level LEVEL (`BEATEN_LEVELS`)
 beat_people        a win in a rated game against people only
-three_in_a_row     three wins in a row (the player's counted games, in order)
+three_in_a_row     three wins in a row (among the server's games: one with help ends it)
 rating_1100        a rating of 1100 or more after a rated game
 =================  ===========================================================
 """
@@ -89,16 +89,20 @@ def earned(
     rated_keys = {(g["code"], g["idx"]) for g in rated}
     rules = _game_rules(levels)
     streak = 0
-    for r in (r for r in rows if counts(r)):
+    for r in (r for r in rows if not r.get("offline")):  # the server's games, in order
+        # a game with help ends a streak as a loss does (leaving a game that goes badly,
+        # which hands the seat to the computer, must not keep a streak alive)
+        streak = streak + 1 if counts(r) and r["outcome"] == "win" else 0
+        if not counts(r):
+            continue
+        if streak >= STREAK:
+            mark("three_in_a_row", r)
         for key, test in rules:
             if key not in first and test(r):
                 mark(key, r)
         people_win = r["opponents"] == "humans" and r["outcome"] == "win"
         if people_win and (r["code"], r["idx"]) in rated_keys:
             mark("beat_people", r)
-        streak = streak + 1 if r["outcome"] == "win" else 0
-        if streak >= STREAK:
-            mark("three_in_a_row", r)
     for g in rated:
         if shown(g["mu_after"]) >= RATING_GOAL:
             mark("rating_1100", g)
