@@ -7,7 +7,9 @@ the budget of profile reads."""
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -325,3 +327,16 @@ def test_a_seat_the_computer_played_in_part_earns_nothing(app):
     prof = bob.get("/api/profiles/ada").json()
     assert prof["overall"]["games"] == 1 and ids_earned(prof["achievements"]) == set()
     assert prof["recent"][0]["counted"] is False
+
+
+def test_a_count_of_one_is_singular_on_a_profile():
+    """The profile's counts of games take plural forms (`tn`) in both catalogues."""
+    static = Path(__file__).resolve().parents[2] / "yahtzee_env" / "web" / "static"
+    js = (static / "js" / "profile.js").read_text(encoding="utf-8")
+    for key in ("profile.rolls_intro", "profile.chart_label"):
+        assert f'tn("{key}"' in js and f't("{key}"' not in js, key
+    for lang, right, wrong in (("en", "1 game ", "1 games"), ("it", "1 partita", "1 partite")):
+        words = json.loads((static / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+        one = words["profile.rolls_intro.one"].replace("{n}", "1")
+        assert right in one and wrong not in one, (lang, one)
+        assert "{n}" not in words["profile.chart_label.one"]

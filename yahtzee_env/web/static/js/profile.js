@@ -4,14 +4,17 @@
 // hidden profile reads as no profile at all.
 import { $, el } from "./page.js";
 import { api, loadSession } from "./net.js";
-import { I18N, errorText, levelName, t } from "./words.js";
+import { I18N, errorText, levelName, t, tn } from "./words.js";
 import { lineChart } from "./charts.js";
 import { ratingText } from "./leaderboard.js";
 import { opponentsName, pct, rollStats, statsRow, statsTable } from "./statistics.js";
 
 const P = { name: null, data: null, error: null, note: "" };
 const VISIBILITIES = ["public", "friends", "nobody"];
-const PROFILE_DICE = { heading: "profile.rolls_heading", none: "profile.rolls_none", intro: "profile.rolls_intro", seen: "profile.rolls_seen" };
+const PROFILE_DICE = {
+  heading: "profile.rolls_heading", none: "profile.rolls_none", seen: "profile.rolls_seen",
+  intro: (r) => tn("profile.rolls_intro", r.games, { dice: r.dice }),
+};
 
 const day = (seconds) => new Intl.DateTimeFormat(I18N.lang, { dateStyle: "medium" }).format(new Date(seconds * 1000));
 
@@ -62,7 +65,7 @@ function ratingChart(points) {
   const chart = lineChart({
     series: [{ points: points.map((p) => p.rating), color: "#2457c5" }], id: "profile-chart", floor: true,
     xLabel: t("profile.axis_game"), yLabel: t("profile.axis_rating"),
-    aria: t("profile.chart_label", { n: points.length, ratings: points.map((p) => p.rating).join(", ") }),
+    aria: `${tn("profile.chart_label", points.length)}: ${points.map((p) => p.rating).join(", ")}`,
   });
   chart.dataset.testid = "profile-chart";
   return chart;

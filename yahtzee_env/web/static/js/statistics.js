@@ -32,12 +32,15 @@ export function statsTable(caption, rows, testid) {
 // what fair dice expect, the Yatzys rolled against what fair dice give for the same holds,
 // and Pearson's chi-square test in words. `words` names the keys that speak to the player
 // (a profile speaks of its account: `profile.rolls_*`).
-const OWN_DICE = { heading: "stats.rolls_heading", none: "stats.rolls_none", intro: "stats.rolls_intro", seen: "stats.rolls_seen" };
+const OWN_DICE = {
+  heading: "stats.rolls_heading", none: "stats.rolls_none", seen: "stats.rolls_seen",
+  intro: (r) => tn("stats.rolls_intro", r.games, { dice: r.dice }),
+};
 export function rollStats(r, words = OWN_DICE) {
   const box = el("section", { class: "roll-stats", "data-testid": "roll-stats" });
   box.append(el("h2", {}, t(words.heading)));
   if (!r || !r.dice) { box.append(el("p", {}, t(words.none))); return box; }
-  box.append(el("p", {}, tn(words.intro, r.games, { dice: r.dice })));
+  box.append(el("p", {}, words.intro(r)));
   const wrap = el("div", { class: "scroll-x", tabindex: "0", role: "region", "aria-label": t(words.heading) });
   const table = el("table", { class: "stats faces", "data-testid": "roll-faces" });
   const head = el("tr");
