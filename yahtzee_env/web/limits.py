@@ -40,6 +40,13 @@ class Limits:
     lookup_burst: int = 20
     network_lookups_per_minute: float = 200.0  # ... and per address: a network's backstop
     network_lookup_burst: int = 200
+    # profiles read (issue 62) per browser (session, else its device cookie, else address)
+    # and per address (a network's backstop): a person reads a few a minute; a name list
+    # tried against /api/profiles is held to this
+    profiles_per_minute: float = 30.0
+    profile_burst: int = 30
+    network_profiles_per_minute: float = 300.0
+    network_profile_burst: int = 300
     sockets_per_client: int = 16  # anonymous (unseated) WebSockets per session (or address)
     sockets_per_address: int = 256  # ... and per address: a shared network's backstop
     sockets_per_table: int = 32  # anonymous WebSockets per table

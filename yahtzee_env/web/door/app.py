@@ -34,6 +34,8 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     GET  /api/tables/CODE/chat?after=N, GET /api/tables/CODE/moves
                                           account care and the table's people (issue 32):
                                           `account_desk` and `social` list their bodies
+    GET  /api/profiles/NAME, POST /api/account/profile {visibility}
+                                          a profile and who sees it (issue 62): `records`
     /api/quick, /api/open-tables, /api/leaderboard, /api/watch/ID, /ws/watch/ID and the
     host's /api/tables/CODE/list and /watch: a place to play (issue 32), `place`
     /api/friends, /api/friends/follow | unfollow | invite | accept | decline and the
@@ -106,16 +108,18 @@ from yahtzee_env.web.storage import Storage, open_storage
 POST = ["POST"]
 
 
+# The one page's views (a table, my statistics, the dice checker of issue 58, a game's review,
+# the leaderboard, a profile of issue 62, a watch link): each address serves the page itself
+PAGE_VIEWS = ("/", "/t/{code}", "/stats", "/verify", "/games/{gid}", "/leaderboard", "/p/{name}",
+              "/w/{wid}")  # fmt: skip
+
+
 def route_list(bench_stats: bool = False) -> list:
     """Every route of the server, and its handler (``bench_stats``: and
     ``GET /api/bench-stats``, what the process has spent, for the load benchmark)."""
     extra = [Route("/api/bench-stats", http.bench_stats)] if bench_stats else []
     routes = [
-        Route("/", http.page),
-        Route("/t/{code}", http.page),
-        Route("/stats", http.page),
-        Route("/verify", http.page),  # the dice checker (issue 58): the one page's view
-        Route("/games/{gid}", http.page),
+        *(Route(path, http.page) for path in PAGE_VIEWS),
         Route("/levels/{name}", http.level_file),
         Route("/sw.js", http.service_worker),
         Route("/healthz", http.healthz),
@@ -153,13 +157,13 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/api/account/export", http.export_account),
         Route("/api/account/blocks", http.blocks, methods=POST),
         Route("/api/account/unblock", http.unblock, methods=POST),
+        Route("/api/account/profile", http.profile_visibility, methods=POST),
         Route("/api/account/{what}", http.no_account_action, methods=POST),
         Route("/api/me/tables", http.my_tables),
         Route("/api/offline-games", http.offline_games, methods=POST),
         Route("/api/games/{gid}", http.game_review, methods=POST),
         # a place to play (issue 32): quick match, open tables, ratings, spectators
-        Route("/leaderboard", http.page),
-        Route("/w/{wid}", http.page),
+        Route("/api/profiles/{name}", http.profile),
         Route("/api/quick", http.quick_request, methods=POST),
         Route("/api/quick", http.quick_status),
         Route("/api/quick/cancel", http.quick_cancel, methods=POST),

@@ -1,10 +1,12 @@
-"""A player's own records behind the door: `Records`, the intents of my statistics, the
-games played offline (issue 50) and the lobby's Your open tables; the server object holds
-one (``service.records``) and `routes` reaches each in one line.
+"""A player's records behind the door: `Records`, the intents of my statistics, the games
+played offline (issue 50), the lobby's Your open tables and the profiles (issue 62); the
+server object holds one (``service.records``) and `routes` reaches each in one line.
 
     POST /api/stats         {player}      my statistics
     POST /api/offline-games {games}       finished offline games: replayed, kept, never rated
     GET  /api/me/tables                   the session's open tables
+    GET  /api/profiles/NAME               an account's profile, as the asker may see it
+    POST /api/account/profile {visibility}  (an account) who sees its profile
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from yahtzee_env.web.door.asks import who
+from yahtzee_env.web.door.asks import account_of, pid, who
 from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.limits import RateLimiter
+from yahtzee_env.web.people.profiles import Profiles
 from yahtzee_env.web.people.ratings import Ratings
 from yahtzee_env.web.people.stats import player_statistics
 from yahtzee_env.web.storage import Storage
@@ -29,7 +32,8 @@ from yahtzee_env.web.tables.table import cpu_levels
 
 class Records:
     """A player's records. ``spend`` is the per-token budget (`Service.spend`),
-    ``page_games`` the per-player bucket of games played in the page."""
+    ``page_games`` the per-player bucket of games played in the page, ``profile_budget``
+    spends a profile read of the asker's budget (`Service.spend_profile_view`)."""
 
     def __init__(
         self,
@@ -39,9 +43,11 @@ class Records:
         locks: TableLocks,
         spend: Callable[[Any], None],
         page_games: RateLimiter,
+        profile_budget: Callable[[Any], None],
     ) -> None:
         self.tables, self.storage, self.ratings = tables, storage, ratings
         self.locks, self.spend, self.page_games = locks, spend, page_games
+        self.profiles, self.profile_budget = Profiles(storage, ratings), profile_budget
 
     async def statistics(self, body: dict[str, Any], session) -> dict[str, Any]:
         """My statistics: the session's player's (or the body's ``player`` token's)."""
@@ -118,6 +124,21 @@ class Records:
             except WebError:  # gone meanwhile: the page says it is unavailable
                 entry["rated"] = False
         return {"tables": tables}
+
+    async def profile(self, name: str, session, conn) -> dict[str, Any]:
+        """The profile of account ``name`` as the session's player may see it (404
+        ``no_profile`` for a hidden one as for no account); each read spends the asker's
+        budget (``conn``: the request, `Service.asker`)."""
+        self.profile_budget(conn)
+        read = functools.partial(self.profiles.profile, name, pid(session), cpu_levels())
+        return await run_in_threadpool(read)
+
+    async def profile_visibility(self, body: dict[str, Any], session) -> dict[str, Any]:
+        """Who sees the session's account's profile (``visibility``: `VISIBILITIES`)."""
+        player = account_of(session)
+        self.spend(who(body, session))
+        change = functools.partial(self.profiles.set_visibility, player, body.get("visibility"))
+        return await run_in_threadpool(change)
 
     def rates(self, player_id: int, code: str) -> bool:
         """Under the table's lock: whether its game changes the player's rating."""

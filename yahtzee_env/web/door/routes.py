@@ -408,6 +408,16 @@ async def export_account(ask: Ask, service: Service) -> Response:
 
 
 @endpoint
+async def profile(ask: Ask, service: Service) -> dict:
+    return await service.records.profile(ask.param("name"), ask.session, ask.request)
+
+
+@endpoint
+async def profile_visibility(ask: Ask, service: Service) -> dict:
+    return await service.records.profile_visibility(ask.body, ask.session)
+
+
+@endpoint
 async def blocks(ask: Ask, service: Service) -> dict:
     return await service.social.blocks(ask.session)
 

@@ -122,6 +122,10 @@ class Service:
         self.network_lookups = self.limiter(
             limits.network_lookups_per_minute, 60, limits.network_lookup_burst
         )
+        self.profile_views = self.limiter(limits.profiles_per_minute, 60, limits.profile_burst)
+        self.network_profile_views = self.limiter(
+            limits.network_profiles_per_minute, 60, limits.network_profile_burst
+        )
         self.logins = self.limiter(limits.logins_per_minute, 60, limits.login_burst)
         self.new_players = self.limiter(limits.players_per_hour, 3600, limits.player_burst)
         self.follows = self.limiter(limits.follows_per_minute, 60, limits.follow_burst)
@@ -177,8 +181,14 @@ class Service:
             self.refuse_past,
             self.spend,
         )
-        self.records = Records(  # my statistics, offline games, Your open tables
-            self.tables, self.storage, self.ratings, self.locks, self.spend, self.page_games
+        self.records = Records(  # my statistics, offline games, open tables, profiles
+            self.tables,
+            self.storage,
+            self.ratings,
+            self.locks,
+            self.spend,
+            self.page_games,
+            self.spend_profile_view,
         )
         self.place = Place(  # a place to play: quick match, open tables, ratings, watch links
             self.tables,
@@ -252,6 +262,22 @@ class Service:
         """A guessed code or link: a token of the browser's lookup budget and its network's."""
         self.lookups.allow(self.asker(conn))
         self.network_lookups.allow(("addr", client_address(conn.scope)))
+
+    def spend_profile_view(self, conn) -> None:
+        """A profile read (issue 62): a token of the browser's budget (`asker`) and of its
+        address's backstop, or 429 ``profile_budget``."""
+        self.refuse_past(
+            self.profile_views,
+            self.asker(conn),
+            "too many profiles read: wait a minute",
+            "profile_budget",
+        )
+        self.refuse_past(
+            self.network_profile_views,
+            ("addr", client_address(conn.scope)),
+            "too many profiles read from your network: wait a minute",
+            "profile_budget",
+        )
 
     def new_player_budget(self, address: str) -> None:
         """A new player (a profile, a guest session, an account without one) spends a token

@@ -209,7 +209,9 @@ class PeopleStore(Store):
         (player,) = self.db._query("SELECT id, name, created FROM players WHERE id = ?", pid) or [
             None
         ]
-        account = self.db._query("SELECT username, created FROM accounts WHERE player_id = ?", pid)
+        account = self.db._query(
+            "SELECT username, created, profile_visibility FROM accounts WHERE player_id = ?", pid
+        )
         seats = self.db._query(
             "SELECT s.code AS code, s.seat AS seat, s.name AS name, s.away AS away, t.rules AS "
             "rules, t.created AS created FROM seats s JOIN tables t ON t.code = s.code "

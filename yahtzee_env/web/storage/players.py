@@ -80,7 +80,8 @@ class PlayerStore(Store):
     def results_of(self, player_id: int) -> list[dict[str, Any]]:
         return self.db._query(
             "SELECT code, idx, seat, score, outcome, yahtzees, upper_bonus, opponents, "
-            "online, finished, offline, faces, rolls, yatzy_rolls, yatzy_expected FROM results "
+            "online, finished, offline, faces, rolls, yatzy_rolls, yatzy_expected, assisted "
+            "FROM results "
             "WHERE player_id = ? ORDER BY finished, code, idx",
             (player_id,),
         )

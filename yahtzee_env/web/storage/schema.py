@@ -335,6 +335,14 @@ MIGRATIONS: list[str] = [
     CREATE INDEX invites_to ON invites(to_id, created);
     CREATE INDEX invites_created ON invites(created);
     """,
+    # 18: profiles and achievements (issue 62): who sees an account's profile ('public',
+    # 'friends' or 'nobody', `people.profiles.VISIBILITIES`), and per result whether the
+    # player had help (1: the coach was on, or the computer made one of the seat's moves;
+    # NULL: stored before, unknown): only unaided games earn achievements
+    """
+    ALTER TABLE accounts ADD COLUMN profile_visibility TEXT NOT NULL DEFAULT 'public';
+    ALTER TABLE results ADD COLUMN assisted INTEGER;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

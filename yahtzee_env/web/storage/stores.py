@@ -9,6 +9,7 @@ from yahtzee_env.web.storage.friends import FriendStore
 from yahtzee_env.web.storage.logins import LoginStore
 from yahtzee_env.web.storage.people import PeopleStore
 from yahtzee_env.web.storage.players import PlayerStore
+from yahtzee_env.web.storage.profiles import ProfileStore
 from yahtzee_env.web.storage.queue import QueueStore
 from yahtzee_env.web.storage.ratings import RatingStore
 from yahtzee_env.web.storage.tables import TableStore
@@ -16,8 +17,8 @@ from yahtzee_env.web.storage.tables import TableStore
 
 class Storage(Database):
     """The database of the web game (both backends) and its stores: ``players``,
-    ``accounts``, ``logins``, ``tables``, ``people``, ``friends``, ``queue``, ``ratings``.
-    Thread-safe;
+    ``accounts``, ``logins``, ``tables``, ``people``, ``friends``, ``queue``, ``ratings``,
+    ``profiles``. Thread-safe;
     every store method commits before it returns, except inside `Database.lock_table`,
     whose block is one transaction. ``trips`` counts what it asks of the database (`base.Trips`)."""
 
@@ -31,3 +32,4 @@ class Storage(Database):
         self.friends = FriendStore(self)
         self.queue = QueueStore(self)
         self.ratings = RatingStore(self)
+        self.profiles = ProfileStore(self)

@@ -307,7 +307,7 @@ class TableStore(Store):
             (
                 "INSERT INTO results (player_id, code, idx, seat, score, outcome, yahtzees, "
                 "upper_bonus, opponents, online, finished, faces, rolls, yatzy_rolls, "
-                "yatzy_expected) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "yatzy_expected, assisted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     r["player_id"],
                     code,
@@ -324,6 +324,7 @@ class TableStore(Store):
                     r.get("rolls"),
                     r.get("yatzy_rolls"),
                     r.get("yatzy_expected"),
+                    r.get("assisted"),
                 ),
             )
             for r in results

@@ -679,6 +679,7 @@ class Tables:
             table.finished.append(totals)
             top = top_seats(totals)
             cpus = sorted({s.kind for s in table.seats if s.is_cpu})
+            helped = {table.log[seq][0] for seq in table.auto if seq < len(table.log)}
             for s in table.seats:
                 if s.player_id is None:
                     continue
@@ -695,6 +696,8 @@ class Tables:
                         "upper_bonus": int(card.upper_bonus > 0),
                         "opponents": "+".join(cpus) if cpus else "humans",
                         "online": table.online,
+                        # the coach, or the computer playing the seat (achievements: no)
+                        "assisted": int(bool(table.coach) or s.seat in helped),
                     }
                 )
         self.storage.tables.append_actions(

@@ -1,4 +1,5 @@
-// Charts as SVG, with axes: the statistics' scores and the review's expected totals.
+// Charts as SVG, with axes: the statistics' scores, the review's expected totals and a
+// profile's rating.
 
 const SVG = "http://www.w3.org/2000/svg";
 function svgEl(tag, attrs = {}, text) {
@@ -9,20 +10,22 @@ function svgEl(tag, attrs = {}, text) {
 }
 
 // A line chart: `series` [{points: [y...], color, label}], x from 0; axes with ticks and titles.
-export function lineChart({ series, xLabel, yLabel, aria, xFrom = 1, dots = null, id = "" }) {
+// `floor`: the y axis starts at the ticks' step below the lowest point, not at 0 (ratings).
+export function lineChart({ series, xLabel, yLabel, aria, xFrom = 1, dots = null, id = "", floor = false }) {
   // drawn at the width it is shown at, so that its labels keep their size on a phone
   const room = document.querySelector("main").clientWidth - 24;
   const w = Math.round(Math.min(760, Math.max(300, room))), h = w < 500 ? 220 : 260;
   const left = 52, right = 14, top = 14, bottom = 44;
   const n = Math.max(...series.map((s) => s.points.length), 1);
   const all = series.flatMap((s) => s.points);
-  const max = Math.max(50, Math.ceil(Math.max(...all, 0) / 50) * 50);
+  const lowest = floor && all.length ? Math.floor(Math.min(...all) / 50) * 50 - 50 : 0;
+  const max = Math.max(lowest + 50, Math.ceil(Math.max(...all, 0) / 50) * 50);
   const x = (i) => left + (n > 1 ? i * (w - left - right) / (n - 1) : (w - left - right) / 2);
-  const y = (v) => h - bottom - v * (h - top - bottom) / max;
+  const y = (v) => h - bottom - (v - lowest) * (h - top - bottom) / (max - lowest);
   const svg = svgEl("svg", { viewBox: `0 0 ${w} ${h}`, class: "chart", role: "img", "aria-label": aria });
   if (id) svg.setAttribute("id", id);
-  const step = max > 200 ? 100 : 50;
-  for (let v = 0; v <= max; v += step) {
+  const step = max - lowest > 200 ? 100 : 50;
+  for (let v = lowest; v <= max; v += step) {
     svg.append(svgEl("line", { x1: left, x2: w - right, y1: y(v), y2: y(v), class: "grid" }));
     svg.append(svgEl("text", { x: left - 6, y: y(v) + 4, "text-anchor": "end" }, v));
   }

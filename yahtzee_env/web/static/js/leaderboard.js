@@ -28,7 +28,8 @@ function render() {
   if (!data.top.length) parts.push(el("p", {}, t("board.empty")));
   for (const r of data.top) {
     const tr = el("tr", { "data-testid": `board-row-${r.place}`, class: r.me ? "me" : "" });
-    const name = el("td", { class: "nm" }, r.name);
+    const name = el("td", { class: "nm" });  // a link to the profile (it may be hidden)
+    name.append(el("a", { href: `/p/${encodeURIComponent(r.name)}`, "data-testid": `board-profile-${r.place}` }, r.name));
     const follow = r.me ? null : followButton(r.name);
     if (follow) name.append(" ", follow);
     tr.append(el("td", {}, r.place), name, el("td", {}, `${r.rating}${r.provisional ? "?" : ""}`), el("td", {}, r.games));

@@ -7,7 +7,8 @@
 // movelog.js (the move log, Share), notify.js (your-move notices), care.js (account care),
 // statistics.js, charts.js, review.js, fair_dice.js (the dice's commitment and check), verify.js
 // (the checker at /verify), match.js
-// (quick match, open tables), friends.js (friends, presence, invitations), leaderboard.js, spectate.js (a spectator's view), offline.js
+// (quick match, open tables), friends.js (friends, presence, invitations), leaderboard.js,
+// profile.js (/p/NAME), spectate.js (a spectator's view), offline.js
 // (the service worker, Install, games played in the page with the modules of game/ and
 // policies/); this one routes.
 import { $, config, go, onRoute, store } from "./page.js";
@@ -21,10 +22,11 @@ import * as review from "./review.js";
 import * as match from "./match.js";
 import * as friends from "./friends.js";
 import * as board from "./leaderboard.js";
+import * as profile from "./profile.js";
 import * as offline from "./offline.js";
 import * as verify from "./verify.js";
 
-const VIEWS = { lobby, table, stats: statistics, review, leaderboard: board, verify };
+const VIEWS = { lobby, table, stats: statistics, review, leaderboard: board, profile, verify };
 
 function currentView() {
   return Object.keys(VIEWS).find((id) => !$(id).hidden);
@@ -47,9 +49,11 @@ function route() {
   const code = path.match(/^\/t\/([A-Za-z0-9]+)$/);
   const watch = path.match(/^\/w\/([A-Za-z0-9_-]+)$/);
   const game = path.match(/^\/games\/([A-Za-z0-9]+-\d+)$/);
+  const person = path.match(/^\/p\/([^/]+)$/);  // the server checks the name
   if (code) { $("table").hidden = false; table.showTable(code[1]); }
   else if (watch) { $("table").hidden = false; table.showTable(watch[1], { watch: true }); }
   else if (path === "/leaderboard") { $("leaderboard").hidden = false; board.showLeaderboard(); }
+  else if (person) { $("profile").hidden = false; profile.showProfile(person[1]); }
   else if (game) { $("review").hidden = false; review.showReview(game[1]); }
   else if (path === "/stats") { $("stats").hidden = false; statistics.showStats(); }
   else if (path === "/verify") { $("verify").hidden = false; verify.showVerify(); }

@@ -5,9 +5,9 @@ import { errorText, levelName, num, t, tn } from "./words.js";
 import { OUTCOME_COLOR, lineChart } from "./charts.js";
 
 const S = { data: null };
-function pct(x) { return x === null || x === undefined ? "–" : `${num(100 * x, 1)}%`; }
+export function pct(x) { return x === null || x === undefined ? "–" : `${num(100 * x, 1)}%`; }
 
-function statsRow(label, s) {
+export function statsRow(label, s) {
   const tr = el("tr");
   tr.append(el("th", { scope: "row" }, label));
   for (const v of [s.games, s.wins, s.draws, s.losses, pct(s.win_rate), s.mean_score ?? "–", s.best_score ?? "–", s.yahtzees, pct(s.upper_bonus_rate)]) {
@@ -16,7 +16,7 @@ function statsRow(label, s) {
   return tr;
 }
 
-function statsTable(caption, rows, testid) {
+export function statsTable(caption, rows, testid) {
   const wrap = el("div", { class: "scroll-x", tabindex: "0", role: "region", "aria-label": caption });
   const table = el("table", { class: "stats", "data-testid": testid });
   table.append(el("caption", {}, caption));
@@ -30,19 +30,24 @@ function statsTable(caption, rows, testid) {
 
 // Your dice against fair dice (issue 49): each face's count of the dice you rolled beside
 // what fair dice expect, the Yatzys rolled against what fair dice give for the same holds,
-// and Pearson's chi-square test in words.
-function rollStats(r) {
+// and Pearson's chi-square test in words. `words` names the keys that speak to the player
+// (a profile speaks of its account: `profile.rolls_*`).
+const OWN_DICE = {
+  heading: "stats.rolls_heading", none: "stats.rolls_none", seen: "stats.rolls_seen",
+  intro: (r) => tn("stats.rolls_intro", r.games, { dice: r.dice }),
+};
+export function rollStats(r, words = OWN_DICE) {
   const box = el("section", { class: "roll-stats", "data-testid": "roll-stats" });
-  box.append(el("h2", {}, t("stats.rolls_heading")));
-  if (!r || !r.dice) { box.append(el("p", {}, t("stats.rolls_none"))); return box; }
-  box.append(el("p", {}, tn("stats.rolls_intro", r.games, { dice: r.dice })));
-  const wrap = el("div", { class: "scroll-x", tabindex: "0", role: "region", "aria-label": t("stats.rolls_heading") });
+  box.append(el("h2", {}, t(words.heading)));
+  if (!r || !r.dice) { box.append(el("p", {}, t(words.none))); return box; }
+  box.append(el("p", {}, words.intro(r)));
+  const wrap = el("div", { class: "scroll-x", tabindex: "0", role: "region", "aria-label": t(words.heading) });
   const table = el("table", { class: "stats faces", "data-testid": "roll-faces" });
   const head = el("tr");
   head.append(el("th", { scope: "col" }, t("stats.rolls_face")));
   for (let f = 1; f <= 6; f++) head.append(el("th", { scope: "col" }, f));
   const seen = el("tr");
-  seen.append(el("th", { scope: "row" }, t("stats.rolls_seen")));
+  seen.append(el("th", { scope: "row" }, t(words.seen)));
   r.faces.forEach((c, i) => seen.append(el("td", { "data-face": String(i + 1) }, c)));
   const fair = el("tr");
   fair.append(el("th", { scope: "row" }, t("stats.rolls_fair_count")));
@@ -57,7 +62,7 @@ function rollStats(r) {
   return box;
 }
 
-const opponentsName = (key) => (key === "humans" ? t("stats.humans") : key.split("+").map(levelName).join(" + "));
+export const opponentsName = (key) => (key === "humans" ? t("stats.humans") : key.split("+").map(levelName).join(" + "));
 
 function renderStats(s) {
   const body = $("stats-body");
@@ -71,7 +76,11 @@ function renderStats(s) {
     grid.append(card);
   }
   const pageRows = [["offline", "stats.offline"], ["in_page", "stats.in_page"]].filter(([k]) => s.by_mode[k] && s.by_mode[k].games);
-  const parts = [el("p", {}, t("stats.player", { name: s.name })), grid,
+  const who = el("p", {}, t("stats.player", { name: s.name }));
+  if (ME.account) {  // an account's profile: what others see of these figures (issue 62)
+    who.append(" · ", el("a", { href: `/p/${encodeURIComponent(ME.account)}`, "data-testid": "my-profile-link" }, t("profile.mine")));
+  }
+  const parts = [who, grid,
     statsTable(t("stats.by_opponents"), Object.entries(s.by_opponents).map(([k, v]) => statsRow(opponentsName(k), v)), "by-opponents"),
     statsTable(t("stats.by_mode"), [statsRow(t("stats.solo"), s.by_mode.solo), statsRow(t("stats.online"), s.by_mode.online),
       ...pageRows.map(([k, label]) => { const tr = statsRow(t(label), s.by_mode[k]); tr.dataset.testid = `page-games-${k}`; return tr; })], "by-mode")];
