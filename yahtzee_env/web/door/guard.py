@@ -6,7 +6,8 @@ handshake shares).
   handler), ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer`` (the share
   link's code never leaks through ``Referer``); the API adds ``Cache-Control: no-store``.
 - A state-changing request (any method but GET/HEAD/OPTIONS) must be ``application/json``
-  (a cross-site form or ``text/plain`` POST needs no CORS preflight: 415) and come from the
+  (a cross-site form or ``text/plain`` POST needs no CORS preflight: 415; but the mails'
+  links, `FORM_PATHS`, which change nothing a session holds) and come from the
   server's own origin or one of ``--allowed-origin`` (403). A request without ``Origin``
   (curl, scripts) passes unless ``Sec-Fetch-Site`` says it is cross-site.
 - Every HTTP request, GETs and static files included, spends a token of its client
@@ -36,6 +37,10 @@ SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
 ]
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+# The mails' links (issue 62, `postman`): their pages post a plain form, and a mail client's
+# one-click unsubscribe (RFC 8058) posts one too; their token is the proof, not a session
+FORM = "application/x-www-form-urlencoded"
+FORM_PATHS = frozenset(("/email/confirm", "/email/unsubscribe"))
 logger = logging.getLogger("yahtzee_env.web")
 
 
@@ -208,6 +213,8 @@ class GuardMiddleware:
         if why is not None:
             return 403, f"cross-site request refused: {why}", "cross_site", []
         ctype = (header(scope, b"content-type") or "").split(";")[0].strip().lower()
+        if ctype == FORM and scope.get("path") in FORM_PATHS:
+            return None  # the mails' links: a button's form, RFC 8058's one-click POST
         if ctype != "application/json":
             return (
                 415,
