@@ -15,8 +15,8 @@ of an account's address, and the worker thread that sends through ``--smtp``), `
 page's files, the lobby's config, health), `sockets` (a table's WebSocket), `watch` (a
 spectator's socket), `spectators` (the spectators of each table: the link, their redacted
 states), `fanout` (states to the sockets, other processes' changes too), `hub` (the open
-sockets: a bounded send queue each), `guard` (security headers, cross-site checks, per-address limits),
-`memory` (the heap given back after sockets close), `server` (uvicorn as ``yahtzee serve``
-runs it), `local_server` and `local_postgres` (``yahtzee serve`` and a PostgreSQL cluster as
-loopback child processes, for tests and benchmarks).
+sockets: a bounded send queue each), `guard` (security headers, cross-site checks,
+per-address limits), `memory` (the heap given back after sockets close), `server` (uvicorn
+as ``yahtzee serve`` runs it), `local_server` and `local_postgres` (``yahtzee serve`` and a
+PostgreSQL cluster as loopback child processes, for tests and benchmarks).
 """
