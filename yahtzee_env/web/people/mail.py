@@ -156,7 +156,7 @@ class Mail:
         return msg
 
     def confirmation(self, address: str, token: str, lang: str) -> EmailMessage:
-        link = f"{self.site}/email/confirm?t={quote(token)}"
+        link = f"{self.site}/email/confirm?t={quote(token)}&lang={lang}"  # the page's words
         lines = [say(lang, "confirm_body"), link, say(lang, "confirm_ignore")]
         return self.message(address, lang, say(lang, "confirm_subject"), lines)
 
@@ -171,7 +171,8 @@ class Mail:
         return row
 
     def with_unsubscribe(self, msg: EmailMessage, player_id: int, row: dict) -> EmailMessage:
-        link = f"{self.site}/email/unsubscribe?u={player_id}&k={quote(row['unsubscribe'])}"
+        key, lang = quote(row["unsubscribe"]), row["lang"]
+        link = f"{self.site}/email/unsubscribe?u={player_id}&k={key}&lang={lang}"
         msg["List-Unsubscribe"] = f"<{link}>"
         msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
         body = msg.get_content() + "\n" + say(row["lang"], "unsubscribe") + "\n" + link + "\n"
