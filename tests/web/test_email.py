@@ -197,6 +197,25 @@ def test_the_invitation_and_your_turn_mails_arrive_once_each(db, clock, smtp):
 
 
 @pytest.mark.backends("sqlite")
+def test_no_your_turn_mail_to_a_player_with_the_table_open(db, clock, smtp):
+    """The turn passes to a player whose tab has the table open (a socket, proved by its
+    session's ``hello``): the page tells them; no mail goes."""
+    url, inbox = smtp
+    app = mail_app(db, clock, url)
+    with TestClient(app):
+        ann, bob = account(app, "ann"), account(app, "bob")
+        confirmed(bob, inbox, "bob@example.com")
+        code, (s0, _), _ = two_player_table(ann, bob)
+        with bob.websocket_connect(f"/ws/{code}") as ws:
+            ws.send_json({"type": "hello", "id": 1})
+            while (reply := ws.receive_json())["type"] != "hello":
+                pass
+            pass_turn(ann, code, s0, None)  # bob's turn, bob at the table
+        app.state.service.postman.close()
+        assert len(inbox.to("bob@example.com")) == 1  # the confirmation only
+
+
+@pytest.mark.backends("sqlite")
 def test_one_click_unsubscribe_works_without_a_session_and_export_and_delete(db, clock, smtp):
     url, inbox = smtp
     app = mail_app(db, clock, url)
