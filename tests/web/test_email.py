@@ -208,7 +208,7 @@ def test_no_your_turn_mail_to_a_player_with_the_table_open(db, clock, smtp):
         code, (s0, _), _ = two_player_table(ann, bob)
         with bob.websocket_connect(f"/ws/{code}") as ws:
             ws.send_json({"type": "hello", "id": 1})
-            while (reply := ws.receive_json())["type"] != "hello":
+            while ws.receive_json()["type"] != "hello":
                 pass
             pass_turn(ann, code, s0, None)  # bob's turn, bob at the table
         app.state.service.postman.close()
