@@ -17,6 +17,8 @@ from yahtzee_env.commands import positive_int
 
 HELP = "serve the browser game: tables of 2-4 with the CPU levels, online tables, statistics"
 DB_ENV = "YAHTZEE_DB"
+SMTP_ENV = "YAHTZEE_SMTP"  # the SMTP URL, its password kept off the command line
+SITE_ENV = "YAHTZEE_SITE_URL"
 
 
 def positive_float(text: str) -> float:
@@ -155,6 +157,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "sans-I/O one, with this server's release of finished sockets)",
     )
     parser.add_argument(
+        "--smtp",
+        default=None,
+        metavar="URL",
+        help="send 'your turn' and invitation e-mails through this SMTP server: "
+        "smtp://USER:PASSWORD@HOST:PORT (STARTTLS when offered) or smtps://... (TLS), "
+        f"?from=ADDRESS for the sender (default: ${SMTP_ENV}; none: no e-mail)",
+    )
+    parser.add_argument(
+        "--site-url",
+        default=None,
+        metavar="URL",
+        help="the server's public address, the base of the e-mails' links "
+        f"(default: ${SITE_ENV}, else http://HOST:PORT)",
+    )
+    parser.add_argument(
         "--header-timeout",
         type=positive_float,
         default=10.0,
@@ -267,7 +284,19 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    smtp = args.smtp or os.environ.get(SMTP_ENV) or None
+    if smtp is not None:
+        from yahtzee_env.web.door.postman import parse_smtp
+
+        try:
+            parse_smtp(smtp)
+        except ValueError as err:
+            print(f"yahtzee serve: error: --smtp: {err}", file=sys.stderr)
+            return 2
+    site = args.site_url or os.environ.get(SITE_ENV) or f"http://{args.host}:{args.port}"
     options = {
+        "smtp": smtp,
+        "site_url": site,
         "allowed_origins": list(args.allowed_origin),
         "allowed_hosts": allowed_hosts(args),
         "trust_proxy": args.trust_proxy,

@@ -98,6 +98,18 @@ class Limits:
     invite_burst: int = 10
     invites_per_invitee: int = 10
     invite_ttl_s: float = 3600.0
+    # e-mail (issue 62, with ``yahtzee serve --smtp``): at most one "your turn" mail (and one
+    # invitation) per player and table within this; per account, addresses set and
+    # confirmations resent an hour; confirmation mails to one address a day, whoever asks
+    # (no mail-bombing a stranger); how long a confirmation link lasts; mails waiting to
+    # go (past it: dropped and logged) and how long the SMTP server may take to answer
+    mail_every_s: float = 3 * 3600.0
+    email_sets_per_hour: float = 6.0
+    email_set_burst: int = 6
+    confirmations_per_address: int = 3
+    confirm_ttl_s: float = 86_400.0
+    mail_queue: int = 200
+    smtp_timeout_s: float = 10.0
     online_window_s: float = 120.0  # a player seen within this is online (the page asks each 20 s)
     max_keys: int = 50_000  # buckets kept per limiter (least recently used are forgotten)
 

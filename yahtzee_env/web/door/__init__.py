@@ -10,12 +10,13 @@ checked), `account_desk` (the helper of account care: passwords, recovery codes,
 export), `place` (the helper of a place to
 play: quick match, open tables, ratings, spectator links), `friendship` (the helper of friends and
 invitations: follows, presence, invitations, friends-only tables), `records` (the helper of a
-player's records: statistics, offline games, open tables), `site` (the page's files, the
-lobby's config, health), `sockets` (a table's WebSocket), `watch` (a spectator's socket),
-`spectators` (the spectators of each table: the link, their redacted states), `fanout`
-(states to the sockets, other processes' changes too), `hub` (the open sockets: a bounded
-send queue each), `guard` (security headers, cross-site checks, per-address limits),
-`memory` (the heap given back after sockets close), `server` (uvicorn as ``yahtzee serve``
-runs it), `local_server` and `local_postgres` (``yahtzee serve`` and a PostgreSQL cluster as
-loopback child processes, for tests and benchmarks).
+player's records: statistics, offline games, open tables), `postman` (e-mail: the helper
+of an account's address, and the worker thread that sends through ``--smtp``), `site` (the
+page's files, the lobby's config, health), `sockets` (a table's WebSocket), `watch` (a
+spectator's socket), `spectators` (the spectators of each table: the link, their redacted
+states), `fanout` (states to the sockets, other processes' changes too), `hub` (the open
+sockets: a bounded send queue each), `guard` (security headers, cross-site checks,
+per-address limits), `memory` (the heap given back after sockets close), `server` (uvicorn
+as ``yahtzee serve`` runs it), `local_server` and `local_postgres` (``yahtzee serve`` and a
+PostgreSQL cluster as loopback child processes, for tests and benchmarks).
 """

@@ -36,6 +36,8 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
                                           `account_desk` and `social` list their bodies
     GET  /api/profiles/NAME, POST /api/account/profile {visibility}
                                           a profile and who sees it (issue 62): `records`
+    GET  /api/email, POST /api/email | email/resend | email/choices | email/remove,
+    GET|POST /email/confirm, /email/unsubscribe    e-mail (issue 62: `postman`)
     /api/quick, /api/open-tables, /api/leaderboard, /api/watch/ID, /ws/watch/ID and the
     host's /api/tables/CODE/list and /watch: a place to play (issue 32), `place`
     /api/friends, /api/friends/follow | unfollow | invite | accept | decline and the
@@ -114,6 +116,19 @@ PAGE_VIEWS = ("/", "/t/{code}", "/stats", "/verify", "/games/{gid}", "/leaderboa
               "/w/{wid}")  # fmt: skip
 
 
+def email_routes() -> list:
+    """E-mail (issue 62): an account's address, its choices; the mails' links."""
+    return [
+        Route("/api/email", http.email_settings),
+        Route("/api/email", http.email_address, methods=POST),
+        Route("/api/email/resend", http.email_resend, methods=POST),
+        Route("/api/email/choices", http.email_choices, methods=POST),
+        Route("/api/email/remove", http.email_remove, methods=POST),
+        Route("/email/confirm", http.email_confirm, methods=["GET", "POST"]),
+        Route("/email/unsubscribe", http.email_unsubscribe, methods=["GET", "POST"]),
+    ]
+
+
 def route_list(bench_stats: bool = False) -> list:
     """Every route of the server, and its handler (``bench_stats``: and
     ``GET /api/bench-stats``, what the process has spent, for the load benchmark)."""
@@ -180,6 +195,7 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/api/friends/decline", http.decline_invite, methods=POST),
         Route("/api/tables/{code}/friends-only", http.friends_only),
         Route("/api/tables/{code}/friends-only", http.set_friends_only, methods=POST),
+        *email_routes(),
         Route("/api/tables/{code}/watch", http.watch_link, methods=POST),
         Route("/api/tables/{code}/watch", http.watch_link_of),
         Route("/api/watch/{wid}", http.watched_table),
@@ -202,6 +218,8 @@ def create_app(
     bench_stats: bool = False,
     batch_moves: bool = False,
     inline_moves: bool = True,
+    smtp: str | None = None,
+    site_url: str = "http://localhost:8000",
 ) -> Starlette:
     """The ASGI app over the database at ``db_path``: a SQLite file, a ``postgresql://``
     URL, or an open `Storage`. Its server object is ``app.state.service``.
@@ -219,7 +237,9 @@ def create_app(
     worker-thread call and, on SQLite, commit in one transaction (`batch.MoveBatcher`;
     off by default). ``inline_moves``: a move at a table in memory, on SQLite, runs on the
     event loop where it is cheap and the database is free (`locks.TableLocks.run`; on by
-    default; with ``batch_moves``, the batches run there)."""
+    default; with ``batch_moves``, the batches run there). ``smtp``: the SMTP server's URL
+    (``smtp://USER:PASSWORD@HOST:PORT``, ``smtps://...``; None: no e-mail, `postman`);
+    ``site_url``: the server's public address, the base of the mails' links."""
     storage = db_path if isinstance(db_path, Storage) else open_storage(db_path)
     origins = frozenset(o.rstrip("/") for o in allowed_origins)
     hosts = None if allowed_hosts is None else frozenset(h.strip().lower() for h in allowed_hosts)
@@ -231,6 +251,8 @@ def create_app(
         clock=clock,
         batch_moves=batch_moves,
         inline_moves=inline_moves,
+        smtp=smtp,
+        site_url=site_url,
     )
 
     @contextlib.asynccontextmanager

@@ -79,6 +79,7 @@ class Fanout:
         self.encoded: tuple[dict[str, Any] | None, str] = (None, "")  # the last state's text
         self.continued: dict[str, Any] | None = None  # the last state published ``continued``
         hub.on_presence = self.presence_changed
+        self.on_state = None  # told of each state published here (the "your turn" mail)
 
     # ----------------------------------------------------------------- this process's states
     def present(self, state: dict[str, Any]) -> dict[str, Any]:
@@ -100,6 +101,8 @@ class Fanout:
         self.continued = state if continued else None
         self.present(state)
         self.push(state, skip)
+        if self.on_state is not None:
+            self.on_state(state)
         return state
 
     def push(self, state: dict[str, Any], skip: Client | None = None) -> None:

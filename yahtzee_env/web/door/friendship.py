@@ -38,7 +38,8 @@ from yahtzee_env.web.tables.locks import TableLocks
 
 class FriendsDesk:
     """The intents of friends and invitations. ``follows`` and ``invites``: the accounts'
-    buckets; ``refuse_past`` and ``spend``: the server object's (`Service`)."""
+    buckets; ``refuse_past`` and ``spend``: the server object's (`Service`); ``invited``: told
+    of each invitation (its e-mail)."""
 
     def __init__(
         self,
@@ -50,10 +51,12 @@ class FriendsDesk:
         invites: RateLimiter,
         refuse_past: Callable[..., None],
         spend: Callable[[Any], None],
+        invited: Callable[[dict[str, Any], int], None] | None = None,
     ) -> None:
         self.friends, self.tables, self.storage, self.locks = friends, tables, storage, locks
         self.follows, self.invites = follows, invites
         self.refuse_past, self.spend = refuse_past, spend
+        self.invited = invited  # the invitation's mail (`postman.MailDesk.invited`)
 
     async def overview(self, session) -> dict[str, Any]:
         """The people around, as the asker may see them (asking marks the asker online)."""
@@ -84,7 +87,10 @@ class FriendsDesk:
         player = account_of(session)
         message = "too many invitations: wait a minute"
         self.refuse_past(self.invites, ("invite", player), message, "invite_budget")
-        return await run_in_threadpool(self.friends.invite, player, body)
+        reply = await run_in_threadpool(self.friends.invite, player, body)
+        if self.invited is not None:
+            self.invited(reply, player)
+        return reply
 
     async def answer(self, body: dict[str, Any], session, accept: bool) -> dict[str, Any]:
         player = account_of(session)

@@ -8,7 +8,8 @@ handshake shares).
 - A state-changing request (any method but GET/HEAD/OPTIONS) must be ``application/json``
   (a cross-site form or ``text/plain`` POST needs no CORS preflight: 415) and come from the
   server's own origin or one of ``--allowed-origin`` (403). A request without ``Origin``
-  (curl, scripts) passes unless ``Sec-Fetch-Site`` says it is cross-site.
+  (curl, scripts) passes unless ``Sec-Fetch-Site`` says it is cross-site. The mails' links
+  (`FORM_PATHS`) are the exception: their token, not a session, is the proof.
 - Every HTTP request, GETs and static files included, spends a token of its client
   address's bucket (429 with ``Retry-After`` when empty).
 - With ``allowed_hosts``, a request (or socket) whose ``Host`` is not one of them gets 400, GETs
@@ -36,6 +37,10 @@ SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
 ]
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+# The mails' links (issue 62, `postman`): their pages post a plain form (whose Origin is
+# "null" under no-referrer), and a mail client's one-click unsubscribe (RFC 8058) posts one
+# from no page at all; the link's token is the proof, not a session or an origin
+FORM_PATHS = frozenset(("/email/confirm", "/email/unsubscribe"))
 logger = logging.getLogger("yahtzee_env.web")
 
 
@@ -204,6 +209,8 @@ class GuardMiddleware:
             return 400, f"request refused: {bad_host}", "bad_host", []
         if scope.get("method", "GET") in SAFE_METHODS:
             return None
+        if scope.get("path") in FORM_PATHS:
+            return None  # the mails' links: their token is the proof, their body is not read
         why = cross_site(scope, self.allowed_origins)
         if why is not None:
             return 403, f"cross-site request refused: {why}", "cross_site", []

@@ -522,3 +522,37 @@ async def friends_only(ask: Ask, service: Service) -> dict:
 @endpoint
 async def set_friends_only(ask: Ask, service: Service) -> dict:
     return await service.friendship.set_friends_only(ask.code, ask.body, ask.session)
+
+
+# ----------------------------------------------------------------- e-mail (issue 62)
+@endpoint
+async def email_settings(ask: Ask, service: Service) -> dict:
+    return await service.mail_desk.settings(ask.session)
+
+
+@endpoint
+async def email_address(ask: Ask, service: Service) -> dict:
+    return await service.mail_desk.set_address(ask.body, ask.session)
+
+
+@endpoint
+async def email_resend(ask: Ask, service: Service) -> dict:
+    return await service.mail_desk.resend(ask.session)
+
+
+@endpoint
+async def email_choices(ask: Ask, service: Service) -> dict:
+    return await service.mail_desk.choices(ask.body, ask.session)
+
+
+@endpoint
+async def email_remove(ask: Ask, service: Service) -> dict:
+    return await service.mail_desk.remove(ask.session)
+
+
+async def email_confirm(request: Request) -> Response:
+    return await request.app.state.service.mail_desk.confirm_page(request)
+
+
+async def email_unsubscribe(request: Request) -> Response:
+    return await request.app.state.service.mail_desk.unsubscribe_page(request)

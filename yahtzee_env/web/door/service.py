@@ -13,7 +13,7 @@ publish the new state to the table's sockets: the event loop only routes. Its ho
 sign-ins, of the table's people, of account care, of a place to play and of a player's own
 records are in the helpers it holds (`sign_ins.SignIns`, `social.Social`,
 `account_desk.AccountDesk`, `play.Place`,
-`friendship.FriendsDesk`, `records.Records`), each given in its
+`friendship.FriendsDesk`, `records.Records`, `postman.MailDesk`), each given in its
 constructor only what it uses.
 
 Each intent takes the request's JSON body (or the socket's message) as ``body`` and the
@@ -43,6 +43,7 @@ from yahtzee_env.web.door.guard import RefusalLog, client_address
 from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
 from yahtzee_env.web.door.memory import Closes, GcPauses, give_back
 from yahtzee_env.web.door.place import Place
+from yahtzee_env.web.door.postman import MailDesk, Postman
 from yahtzee_env.web.door.records import Records
 from yahtzee_env.web.door.sign_ins import SignIns
 from yahtzee_env.web.door.social import Social
@@ -54,6 +55,7 @@ from yahtzee_env.web.people.accounts import SESSION_COOKIE, SESSION_DAYS, Accoun
 from yahtzee_env.web.people.chat import Chat
 from yahtzee_env.web.people.friends import Friends
 from yahtzee_env.web.people.logins import DEVICE_DAYS, HashGate, LoginGate
+from yahtzee_env.web.people.mail import Mail
 from yahtzee_env.web.people.matchmaking import Matchmaker, note_seats
 from yahtzee_env.web.people.ratings import Ratings
 from yahtzee_env.web.storage import Storage
@@ -74,7 +76,9 @@ class Service:
     ``batch_moves``: group the changes that arrive together (`run_change`; off by default).
     ``inline_moves``: a change of a table in memory may run on the event loop where it is
     cheap and the database is free now (`locks.TableLocks.run`; on by default, SQLite only);
-    with ``batch_moves`` too, the batches run there (`batch.MoveBatcher` on the loop)."""
+    with ``batch_moves`` too, the batches run there (`batch.MoveBatcher` on the loop).
+    ``smtp``: the SMTP server's URL (`postman.Postman`; None: no e-mail); ``site_url``: the
+    server's public address, the base of the mails' links."""
 
     def __init__(
         self,
@@ -86,6 +90,8 @@ class Service:
         clock: Callable[[], float] | None = None,
         batch_moves: bool = False,
         inline_moves: bool = True,
+        smtp: str | None = None,
+        site_url: str = "http://localhost:8000",
     ) -> None:
         self.storage = storage
         self.inline_moves = inline_moves
@@ -130,6 +136,10 @@ class Service:
         self.new_players = self.limiter(limits.players_per_hour, 3600, limits.player_burst)
         self.follows = self.limiter(limits.follows_per_minute, 60, limits.follow_burst)
         self.invites = self.limiter(limits.invites_per_minute, 60, limits.invite_burst)
+        self.email_sets = self.limiter(limits.email_sets_per_hour, 3600, limits.email_set_burst)
+        self.postman = Postman(smtp, limits) if smtp else None  # e-mail (issue 62)
+        sender = self.postman.sender if self.postman is not None else "yatzy@localhost"
+        self.mail = Mail(storage, limits, site_url, sender)
         self.login_gate = LoginGate(storage, limits)  # checks of a name's secrets (database)
         self.hash_gate = HashGate(limits.hash_workers, limits.hash_queue)  # argon2, bounded
         self.refusals = RefusalLog()
@@ -171,6 +181,10 @@ class Service:
             self.sign_ins.checking,
             self.spend,
         )
+        self.mail_desk = MailDesk(  # an account's e-mail, the mails of turns and invitations
+            self.mail, self.postman, self.email_sets, self.refuse_past, self.limits.max_keys
+        )
+        self.fanout.on_state = self.mail_desk.turn_state
         self.friendship = FriendsDesk(  # friends and invitations (issue 62)
             self.friends,
             self.tables,
@@ -180,6 +194,7 @@ class Service:
             self.invites,
             self.refuse_past,
             self.spend,
+            self.mail_desk.invited,
         )
         self.records = Records(  # my statistics, offline games, open tables, profiles
             self.tables,
@@ -527,6 +542,7 @@ class Service:
         await run_in_threadpool(self.storage.accounts.expire_devices, DEVICE_DAYS * 86_400)
         await run_in_threadpool(self.login_gate.sweep)
         await run_in_threadpool(self.friends.sweep)
+        await run_in_threadpool(self.mail.sweep)
         self.fanout.forget_idle()
         for limiter in self.limiters:
             limiter.forget_full()
@@ -578,6 +594,8 @@ class Service:
                 tg.cancel_scope.cancel()
         finally:
             self.tables.coaches.close()
+            if self.postman is not None:
+                await run_in_threadpool(self.postman.close)
             if stop is not None:
                 await run_in_threadpool(stop)
             self.storage.close()

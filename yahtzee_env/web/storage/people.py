@@ -170,7 +170,8 @@ class PeopleStore(Store):
 
     def delete_account(self, player_id: int, token_hash: str) -> None:
         """Delete the account and its data: its statistics, rating, quick-match request, the
-        browsers it signed in from, sessions, recovery codes, blocks, follows, invitations;
+        browsers it signed in from, sessions, recovery codes, blocks, follows, invitations,
+        its e-mail address;
         its messages stay in the games' chat under `DELETED_NAME` (the seats are renamed
         under each table's lock by the caller, `account_care`); the profile row stays,
         nameless and with a new token nobody holds (the games' rows refer to it)."""
@@ -193,6 +194,8 @@ class PeopleStore(Store):
                 ("DELETE FROM follows WHERE player_id = ? OR followed_id = ?", (*pid, *pid)),
                 ("DELETE FROM invites WHERE from_id = ? OR to_id = ?", (*pid, *pid)),
                 ("DELETE FROM presence WHERE player_id = ?", pid),
+                ("DELETE FROM emails WHERE player_id = ?", pid),
+                ("DELETE FROM mails_sent WHERE player_id = ?", pid),
                 ("DELETE FROM sessions WHERE player_id = ?", pid),
                 ("DELETE FROM accounts WHERE player_id = ?", pid),
                 ("UPDATE tables SET host_player = NULL WHERE host_player = ?", pid),
@@ -233,6 +236,7 @@ class PeopleStore(Store):
             "chat": chat,
             "blocked": self.blocks_of(player_id),
             "following": self.db.friends.following(player_id),
+            "email": self.db.mail.export(player_id),
             "reports_made": self.db._query(
                 "SELECT code, target_seat, target_name, created FROM reports WHERE reporter_id = ?",
                 pid,

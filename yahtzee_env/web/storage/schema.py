@@ -343,6 +343,39 @@ MIGRATIONS: list[str] = [
     ALTER TABLE accounts ADD COLUMN profile_visibility TEXT NOT NULL DEFAULT 'public';
     ALTER TABLE results ADD COLUMN assisted INTEGER;
     """,
+    # 19: "your turn" by e-mail (issue 62): an account's address (confirmed by a one-time
+    # link: the hash of its token and its expiry), its choices (your turn, invitations),
+    # its language and its unsubscribe key; the mails sent per player, table and kind (at
+    # most one per game per few hours); the confirmations sent per address (its hash: a
+    # stranger's address is not mailed more than a few times a day)
+    """
+    CREATE TABLE emails (
+        player_id {int64} PRIMARY KEY REFERENCES players(id),
+        address TEXT NOT NULL,
+        confirmed INTEGER NOT NULL DEFAULT 0,
+        confirm_hash TEXT,
+        confirm_expires {real},
+        turns INTEGER NOT NULL DEFAULT 1,
+        invites INTEGER NOT NULL DEFAULT 1,
+        lang TEXT NOT NULL DEFAULT 'en',
+        unsubscribe TEXT NOT NULL,
+        updated {real} NOT NULL
+    );
+    CREATE INDEX emails_confirm ON emails(confirm_hash);
+    CREATE TABLE mails_sent (
+        player_id {int64} NOT NULL,
+        code TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        sent {real} NOT NULL,
+        PRIMARY KEY (player_id, code, kind)
+    );
+    CREATE INDEX mails_sent_sent ON mails_sent(sent);
+    CREATE TABLE confirmations_sent (
+        address_hash TEXT NOT NULL,
+        sent {real} NOT NULL
+    );
+    CREATE INDEX confirmations_sent_address ON confirmations_sent(address_hash, sent);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -7,6 +7,7 @@ from yahtzee_env.web.storage.accounts import AccountStore
 from yahtzee_env.web.storage.base import Database
 from yahtzee_env.web.storage.friends import FriendStore
 from yahtzee_env.web.storage.logins import LoginStore
+from yahtzee_env.web.storage.mail import MailStore
 from yahtzee_env.web.storage.people import PeopleStore
 from yahtzee_env.web.storage.players import PlayerStore
 from yahtzee_env.web.storage.profiles import ProfileStore
@@ -18,7 +19,7 @@ from yahtzee_env.web.storage.tables import TableStore
 class Storage(Database):
     """The database of the web game (both backends) and its stores: ``players``,
     ``accounts``, ``logins``, ``tables``, ``people``, ``friends``, ``queue``, ``ratings``,
-    ``profiles``. Thread-safe;
+    ``profiles``, ``mail``. Thread-safe;
     every store method commits before it returns, except inside `Database.lock_table`,
     whose block is one transaction. ``trips`` counts what it asks of the database (`base.Trips`)."""
 
@@ -33,3 +34,4 @@ class Storage(Database):
         self.queue = QueueStore(self)
         self.ratings = RatingStore(self)
         self.profiles = ProfileStore(self)
+        self.mail = MailStore(self)

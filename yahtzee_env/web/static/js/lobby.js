@@ -6,6 +6,7 @@ import { rememberRename } from "./rename.js";
 import { bankName, errorText, joinNames, levelName, ruleName, seatName, t, tn } from "./words.js";
 import { renderYourMove } from "./notify.js";
 import * as care from "./care.js";
+import * as mail from "./mail.js";
 import { ratingText } from "./leaderboard.js";
 import * as offline from "./offline.js";
 import { CLIENT_SEED } from "./fair_dice.js";
@@ -342,6 +343,7 @@ function renderAccount() {
   $("signed-in").hidden = !signedIn;
   $("signed-out").hidden = signedIn;
   $("account-name").textContent = ME.account || "";
+  if (signedIn) mail.load();
   $("rating").textContent = ME.account && ME.rating ? ratingText(ME.rating) : "";
   if (config.turn_timers.length) renderPlayWhat();
 }
@@ -436,6 +438,7 @@ export function setup() {
   $("join").addEventListener("click", () => whileBusy(lobbyButtons, joinTable));
   $("join-code").addEventListener("keydown", (e) => { if (e.key === "Enter") whileBusy(lobbyButtons, joinTable); });
   care.setup(async () => { renderAccount(); await loadSession(); renderAccount(); loadMyTables(); });
+  mail.setup();
   $("signup").addEventListener("click", () => whileBusy(["signup", "signin"], signUp));
   $("signin").addEventListener("click", () => whileBusy(["signup", "signin"], signIn));
   $("signout").addEventListener("click", () => whileBusy(["signout"], () => accountAction("signout", {})));

@@ -4,7 +4,7 @@
 // facts), words.js (the catalogues), settings.js, net.js (requests, the session, live
 // updates), lobby.js, table.js (with its parts in table/: the head, the tray, the card, the
 // seats, the coach, the result), rename.js (a seat's name), chat.js (the table's people),
-// movelog.js (the move log, Share), notify.js (your-move notices), care.js (account care),
+// movelog.js (the move log, Share), notify.js (your-move notices), care.js (account care), mail.js (e-mail),
 // statistics.js, charts.js, review.js, fair_dice.js (the dice's commitment and check), verify.js
 // (the checker at /verify), match.js
 // (quick match, open tables), friends.js (friends, presence, invitations), leaderboard.js,
