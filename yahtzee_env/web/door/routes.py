@@ -522,3 +522,24 @@ async def friends_only(ask: Ask, service: Service) -> dict:
 @endpoint
 async def set_friends_only(ask: Ask, service: Service) -> dict:
     return await service.friendship.set_friends_only(ask.code, ask.body, ask.session)
+
+
+# ---------------------------------------------------------------- tournaments (issue 62)
+@endpoint
+async def tournaments(ask: Ask, service: Service) -> dict:
+    return await service.tourneys.listing(ask.session)
+
+
+@endpoint
+async def create_tournament(ask: Ask, service: Service) -> dict:
+    return await service.tourneys.create(ask.body, ask.session)
+
+
+@endpoint
+async def tournament(ask: Ask, service: Service) -> dict:
+    return await service.tourneys.bracket(ask.code, ask.session)
+
+
+@endpoint
+async def join_tournament(ask: Ask, service: Service) -> dict:
+    return await service.tourneys.join(ask.code, ask.session)
