@@ -252,3 +252,20 @@ def test_attack_creation_is_capped_and_rate_limited_per_account(db):
         assert cyd.post(f"/api/tournaments/{code}/join", json={}).status_code == 409
         reply = cyd.post(f"/api/tournaments/{code}/join", json={})  # the burst of two spent
         assert reply.status_code == 429 and reply.json()["code"] == "join_budget"
+
+
+@pytest.mark.backends("sqlite")
+def test_attack_only_the_creator_starts_a_tournament_early(app):
+    with TestClient(app):
+        ann, bob = account(app, "ann"), account(app, "bob")
+        code = create(ann, places=8, fill=None).json()["code"]
+        reply = ann.post(f"/api/tournaments/{code}/start", json={})
+        assert reply.status_code == 409 and reply.json()["code"] == "too_few_entrants"
+        bob.post(f"/api/tournaments/{code}/join", json={})
+        reply = bob.post(f"/api/tournaments/{code}/start", json={})
+        assert reply.status_code == 403 and reply.json()["code"] == "not_creator"
+        started = ann.post(f"/api/tournaments/{code}/start", json={}).json()
+        assert started["state"] == "running" and len(started["entrants"]) == 2
+        assert [len(r["matches"]) for r in started["rounds"]] == [1]  # ann against bob
+        reply = ann.post(f"/api/tournaments/{code}/start", json={})
+        assert reply.status_code == 409 and reply.json()["code"] == "tourney_started"

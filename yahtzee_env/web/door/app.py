@@ -40,7 +40,8 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     host's /api/tables/CODE/list and /watch: a place to play (issue 32), `place`
     /api/friends, /api/friends/follow | unfollow | invite | accept | decline and the
     host's /api/tables/CODE/friends-only: friends and invitations (issue 62), `friendship`
-    /api/tournaments, /api/tournaments/CODE and its /join: tournaments (issue 62), `tourneys`
+    /api/tournaments, /api/tournaments/CODE, its /join and /start: tournaments (issue 62),
+                                          `tourneys`
 
 The page identifies itself by its session cookie (``yz_session``: ``HttpOnly``,
 ``SameSite=Strict``, ``Secure`` over HTTPS): with it, ``seat`` alone says which seat (one
@@ -188,6 +189,7 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/api/tournaments", http.create_tournament, methods=POST),
         Route("/api/tournaments/{code}", http.tournament),
         Route("/api/tournaments/{code}/join", http.join_tournament, methods=POST),
+        Route("/api/tournaments/{code}/start", http.start_tournament, methods=POST),
         WebSocketRoute("/ws/{code}", table_socket),
         WebSocketRoute("/ws/watch/{wid}", watch_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),

@@ -543,3 +543,8 @@ async def tournament(ask: Ask, service: Service) -> dict:
 @endpoint
 async def join_tournament(ask: Ask, service: Service) -> dict:
     return await service.tourneys.join(ask.code, ask.session)
+
+
+@endpoint
+async def start_tournament(ask: Ask, service: Service) -> dict:
+    return await service.tourneys.start(ask.code, ask.session)

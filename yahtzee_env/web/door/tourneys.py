@@ -8,6 +8,7 @@ reaches each in one line.
                                           (an account) a new tournament: its bracket
     GET  /api/tournaments/CODE            its bracket (the page asks every few seconds)
     POST /api/tournaments/CODE/join {}    (an account) take a free place
+    POST /api/tournaments/CODE/start {}   (its creator) start now: CPUs fill the places
 
 Creating and joining need an account's session and spend its own bucket
 (``Limits.tournaments_per_hour``, ``tournament_joins_per_minute``); an account may have
@@ -65,6 +66,12 @@ class TourneyDesk:
         message = "too many joins: wait a minute"
         self.refuse_past(self.joins, ("join", player["id"]), message, "join_budget")
         return await run_in_threadpool(self.tournaments.join, code, player)
+
+    async def start(self, code: Any, session) -> dict[str, Any]:
+        player = await run_in_threadpool(self.account, session)
+        message = "too many joins: wait a minute"
+        self.refuse_past(self.joins, ("join", player["id"]), message, "join_budget")
+        return await run_in_threadpool(self.tournaments.start_now, code, player)
 
     async def bracket(self, code: Any, session) -> dict[str, Any]:
         """The bracket, after the tournament's due steps (a poll moves it on too)."""

@@ -206,6 +206,22 @@ class Tournaments:
         self.advance(code)  # the last place taken: it starts
         return self.view(code, player["id"])
 
+    def start_now(self, code: Any, player: dict[str, Any]) -> dict[str, Any]:
+        """(Its creator) start open tournament ``code`` now: the CPU level, if it has one,
+        fills the empty places; without one, two people at least must have joined."""
+        code = clean_code(code)
+        t = self.store.get(code)
+        if t is None:
+            raise WebError(f"no tournament has the code {code!r}", 404, "unknown_tournament")
+        if t["creator_id"] != player["id"]:
+            raise WebError("only its creator starts a tournament early", 403, "not_creator")
+        if t["fill_level"] is None and len(self.store.entrants(code)) < 2:
+            raise WebError("two players at least must have joined", 409, "too_few_entrants")
+        if not self.store.start_now(code):
+            raise WebError("this tournament has already started", 409, "tourney_started")
+        self.advance(code)
+        return self.view(code, player["id"])
+
     def listing(self) -> dict[str, Any]:
         """The open and running tournaments, newest first."""
         return {"tournaments": self.store.listed(LISTED)}

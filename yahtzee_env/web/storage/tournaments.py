@@ -119,6 +119,17 @@ class TournamentStore(Store):
             )
         return None
 
+    def start_now(self, code: str) -> bool:
+        """Open tournament ``code`` starts at its next step (its start time is now)."""
+        with self.db.transaction() as conn:
+            rows = self.db._exec(
+                conn,
+                "UPDATE tournaments SET starts = ?, updated = ? WHERE code = ? AND "
+                "state = 'open' RETURNING code",
+                (self.db.clock(), self.db.clock(), code),
+            )
+        return bool(rows)
+
     def due(self, now: float, limit: int) -> list[str]:
         """The running tournaments, and the open ones that are full or whose start time
         passed: the ones `people.tournaments.Tournaments.advance` has work in."""
