@@ -143,7 +143,7 @@ function renderBracket() {
   for (const r of data.rounds) {
     const list = el("ol", { class: "tourney-round-list" });
     for (const m of r.matches) list.append(matchCard(m, data, r.round));
-    rounds.append(el("section", { class: "tourney-round", "data-testid": `tourney-round-${r.round}` }, [el("h2", {}, t("tourney.round", { n: r.round })), list]));
+    rounds.append(box("section", { class: "tourney-round", "data-testid": `tourney-round-${r.round}` }, [el("h2", {}, t("tourney.round", { n: r.round })), list]));
   }
   if (data.rounds.length) parts.push(rounds);
   const people = el("ul", { class: "tourney-entrants", "data-testid": "tourney-entrants" });
