@@ -106,8 +106,13 @@ def test_four_accounts_and_four_cpus_play_a_knockout_to_its_winner(app, clock):
         # the winner's tally, for the profiles
         storage = app.state.service.storage
         champ = next(e for e in storage.tournaments.entrants(code) if e["slot"] == winner)
-        if champ["player_id"] is not None:
+        if champ["player_id"] is not None:  # a person won: the profile shows it
             assert storage.tournaments.won_by(champ["player_id"]) == 1
+            username = storage.accounts.account(player_id=champ["player_id"])["username"]
+            assert watcher.get(f"/api/profiles/{username}").json()["tournaments_won"] == 1
+        assert watcher.get("/api/profiles/ann").json()["tournaments_won"] == (
+            1 if champ["name"] == "Ann" else 0
+        )
 
 
 def test_a_full_tournament_starts_at_once_with_byes_and_cpu_matches_decided_by_the_server(app):
@@ -159,6 +164,30 @@ def test_two_servers_on_one_database_step_a_tournament_once(db, clock):
         tables = [m["table_code"] for m in matches if m["table_code"] and m["round"] == 1]
         assert len(tables) == len(set(tables)) == 1  # ann's table, made once
         assert len(storage.tournaments.entrants(code)) == 4
+
+
+def test_a_tournament_carries_on_after_a_restart(db, clock):
+    """Its state is in the database: a new server on it plays the next round."""
+    first = create_app(db, clock=clock)
+    with TestClient(first):
+        ann, bob = account(first, "ann"), account(first, "bob")
+        code = create(ann, places=4, fill=CPU, start_in=None).json()["code"]
+        bob.post(f"/api/tournaments/{code}/join", json={})
+        started = ann.post(f"/api/tournaments/{code}/start", json={}).json()
+        assert started["state"] == "running"
+        cookies = {"ann": ann.cookies, "bob": bob.cookies}
+    second = create_app(db, clock=clock)  # the restart
+    with TestClient(second):
+        people = []
+        for name in ("ann", "bob"):
+            c = TestClient(second)
+            c.cookies = cookies[name]
+            people.append(c)
+        bracket = people[0].get(f"/api/tournaments/{code}").json()
+        assert bracket["state"] == "running" and bracket["round"] == 1
+        while bracket["state"] != "over":
+            bracket = play_round(code, people, people[0])
+        assert bracket["winner"] and len(bracket["rounds"]) == 2
 
 
 # ------------------------------------------------------------------ the checks
