@@ -37,6 +37,15 @@ def create(client, **extra):
     return client.post("/api/tournaments", json=body)
 
 
+def send(c, path: str, body: dict):
+    """POST ``body``, waiting out the player's token bucket as a person would."""
+    r = c.post(path, json=body)
+    while r.status_code == 429:
+        time.sleep(0.1)
+        r = c.post(path, json=body)
+    return r
+
+
 def play_table(players: list[TestClient], code: str) -> dict:
     """Play table ``code`` to its end, each seat by whichever of ``players`` holds it."""
     state = players[0].get(f"/api/tables/{code}").json()
@@ -48,10 +57,7 @@ def play_table(players: list[TestClient], code: str) -> dict:
             action = {"type": "score", "box": max(state["options"], key=state["options"].get)}
         body = {"seat": seat, "seq": seq, "game": game, "action": action}
         for c in players:
-            r = c.post(f"/api/tables/{code}/act", json=body)
-            while r.status_code == 429:  # the player's token bucket
-                time.sleep(0.1)
-                r = c.post(f"/api/tables/{code}/act", json=body)
+            r = send(c, f"/api/tables/{code}/act", body)
             if r.status_code == 200:
                 state = r.json()
                 break
@@ -132,7 +138,7 @@ def test_a_full_tournament_starts_at_once_with_byes_and_cpu_matches_decided_by_t
             assert (m["b"] is None) == (m["winner"] == m["a"]["slot"] and m["table"] is None)
         table = next(m["table"] for m in first if m["b"] is not None)
         state = bob.get(f"/api/tables/{table}").json()
-        assert state["match"] is not None and not state.get("coach")  # best of five, no coach
+        assert state["match"] is True and not state.get("coach")  # best of five, no coach
 
 
 def test_first_round_gives_byes_and_the_tie_break_is_the_total_then_a_coin():
@@ -298,3 +304,29 @@ def test_attack_only_the_creator_starts_a_tournament_early(app):
         assert [len(r["matches"]) for r in started["rounds"]] == [1]  # ann against bob
         reply = ann.post(f"/api/tournaments/{code}/start", json={})
         assert reply.status_code == 409 and reply.json()["code"] == "tourney_started"
+
+
+@pytest.mark.backends("sqlite")
+def test_a_best_of_five_match_is_the_tables_match(app):
+    with TestClient(app):
+        ann = account(app, "ann")
+        code = create(ann, places=4, best_of=5, start_in=None).json()["code"]
+        bracket = ann.post(f"/api/tournaments/{code}/start", json={}).json()
+        mine = next(m for m in bracket["rounds"][0]["matches"] if m["table"])
+        table = mine["table"]
+        state = play_table([ann], table)
+        games = 1
+        while not state["match_state"]["decided"]:
+            on = ann.get(f"/api/tournaments/{code}").json()["rounds"][0]["matches"]
+            assert on[mine["idx"]]["winner"] is None  # the match is on: no winner yet
+            body = {"seat": 0, "seq": state["seq"], "game": state["game"],
+                    "action": {"type": "next"}}  # fmt: skip
+            assert send(ann, f"/api/tables/{table}/act", body).status_code == 200
+            state = play_table([ann], table)
+            games += 1
+        assert 3 <= games <= 5
+        after = ann.get(f"/api/tournaments/{code}").json()
+        done = after["rounds"][0]["matches"][mine["idx"]]
+        wins = state["match_state"]["wins"]
+        assert done["winner"] == (mine["a"]["slot"] if wins[0] > wins[1] else mine["b"]["slot"])
+        assert sum(done["totals"]) == sum(state["match_state"]["points"])
