@@ -46,7 +46,7 @@ MAX_TITLE = 40  # characters of a tournament's name
 MATCH_TURN_TIMER = 60  # seconds a turn at a tournament's table (absent players are played)
 CLAIM_STALE_S = 60.0  # a match whose table a process claimed this long ago and never made
 LISTED = 30  # tournaments the lobby lists
-DUE_BATCH = 20  # tournaments one background step advances
+DUE_BATCH = 200  # tournaments one background step advances (the least recently moved)
 log = logging.getLogger("yahtzee.web")
 
 
@@ -343,6 +343,8 @@ class Tournaments:
         where = f"{m['round']}:{m['idx']}"
         table_code = m["table_code"]
         if table_code and not table_code.startswith("~"):
+            if not self.store.table_moved_on(table_code):
+                return  # its first game is on: nothing to read yet (no table loaded)
             games = match_games(self.tables.load(table_code), t["best_of"])
             if games is not None:
                 if a["kind"] != "human":  # seat 0 is the person who hosts it: a, else b

@@ -236,10 +236,16 @@ class TournamentStore(Store):
             ]
         )
 
-    def table_over(self, table_code: str) -> bool:
-        """Whether the table's current game is over (``tables.over``)."""
-        rows = self.db._query("SELECT over FROM tables WHERE code = ?", (table_code,))
-        return bool(rows and rows[0]["over"])
+    def table_moved_on(self, table_code: str) -> bool:
+        """Whether a match's table may hold its result: its game is over (``tables.over``)
+        or a later game began (a best-of-five's, or a game after the match); a table gone
+        says yes too (loading it then says why)."""
+        rows = self.db._query(
+            "SELECT t.over AS over, (SELECT COUNT(*) FROM games g WHERE g.code = t.code) AS "
+            "games FROM tables t WHERE t.code = ?",
+            (table_code,),
+        )
+        return not rows or bool(rows[0]["over"]) or rows[0]["games"] > 1
 
     def won_by(self, player_id: int) -> int:
         """How many tournaments ``player_id`` won (a profile's figure)."""
