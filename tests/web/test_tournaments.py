@@ -196,6 +196,27 @@ def test_a_tournament_carries_on_after_a_restart(db, clock):
         assert bracket["winner"] and len(bracket["rounds"]) == 2
 
 
+@pytest.mark.backends("sqlite")
+def test_a_tournament_that_never_fills_closes_after_a_week(app, clock):
+    with TestClient(app):
+        ann = account(app, "ann")
+        waiting = create(ann, start_in=None).json()["code"]
+        timed = create(ann, start_in=600, fill=None).json()["code"]
+        tourneys = app.state.service.tourneys.tournaments
+        clock.now += 6 * 86_400
+        tourneys.advance_due()
+        assert ann.get(f"/api/tournaments/{waiting}").json()["state"] == "open"
+        clock.now += 2 * 86_400
+        tourneys.advance_due()
+        closed = ann.get(f"/api/tournaments/{waiting}").json()
+        assert closed["state"] == "over" and closed["winner"] is None
+        # the timed one came to its time alone: it closed, and nobody won it
+        alone = ann.get(f"/api/tournaments/{timed}").json()
+        assert alone["state"] == "over" and alone["winner"] is None
+        assert ann.get("/api/profiles/ann").json()["tournaments_won"] == 0
+        assert [t["code"] for t in ann.get("/api/tournaments").json()["tournaments"]] == []
+
+
 # ------------------------------------------------------------------ the checks
 @pytest.mark.backends("sqlite")
 def test_every_choice_is_checked_and_the_error_names_the_field(app):

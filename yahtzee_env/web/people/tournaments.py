@@ -14,7 +14,8 @@ the shuffle (a bye wins at once). Each later round pairs the winners of the one 
 order. A match between people (or a person and a CPU) is an online table of two seats with
 the coach off and the turn timer on (an absent player's turns are played, so every match
 ends); best-of-five uses the table's match. A match of two CPU levels is played out by the
-server with the engine, a real game (or match) from the tournament's seed. A match's
+server with the engine, a real game (or match) from the tournament's seed. One waiting to
+fill that has not in `UNFILLED_S` closes with no winner (its places free again). A match's
 winner is its table's (the game's top score; the match's by `game.match.match_winners`);
 a tie is broken by the higher total over the match, then by a coin drawn from the
 tournament's seed. The last winner wins the tournament (``tournaments.winner_slot``; a
@@ -46,6 +47,7 @@ MAX_TITLE = 40  # characters of a tournament's name
 MATCH_TURN_TIMER = 60  # seconds a turn at a tournament's table (absent players are played)
 CLAIM_STALE_S = 60.0  # a match whose table a process claimed this long ago and never made
 LISTED = 30  # tournaments the lobby lists
+UNFILLED_S = 7 * 86_400  # a tournament waiting to fill closes after this, with no winner
 DUE_BATCH = 200  # tournaments one background step advances (the least recently moved)
 log = logging.getLogger("yahtzee.web")
 
@@ -278,6 +280,7 @@ class Tournaments:
     def advance_due(self) -> list[str]:
         """Take the next steps of the tournaments that have one (the server's background
         task); their codes."""
+        self.store.close_unfilled(self.clock() - UNFILLED_S)  # no place held for ever
         done = []
         for code in self.store.due(self.clock(), DUE_BATCH):
             try:
@@ -331,8 +334,8 @@ class Tournaments:
         if not self.store.begin(code, cpus):
             return True  # another process started it
         slots = [e["slot"] for e in entrants] + [c[0] for c in cpus]
-        if len(slots) < 2:  # nobody to play: the one entrant wins
-            self.store.finish(code, slots[0])
+        if len(slots) < 2:  # nobody to play: it closes, and nobody wins it
+            self.store.finish(code, None)
             return False
         self.store.open_round(code, 0, first_round(slots, t["seed"]))
         return True

@@ -130,6 +130,18 @@ class TournamentStore(Store):
             )
         return bool(rows)
 
+    def close_unfilled(self, created_before: float) -> int:
+        """Close (over, no winner) the open tournaments waiting to fill that were created
+        before ``created_before``; how many."""
+        with self.db.transaction() as conn:
+            rows = self.db._exec(
+                conn,
+                "UPDATE tournaments SET state = 'over', updated = ? WHERE state = 'open' AND "
+                "starts IS NULL AND created < ? RETURNING code",
+                (self.db.clock(), created_before),
+            )
+        return len(rows)
+
     def due(self, now: float, limit: int) -> list[str]:
         """The running tournaments, and the open ones that are full or whose start time
         passed: the ones `people.tournaments.Tournaments.advance` has work in."""
@@ -225,7 +237,8 @@ class TournamentStore(Store):
             ]
         )
 
-    def finish(self, code: str, winner_slot: int) -> None:
+    def finish(self, code: str, winner_slot: int | None) -> None:
+        """A running tournament is over: its winner's place (None: closed, nobody won)."""
         self.db._tx(
             [
                 (
