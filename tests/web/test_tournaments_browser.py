@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import httpx
 from browsing import new_player, shot, tid
-from test_tournaments import PASSWORD, play_table
+from test_tournaments import PASSWORD, play_table, read
 
 from yahtzee_env.web.people.accounts import SESSION_COOKIE
 
@@ -61,7 +61,7 @@ def test_four_accounts_and_four_cpus_play_to_the_winner_as_a_third_browser_watch
         watcher.wait_for_selector(tid("tourney-round-1"))
         shot(watcher, tmp_path, "tourney-round1-390x844-en")
         for rnd in (1, 2, 3):
-            bracket = ann.get(f"/api/tournaments/{code}").json()
+            bracket = read(ann, f"/api/tournaments/{code}")
             if bracket["state"] == "over":
                 break
             for m in bracket["rounds"][-1]["matches"]:

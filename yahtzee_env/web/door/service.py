@@ -543,6 +543,7 @@ class Service:
         await run_in_threadpool(self.storage.accounts.expire_devices, DEVICE_DAYS * 86_400)
         await run_in_threadpool(self.login_gate.sweep)
         await run_in_threadpool(self.friends.sweep)
+        await run_in_threadpool(self.tourneys.tournaments.sweep)
         self.fanout.forget_idle()
         for limiter in self.limiters:
             limiter.forget_full()

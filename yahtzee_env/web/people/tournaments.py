@@ -280,7 +280,6 @@ class Tournaments:
     def advance_due(self) -> list[str]:
         """Take the next steps of the tournaments that have one (the server's background
         task); their codes."""
-        self.store.close_unfilled(self.clock() - UNFILLED_S)  # no place held for ever
         done = []
         for code in self.store.due(self.clock(), DUE_BATCH):
             try:
@@ -289,6 +288,11 @@ class Tournaments:
                 log.exception("tournament %s: its step failed (tried again later)", code)
             done.append(code)
         return done
+
+    def sweep(self) -> int:
+        """Close the tournaments that waited `UNFILLED_S` to fill (the server's sweep):
+        no place is held for ever; how many."""
+        return self.store.close_unfilled(self.clock() - UNFILLED_S)
 
     def advance(self, code: str) -> None:
         """Every step tournament ``code`` can take now: its start, its matches' tables
