@@ -93,7 +93,7 @@ function matchCard(m, data, rnd) {
   else if (m.b && m.winner === null) li.append(el("p", { class: "note" }, m.table ? t("tourney.playing") : t("tourney.waiting")));
   if (m.table) {
     const mine = data.mine !== null && m.winner === null && [m.a && m.a.slot, m.b && m.b.slot].includes(data.mine);
-    const a = el("a", { href: `/t/${m.table}`, class: mine ? "button" : "", "data-testid": mine ? "tourney-play" : `tourney-watch-${rnd}-${m.idx}` }, t(mine ? "tourney.play" : "tourney.watch"));
+    const a = el("a", { href: `/t/${m.table}`, class: mine ? "button-link primary" : "", "data-testid": mine ? "tourney-play" : `tourney-watch-${rnd}-${m.idx}` }, t(mine ? "tourney.play" : "tourney.watch"));
     a.addEventListener("click", (e) => { e.preventDefault(); go(`/t/${m.table}`); });
     li.append(box("p", {}, [a]));
   }
@@ -102,7 +102,7 @@ function matchCard(m, data, rnd) {
 
 function status(data) {
   if (data.state === "over") return t("tourney.winner", { name: data.winner || "—" });
-  if (data.state === "running") return t("tourney.round", { n: data.round });
+  if (data.state === "running") return t("tourney.running", { n: data.round });
   const n = data.entrants.length;
   if (data.starts_in === null) return t("tourney.open_full", { n, places: data.places });
   return t("tourney.open_at", { n, places: data.places, minutes: Math.ceil(data.starts_in / 60) });
