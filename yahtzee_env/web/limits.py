@@ -110,6 +110,14 @@ class Limits:
     confirm_ttl_s: float = 86_400.0
     mail_queue: int = 200
     smtp_timeout_s: float = 10.0
+    # tournaments (issue 62), per account: those one may have created and not finished,
+    # how many one may create an hour, and the joins one may ask a minute
+    tournaments_per_account: int = 3
+    tournaments_per_hour: float = 6.0
+    tournament_burst: int = 3
+    tournament_joins_per_minute: float = 10.0
+    tournament_join_burst: int = 10
+    tournament_every_s: float = 2.0  # how often the tournaments' next steps are taken
     online_window_s: float = 120.0  # a player seen within this is online (the page asks each 20 s)
     max_keys: int = 50_000  # buckets kept per limiter (least recently used are forgotten)
 

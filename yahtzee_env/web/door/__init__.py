@@ -9,7 +9,8 @@ sessions, sign in, sign up, sign out, and the turn of a user name to have a secr
 checked), `account_desk` (the helper of account care: passwords, recovery codes, delete,
 export), `place` (the helper of a place to
 play: quick match, open tables, ratings, spectator links), `friendship` (the helper of friends and
-invitations: follows, presence, invitations, friends-only tables), `records` (the helper of a
+invitations: follows, presence, invitations, friends-only tables), `tourneys` (the helper
+of tournaments: create, join, the bracket, the server's step), `records` (the helper of a
 player's records: statistics, offline games, open tables), `postman` (e-mail: the helper
 of an account's address, and the worker thread that sends through ``--smtp``), `site` (the
 page's files, the lobby's config, health), `sockets` (a table's WebSocket), `watch` (a

@@ -42,6 +42,8 @@ when it has some: the page shows ``err.<code>`` from its catalogue, ``static/i18
     host's /api/tables/CODE/list and /watch: a place to play (issue 32), `place`
     /api/friends, /api/friends/follow | unfollow | invite | accept | decline and the
     host's /api/tables/CODE/friends-only: friends and invitations (issue 62), `friendship`
+    /api/tournaments, /api/tournaments/CODE, its /join and /start: tournaments (issue 62),
+                                          `tourneys`
 
 The page identifies itself by its session cookie (``yz_session``: ``HttpOnly``,
 ``SameSite=Strict``, ``Secure`` over HTTPS): with it, ``seat`` alone says which seat (one
@@ -113,7 +115,7 @@ POST = ["POST"]
 # The one page's views (a table, my statistics, the dice checker of issue 58, a game's review,
 # the leaderboard, a profile of issue 62, a watch link): each address serves the page itself
 PAGE_VIEWS = ("/", "/t/{code}", "/stats", "/verify", "/games/{gid}", "/leaderboard", "/p/{name}",
-              "/w/{wid}")  # fmt: skip
+              "/w/{wid}", "/tournaments", "/tournaments/{code}")  # fmt: skip
 
 
 def email_routes() -> list:
@@ -199,6 +201,11 @@ def route_list(bench_stats: bool = False) -> list:
         Route("/api/tables/{code}/watch", http.watch_link, methods=POST),
         Route("/api/tables/{code}/watch", http.watch_link_of),
         Route("/api/watch/{wid}", http.watched_table),
+        Route("/api/tournaments", http.tournaments),  # tournaments (issue 62)
+        Route("/api/tournaments", http.create_tournament, methods=POST),
+        Route("/api/tournaments/{code}", http.tournament),
+        Route("/api/tournaments/{code}/join", http.join_tournament, methods=POST),
+        Route("/api/tournaments/{code}/start", http.start_tournament, methods=POST),
         WebSocketRoute("/ws/{code}", table_socket),
         WebSocketRoute("/ws/watch/{wid}", watch_socket),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),

@@ -556,3 +556,29 @@ async def email_confirm(request: Request) -> Response:
 
 async def email_unsubscribe(request: Request) -> Response:
     return await request.app.state.service.mail_desk.unsubscribe_page(request)
+
+
+# ---------------------------------------------------------------- tournaments (issue 62)
+@endpoint
+async def tournaments(ask: Ask, service: Service) -> dict:
+    return await service.tourneys.listing(ask.session)
+
+
+@endpoint
+async def create_tournament(ask: Ask, service: Service) -> dict:
+    return await service.tourneys.create(ask.body, ask.session)
+
+
+@endpoint
+async def tournament(ask: Ask, service: Service) -> dict:
+    return await service.tourneys.bracket(ask.code, ask.session)
+
+
+@endpoint
+async def join_tournament(ask: Ask, service: Service) -> dict:
+    return await service.tourneys.join(ask.code, ask.session)
+
+
+@endpoint
+async def start_tournament(ask: Ask, service: Service) -> dict:
+    return await service.tourneys.start(ask.code, ask.session)

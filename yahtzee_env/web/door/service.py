@@ -48,6 +48,7 @@ from yahtzee_env.web.door.records import Records
 from yahtzee_env.web.door.sign_ins import SignIns
 from yahtzee_env.web.door.social import Social
 from yahtzee_env.web.door.spectators import Spectators
+from yahtzee_env.web.door.tourneys import TourneyDesk
 from yahtzee_env.web.errors import WebError, clean_code
 from yahtzee_env.web.limits import Limits, RateLimiter, SocketSlots
 from yahtzee_env.web.people.account_care import AccountCare
@@ -58,6 +59,7 @@ from yahtzee_env.web.people.logins import DEVICE_DAYS, HashGate, LoginGate
 from yahtzee_env.web.people.mail import Mail
 from yahtzee_env.web.people.matchmaking import Matchmaker, note_seats
 from yahtzee_env.web.people.ratings import Ratings
+from yahtzee_env.web.people.tournaments import Tournaments
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.batch import MoveBatcher
@@ -140,6 +142,12 @@ class Service:
         self.postman = Postman(smtp, limits) if smtp else None  # e-mail (issue 62)
         sender = self.postman.sender if self.postman is not None else "yatzy@localhost"
         self.mail = Mail(storage, limits, site_url, sender)
+        self.tourney_creates = self.limiter(
+            limits.tournaments_per_hour, 3600, limits.tournament_burst
+        )
+        self.tourney_joins = self.limiter(
+            limits.tournament_joins_per_minute, 60, limits.tournament_join_burst
+        )
         self.login_gate = LoginGate(storage, limits)  # checks of a name's secrets (database)
         self.hash_gate = HashGate(limits.hash_workers, limits.hash_queue)  # argon2, bounded
         self.refusals = RefusalLog()
@@ -204,6 +212,14 @@ class Service:
             self.spend,
             self.page_games,
             self.spend_profile_view,
+        )
+        self.tourneys = TourneyDesk(  # knockout tournaments (issue 62)
+            Tournaments(self.storage, self.tables, self.limits),
+            self.storage,
+            self.tourney_creates,
+            self.tourney_joins,
+            self.refuse_past,
+            self.spend,
         )
         self.place = Place(  # a place to play: quick match, open tables, ratings, watch links
             self.tables,
@@ -543,6 +559,7 @@ class Service:
         await run_in_threadpool(self.login_gate.sweep)
         await run_in_threadpool(self.friends.sweep)
         await run_in_threadpool(self.mail.sweep)
+        await run_in_threadpool(self.tourneys.tournaments.sweep)
         self.fanout.forget_idle()
         for limiter in self.limiters:
             limiter.forget_full()
@@ -590,6 +607,9 @@ class Service:
                 tg.start_soon(self.spectators.check)
                 # the clock: at start-up first (deadlines that passed while it was down)
                 tg.start_soon(forever, self.tick, self.limits.clock_every_s, True, None)
+                # tournaments: starts, next rounds, winners (a poll of a bracket steps it too)
+                every = self.limits.tournament_every_s
+                tg.start_soon(forever, self.tourneys.step, every, True, "tournaments' step")
                 yield self
                 tg.cancel_scope.cancel()
         finally:

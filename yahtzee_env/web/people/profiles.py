@@ -115,6 +115,7 @@ class Profiles:
                 for r in reversed(dealt[-RECENT_GAMES:])
             ],
             "achievements": earned(rows, rated, levels, shown),
+            "tournaments_won": self.storage.tournaments.won_by(owner),  # knockouts (issue 62)
         }
         if out["mine"]:
             out["visibility"] = account["visibility"]

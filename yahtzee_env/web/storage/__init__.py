@@ -3,9 +3,9 @@
 `base` (`Database`: connections, transactions, group commit, table locks, LISTEN/NOTIFY,
 migrations), `schema` (the migrations, the two dialects), `stores` (`Storage`: the database
 and its named stores), one store per concern (`players`, `accounts`, `logins`, `tables`,
-`people`, `friends`, `queue`, `ratings`, `profiles`, `mail`: reached as ``storage.players``,
-...), and the backends: `sqlite` (the embedded default) and `postgres` (any number of
-server processes).
+`people`, `friends`, `queue`, `ratings`, `profiles`, `mail`, `tournaments`: reached as
+``storage.players``, ...), and the backends: `sqlite` (the embedded default) and `postgres`
+(any number of server processes).
 Nothing outside this folder writes SQL or touches a connection (``tests/web/test_wings.py``).
 """
 

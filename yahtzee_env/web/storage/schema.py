@@ -376,6 +376,54 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX confirmations_sent_address ON confirmations_sent(address_hash, sent);
     """,
+    # 20: tournaments (issue 62): a tournament (its code, creator, choices, state, round and
+    # winner), its entrants by place (a person or a CPU level), and its matches by round,
+    # each an ordinary table (``code``; '~...' while a process makes it) or a CPU match
+    # played out by the server, with its winner's place and the match's totals
+    """
+    CREATE TABLE tournaments (
+        code TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        creator_id {int64} NOT NULL REFERENCES players(id),
+        rules TEXT NOT NULL,
+        places INTEGER NOT NULL,
+        best_of INTEGER NOT NULL,
+        fill_level TEXT,               -- NULL: no CPU fills an empty place
+        starts {real},                 -- NULL: when full
+        seed {int64} NOT NULL,
+        state TEXT NOT NULL,           -- 'open', 'running' or 'over'
+        round INTEGER NOT NULL DEFAULT 0,
+        winner_slot INTEGER,
+        created {real} NOT NULL,
+        updated {real} NOT NULL
+    );
+    CREATE INDEX tournaments_state ON tournaments(state, created);
+    CREATE INDEX tournaments_creator ON tournaments(creator_id, state);
+    CREATE TABLE tournament_entrants (
+        code TEXT NOT NULL REFERENCES tournaments(code),
+        slot INTEGER NOT NULL,
+        kind TEXT NOT NULL,            -- 'human' or a CPU level
+        player_id {int64},
+        name TEXT NOT NULL,
+        PRIMARY KEY (code, slot)
+    );
+    CREATE UNIQUE INDEX tournament_entrants_player ON tournament_entrants(code, player_id);
+    CREATE INDEX tournament_entrants_of ON tournament_entrants(player_id);
+    CREATE TABLE tournament_matches (
+        code TEXT NOT NULL REFERENCES tournaments(code),
+        round INTEGER NOT NULL,
+        idx INTEGER NOT NULL,
+        a_slot INTEGER NOT NULL,
+        b_slot INTEGER,                -- NULL: a bye
+        table_code TEXT,               -- the match's table; '~claim' while being made
+        claimed {real},
+        winner_slot INTEGER,
+        a_total INTEGER,
+        b_total INTEGER,
+        PRIMARY KEY (code, round, idx)
+    );
+    CREATE INDEX tournament_matches_table ON tournament_matches(table_code);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

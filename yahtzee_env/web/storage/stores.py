@@ -14,12 +14,13 @@ from yahtzee_env.web.storage.profiles import ProfileStore
 from yahtzee_env.web.storage.queue import QueueStore
 from yahtzee_env.web.storage.ratings import RatingStore
 from yahtzee_env.web.storage.tables import TableStore
+from yahtzee_env.web.storage.tournaments import TournamentStore
 
 
 class Storage(Database):
     """The database of the web game (both backends) and its stores: ``players``,
     ``accounts``, ``logins``, ``tables``, ``people``, ``friends``, ``queue``, ``ratings``,
-    ``profiles``, ``mail``. Thread-safe;
+    ``profiles``, ``mail``, ``tournaments``. Thread-safe;
     every store method commits before it returns, except inside `Database.lock_table`,
     whose block is one transaction. ``trips`` counts what it asks of the database (`base.Trips`)."""
 
@@ -35,3 +36,4 @@ class Storage(Database):
         self.ratings = RatingStore(self)
         self.profiles = ProfileStore(self)
         self.mail = MailStore(self)
+        self.tournaments = TournamentStore(self)

@@ -8,6 +8,7 @@
 // statistics.js, charts.js, review.js, fair_dice.js (the dice's commitment and check), verify.js
 // (the checker at /verify), match.js
 // (quick match, open tables), friends.js (friends, presence, invitations), leaderboard.js,
+// tournaments.js (/tournaments: the list, a new one, a bracket that updates live),
 // profile.js (/p/NAME), spectate.js (a spectator's view), offline.js
 // (the service worker, Install, games played in the page with the modules of game/ and
 // policies/); this one routes.
@@ -23,10 +24,11 @@ import * as match from "./match.js";
 import * as friends from "./friends.js";
 import * as board from "./leaderboard.js";
 import * as profile from "./profile.js";
+import * as tourneys from "./tournaments.js";
 import * as offline from "./offline.js";
 import * as verify from "./verify.js";
 
-const VIEWS = { lobby, table, stats: statistics, review, leaderboard: board, profile, verify };
+const VIEWS = { lobby, table, stats: statistics, review, leaderboard: board, profile, verify, tourneys };
 
 function currentView() {
   return Object.keys(VIEWS).find((id) => !$(id).hidden);
@@ -46,12 +48,15 @@ function route() {
   for (const id of Object.keys(VIEWS)) $(id).hidden = true;
   unfollow();
   match.stop();
+  tourneys.stop();
+  const tourney = path.match(/^\/tournaments(?:\/([A-Za-z0-9]+))?$/);
   const code = path.match(/^\/t\/([A-Za-z0-9]+)$/);
   const watch = path.match(/^\/w\/([A-Za-z0-9_-]+)$/);
   const game = path.match(/^\/games\/([A-Za-z0-9]+-\d+)$/);
   const person = path.match(/^\/p\/([^/]+)$/);  // the server checks the name
   if (code) { $("table").hidden = false; table.showTable(code[1]); }
   else if (watch) { $("table").hidden = false; table.showTable(watch[1], { watch: true }); }
+  else if (tourney) { $("tourneys").hidden = false; tourneys.showTournaments(tourney[1] || null); }
   else if (path === "/leaderboard") { $("leaderboard").hidden = false; board.showLeaderboard(); }
   else if (person) { $("profile").hidden = false; profile.showProfile(person[1]); }
   else if (game) { $("review").hidden = false; review.showReview(game[1]); }

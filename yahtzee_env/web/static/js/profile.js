@@ -124,7 +124,7 @@ function render() {
   const grid = el("div", { class: "stat-grid" });
   for (const [id, label, value] of [["games", "stats.games", o.games], ["wins", "stats.wins", o.wins],
     ["best-score", "stats.best", o.best_score ?? "–"], ["yahtzees", "stats.yahtzees", o.yahtzees],
-    ["win-rate", "stats.win_rate", pct(o.win_rate)]]) {
+    ["win-rate", "stats.win_rate", pct(o.win_rate)], ["tournaments", "profile.tournaments_won", p.tournaments_won ?? 0]]) {
     const card = el("div", { class: "stat", "data-testid": `profile-${id}` });
     card.append(el("b", {}, value), document.createTextNode(t(label)));
     grid.append(card);
