@@ -278,7 +278,7 @@ def test_a_player_is_followed_from_the_table_by_seat(app):
         guest.post("/api/session", json={"name": "Guest"})
         assert guest.post(f"/api/tables/{guest_table}/join", json={}).status_code == 200
         reply = ann.post("/api/friends/follow", json={"code": guest_table, "seat": 1})
-        assert reply.status_code == 409 and reply.json()["code"] == "not_an_account"
+        assert reply.status_code == 409 and reply.json()["code"] == "not_followable"
 
 
 def test_presence_and_invitations_expire_on_the_clock(app, clock):

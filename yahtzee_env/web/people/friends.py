@@ -59,7 +59,7 @@ class Friends:
         owner = self.storage.friends.seat_owner(code, seat)
         row = self.storage.accounts.account(player_id=owner) if owner is not None else None
         if row is None or self.storage.people.is_blocked(asker, [row["player_id"]]):
-            raise WebError("that seat's player has no account to follow", 409, "not_an_account")
+            raise WebError("that seat's player has no account to follow", 409, "not_followable")
         return row
 
     def follow(self, player_id: int, body: dict[str, Any]) -> dict[str, Any]:
