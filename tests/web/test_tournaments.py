@@ -95,12 +95,12 @@ def test_four_accounts_and_four_cpus_play_a_knockout_to_its_winner(app, clock):
         assert made.json()["state"] == "open" and made.json()["mine"] == 0
         for c in (bob, cy, dee):
             assert c.post(f"/api/tournaments/{code}/join", json={}).status_code == 200
-        listed = bob.get("/api/tournaments").json()["tournaments"]
+        listed = read(bob, "/api/tournaments")["tournaments"]
         assert [(t["code"], t["entrants"]) for t in listed] == [(code, 4)]
         watcher = TestClient(app)  # a third browser, no account: it only watches
-        assert watcher.get(f"/api/tournaments/{code}").json()["state"] == "open"
+        assert read(watcher, f"/api/tournaments/{code}")["state"] == "open"
         clock.now += 601  # the start time comes: CPUs fill the other four places
-        bracket = watcher.get(f"/api/tournaments/{code}").json()
+        bracket = read(watcher, f"/api/tournaments/{code}")
         assert bracket["state"] == "running" and bracket["round"] >= 1
         assert sum(e["cpu"] for e in bracket["entrants"]) == 4
         assert len(bracket["rounds"][0]["matches"]) == 4
@@ -125,8 +125,8 @@ def test_four_accounts_and_four_cpus_play_a_knockout_to_its_winner(app, clock):
         if champ["player_id"] is not None:  # a person won: the profile shows it
             assert storage.tournaments.won_by(champ["player_id"]) == 1
             username = storage.accounts.account(player_id=champ["player_id"])["username"]
-            assert watcher.get(f"/api/profiles/{username}").json()["tournaments_won"] == 1
-        assert watcher.get("/api/profiles/ann").json()["tournaments_won"] == (
+            assert read(watcher, f"/api/profiles/{username}")["tournaments_won"] == 1
+        assert read(watcher, "/api/profiles/ann")["tournaments_won"] == (
             1 if champ["name"] == "Ann" else 0
         )
 
