@@ -219,6 +219,10 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
                 out["gc_pauses"]["cpu_ms_per_move"] = round(
                     1000 * (sum(g1["cpu_s"]) - sum(g0["cpu_s"])) / per, 3
                 )
+            if "collected" in g0:  # the cyclic garbage each generation found, per move
+                out["gc_pauses"]["collected_per_move"] = [
+                    round((b - a) / per, 3) for a, b in zip(g0["collected"], g1["collected"], strict=True)
+                ]
             stalls = {}
             if "pauses_since" in g1:
                 for gen, name in enumerate(("gc_young", "gc_middle", "gc_full")):

@@ -558,6 +558,58 @@ def test_a_kept_event_holds_no_list_for_the_collector_to_walk(tmp_path):
         storage.close()
 
 
+def test_whole_games_at_the_tables_leave_no_cyclic_garbage(tmp_path):
+    """Issue 60: what a move makes (the engine's, the CPU seat's, the storage's, the state
+    for the ack, a game's end and the next game) is freed by reference counting alone, so the
+    sweep collects the young generations only and never forces a full collection (a full one
+    walks every socket's and table's objects with the event loop stopped). With the collector
+    off, two whole games at each of four tables against ``medium`` leave nothing for it."""
+    import gc
+
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables.authority import Tables
+
+    storage = open_storage(tmp_path / "t.sqlite3")
+    try:
+        tables = Tables(storage, 100, 100)
+        made = [
+            tables.create({"seats": ["human", "medium"]}, f"10.0.{i}.1", None) for i in range(4)
+        ]
+        seats = [(table.code, tokens[0]) for table, tokens in made]
+
+        def moves(count: int) -> int:
+            games = 0
+            for _ in range(count):
+                for code, token in seats:
+                    table = tables.loaded[code]
+                    game = table.game
+                    if game.over:
+                        intent, games = {"type": "next"}, games + 1
+                    elif table.in_cup:
+                        intent = {"type": "roll", "hold": []}
+                    elif game.rolls_left == 2:
+                        intent = {"type": "roll", "hold": [0]}
+                    else:
+                        options = tables.state(table)["options"]
+                        intent = {"type": "score", "box": max(options, key=options.get)}
+                    table, first = tables.act(code, 0, token, intent, len(table.log), table.idx)
+                    tables.state(table, first)
+            return games
+
+        moves(10)  # the caches of a first move filled
+        gc.collect()
+        gc.disable()
+        try:
+            games = moves(90)
+            found = gc.collect()
+        finally:
+            gc.enable()
+        assert games >= 4  # each table finished a game and began the next
+        assert found == 0
+    finally:
+        storage.close()
+
+
 def test_a_move_on_sqlite_writes_no_news_for_other_processes(db, new_table, act, monkeypatch):
     """The news of a change (`Replicas.news`, JSON for the other processes' copies to follow)
     is made only where other processes share the database: on SQLite nobody hears it."""
