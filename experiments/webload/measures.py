@@ -220,9 +220,8 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
                     1000 * (sum(g1["cpu_s"]) - sum(g0["cpu_s"])) / per, 3
                 )
             if "collected" in g0:  # the cyclic garbage each generation found, per move
-                out["gc_pauses"]["collected_per_move"] = [
-                    round((b - a) / per, 3) for a, b in zip(g0["collected"], g1["collected"], strict=True)
-                ]
+                found = zip(g0["collected"], g1["collected"], strict=True)
+                out["gc_pauses"]["collected_per_move"] = [round((b - a) / per, 3) for a, b in found]
             stalls = {}
             if "pauses_since" in g1:
                 for gen, name in enumerate(("gc_young", "gc_middle", "gc_full")):

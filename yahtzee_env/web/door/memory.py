@@ -13,8 +13,9 @@ closed sockets and at each sweep, collects the young generations and trims the h
 table's objects with every thread stopped (hundreds of milliseconds at 1,000 players), and
 what the server makes is freed by reference counting (issue 60: 0 objects found by every
 collection of a long run), so the oldest generation is left to CPython's own rule (collected
-when what survived since the last full collection passes a quarter of it). `tune_gc` sets the collector for a long-running
-server, `GcPauses` measures its pauses. Both are no-ops where the C library is not glibc.
+when what survived since the last full collection passes a quarter of it). `tune_gc` sets
+the collector for a long-running server, `GcPauses` measures its pauses. Both are no-ops
+where the C library is not glibc.
 """
 
 from __future__ import annotations
