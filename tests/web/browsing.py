@@ -1,7 +1,9 @@
 """The browser tests' helpers, in one place: a page hook's selector (`tid`), a screenshot
-(`shot`, copied to ``$YAHTZEE_SCREENSHOTS`` when set: ``docs/img/screens`` for docs/web.md), and
-a new person at the page (`new_player`: a browser context of its own, its page, the page's
-errors)."""
+(`shot`, copied to ``$YAHTZEE_SCREENSHOTS`` when set: ``docs/img/screens`` for docs/web.md), a
+new person at the page (`new_player`: a browser context of its own, its page, the page's
+errors), an account signed up on the page (`sign_up`), the screens and languages the tests
+use (`PHONE`, `DESKTOP`, `LANGS`) and the skip of a module that drives a served page
+(`served_page`)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,23 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 TIMEOUT_MS = 20_000  # what a page waits for at most (the fixtures' pages too)
 SHOTS = os.environ.get("YAHTZEE_SCREENSHOTS")
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 800}
+LANGS = {"it": "it-IT", "en": "en-US"}  # the page's languages, a browser locale of each
+PASSWORD = "correct horse battery"
+
+
+def served_page():
+    """Skip the module where ``yahtzee serve`` and Chromium cannot be driven (the web extra
+    and Playwright); else the httpx module, for the test's own requests to the server."""
+    pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
+    pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
+    pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
+    return pytest.importorskip("httpx")
 
 
 def tid(name: str) -> str:
@@ -35,6 +52,19 @@ def shot(page, tmp_path, name: str, min_bytes: int = 5_000) -> None:
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         shutil.copy(path, Path(SHOTS) / path.name)
+
+
+def sign_up(page, url: str, lang: str, username: str, name: str | None = None) -> None:
+    """Sign up to a new account ``username`` on the lobby at ``url`` in ``lang`` (the name
+    ``name``, ``username.title()`` unless given), and set the recovery codes aside."""
+    page.goto(f"{url}/?pace=0&lang={lang}")
+    page.fill(tid("name"), name or username.title())
+    page.fill(tid("signup-name"), username)
+    page.fill(tid("signup-password"), PASSWORD)
+    page.click(tid("signup"))
+    page.wait_for_selector(f"{tid('account-name')}:has-text('{username}')")
+    page.wait_for_selector(f"{tid('recovery-codes-done')}:visible")
+    page.click(tid("recovery-codes-done"))
 
 
 def new_player(browser, viewport=None, locale: str | None = None, init: str = ""):

@@ -13,21 +13,19 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("httpx", reason="TestClient needs httpx")
 pytest.importorskip("argon2", reason="needs the web extra (argon2-cffi)")
 
+import visitors
 from starlette.testclient import TestClient
+from visitors import PASSWORD
 
 import yahtzee_env.web.storage.people as people
 from yahtzee_env.web.people.account_care import RECOVERY_CODES, clean_code
 from yahtzee_env.web.storage import open_storage
 
-PASSWORD = "correct horse battery"
 NEW_PASSWORD = "staple gun orbit lamp"
 
 
 def sign_up(client, username="ada_l", name="Ada"):
-    assert client.post("/api/session", json={"name": name}).status_code == 200
-    reply = client.post("/api/account/signup", json={"username": username, "password": PASSWORD})
-    assert reply.status_code == 200, reply.text
-    return reply.json()
+    return visitors.sign_up(client, username, name)
 
 
 def sign_in(client, username="ada_l", password=PASSWORD):

@@ -20,12 +20,12 @@ pytest.importorskip("aiosmtpd", reason="needs aiosmtpd (dev extra)")
 
 from aiosmtpd.controller import Controller
 from starlette.testclient import TestClient
+from visitors import PASSWORD, account
 
 from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.door.postman import parse_smtp
 from yahtzee_env.web.limits import Limits
 
-PASSWORD = "correct horse battery"
 SITE = "https://yatzy.example"
 
 
@@ -76,14 +76,6 @@ def smtp():
 
 def mail_app(db, clock, url, **limits):
     return create_app(db, clock=clock, smtp=url, site_url=SITE, limits=Limits(**limits))
-
-
-def account(app, username: str, lang="en") -> TestClient:
-    client = TestClient(app)
-    client.post("/api/session", json={"name": username.title()})
-    reply = client.post("/api/account/signup", json={"username": username, "password": PASSWORD})
-    assert reply.status_code == 200, reply.text
-    return client
 
 
 def link_in(msg, path: str) -> str:

@@ -12,17 +12,13 @@ import os
 import re
 
 import pytest
-from browsing import new_player, shot, tid
+from browsing import DESKTOP, PHONE, new_player, shot, sign_up, tid
 
 pytest.importorskip("aiosmtpd", reason="needs aiosmtpd (dev extra)")
 
 from test_email import local_smtp
 
 from yahtzee_env.web.door.local_server import LocalServer
-
-PASSWORD = "correct horse battery"
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 800}
 
 
 @pytest.fixture
@@ -38,17 +34,6 @@ def mail_server(tmp_path):
     finally:
         srv.kill()
         smtp.stop()
-
-
-def sign_up(page, url, lang, username):
-    page.goto(f"{url}/?pace=0&lang={lang}")
-    page.fill(tid("name"), username.title())
-    page.fill(tid("signup-name"), username)
-    page.fill(tid("signup-password"), PASSWORD)
-    page.click(tid("signup"))
-    page.wait_for_selector(f"{tid('account-name')}:has-text('{username}')")
-    page.wait_for_selector(f"{tid('recovery-codes-done')}:visible")
-    page.click(tid("recovery-codes-done"))
 
 
 def test_a_phone_in_italian_adds_and_confirms_its_address(browser, mail_server, tmp_path):

@@ -15,15 +15,9 @@ import json
 import time
 
 import pytest
+from browsing import LANGS, card_ids, more_options, served_page, shot, tap_target, tid, wait_my_dice
 
-pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
-pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
-pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
-from browsing import card_ids, more_options, shot, tap_target, tid, wait_my_dice
-
-httpx = pytest.importorskip("httpx")
-
-LANGS = {"it": "it-IT", "en": "en-US"}
+httpx = served_page()
 
 # The controls of a view and what must stay readable: any two of them that overlap (by more
 # than a pixel each way), neither inside the other, are a defect. What its scrolling panel

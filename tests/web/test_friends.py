@@ -12,19 +12,9 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("httpx", reason="TestClient needs httpx")
 
 from starlette.testclient import TestClient
+from visitors import PASSWORD, account
 
 from yahtzee_env.web.limits import Limits
-
-PASSWORD = "correct horse battery"
-
-
-def account(app, username: str) -> TestClient:
-    """A client signed in to a new account ``username``."""
-    client = TestClient(app)
-    client.post("/api/session", json={"name": username.title()})
-    reply = client.post("/api/account/signup", json={"username": username, "password": PASSWORD})
-    assert reply.status_code == 200, reply.text
-    return client
 
 
 def follow(client, name):

@@ -7,22 +7,7 @@ Set ``YAHTZEE_SCREENSHOTS=docs/img/screens`` to write the screenshots there."""
 
 from __future__ import annotations
 
-from browsing import more_options, new_player, score_best, shot, tid
-
-PASSWORD = "correct horse battery"
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 800}
-
-
-def sign_up(page, server, lang, name, username):
-    page.goto(f"{server.url}/?pace=0&lang={lang}")
-    page.fill(tid("name"), name)
-    page.fill(tid("signup-name"), username)
-    page.fill(tid("signup-password"), PASSWORD)
-    page.click(tid("signup"))
-    page.wait_for_selector(f"{tid('account-name')}:has-text('{username}')")
-    page.wait_for_selector(f"{tid('recovery-codes-done')}:visible")
-    page.click(tid("recovery-codes-done"))
+from browsing import DESKTOP, PHONE, more_options, new_player, score_best, shot, sign_up, tid
 
 
 def follow(page, username):
@@ -37,8 +22,8 @@ def test_two_friends_follow_each_other_one_invites_the_other_and_they_play(
     a_ctx, ann, a_errors = new_player(browser, PHONE, "en-US")
     b_ctx, bob, b_errors = new_player(browser, DESKTOP, "it-IT")
     try:
-        sign_up(ann, server, "en", "Ann", "ann_f")
-        sign_up(bob, server, "it", "Bob", "bob_f")
+        sign_up(ann, server.url, "en", "ann_f")
+        sign_up(bob, server.url, "it", "bob_f")
         # an unknown name says so, in the page's language
         ann.fill(tid("friend-name"), "nobody_here")
         ann.click(tid("follow"))
@@ -106,8 +91,8 @@ def test_a_leaderboard_row_offers_follow(browser, server, tmp_path):
     b_ctx, bob, b_errors = new_player(browser, PHONE, "en-US")
     a_ctx, ann, a_errors = new_player(browser, DESKTOP, "it-IT")
     try:
-        sign_up(bob, server, "en", "Bob", "bob_b")
-        sign_up(ann, server, "it", "Ann", "ann_b")
+        sign_up(bob, server.url, "en", "bob_b")
+        sign_up(ann, server.url, "it", "ann_b")
         board = {
             "top": [
                 {

@@ -5,30 +5,23 @@ rated; abandoning is a loss) and spectators (a read-only link the host turns off
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("openskill", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 
+import visitors
 from starlette.testclient import TestClient
+from visitors import PASSWORD, send
 
 from yahtzee_env.web.people.matchmaking import STALE_S
 from yahtzee_env.web.people.ratings import PROVISIONAL_GAMES, cpu_ratings, ranks_of, shown
 from yahtzee_env.web.storage import open_storage
 
-PASSWORD = "correct horse battery"
-
 
 def stranger(app, name: str, account: bool = False) -> TestClient:
     """A second browser on the same server: its own cookies (a guest session, or an account)."""
-    c = TestClient(app)
-    assert c.post("/api/session", json={"name": name}).status_code == 200
-    if account:
-        r = c.post("/api/account/signup", json={"username": name.lower(), "password": PASSWORD})
-        assert r.status_code == 200, r.text
-    return c
+    return visitors.account(app, name.lower(), name) if account else visitors.guest(app, name)
 
 
 def play_out_session(c: TestClient, code: str, state: dict | None = None) -> dict:
@@ -43,10 +36,7 @@ def play_out_session(c: TestClient, code: str, state: dict | None = None) -> dic
         else:
             action = {"type": "score", "box": max(state["options"], key=state["options"].get)}
         body = {"seat": seat, "seq": seq, "game": game, "action": action}
-        r = c.post(f"/api/tables/{code}/act", json=body)
-        while r.status_code == 429:  # the player's token bucket (20 a second): wait for it
-            time.sleep(0.1)
-            r = c.post(f"/api/tables/{code}/act", json=body)
+        r = send(c, f"/api/tables/{code}/act", body)  # the player's token bucket: 20 a second
         assert r.status_code == 200, r.text
         state = r.json()
     return state

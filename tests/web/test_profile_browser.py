@@ -7,31 +7,25 @@ Set ``YAHTZEE_SCREENSHOTS=docs/img/screens`` to keep the screenshots."""
 
 from __future__ import annotations
 
-import time
+import contextlib
 
-import httpx
 import pytest
-from browsing import new_player, shot, tid
-from test_profiles import PASSWORD, play_out
+from browsing import DESKTOP, PHONE, new_player, shot, tid
+from test_profiles import play_out
+from visitors import send, served_account
 
 from yahtzee_env.web.people.accounts import SESSION_COOKIE
 
-SIZES = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
+SIZES = {"phone": PHONE, "desktop": DESKTOP}
 
 
 @pytest.fixture(scope="module")
 def ada(shared_server):
     """Account ``ada`` on the shared server with six games played, or more until one
     earned an achievement: her session cookie."""
-    with httpx.Client(base_url=shared_server.url, headers={"Origin": shared_server.url}) as c:
-        assert c.post("/api/session", json={"name": "Ada"}).status_code == 200
-        r = c.post("/api/account/signup", json={"username": "ada", "password": PASSWORD})
-        assert r.status_code == 200, r.text
+    with contextlib.closing(served_account(shared_server.url, "ada")) as c:
         for games in range(1, 31):  # a few games at least: a chart with a line
-            r = c.post("/api/tables", json={"seats": ["human", "easy"]})
-            while r.status_code == 429:  # the session's budget of requests: as a person would
-                time.sleep(float(r.headers.get("retry-after", 1)))
-                r = c.post("/api/tables", json={"seats": ["human", "easy"]})
+            r = send(c, "/api/tables", {"seats": ["human", "easy"]})  # the session's budget
             assert r.status_code == 200, r.text
             play_out(c, r.json()["code"])
             got = c.get("/api/profiles/ada").json()["achievements"]

@@ -8,7 +8,6 @@ the budget of profile reads."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,9 @@ import pytest
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("openskill", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 
+import visitors
 from starlette.testclient import TestClient
+from visitors import PASSWORD, send
 
 from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.limits import Limits
@@ -24,7 +25,6 @@ from yahtzee_env.web.people.achievements import achievement_ids, counts, earned
 from yahtzee_env.web.people.profiles import VISIBILITIES, may_see_profile
 from yahtzee_env.web.people.ratings import shown
 
-PASSWORD = "correct horse battery"
 LEVELS = ["easy", "medium", "hard", "expert", "random"]
 
 
@@ -38,12 +38,7 @@ def app(db):
 
 def browser_of(app, name: str, account: bool = True) -> TestClient:
     """A browser on the server: its own cookies (an account ``name.lower()``, or a guest)."""
-    c = TestClient(app)
-    assert c.post("/api/session", json={"name": name}).status_code == 200
-    if account:
-        r = c.post("/api/account/signup", json={"username": name.lower(), "password": PASSWORD})
-        assert r.status_code == 200, r.text
-    return c
+    return visitors.account(app, name.lower(), name) if account else visitors.guest(app, name)
 
 
 def play_out(c: TestClient, code: str) -> dict:
@@ -60,10 +55,7 @@ def play_out(c: TestClient, code: str) -> dict:
         else:
             action = {"type": "score", "box": max(state["options"], key=state["options"].get)}
         body = {"seat": seat, "seq": seq, "game": game, "action": action}
-        r = c.post(f"/api/tables/{code}/act", json=body)
-        while r.status_code == 429:  # the player's token bucket (20 a second)
-            time.sleep(0.1)
-            r = c.post(f"/api/tables/{code}/act", json=body)
+        r = send(c, f"/api/tables/{code}/act", body)  # the player's token bucket: 20 a second
         assert r.status_code == 200, r.text
         state = r.json()
     return state

@@ -11,15 +11,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from browsing import LANGS, more_options, served_page, shot, tid
 
-pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
-pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
-pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
-from browsing import more_options, shot, tid
+httpx = served_page()
 
-httpx = pytest.importorskip("httpx")
-
-LANGS = {"it": "it-IT", "en": "en-US"}
 PRESET = {"en": "+0:21 a turn, max 2:03", "it": "+0:21 a turno, max 2:03"}
 # the timer's box, and whether it is cut, out of the window or over the code or turn line
 TIMER_FITS = """() => {

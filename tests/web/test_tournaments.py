@@ -6,54 +6,24 @@ The ``test_attack_*`` tests attack each defence as one who read the code would
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 pytest.importorskip("httpx", reason="TestClient needs httpx")
 
 from starlette.testclient import TestClient
+from visitors import account, read, send
 
 from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.people.tournaments import decide, first_round
 
-PASSWORD = "correct horse battery"
 CPU = "greedy"  # a quick level
-
-
-def account(app, username: str) -> TestClient:
-    """A client signed in to a new account ``username``."""
-    client = TestClient(app)
-    client.post("/api/session", json={"name": username.title()})
-    reply = client.post("/api/account/signup", json={"username": username, "password": PASSWORD})
-    assert reply.status_code == 200, reply.text
-    return client
 
 
 def create(client, **extra):
     body = {"name": "Friday cup", "places": 8, "fill": CPU, "start_in": 600, **extra}
     return client.post("/api/tournaments", json=body)
-
-
-def send(c, path: str, body: dict):
-    """POST ``body``, waiting out the player's token bucket as a person would."""
-    r = c.post(path, json=body)
-    while r.status_code == 429:
-        time.sleep(0.1)
-        r = c.post(path, json=body)
-    return r
-
-
-def read(c, path: str) -> dict:
-    """GET ``path``'s JSON, waiting out the asker's token bucket."""
-    r = c.get(path)
-    while r.status_code == 429:
-        time.sleep(0.1)
-        r = c.get(path)
-    assert r.status_code == 200, r.text
-    return r.json()
 
 
 def play_table(players: list[TestClient], code: str) -> dict:

@@ -8,28 +8,17 @@ Set ``YAHTZEE_SCREENSHOTS=docs/img/screens`` to write the screenshots there."""
 
 from __future__ import annotations
 
-import httpx
-from browsing import new_player, shot, tid
-from test_tournaments import PASSWORD, play_table, read
+from browsing import DESKTOP, PHONE, new_player, shot, tid
+from test_tournaments import play_table
+from visitors import read, served_account
 
 from yahtzee_env.web.people.accounts import SESSION_COOKIE
-
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 800}
-
-
-def account(server, username: str) -> httpx.Client:
-    c = httpx.Client(base_url=server.url, headers={"Origin": server.url}, timeout=30)
-    assert c.post("/api/session", json={"name": username.title()}).status_code == 200
-    r = c.post("/api/account/signup", json={"username": username, "password": PASSWORD})
-    assert r.status_code == 200, r.text
-    return c
 
 
 def test_four_accounts_and_four_cpus_play_to_the_winner_as_a_third_browser_watches(
     browser, server, tmp_path
 ):
-    people = [account(server, n) for n in ("ann_t", "bob_t", "cyd_t", "dee_t")]
+    people = [served_account(server.url, n) for n in ("ann_t", "bob_t", "cyd_t", "dee_t")]
     ann = people[0]
     # the creator's page, a desktop in Italian: the list and the form
     a_ctx, mine, a_errors = new_player(browser, DESKTOP, "it-IT")
