@@ -538,15 +538,17 @@ class Service:
 
     # ----------------------------------------------------------------- housekeeping
     async def sweep(self) -> dict[str, list[str]]:
-        """Evict idle tables from memory and delete expired ones (closing their sockets)."""
+        """Evict idle tables from memory and delete expired ones (closing their sockets),
+        but those in use and those a running tournament still waits on."""
         lim = self.limits
         evicted = self.tables.evict(lim.idle_evict_s, lim.tables_in_memory, self.locks.busy)
+        awaited = await run_in_threadpool(self.storage.tournaments.awaited_tables)
         expired = await run_in_threadpool(
             functools.partial(
                 self.tables.expire,
                 lim.expire_unstarted_s,
                 lim.expire_idle_s,
-                set(self.locks.locks),
+                set(self.locks.locks) | awaited,
                 solo_s=lim.expire_solo_s,
                 abandoned_s=lim.expire_abandoned_s,
             )

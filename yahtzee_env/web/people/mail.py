@@ -123,9 +123,14 @@ class Mail:
         turns, invites = body.get("turns"), body.get("invites")
         if not isinstance(turns, bool) or not isinstance(invites, bool):
             raise WebError("turns and invites must be true or false")
-        if self.storage.mail.of(player_id) is None:
+        row = self.storage.mail.of(player_id)
+        if row is None:
             raise WebError("add an address first", 409, "no_email")
-        self.storage.mail.set_choices(player_id, turns, invites, clean_lang(body.get("lang")))
+        # A mail turned back on gets a new unsubscribe key: the links of the mails before
+        # (an unsubscribe done, replayed) no longer turn it off; the next mails carry the key.
+        renew = (turns and not row["turns"]) or (invites and not row["invites"])
+        key = secrets.token_urlsafe(24) if renew else None
+        self.storage.mail.set_choices(player_id, turns, invites, clean_lang(body.get("lang")), key)
         return self.view(player_id)
 
     def remove(self, player_id: int) -> dict[str, Any]:

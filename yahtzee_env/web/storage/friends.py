@@ -122,12 +122,18 @@ class FriendStore(Store):
     # ------------------------------------------------------------------ invitations
     def invite(self, code: str, from_id: int, to_id: int, cap: int, ttl_s: float) -> bool:
         """Invite ``to_id`` to table ``code`` (again: the invitation is renewed); False if
-        ``to_id`` already holds ``cap`` live invitations to other tables."""
+        ``to_id`` already holds ``cap`` live invitations to other tables.
+
+        Only those `invites_to` shows count (unanswered, to a table not over, from one
+        neither blocked): invitations the invitee can neither see nor decline, a blocked
+        friend's above all, must not keep everyone else's out for their hour."""
         now = self.db.clock()
         with self.db.transaction() as conn:
             rows = self.db._exec(
                 conn,
-                "SELECT COUNT(*) AS n FROM invites WHERE to_id = ? AND created >= ? AND code <> ?",
+                "SELECT COUNT(*) AS n FROM invites i JOIN tables t ON t.code = i.code "
+                "WHERE i.to_id = ? AND i.created >= ? AND i.code <> ? AND i.accepted = 0 "
+                "AND t.over = 0 AND " + NO_BLOCK.format(a="i.from_id", b="i.to_id"),
                 (to_id, now - ttl_s, code),
             )
             if int(rows[0]["n"]) >= cap:

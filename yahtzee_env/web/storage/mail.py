@@ -73,9 +73,15 @@ class MailStore(Store):
             )
         return rows[0]["player_id"]
 
-    def set_choices(self, player_id: int, turns: bool, invites: bool, lang: str) -> None:
-        sql = "UPDATE emails SET turns = ?, invites = ?, lang = ? WHERE player_id = ?"
-        self.db._tx([(sql, (int(turns), int(invites), lang, player_id))])
+    def set_choices(
+        self, player_id: int, turns: bool, invites: bool, lang: str, key: str | None = None
+    ) -> None:
+        """The mails ``player_id`` wants, in ``lang``; ``key``: a new unsubscribe key."""
+        sql = (
+            "UPDATE emails SET turns = ?, invites = ?, lang = ?, "
+            "unsubscribe = COALESCE(?, unsubscribe) WHERE player_id = ?"
+        )
+        self.db._tx([(sql, (int(turns), int(invites), lang, key, player_id))])
 
     def unsubscribe(self, player_id: int, key: str) -> bool:
         """Turn off every mail of ``player_id`` if ``key`` is its unsubscribe key."""

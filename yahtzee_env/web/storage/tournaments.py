@@ -132,12 +132,14 @@ class TournamentStore(Store):
 
     def close_unfilled(self, created_before: float) -> int:
         """Close (over, no winner) the open tournaments waiting to fill that were created
-        before ``created_before``; how many."""
+        before ``created_before``; how many. A full one is not waiting (its last join came
+        before the server's step started it): it is left to start."""
         with self.db.transaction() as conn:
             rows = self.db._exec(
                 conn,
                 "UPDATE tournaments SET state = 'over', updated = ? WHERE state = 'open' AND "
-                "starts IS NULL AND created < ? RETURNING code",
+                "starts IS NULL AND created < ? AND (SELECT COUNT(*) FROM tournament_entrants "
+                "e WHERE e.code = tournaments.code) < places RETURNING code",
                 (self.db.clock(), created_before),
             )
         return len(rows)
@@ -259,6 +261,18 @@ class TournamentStore(Store):
             (table_code,),
         )
         return not rows or bool(rows[0]["over"]) or rows[0]["games"] > 1
+
+    def awaited_tables(self) -> set[str]:
+        """The tables whose result a running tournament still waits for (its matches
+        without a winner): the table sweep keeps them, however long they idle, for the
+        tournament reads its match's result from the table, and its players come back to
+        it."""
+        rows = self.db._query(
+            "SELECT m.table_code AS code FROM tournament_matches m JOIN tournaments t ON "
+            "t.code = m.code WHERE t.state = 'running' AND m.winner_slot IS NULL AND "
+            "m.table_code IS NOT NULL AND substr(m.table_code, 1, 1) <> '~'"  # ~: a claim
+        )
+        return {r["code"] for r in rows}
 
     def won_by(self, player_id: int) -> int:
         """How many tournaments ``player_id`` won (a profile's figure)."""
