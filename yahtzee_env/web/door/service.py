@@ -610,6 +610,9 @@ class Service:
                 # tournaments: starts, next rounds, winners (a poll of a bracket steps it too)
                 every = self.limits.tournament_every_s
                 tg.start_soon(forever, self.tourneys.step, every, True, "tournaments' step")
+                # the games just ended: graded once, for the achievement of a clean game
+                every = self.limits.grade_every_s
+                tg.start_soon(forever, self.records.grade, every, True, "games' grading")
                 yield self
                 tg.cancel_scope.cancel()
         finally:
