@@ -5,7 +5,8 @@ Each unaided game of the server is graded once after it ends (`Reviews.grade_pen
 server's background step, in a worker thread): the errors of each seat with a result
 (`review.errors_of`) are stored with it (``results.errors``), which the achievement "a clean
 game" reads, so a profile grades nothing. The grading rebuilds the game from the stored
-rows alone (no live table, no lock: a finished game's log does not change).
+rows alone (no live table, no lock: a finished game's log does not change), once the
+rules' coach is ready (``yahtzee serve`` prepares them all at start-up).
 """
 
 from __future__ import annotations
@@ -136,13 +137,14 @@ class Reviews:
 
     def grade(self, code: str, idx: int, seats: list[int]) -> dict[int, int] | None:
         """The errors of ``seats`` in finished game ``idx`` of table ``code`` (-1 each: the
-        game cannot be rebuilt), or None while the rules' coach warms up (graded later)."""
+        game cannot be rebuilt), or None while the rules' coach is not ready (graded later:
+        grading never asks for a solve; ``yahtzee serve`` prepares every preset's coach)."""
         game = self.stored_game(code, idx)
         if game is None:
             return {seat: -1 for seat in seats}
-        coach = self.tables.grader(game["rules"])
-        if coach is None:
+        if not self.tables.coach_ready(game["rules"].name):
             return None
+        coach = self.tables.grader(game["rules"])
         try:
             review = review_game(
                 coach,
