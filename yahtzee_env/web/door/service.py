@@ -213,7 +213,7 @@ class Service:
             self.page_games,
             self.spend_profile_view,
         )
-        self.tourneys = TourneyDesk(  # knockout tournaments (issue 62)
+        self.tourneys = TourneyDesk(  # knockout and Swiss tournaments (issue 62)
             Tournaments(self.storage, self.tables, self.limits),
             self.storage,
             self.tourney_creates,
