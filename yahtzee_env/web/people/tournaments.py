@@ -374,7 +374,7 @@ class Tournaments:
         if len(slots) < 2:  # nobody to play: it closes, and nobody wins it
             self.store.finish(code, None)
             return False
-        if t["format"] == "swiss":  # round one: the seed's order, the top half against the next
+        if t["format"] == "swiss":  # round one: in the seed's order, each with the next
             pairs = next_pairs(slots, [], t["seed"])
         else:
             pairs = first_round(slots, t["seed"])
