@@ -259,12 +259,9 @@ class Tournaments:
                 rounds.append({"round": len(rounds) + 1, "matches": []})
             rounds[m["round"] - 1]["matches"].append(match_view(m, names))
         ranking = None
-        if t["format"] == "swiss" and t["state"] != "open":
-            ranking = [
-                {**r, "name": names.get(r["slot"])}
-                for r in standings(names, [m for m in matches if m["winner_slot"] is not None],
-                                   t["seed"])
-            ]  # fmt: skip
+        if t["format"] == "swiss" and t["round"] > 0:  # (a closed one never started)
+            done = [m for m in matches if m["winner_slot"] is not None]
+            ranking = [{**r, "name": names[r["slot"]]} for r in standings(names, done, t["seed"])]
         mine = [
             e["slot"] for e in entrants if player_id is not None and e["player_id"] == player_id
         ]
