@@ -167,6 +167,8 @@ class Reviews:
         """Grade the unaided games that ended in the last `GRADE_WINDOW_S` and are not
         graded yet, and store each seat's errors (CPU-bound: call it in a thread); how many
         games were graded. Two processes grading one game store the same numbers once."""
+        if not self.tables.coaches.ready:  # no coach to grade with yet: nothing read
+            return 0
         since = self.storage.clock() - GRADE_WINDOW_S
         games: dict[tuple[str, int], list[int]] = {}
         for r in self.storage.players.ungraded(since, GRADE_BATCH):
