@@ -7,6 +7,9 @@ server object holds one (``service.records``) and `routes` reaches each in one l
     GET  /api/me/tables                   the session's open tables
     GET  /api/profiles/NAME               an account's profile, as the asker may see it
     POST /api/account/profile {visibility}  (an account) who sees its profile
+
+and the server's background step that grades the games just ended (`grade`), which the
+achievement of a clean game reads.
 """
 
 from __future__ import annotations
@@ -143,6 +146,11 @@ class Records:
     def rates(self, player_id: int, code: str) -> bool:
         """Under the table's lock: whether its game changes the player's rating."""
         return self.ratings.rates(self.tables.load(code), player_id)
+
+    async def grade(self) -> int:
+        """The server's background step: the unaided games just ended, graded once by the
+        solver's review in a worker thread (`reviews.Reviews.grade_pending`)."""
+        return await run_in_threadpool(self.tables.reviews.grade_pending)
 
 
 __all__ = ["Records"]

@@ -213,7 +213,7 @@ class Service:
             self.page_games,
             self.spend_profile_view,
         )
-        self.tourneys = TourneyDesk(  # knockout tournaments (issue 62)
+        self.tourneys = TourneyDesk(  # knockout and Swiss tournaments (issue 62)
             Tournaments(self.storage, self.tables, self.limits),
             self.storage,
             self.tourney_creates,
@@ -616,6 +616,9 @@ class Service:
                 # tournaments: starts, next rounds, winners (a poll of a bracket steps it too)
                 every = self.limits.tournament_every_s
                 tg.start_soon(forever, self.tourneys.step, every, True, "tournaments' step")
+                # the games just ended: graded once, for the achievement of a clean game
+                every = self.limits.grade_every_s
+                tg.start_soon(forever, self.records.grade, every, True, "games' grading")
                 yield self
                 tg.cancel_scope.cancel()
         finally:

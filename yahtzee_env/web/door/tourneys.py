@@ -1,12 +1,13 @@
 """Tournaments behind the door (issue 62): `TourneyDesk`, the intents of creating, joining
-and watching a knockout tournament, and the server's background step that plays them
+and watching a tournament (knockout or Swiss), and the server's background step that plays them
 (`people.tournaments`); the server object holds one (``service.tourneys``) and `routes`
 reaches each in one line.
 
     GET  /api/tournaments                 the open and running tournaments, newest first
-    POST /api/tournaments {name, rules, places, best_of, fill, start_in}
+    POST /api/tournaments {name, format, rules, places, best_of, fill, start_in}
                                           (an account) a new tournament: its bracket
-    GET  /api/tournaments/CODE            its bracket (the page asks every few seconds)
+    GET  /api/tournaments/CODE            its bracket and a Swiss one's standings (the
+                                          page asks every few seconds)
     POST /api/tournaments/CODE/join {}    (an account) take a free place
     POST /api/tournaments/CODE/start {}   (its creator) start now: CPUs fill the places
 

@@ -18,11 +18,19 @@ upper_bonus        the upper section's bonus
 bonus_and_yatzy    the upper bonus and a Yatzy in the same game
 score_250          250 points or more in a game
 score_300          300 points or more in a game
+clean_game         a game with no error in its review (``results.errors`` 0)
 beat_LEVEL         a win at a table with computer level LEVEL (`BEATEN_LEVELS`)
 beat_people        a win in a rated game against people only
 three_in_a_row     three wins in a row (among the server's games: one with help ends it)
 rating_1100        a rating of 1100 or more after a rated game
+tournament_won     a tournament won, knockout or Swiss (the stored tournaments)
 =================  ===========================================================
+
+A clean game is one whose review (`tables.review`, the solver's grade of every decision)
+labels none of the player's decisions an error (a ``mistake`` or a ``blunder``:
+`review.ERROR_LABELS`, more than 3 expected points given up). The server grades each
+unaided game once after it ends and keeps the count with the result (``results.errors``;
+NULL, not graded, earns nothing), so a profile grades nothing.
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ def _game_rules(levels: Iterable[str]) -> list[tuple[str, Callable[[Row], bool]]
         ("bonus_and_yatzy", lambda r: bool(r["upper_bonus"]) and r["yahtzees"] >= 1),
         ("score_250", lambda r: r["score"] >= 250),
         ("score_300", lambda r: r["score"] >= 300),
+        ("clean_game", lambda r: r.get("errors") == 0),
     ]
     for level in (lv for lv in BEATEN_LEVELS if lv in set(levels)):
         rules.append(
@@ -67,7 +76,7 @@ def _game_rules(levels: Iterable[str]) -> list[tuple[str, Callable[[Row], bool]]
 def achievement_ids(levels: Sequence[str]) -> list[str]:
     """Every achievement's id, in the order shown."""
     games = [key for key, _ in _game_rules(levels)]
-    return [*games, "beat_people", "three_in_a_row", "rating_1100"]
+    return [*games, "beat_people", "three_in_a_row", "rating_1100", "tournament_won"]
 
 
 def earned(
@@ -75,12 +84,14 @@ def earned(
     rated: Sequence[Row],
     levels: Sequence[str],
     shown: Callable[[float], int],
+    won: Sequence[Row] = (),
 ) -> list[dict[str, Any]]:
     """Every achievement (`achievement_ids`'s order): ``{id, earned, game_id}``, ``earned``
     the time of the first game that earned it (None: not yet). ``rows``: the player's
     results, oldest first (`storage.players.PlayerStore.results_of`); ``rated``: the
     player's rated games, oldest first (``code``, ``idx``, ``mu_after``, ``finished``);
-    ``shown``: a ``mu`` as the page shows it."""
+    ``shown``: a ``mu`` as the page shows it; ``won``: the tournaments the player won,
+    first won first (`storage.tournaments.TournamentStore.wins_of`: ``finished``)."""
     first: dict[str, Row] = {}
 
     def mark(key: str, row: Row) -> None:
@@ -117,6 +128,8 @@ def earned(
                 "game_id": None if row is None else f"{row['code']}-{row['idx']}",
             }
         )
+    if won:  # a tournament, not a game: its date, and no game to review
+        out[-1].update(earned=won[0]["finished"])
     return out
 
 

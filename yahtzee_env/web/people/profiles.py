@@ -88,6 +88,7 @@ class Profiles:
         owner = account["player_id"]
         rows = self.storage.players.results_of(owner)
         rated = self.storage.profiles.rating_history(owner)
+        wins = self.storage.tournaments.wins_of(owner)
         stats = player_statistics(rows, levels)
         dealt = [r for r in rows if not r.get("offline")]
         out = {
@@ -114,8 +115,8 @@ class Profiles:
                 }
                 for r in reversed(dealt[-RECENT_GAMES:])
             ],
-            "achievements": earned(rows, rated, levels, shown),
-            "tournaments_won": self.storage.tournaments.won_by(owner),  # knockouts (issue 62)
+            "achievements": earned(rows, rated, levels, shown, wins),
+            "tournaments_won": len(wins),  # knockout and Swiss (issue 62)
         }
         if out["mine"]:
             out["visibility"] = account["visibility"]

@@ -1,25 +1,32 @@
-"""Knockout tournaments (issue 62): a player creates one, others join, the server plays it
-round by round, each match an ordinary online table.
+"""Tournaments (issue 62), knockout or Swiss: a player creates one, others join, the server
+plays it round by round, each match an ordinary online table.
 
-A tournament has a name, a rules preset, 4 to 32 places, best-of-one or best-of-five
-matches, a start (``start_in`` seconds from now, or when full) and optionally a CPU level
-that fills the places nobody took at the start. Its state is in the database
-(`storage.tournaments`), so a restart or another server process on the same PostgreSQL
-database carries it on: `Tournaments.advance` reads it and takes the next step, each step a
-guarded write that only one process wins.
+A tournament has a name, a format (`FORMATS`), a rules preset, 4 to 32 places, best-of-one
+or best-of-five matches, a start (``start_in`` seconds from now, or when full) and
+optionally a CPU level that fills the places nobody took at the start. Its state is in the
+database (`storage.tournaments`), so a restart or another server process on the same
+PostgreSQL database carries it on: `Tournaments.advance` reads it and takes the next step,
+each step a guarded write that only one process wins.
 
-The bracket: at the start the entrants are shuffled by the tournament's seed; the bracket
-is the next power of two, and the places short of it are byes for the first entrants of
-the shuffle (a bye wins at once). Each later round pairs the winners of the one before in
-order. A match between people (or a person and a CPU) is an online table of two seats with
-the coach off and the turn timer on (an absent player's turns are played, so every match
-ends); best-of-five uses the table's match. A match of two CPU levels is played out by the
-server with the engine, a real game (or match) from the tournament's seed. One waiting to
-fill that has not in `UNFILLED_S` closes with no winner (its places free again). A match's
-winner is its table's (the game's top score; the match's by `game.match.match_winners`);
-a tie is broken by the higher total over the match, then by a coin drawn from the
-tournament's seed. The last winner wins the tournament (``tournaments.winner_slot``; a
-profile counts them, `TournamentStore.won_by`).
+A knockout's bracket: at the start the entrants are shuffled by the tournament's seed; the
+bracket is the next power of two, and the places short of it are byes for the first
+entrants of the shuffle (a bye wins at once). Each later round pairs the winners of the one
+before in order. A match between people (or a person and a CPU) is an online table of two
+seats with the coach off and the turn timer on (an absent player's turns are played, so
+every match ends); best-of-five uses the table's match. A match of two CPU levels is played
+out by the server with the engine, a real game (or match) from the tournament's seed. One
+waiting to fill that has not in `UNFILLED_S` closes with no winner (its places free again).
+A match's winner is its table's (the game's top score; the match's by
+`game.match.match_winners`); a tie is broken by the higher total over the match, then by a
+coin drawn from the tournament's seed. The last winner wins the tournament
+(``tournaments.winner_slot``; a profile counts them, `TournamentStore.won_by`).
+
+A Swiss tournament (`swiss`) plays ``ceil(log2(entrants))`` rounds in which everyone plays:
+each round is paired from the standings of the rounds before (points, then the Buchholz
+tie-break, then the seed's order), with no rematch while one can be avoided and a bye for
+the lowest-ranked entrant without one when the entrants are odd. Its matches are played as
+a knockout's, but a match both sides won on the same total is drawn (½ point each; no
+coin). The top of the standings after the last round wins it.
 """
 
 from __future__ import annotations
@@ -35,11 +42,14 @@ from yahtzee_env.game.rules import PRESETS, RuleSet
 from yahtzee_env.web.errors import WebError, clean_code
 from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.names import name_problem
+from yahtzee_env.web.people.swiss import DRAW, drawn, next_pairs, standings
+from yahtzee_env.web.people.swiss import swiss_rounds as rounds_for
 from yahtzee_env.web.storage import Storage
 from yahtzee_env.web.tables.authority import Tables
 from yahtzee_env.web.tables.deal import new_game
 from yahtzee_env.web.tables.table import Table, cpu_levels, new_code
 
+FORMATS = ("knockout", "swiss")  # the first is the default (and every older tournament's)
 PLACES_RANGE = (4, 32)  # places of a tournament
 BEST_OF = (1, 5)  # games a match: one, or a best-of-five
 START_RANGE = (60, 7 * 86_400)  # seconds from now a tournament may be set to start
@@ -68,10 +78,15 @@ def clean_title(value: Any) -> str:
 
 
 def parse_tournament(body: dict[str, Any]) -> dict[str, Any]:
-    """A new tournament's choices, checked (WebError names the field): ``name``, ``rules``,
-    ``places``, ``best_of``, ``fill`` (a CPU level, or None: no CPU places) and
-    ``start_in`` (seconds from now, or None: when full)."""
+    """A new tournament's choices, checked (WebError names the field): ``name``,
+    ``format`` (`FORMATS`), ``rules``, ``places``, ``best_of``, ``fill`` (a CPU level, or
+    None: no CPU places) and ``start_in`` (seconds from now, or None: when full)."""
     title = clean_title(body.get("name"))
+    form = body.get("format", FORMATS[0])
+    if not isinstance(form, str) or form not in FORMATS:
+        raise WebError(
+            f"format must be one of {', '.join(FORMATS)}", 400, "bad_format", field="format"
+        )
     rules = body.get("rules", "official")
     if not isinstance(rules, str) or rules not in PRESETS:
         raise WebError(
@@ -108,6 +123,7 @@ def parse_tournament(body: dict[str, Any]) -> dict[str, Any]:
         )
     return {
         "name": title,
+        "format": form,
         "rules": rules,
         "places": places,
         "best_of": best_of,
@@ -236,29 +252,23 @@ class Tournaments:
             raise WebError(f"no tournament has the code {code!r}", 404, "unknown_tournament")
         entrants = self.store.entrants(code)
         names = {e["slot"]: e["name"] for e in entrants}
+        matches = self.store.matches(code)
         rounds: list[dict[str, Any]] = []
-        for m in self.store.matches(code):
+        for m in matches:
             while len(rounds) < m["round"]:
                 rounds.append({"round": len(rounds) + 1, "matches": []})
-            table = m["table_code"]
-            rounds[m["round"] - 1]["matches"].append(
-                {
-                    "idx": m["idx"],
-                    "a": {"slot": m["a_slot"], "name": names.get(m["a_slot"])},
-                    "b": None
-                    if m["b_slot"] is None
-                    else {"slot": m["b_slot"], "name": names.get(m["b_slot"])},
-                    "table": table if table and not table.startswith("~") else None,
-                    "winner": m["winner_slot"],
-                    "totals": None if m["a_total"] is None else [m["a_total"], m["b_total"]],
-                }
-            )
+            rounds[m["round"] - 1]["matches"].append(match_view(m, names))
+        ranking = None
+        if t["format"] == "swiss" and t["round"] > 0:  # (a closed one never started)
+            done = [m for m in matches if m["winner_slot"] is not None]
+            ranking = [{**r, "name": names[r["slot"]]} for r in standings(names, done, t["seed"])]
         mine = [
             e["slot"] for e in entrants if player_id is not None and e["player_id"] == player_id
         ]
         return {
             "code": code,
             "name": t["name"],
+            "format": t["format"],
             "rules": t["rules"],
             "places": t["places"],
             "best_of": t["best_of"],
@@ -266,6 +276,9 @@ class Tournaments:
             "starts_in": None if t["starts"] is None else max(0, round(t["starts"] - self.clock())),
             "state": t["state"],
             "round": t["round"],
+            # the rounds it plays: ceil(log2) of its entrants (of its places until it starts)
+            "rounds_total": rounds_for(t["places"] if t["state"] == "open" else len(entrants)),
+            "standings": ranking,  # a Swiss tournament's (None: a knockout, or not started)
             "entrants": [
                 {"slot": e["slot"], "name": e["name"], "cpu": e["kind"] != "human"}
                 for e in entrants
@@ -311,16 +324,33 @@ class Tournaments:
             for m in matches:
                 if m["winner_slot"] is None:
                     self.play(t, m, entrants)
-            matches = [m for m in self.store.matches(code) if m["round"] == t["round"]]
+            every = self.store.matches(code)
+            matches = [m for m in every if m["round"] == t["round"]]
             if not matches or any(m["winner_slot"] is None for m in matches):
                 return  # (none: another process is drawing the round)
-            winners = [m["winner_slot"] for m in matches]
-            if len(winners) == 1:
-                self.store.finish(code, winners[0])
+            pairs, winner = self.next_round(t, list(entrants), every)
+            if not pairs:
+                self.store.finish(code, winner)
                 return
-            pairs = [(winners[i], winners[i + 1]) for i in range(0, len(winners), 2)]
             self.store.open_round(code, t["round"], pairs)
             t = self.store.get(code)
+
+    @staticmethod
+    def next_round(
+        t: dict[str, Any], slots: list[int], matches: list[dict[str, Any]]
+    ) -> tuple[list[tuple[int, int | None]], int | None]:
+        """After a finished round (``matches``: every match so far): the next round's pairs,
+        or none and the tournament's winner. A knockout pairs the round's winners in order
+        (one left: it won); a Swiss tournament pairs by the standings (`swiss.next_pairs`)
+        until its last round, then the top of the standings wins."""
+        if t["format"] == "swiss":
+            if t["round"] >= rounds_for(len(slots)):
+                return [], standings(slots, matches, t["seed"])[0]["slot"]
+            return next_pairs(slots, matches, t["seed"]), None
+        winners = [m["winner_slot"] for m in matches if m["round"] == t["round"]]
+        if len(winners) == 1:
+            return [], winners[0]
+        return [(winners[i], winners[i + 1]) for i in range(0, len(winners), 2)], None
 
     def start(self, t: dict[str, Any]) -> bool:
         """Start an open tournament that is full, or whose start time came: the CPU level
@@ -341,7 +371,11 @@ class Tournaments:
         if len(slots) < 2:  # nobody to play: it closes, and nobody wins it
             self.store.finish(code, None)
             return False
-        self.store.open_round(code, 0, first_round(slots, t["seed"]))
+        if t["format"] == "swiss":  # round one: in the seed's order, each with the next
+            pairs = next_pairs(slots, [], t["seed"])
+        else:
+            pairs = first_round(slots, t["seed"])
+        self.store.open_round(code, 0, pairs)
         return True
 
     def play(self, t: dict[str, Any], m: dict[str, Any], entrants: dict[int, Any]) -> None:
@@ -356,22 +390,27 @@ class Tournaments:
             if games is not None:
                 if a["kind"] != "human":  # seat 0 is the person who hosts it: a, else b
                     games = [[g[1], g[0]] for g in games]
-                side, totals = decide(games, t["seed"], where)
-                winner = (m["a_slot"], m["b_slot"])[side]
-                self.store.finish_match(t["code"], m["round"], m["idx"], winner, totals)
+                self.finish_match(t, m, games)
             return
         claim = "~" + secrets.token_hex(8)
         stale = self.clock() - CLAIM_STALE_S
         if not self.store.claim_match(t["code"], m["round"], m["idx"], claim, stale):
             return  # another process is making it
         if a["kind"] != "human" and b["kind"] != "human":
-            games = self.cpu_match(t, a, b, where)
-            side, totals = decide(games, t["seed"], where)
-            winner = (m["a_slot"], m["b_slot"])[side]
-            self.store.finish_match(t["code"], m["round"], m["idx"], winner, totals)
+            self.finish_match(t, m, self.cpu_match(t, a, b, where))
             return
         table_code = self.make_table(t, a, b)
         self.store.place_match(t["code"], m["round"], m["idx"], claim, table_code)
+
+    def finish_match(self, t: dict[str, Any], m: dict[str, Any], games: list[list[int]]) -> None:
+        """Keep a finished match's result (``games``: each game's totals, a's first): its
+        winner by `decide`, or in a Swiss tournament `DRAW` for a match both sides won on
+        the same total."""
+        side, totals = decide(games, t["seed"], f"{m['round']}:{m['idx']}")
+        winner = (m["a_slot"], m["b_slot"])[side]
+        if t["format"] == "swiss" and drawn(games):
+            winner = DRAW
+        self.store.finish_match(t["code"], m["round"], m["idx"], winner, totals)
 
     def make_table(self, t: dict[str, Any], a: dict[str, Any], b: dict[str, Any]) -> str:
         """The table of a match with a person: the person (a, else b) hosts seat 0, the
@@ -414,8 +453,23 @@ class Tournaments:
         return games
 
 
+def match_view(m: dict[str, Any], names: dict[int, str]) -> dict[str, Any]:
+    """A match as the bracket shows it (``winner``: a place, `DRAW`, or None while on)."""
+    table = m["table_code"]
+    return {
+        "idx": m["idx"],
+        "a": {"slot": m["a_slot"], "name": names.get(m["a_slot"])},
+        "b": None if m["b_slot"] is None else {"slot": m["b_slot"], "name": names.get(m["b_slot"])},
+        "table": table if table and not table.startswith("~") else None,
+        "winner": m["winner_slot"],
+        "draw": m["winner_slot"] == DRAW,
+        "totals": None if m["a_total"] is None else [m["a_total"], m["b_total"]],
+    }
+
+
 __all__ = [
     "BEST_OF",
+    "FORMATS",
     "MAX_TITLE",
     "PLACES_RANGE",
     "START_RANGE",
@@ -423,5 +477,6 @@ __all__ = [
     "clean_title",
     "decide",
     "first_round",
+    "match_view",
     "parse_tournament",
 ]

@@ -80,10 +80,34 @@ class PlayerStore(Store):
     def results_of(self, player_id: int) -> list[dict[str, Any]]:
         return self.db._query(
             "SELECT code, idx, seat, score, outcome, yahtzees, upper_bonus, opponents, "
-            "online, finished, offline, faces, rolls, yatzy_rolls, yatzy_expected, assisted "
-            "FROM results "
+            "online, finished, offline, faces, rolls, yatzy_rolls, yatzy_expected, assisted, "
+            "errors FROM results "
             "WHERE player_id = ? ORDER BY finished, code, idx",
             (player_id,),
+        )
+
+    def ungraded(self, since: float, limit: int) -> list[dict[str, Any]]:
+        """The unaided results of the server's games finished since ``since`` that the
+        review has not graded yet (``errors`` NULL), oldest first: ``code``, ``idx``,
+        ``seat``."""
+        return self.db._query(
+            "SELECT code, idx, seat FROM results WHERE errors IS NULL AND assisted = 0 AND "
+            "offline = 0 AND finished >= ? ORDER BY finished, code, idx, seat LIMIT ?",
+            (since, limit),
+        )
+
+    def set_errors(self, code: str, idx: int, errors: dict[int, int]) -> None:
+        """The errors the review found per seat of game ``idx`` of table ``code`` (-1: it
+        could not be graded), kept once (a second grading changes nothing)."""
+        self.db._tx(
+            [
+                (
+                    "UPDATE results SET errors = ? WHERE code = ? AND idx = ? AND seat = ? "
+                    "AND errors IS NULL",
+                    (n, code, idx, seat),
+                )
+                for seat, n in errors.items()
+            ]
         )
 
     def add_offline_results(self, player_id: int, rows: Sequence[dict[str, Any]]) -> None:

@@ -424,6 +424,18 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX tournament_matches_table ON tournament_matches(table_code);
     """,
+    # 21: Swiss tournaments and the graded games (issue 62): a tournament's format
+    # ('knockout', as every older one, or 'swiss', `people.swiss`; a drawn Swiss match has
+    # ``winner_slot`` -1) and when it ended (a profile's date of a tournament won); per
+    # result the errors the solver's review found in the seat's moves (`review.ERROR_LABELS`;
+    # NULL: not graded, -1: could not be), graded once after the game ends, off the event
+    # loop; the index finds the games still to grade (only unaided ones are graded)
+    """
+    ALTER TABLE tournaments ADD COLUMN format TEXT NOT NULL DEFAULT 'knockout';
+    ALTER TABLE tournaments ADD COLUMN finished {real};
+    ALTER TABLE results ADD COLUMN errors INTEGER;
+    CREATE INDEX results_ungraded ON results(finished) WHERE errors IS NULL AND assisted = 0;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

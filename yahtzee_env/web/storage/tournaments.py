@@ -1,9 +1,9 @@
 """Tournaments (issue 62): a tournament, its entrants and its matches (the tables of
-migration 20). Every step that two processes could take at once is one guarded write: a
-place is taken only while the tournament is open and has one free (`TournamentStore.join`),
-a round is opened by the one process whose UPDATE moves ``round`` on (`open_round`), a
-match's table is made by the one that claims it (`claim_match`), and a result is kept
-once (`finish_match`)."""
+migration 20; its format and end, migration 21). Every step that two processes could take
+at once is one guarded write: a place is taken only while the tournament is open and has
+one free (`TournamentStore.join`), a round is opened by the one process whose UPDATE moves
+``round`` on (`open_round`), a match's table is made by the one that claims it
+(`claim_match`), and a result is kept once (`finish_match`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from yahtzee_env.web.storage.schema import DIALECTS
 
 COLUMNS = (
     "code, name, creator_id, rules, places, best_of, fill_level, starts, seed, state, round, "
-    "winner_slot, created, updated"
+    "winner_slot, created, updated, format, finished"
 )
 
 
@@ -28,7 +28,7 @@ class TournamentStore(Store):
             [
                 (
                     f"INSERT INTO tournaments ({COLUMNS}) VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', 0, NULL, ?, ?)",
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', 0, NULL, ?, ?, ?, NULL)",
                     (
                         row["code"],
                         row["name"],
@@ -41,6 +41,7 @@ class TournamentStore(Store):
                         row["seed"],
                         now,
                         now,
+                        row.get("format", "knockout"),
                     ),
                 ),
                 (
@@ -81,7 +82,8 @@ class TournamentStore(Store):
         """The open and running tournaments, newest first, with their entrants' count."""
         return self.db._query(
             "SELECT t.code AS code, t.name AS name, t.places AS places, t.state AS state, "
-            "t.best_of AS best_of, t.rules AS rules, t.starts AS starts, (SELECT COUNT(*) "
+            "t.best_of AS best_of, t.rules AS rules, t.starts AS starts, t.format AS format, "
+            "(SELECT COUNT(*) "
             "FROM tournament_entrants e WHERE e.code = t.code) AS entrants FROM tournaments t "
             "WHERE t.state <> 'over' ORDER BY t.created DESC LIMIT ?",
             (limit,),
@@ -244,9 +246,9 @@ class TournamentStore(Store):
         self.db._tx(
             [
                 (
-                    "UPDATE tournaments SET state = 'over', winner_slot = ?, updated = ? "
-                    "WHERE code = ? AND state = 'running'",
-                    (winner_slot, self.db.clock(), code),
+                    "UPDATE tournaments SET state = 'over', winner_slot = ?, updated = ?, "
+                    "finished = ? WHERE code = ? AND state = 'running'",
+                    (winner_slot, self.db.clock(), self.db.clock(), code),
                 )
             ]
         )
@@ -282,6 +284,17 @@ class TournamentStore(Store):
             (player_id,),
         )
         return int(rows[0]["n"])
+
+    def wins_of(self, player_id: int) -> list[dict[str, Any]]:
+        """The tournaments ``player_id`` won, first won first: ``code``, ``name``, ``format``
+        and ``finished`` (a tournament over before migration 21: its last change)."""
+        return self.db._query(
+            "SELECT t.code AS code, t.name AS name, t.format AS format, "
+            "COALESCE(t.finished, t.updated) AS finished FROM tournaments t JOIN "
+            "tournament_entrants e ON e.code = t.code AND e.slot = t.winner_slot "
+            "WHERE t.state = 'over' AND e.player_id = ? ORDER BY 4, t.code",
+            (player_id,),
+        )
 
 
 __all__ = ["TournamentStore"]

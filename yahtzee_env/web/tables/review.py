@@ -17,6 +17,8 @@ moves: `LABELS` holds the upper bound of each (``best`` is the solver's own move
 rounding; above the last bound a decision is a ``blunder``), the review states them
 (``thresholds``) and counts them per seat (``labels``); ``n`` numbers the decisions of the
 game in the order they were made (the page's ``review-label-<n>``, ``review-best-<n>``).
+A ``mistake`` or a ``blunder`` is an error (`ERROR_LABELS`): a game whose seat made none is
+a clean game (`people.achievements`).
 
 ``timeline[seat]`` is the expected final total at the start and after each of the seat's
 turns (the last point is the seat's final total); ``costliest[seat]`` its three costliest
@@ -40,6 +42,14 @@ TIE_ORDER = [*range(BOX_ACTION_OFFSET, NUM_ACTIONS), *range(BOX_ACTION_OFFSET)]
 LABELS = (("best", 0.005), ("good", 1.0), ("inaccuracy", 3.0), ("mistake", 8.0))
 WORST_LABEL = "blunder"
 LABEL_NAMES = (*(name for name, _ in LABELS), WORST_LABEL)
+# an error: a decision that gave up more than an inaccuracy's bound (3 expected points), a
+# mistake or a blunder (the achievement "a clean game" is a game without one)
+ERROR_LABELS = ("mistake", WORST_LABEL)
+
+
+def errors_of(review: dict[str, Any], seat: int) -> int:
+    """How many of ``seat``'s decisions the ``review`` (`review_game`) labels an error."""
+    return sum(review["labels"][str(seat)][name] for name in ERROR_LABELS)
 
 
 def label_of(loss: float) -> str:
@@ -192,4 +202,12 @@ def parted_choices(turns: list[dict[str, Any]], seats: int) -> list[dict[str, An
     return parted
 
 
-__all__ = ["LABELS", "best_action", "label_of", "parted_choices", "review_game"]
+__all__ = [
+    "ERROR_LABELS",
+    "LABELS",
+    "best_action",
+    "errors_of",
+    "label_of",
+    "parted_choices",
+    "review_game",
+]

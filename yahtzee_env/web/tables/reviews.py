@@ -1,5 +1,13 @@
 """Game reviews: who may open the review of a finished game, and the solver's review of it,
-cached (`authority.Tables.reviews`; the grading itself is `review.review_game`)."""
+cached (`authority.Tables.reviews`; the grading itself is `review.review_game`).
+
+Each unaided game of the server is graded once after it ends (`Reviews.grade_pending`, the
+server's background step, in a worker thread): the errors of each seat with a result
+(`review.errors_of`) are stored with it (``results.errors``), which the achievement "a clean
+game" reads, so a profile grades nothing. The grading rebuilds the game from the stored
+rows alone (no live table, no lock: a finished game's log does not change), once the
+rules' coach is ready (``yahtzee serve`` prepares them all at start-up).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +15,14 @@ import threading
 from typing import Any
 
 from yahtzee_env.game.fair_dice import DICE_ALGORITHM
+from yahtzee_env.game.rules import RuleSet
 from yahtzee_env.web.errors import WebError
-from yahtzee_env.web.tables.review import review_game
+from yahtzee_env.web.tables import seeds
+from yahtzee_env.web.tables.review import errors_of, review_game
 from yahtzee_env.web.tables.table import REVIEWS_KEPT, Table
+
+GRADE_WINDOW_S = 86_400.0  # a game ended longer ago than this is not graded any more
+GRADE_BATCH = 40  # results one grading step reads (a few games)
 
 
 class Reviews:
@@ -101,3 +114,69 @@ class Reviews:
                     self._reviews.pop(next(iter(self._reviews)))
                 self._reviews[key] = cached = out
         return cached
+
+    # --------------------------------------------------------------- grading (issue 62)
+    def stored_game(self, code: str, idx: int) -> dict[str, Any] | None:
+        """What `review.review_game` needs of finished game ``idx`` of table ``code``, from
+        the database's rows (None: the table or the game is gone)."""
+        row = self.storage.tables.load_table(code)
+        games = {g["idx"]: g for g in row["games"]} if row is not None else {}
+        if idx not in games:
+            return None
+        return {
+            "rules": RuleSet.from_spec(row["rules"]),
+            "seed": row["seed"],
+            "first": games[idx]["first"],
+            "seats": [{"seat": s["seat"], "kind": s["kind"]} for s in row["seats"]],
+            "actions": row["actions"].get(idx, []),
+            "dice_secret": bytes.fromhex(row["dice_secret"]) if row.get("dice_secret") else None,
+            "duplicate": bool(row.get("duplicate") or 0),
+            "dice": row.get("dice") or DICE_ALGORITHM,
+            "client_seeds": seeds.load(row.get("client_seeds")).get(idx),
+        }
+
+    def grade(self, code: str, idx: int, seats: list[int]) -> dict[int, int] | None:
+        """The errors of ``seats`` in finished game ``idx`` of table ``code`` (-1 each: the
+        game cannot be rebuilt), or None while the rules' coach is not ready (graded later:
+        grading never asks for a solve; ``yahtzee serve`` prepares every preset's coach)."""
+        game = self.stored_game(code, idx)
+        if game is None:
+            return {seat: -1 for seat in seats}
+        if not self.tables.coach_ready(game["rules"].name):
+            return None
+        coach = self.tables.grader(game["rules"])
+        try:
+            review = review_game(
+                coach,
+                game["rules"],
+                game["seed"],
+                idx,
+                game["first"],
+                game["seats"],
+                game["actions"],
+                secret=game["dice_secret"],
+                duplicate=game["duplicate"],
+                dice=game["dice"],
+                client_seeds=game["client_seeds"],
+            )
+        except ValueError:  # a log that does not replay to the game's end
+            return {seat: -1 for seat in seats}
+        return {seat: errors_of(review, seat) for seat in seats}
+
+    def grade_pending(self) -> int:
+        """Grade the unaided games that ended in the last `GRADE_WINDOW_S` and are not
+        graded yet, and store each seat's errors (CPU-bound: call it in a thread); how many
+        games were graded. Two processes grading one game store the same numbers once."""
+        if not self.tables.coaches.ready:  # no coach to grade with yet: nothing read
+            return 0
+        since = self.storage.clock() - GRADE_WINDOW_S
+        games: dict[tuple[str, int], list[int]] = {}
+        for r in self.storage.players.ungraded(since, GRADE_BATCH):
+            games.setdefault((r["code"], r["idx"]), []).append(r["seat"])
+        done = 0
+        for (code, idx), seats in games.items():
+            errors = self.grade(code, idx, seats)
+            if errors is not None:
+                self.storage.players.set_errors(code, idx, errors)
+                done += 1
+        return done
