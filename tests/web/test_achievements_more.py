@@ -183,6 +183,28 @@ def test_a_game_played_as_the_solver_would_is_clean_and_a_greedy_one_is_not(app)
         assert theirs["earned"] == mine["earned"] and theirs["game_id"] is None
 
 
+def test_grading_is_for_accounts_and_within_a_cpu_budget(app):
+    """Issue 60: a review costs tens of milliseconds, so only the games of accounts (a guest
+    has no profile to show it on) are graded, and a step begins no game once its budget is
+    spent (the first always: grading never stalls), the rest left to the next steps."""
+    with TestClient(app):
+        guest = TestClient(app)
+        gus = guest.post("/api/session", json={"name": "Gus"}).json()["player"]["id"]
+        solo(app, guest, solver=False)
+        ada = account(app, "ada")
+        for _ in range(2):
+            solo(app, ada, solver=False)
+        warm(app)
+        reviews = app.state.service.tables.reviews
+        assert reviews.grade_pending(budget_s=0.0) == 1  # the budget spent after one game
+        assert reviews.grade_pending(budget_s=0.0) == 1
+        assert reviews.grade_pending() == 0  # the guest's game is never graded
+        storage = app.state.service.storage
+        assert [r["errors"] for r in storage.players.results_of(gus)] == [None]
+        assert [e > 0 for e in errors_of(app, "ada")] == [True, True]
+        assert storage.players.ungraded(0.0, 10) == []
+
+
 @pytest.mark.backends("sqlite")
 def test_the_server_grades_a_game_in_the_background_once_it_ends(db):
     app = create_app(db, limits=Limits(**FAST, grade_every_s=0.05))

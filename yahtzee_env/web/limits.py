@@ -119,6 +119,7 @@ class Limits:
     tournament_join_burst: int = 10
     tournament_every_s: float = 2.0  # how often the tournaments' next steps are taken
     grade_every_s: float = 5.0  # how often the games just ended are graded (a clean game)
+    grade_share: float = 0.02  # ... with at most this share of one core's time (CPU)
     online_window_s: float = 120.0  # a player seen within this is online (the page asks each 20 s)
     max_keys: int = 50_000  # buckets kept per limiter (least recently used are forgotten)
 

@@ -147,10 +147,11 @@ class Records:
         """Under the table's lock: whether its game changes the player's rating."""
         return self.ratings.rates(self.tables.load(code), player_id)
 
-    async def grade(self) -> int:
-        """The server's background step: the unaided games just ended, graded once by the
-        solver's review in a worker thread (`reviews.Reviews.grade_pending`)."""
-        return await run_in_threadpool(self.tables.reviews.grade_pending)
+    async def grade(self, budget_s: float | None = None) -> int:
+        """The server's background step: the unaided games of accounts just ended, graded
+        once by the solver's review in a worker thread (`reviews.Reviews.grade_pending`),
+        no game begun past ``budget_s`` of its CPU time."""
+        return await run_in_threadpool(self.tables.reviews.grade_pending, budget_s)
 
 
 __all__ = ["Records"]

@@ -617,8 +617,10 @@ class Service:
                 every = self.limits.tournament_every_s
                 tg.start_soon(forever, self.tourneys.step, every, True, "tournaments' step")
                 # the games just ended: graded once, for the achievement of a clean game
+                # (within a share of one core: a review costs tens of ms, issue 60)
                 every = self.limits.grade_every_s
-                tg.start_soon(forever, self.records.grade, every, True, "games' grading")
+                grade = functools.partial(self.records.grade, self.limits.grade_share * every)
+                tg.start_soon(forever, grade, every, True, "games' grading")
                 yield self
                 tg.cancel_scope.cancel()
         finally:

@@ -87,12 +87,13 @@ class PlayerStore(Store):
         )
 
     def ungraded(self, since: float, limit: int) -> list[dict[str, Any]]:
-        """The unaided results of the server's games finished since ``since`` that the
-        review has not graded yet (``errors`` NULL), oldest first: ``code``, ``idx``,
-        ``seat``."""
+        """The unaided results of accounts (a guest has no profile to show an achievement
+        on) in the server's games finished since ``since`` that the review has not graded
+        yet (``errors`` NULL), oldest first: ``code``, ``idx``, ``seat``."""
         return self.db._query(
-            "SELECT code, idx, seat FROM results WHERE errors IS NULL AND assisted = 0 AND "
-            "offline = 0 AND finished >= ? ORDER BY finished, code, idx, seat LIMIT ?",
+            "SELECT r.code, r.idx, r.seat FROM results r JOIN accounts a ON a.player_id = "
+            "r.player_id WHERE r.errors IS NULL AND r.assisted = 0 AND r.offline = 0 AND "
+            "r.finished >= ? ORDER BY r.finished, r.code, r.idx, r.seat LIMIT ?",
             (since, limit),
         )
 

@@ -1,10 +1,14 @@
 """Game reviews: who may open the review of a finished game, and the solver's review of it,
 cached (`authority.Tables.reviews`; the grading itself is `review.review_game`).
 
-Each unaided game of the server is graded once after it ends (`Reviews.grade_pending`, the
+Each unaided game of an account is graded once after it ends (`Reviews.grade_pending`, the
 server's background step, in a worker thread): the errors of each seat with a result
 (`review.errors_of`) are stored with it (``results.errors``), which the achievement "a clean
-game" reads, so a profile grades nothing. The grading rebuilds the game from the stored
+game" reads, so a profile grades nothing. A review costs tens of milliseconds of CPU (the
+solver's values of every decision), so each step grades within a CPU budget
+(`Limits.grade_share` of the step's period) and leaves the rest for the next steps: at 1,000
+players, a game ending every few milliseconds, grading them all would take most of a core
+from the moves (issue 60). The grading rebuilds the game from the stored
 rows alone (no live table, no lock: a finished game's log does not change), once the
 rules' coach is ready (``yahtzee serve`` prepares them all at start-up).
 """
@@ -12,6 +16,7 @@ rules' coach is ready (``yahtzee serve`` prepares them all at start-up).
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from yahtzee_env.game.fair_dice import DICE_ALGORITHM
@@ -163,18 +168,22 @@ class Reviews:
             return {seat: -1 for seat in seats}
         return {seat: errors_of(review, seat) for seat in seats}
 
-    def grade_pending(self) -> int:
+    def grade_pending(self, budget_s: float | None = None) -> int:
         """Grade the unaided games that ended in the last `GRADE_WINDOW_S` and are not
         graded yet, and store each seat's errors (CPU-bound: call it in a thread); how many
-        games were graded. Two processes grading one game store the same numbers once."""
+        games were graded. ``budget_s``: no game is begun once this thread has spent that
+        much CPU time here (the first always is). Two processes grading one game store the
+        same numbers once."""
         if not self.tables.coaches.ready:  # no coach to grade with yet: nothing read
             return 0
         since = self.storage.clock() - GRADE_WINDOW_S
         games: dict[tuple[str, int], list[int]] = {}
         for r in self.storage.players.ungraded(since, GRADE_BATCH):
             games.setdefault((r["code"], r["idx"]), []).append(r["seat"])
-        done = 0
+        done, began = 0, time.thread_time()
         for (code, idx), seats in games.items():
+            if done and budget_s is not None and time.thread_time() - began >= budget_s:
+                break
             errors = self.grade(code, idx, seats)
             if errors is not None:
                 self.storage.players.set_errors(code, idx, errors)
