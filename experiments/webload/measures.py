@@ -222,6 +222,7 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
             if "collected" in g0:  # the cyclic garbage each generation found, per move
                 found = zip(g0["collected"], g1["collected"], strict=True)
                 out["gc_pauses"]["collected_per_move"] = [round((b - a) / per, 3) for a, b in found]
+                out["gc_pauses"]["frozen"] = [g0["frozen"], g1["frozen"]]
             stalls = {}
             if "pauses_since" in g1:
                 for gen, name in enumerate(("gc_young", "gc_middle", "gc_full")):

@@ -580,6 +580,26 @@ def test_a_failing_sweep_leaves_the_server_up(db, new_table, act, roll_first, mo
     assert any("sweep" in r.getMessage() and r.exc_info for r in caplog.records)
 
 
+def test_a_finished_tables_leaves_memory_sooner_and_no_table_in_play_is_dropped(
+    db, new_table, play_out
+):
+    """Issue 60: at the sweep a table whose game is over and that idled past
+    `Limits.finished_evict_s` leaves memory (it reloads if someone comes back), while a table
+    in play idle as long stays; and the cap holds as many tables as there are sockets, so
+    1,000 players' tables are not dropped and rebuilt at each sweep, as 500 were."""
+    assert Limits().tables_in_memory >= Limits().sockets_total
+    with TestClient(create_app(db, limits=Limits(finished_evict_s=30))) as c:
+        over, tokens, _ = new_table(c)
+        play_out(c, over, tokens["0"])
+        playing, _, _ = new_table(c)
+        tables = c.app.state.service.tables
+        for code in (over, playing):
+            tables.loaded[code].used -= 45  # both idle 45 s
+        evicted = c.portal.call(c.app.state.service.sweep)["evicted"]
+        assert evicted == [over] and playing in tables.loaded
+        assert c.get(f"/api/tables/{over}").json()["over"]  # reloaded as it was
+
+
 @BOTH
 def test_in_memory_tables_are_capped(db, new_table):
     with TestClient(create_app(db, limits=Limits(tables_in_memory=3))) as c:

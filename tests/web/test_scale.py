@@ -493,6 +493,44 @@ def test_the_collectors_pauses_are_measured_and_a_server_tunes_it(tmp_path):
     assert out.stdout.split() == ["True", "True"]
 
 
+def test_the_sweep_freezes_what_is_left_and_unfreezes_it_hourly():
+    """Issue 60 (`memory.Settler`), in a process of its own (a freeze would reach this one's
+    objects): outside a tuned server it only collects the young generations; in one, each
+    sweep freezes what survived (a full collection then walks none of it), a frozen object
+    is still freed by reference counting, and once the hour has passed the frozen objects go
+    back to the collector, whose full collection finds a cycle that was frozen."""
+    import subprocess
+    import sys
+
+    code = """
+import gc
+from yahtzee_env.web.door import memory
+now = [0.0]
+untuned = memory.Settler(100.0, clock=lambda: now[0])
+live = [[i] for i in range(2000)]
+gc.collect(); base = gc.get_freeze_count()
+print(untuned.settle(), gc.get_freeze_count() == base)
+settler = memory.Settler(100.0, clock=lambda: now[0], freeze=True)
+print(settler.settle(), gc.get_freeze_count() >= base + 2000)
+frozen = gc.get_freeze_count()
+del live
+print(gc.get_freeze_count() <= frozen - 2000)
+ring = [1]; ring.append(ring)  # a cycle frozen by a sweep, then dropped
+print(settler.settle())
+ring = None
+now[0] = 150.0
+found = []
+gc.callbacks.append(lambda phase, info: found.append(info["collected"]) if phase == "stop" else 0)
+print(settler.settle(), sum(found) >= 1, gc.get_freeze_count() > 0)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [
+        *("False", "True"),  # untuned: no freeze
+        *("False", "True", "True"),  # frozen; freed by reference counting still
+        *("False", "True", "True", "True"),  # the hour's full collection finds the cycle
+    ]
+
+
 def test_the_bench_stats_give_a_windows_longest_collector_pauses(tmp_path):
     """``GET /api/bench-stats?since=T`` (the benchmark's second reading, T from its first's
     ``gc.now``) gives each generation's longest pause after T; a ``since`` that is not a

@@ -58,8 +58,12 @@ class Limits:
     tables_per_address: int = 1000  # ... and an address: a shared network's backstop
     players_per_hour: float = 600.0  # new players (profiles, guest sessions) per address: a
     player_burst: int = 200  # school's classes behind one address, hundreds an hour
-    tables_in_memory: int = 500  # loaded tables kept in memory (least recently used go first)
+    # loaded tables kept in memory (least recently used go first; ~50 KB each): as many as
+    # sockets, so that no table in play is dropped to be rebuilt at its next move (issue 60:
+    # 500 dropped and rebuilt half of 1,000 players' tables at each sweep, ~1 ms each)
+    tables_in_memory: int = 2000
     idle_evict_s: float = 600.0  # a table idle this long leaves memory (reloads on use)
+    finished_evict_s: float = 60.0  # ... one whose game is over, this long
     expire_unstarted_s: float = 86_400.0  # a table never started is deleted after a day
     expire_idle_s: float = 30 * 86_400.0  # any table idle this long is deleted
     # an unfinished game against the computer, or online without a turn clock: a week
@@ -68,6 +72,7 @@ class Limits:
     # deadline, and at least the clock times its human seats: `Storage.expire`)
     expire_abandoned_s: float = 12 * 3600.0
     sweep_every_s: float = 60.0  # how often the sweeper runs
+    unfreeze_every_s: float = 3600.0  # the sweep's full collection of everything (`Settler`)
     read_timeout_s: float = 10.0  # a request body must arrive within this
     logins_per_minute: float = 60.0  # sign-ins and sign-ups per address (a backstop; the
     # recovery codes have a bucket of their own)

@@ -9,12 +9,9 @@ the C heap: the freed buffers of the connections stay in glibc's arenas (one per
 that ever allocated, up to eight per core) instead of going back to the system. So the
 server caps the arenas at start-up (`limit_arenas`: two) and, after every `TRIM_EVERY`
 closed sockets and at each sweep, collects the young generations and trims the heap
-(`give_back`: ``malloc_trim``). Never a forced full collection: it walks every socket's and
-table's objects with every thread stopped (hundreds of milliseconds at 1,000 players), and
-what the server makes is freed by reference counting (issue 60: 0 objects found by every
-collection of a long run), so the oldest generation is left to CPython's own rule (collected
-when what survived since the last full collection passes a quarter of it). `tune_gc` sets
-the collector for a long-running server, `GcPauses` measures its pauses. Both are no-ops
+(`give_back`: ``malloc_trim``); at the sweep, what is left is frozen (`Settler`: issue 60,
+no full collection walking every socket's objects each minute). `tune_gc` sets the
+collector for a long-running server, `GcPauses` measures its pauses. The trims are no-ops
 where the C library is not glibc.
 """
 
@@ -54,7 +51,44 @@ def give_back(full: bool = True) -> bool:
     return bool(LIBC is not None and LIBC.malloc_trim(0))
 
 
+class Settler:
+    """What the sweep does with the collector (issue 60). A full collection walks every
+    object of the oldest generation with every thread stopped: at 1,000 players 230-414
+    thousand objects (the sockets', the tables'), a third of a second, and CPython starts one
+    whenever that generation has grown by a quarter, about every minute under load. Yet the
+    server's objects are freed by reference counting (a frozen object still is): its
+    collections found no garbage in a long run (`GcPauses.collected`), and
+    `test_whole_games_at_the_tables_leave_no_cyclic_garbage` holds a game's moves to none.
+    So at each sweep `settle` collects the young generations, then freezes what is left
+    (`gc.freeze`): a full collection walks only what came since the last sweep. In case
+    some cycle did end up frozen, once every ``unfreeze_every_s`` the frozen objects go back
+    to the collector and one full collection walks them all (one pause an hour). Only in a
+    process `tune_gc` made a server's (``yahtzee serve``; ``freeze`` None): an app in a test
+    process or under another server leaves the collector alone, as `tune_gc` does."""
+
+    def __init__(
+        self, unfreeze_every_s: float = 3600.0, clock=time.monotonic, freeze: bool | None = None
+    ) -> None:
+        self.unfreeze_every_s, self.clock, self.freeze = unfreeze_every_s, clock, freeze
+        self.last_full = clock()
+
+    def settle(self) -> bool:
+        """(A worker thread, at the sweep) the young collection and the freeze, or the
+        hourly full collection; then the heap's trim. True if it was the full one."""
+        if not (TUNED["server"] if self.freeze is None else self.freeze):
+            give_back(False)
+            return False
+        full = self.clock() - self.last_full >= self.unfreeze_every_s
+        if full:
+            gc.unfreeze()
+            self.last_full = self.clock()
+        give_back(full)
+        gc.freeze()
+        return full
+
+
 GC_THRESHOLD = (10_000, 10, 10)  # the serving process's: young collections 14 times rarer
+TUNED = {"server": False}  # whether `tune_gc` made this process a long-running server's
 
 
 def tune_gc() -> None:
@@ -67,6 +101,7 @@ def tune_gc() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLD)
+    TUNED["server"] = True
 
 
 class GcPauses:
@@ -133,6 +168,7 @@ class GcPauses:
         out = {"count": list(self.count), "total_s": list(self.total_s), "max_s": list(self.max_s)}
         out["cpu_s"] = list(self.cpu_s)
         out["collected"] = list(self.collected)
+        out["frozen"] = gc.get_freeze_count()  # objects out of the collector's walks
         out["now"] = time.monotonic()
         if since is not None:
             out["max_s_since"] = self.longest_since(since)
@@ -154,4 +190,12 @@ class Closes:
         return False
 
 
-__all__ = ["GC_THRESHOLD", "Closes", "GcPauses", "give_back", "limit_arenas", "tune_gc"]
+__all__ = [
+    "GC_THRESHOLD",
+    "Closes",
+    "GcPauses",
+    "Settler",
+    "give_back",
+    "limit_arenas",
+    "tune_gc",
+]

@@ -41,7 +41,7 @@ from yahtzee_env.web.door.fanout import Fanout
 from yahtzee_env.web.door.friendship import FriendsDesk
 from yahtzee_env.web.door.guard import RefusalLog, client_address
 from yahtzee_env.web.door.hub import CLOSE_GONE, Client, Hub
-from yahtzee_env.web.door.memory import Closes, GcPauses, give_back
+from yahtzee_env.web.door.memory import Closes, GcPauses, Settler, give_back
 from yahtzee_env.web.door.place import Place
 from yahtzee_env.web.door.postman import MailDesk, Postman
 from yahtzee_env.web.door.records import Records
@@ -152,6 +152,7 @@ class Service:
         self.hash_gate = HashGate(limits.hash_workers, limits.hash_queue)  # argon2, bounded
         self.refusals = RefusalLog()
         self.closes = Closes()
+        self.settler = Settler(limits.unfreeze_every_s)  # the collector at each sweep
         self.gc_pauses = GcPauses()  # measured only under `yahtzee serve --bench-stats`
         self.origins, self.hosts = origins, hosts
         # a place to play (issue 32): the quick-match queue (ratings, spectators: above)
@@ -541,7 +542,9 @@ class Service:
         """Evict idle tables from memory and delete expired ones (closing their sockets),
         but those in use and those a running tournament still waits on."""
         lim = self.limits
-        evicted = self.tables.evict(lim.idle_evict_s, lim.tables_in_memory, self.locks.busy)
+        evicted = self.tables.evict(
+            lim.idle_evict_s, lim.tables_in_memory, self.locks.busy, lim.finished_evict_s
+        )
         awaited = await run_in_threadpool(self.storage.tournaments.awaited_tables)
         expired = await run_in_threadpool(
             functools.partial(
@@ -565,11 +568,9 @@ class Service:
         self.fanout.forget_idle()
         for limiter in self.limiters:
             limiter.forget_full()
-        # the young generations only: a full collection walks every socket's and table's
-        # objects with every thread stopped, and finds nothing (issue 60: the server's
-        # garbage goes by reference counting, test_whole_games_at_the_tables_leave_no_cyclic_
-        # garbage); the oldest generation is left to the collector's own growth rule
-        await run_in_threadpool(give_back, False)
+        # the young generations, then a freeze: no full collection walking every socket's
+        # objects each minute (issue 60; `memory.Settler`)
+        await run_in_threadpool(self.settler.settle)
         return {"evicted": evicted, "expired": expired}
 
     async def tick(self) -> list[str]:

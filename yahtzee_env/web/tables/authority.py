@@ -396,17 +396,22 @@ class Tables:
         self.loaded[table.code] = table
         self.loaded.move_to_end(table.code)
 
-    def evict(self, idle_s: float, keep: int, busy=lambda code: False) -> list[str]:
-        """Drop from memory the tables idle for ``idle_s`` seconds, and the least recently
-        used beyond ``keep``, but none that ``busy(code)``; return their codes. A worker
-        thread may drop a table meanwhile (a failed change, `_build`): it is no error."""
+    def evict(
+        self, idle_s: float, keep: int, busy=lambda code: False, finished_s: float | None = None
+    ) -> list[str]:
+        """Drop from memory the tables idle for ``idle_s`` seconds (those whose game is over:
+        ``finished_s``), and the least recently used beyond ``keep``, but none that
+        ``busy(code)``; return their codes. A worker thread may drop a table meanwhile (a
+        failed change, `_build`): it is no error."""
         now = time.monotonic()
         over = len(self.loaded) - keep
         gone = []
         for code, table in list(self.loaded.items()):  # least recently used first
             if busy(code):
                 continue
-            if over > 0 or now - table.used > idle_s:
+            idle = now - table.used
+            done = finished_s is not None and table.game is not None and table.game.over
+            if over > 0 or idle > idle_s or (done and idle > finished_s):
                 if self.loaded.pop(code, None) is not None:
                     gone.append(code)
                 over -= 1
