@@ -83,6 +83,18 @@ def test_a_tiny_run_reports_the_machine_the_curve_and_a_verdict(tmp_path):
     assert result["actions"] > 0 and result["errors"] == 0, (result["actions"], result["errors"])
 
 
+def test_the_verdict_reads_each_target_from_the_report(bench):
+    """The verdict's p99.9 is the report's ``p999_ms`` (it read a key no report has, so every
+    run failed on "p99.9 None")."""
+    from webload.curve import verdict
+
+    report = {"p99_ms": 40.0, "p999_ms": 120.0, "errors": 0}
+    assert verdict(report, 0.05).startswith("verdict: PASS: p99 40.0 ms <= 50; p99.9 120.0 ms")
+    failed = verdict({**report, "p999_ms": 200.0}, 0.05)
+    assert failed.startswith("verdict: FAIL") and "p99.9 200.0 ms <= 150 (no)" in failed
+    assert "(no)" in verdict(report, 0.2) and "(no)" in verdict({**report, "p99_ms": None}, 0.0)
+
+
 def test_a_run_past_the_default_socket_cap_raises_it_on_its_servers(bench, tmp_path):
     """Issue 60's 5,000-connected run: the servers take every socket the run opens
     (`yahtzee serve --max-sockets`), and the flag sets the limit the server enforces."""

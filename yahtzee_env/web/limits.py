@@ -72,7 +72,8 @@ class Limits:
     # deadline, and at least the clock times its human seats: `Storage.expire`)
     expire_abandoned_s: float = 12 * 3600.0
     sweep_every_s: float = 60.0  # how often the sweeper runs
-    unfreeze_every_s: float = 3600.0  # the sweep's full collection of everything (`Settler`)
+    freeze_every_s: float = 2.0  # the collector's survivors frozen (`memory.Settler`) ...
+    unfreeze_every_s: float = 3600.0  # ... and given back to a full collection, hourly
     read_timeout_s: float = 10.0  # a request body must arrive within this
     logins_per_minute: float = 60.0  # sign-ins and sign-ups per address (a backstop; the
     # recovery codes have a bucket of their own)

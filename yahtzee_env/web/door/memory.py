@@ -9,8 +9,8 @@ the C heap: the freed buffers of the connections stay in glibc's arenas (one per
 that ever allocated, up to eight per core) instead of going back to the system. So the
 server caps the arenas at start-up (`limit_arenas`: two) and, after every `TRIM_EVERY`
 closed sockets and at each sweep, collects the young generations and trims the heap
-(`give_back`: ``malloc_trim``); at the sweep, what is left is frozen (`Settler`: issue 60,
-no full collection walking every socket's objects each minute). `tune_gc` sets the
+(`give_back`: ``malloc_trim``); every few seconds what the young collections left is frozen
+(`Settler`: issue 60, no collection walking every socket's objects). `tune_gc` sets the
 collector for a long-running server, `GcPauses` measures its pauses. The trims are no-ops
 where the C library is not glibc.
 """
@@ -52,15 +52,16 @@ def give_back(full: bool = True) -> bool:
 
 
 class Settler:
-    """What the sweep does with the collector (issue 60). A full collection walks every
+    """The collector in a long-running server (issue 60). A full collection walks every
     object of the oldest generation with every thread stopped: at 1,000 players 230-414
-    thousand objects (the sockets', the tables'), a third of a second, and CPython starts one
-    whenever that generation has grown by a quarter, about every minute under load. Yet the
-    server's objects are freed by reference counting (a frozen object still is): its
-    collections found no garbage in a long run (`GcPauses.collected`), and
-    `test_whole_games_at_the_tables_leave_no_cyclic_garbage` holds a game's moves to none.
-    So at each sweep `settle` collects the young generations, then freezes what is left
-    (`gc.freeze`): a full collection walks only what came since the last sweep. In case
+    thousand objects (the sockets', the tables'), 0.6 s, and CPython starts one whenever that
+    generation has grown by a quarter; a middle one walks what the young ones promoted
+    (up to 157 ms in a ten-minute run). Yet the server's objects are freed by reference
+    counting (a frozen object still is): its collections found no garbage in a long run
+    (`GcPauses.collected`), and `test_whole_games_at_the_tables_leave_no_cyclic_garbage`
+    holds a game's moves to none. So every few seconds `settle` freezes what the young
+    collections left (`gc.freeze`, a constant-time move of the lists): the older
+    generations stay nearly empty and no collection walks the sockets' objects. In case
     some cycle did end up frozen, once every ``unfreeze_every_s`` the frozen objects go back
     to the collector and one full collection walks them all (one pause an hour). Only in a
     process `tune_gc` made a server's (``yahtzee serve``; ``freeze`` None): an app in a test
@@ -73,16 +74,15 @@ class Settler:
         self.last_full = clock()
 
     def settle(self) -> bool:
-        """(A worker thread, at the sweep) the young collection and the freeze, or the
-        hourly full collection; then the heap's trim. True if it was the full one."""
+        """(A worker thread, every few seconds) the freeze, or the hourly full collection
+        and the freeze. True if it was the full one."""
         if not (TUNED["server"] if self.freeze is None else self.freeze):
-            give_back(False)
             return False
         full = self.clock() - self.last_full >= self.unfreeze_every_s
         if full:
             gc.unfreeze()
+            gc.collect()
             self.last_full = self.clock()
-        give_back(full)
         gc.freeze()
         return full
 

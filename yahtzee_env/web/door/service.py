@@ -152,7 +152,7 @@ class Service:
         self.hash_gate = HashGate(limits.hash_workers, limits.hash_queue)  # argon2, bounded
         self.refusals = RefusalLog()
         self.closes = Closes()
-        self.settler = Settler(limits.unfreeze_every_s)  # the collector at each sweep
+        self.settler = Settler(limits.unfreeze_every_s)  # the collector's freezes
         self.gc_pauses = GcPauses()  # measured only under `yahtzee serve --bench-stats`
         self.origins, self.hosts = origins, hosts
         # a place to play (issue 32): the quick-match queue (ratings, spectators: above)
@@ -568,9 +568,7 @@ class Service:
         self.fanout.forget_idle()
         for limiter in self.limiters:
             limiter.forget_full()
-        # the young generations, then a freeze: no full collection walking every socket's
-        # objects each minute (issue 60; `memory.Settler`)
-        await run_in_threadpool(self.settler.settle)
+        await run_in_threadpool(give_back, False)
         return {"evicted": evicted, "expired": expired}
 
     async def tick(self) -> list[str]:
@@ -586,6 +584,10 @@ class Service:
             self.fanout.publish(state)
             done.append(code)
         return done
+
+    async def settle(self) -> None:
+        """Freeze what the collector's young collections left (`memory.Settler`)."""
+        await run_in_threadpool(self.settler.settle)
 
     async def socket_closed(self) -> None:
         """A socket closed: after every few hundred, the heap goes back to the system."""
@@ -611,6 +613,9 @@ class Service:
                 # sweeps (a failed one is logged, and the next one runs: an error here must
                 # not end the server's life, the task group's end closing the storage)
                 tg.start_soon(forever, self.sweep, self.limits.sweep_every_s, False, "sweep")
+                # what the young collections left, out of the collector's walks (issue 60)
+                every = self.limits.freeze_every_s
+                tg.start_soon(forever, self.settle, every, False, "collector's freeze")
                 tg.start_soon(self.spectators.check)
                 # the clock: at start-up first (deadlines that passed while it was down)
                 tg.start_soon(forever, self.tick, self.limits.clock_every_s, True, None)
