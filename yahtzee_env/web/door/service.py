@@ -586,7 +586,15 @@ class Service:
         return done
 
     async def settle(self) -> None:
-        """Freeze what the collector's young collections left (`memory.Settler`)."""
+        """Every few seconds: the tables whose game is over and that idled past
+        `Limits.finished_evict_s` leave memory (they reload if someone comes back; about 35
+        games end a second at 1,000 players, and a table holds ~70 KB: waiting for the
+        minute's sweep doubled the memory of the tables), then what the collector's young
+        collections left is frozen (`memory.Settler`)."""
+        lim = self.limits
+        self.tables.evict(
+            lim.idle_evict_s, lim.tables_in_memory, self.locks.busy, lim.finished_evict_s
+        )
         await run_in_threadpool(self.settler.settle)
 
     async def socket_closed(self) -> None:

@@ -37,10 +37,12 @@ class Checkpointer:
     may leave frames behind (the count it answers is of the log when it began, so it
     cannot tell), a second one runs holding ``hold`` (the storage's lock: no commit
     meanwhile), which copies only what came during the first and lets the log start over.
-    The second pass runs only once the log has reached ``hold_from`` pages (issue 60: each
-    hold stopped the moves for 16 ms on average, up to 65 ms, once a second at 1,000 players,
-    and half of the slowest moves of a ten-minute run fell in one): the log then grows to
-    that size, 64 MiB of 4 KiB pages, and starts over from there, a hold every few seconds.
+    The held pass runs only once the log has reached ``hold_from`` pages, and after a
+    second pass without the lock (issue 60: each hold stopped the moves for 16 ms on
+    average, up to 65 ms, once a second at 1,000 players, and half of the slowest moves of a
+    ten-minute run fell in one): the log grows to that size, 64 MiB of 4 KiB pages, and
+    starts over from there, a hold every few seconds, copying what came during the
+    unlocked second pass only.
     ``done``: checkpoints run; ``complete``: those that copied the whole log (the tests);
     ``held``: the last ``RECENT`` second passes, ``(time.monotonic() at its end, seconds the
     lock was held)`` (the load benchmark sets the slow moves beside them)."""
@@ -60,8 +62,11 @@ class Checkpointer:
     def checkpoint(self, conn) -> bool:
         """One checkpoint on ``conn``: True if it copied the whole log."""
         _busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        if self.hold is not None and frames >= self.hold_from:  # what came meanwhile, no
-            # commit now: the log starts over at the next commit
+        if self.hold is not None and frames >= self.hold_from:
+            # a second pass without the lock copies what came during the first (far less),
+            # so the held one copies only what came during the second; then no commit
+            # lands during the held pass, and the log starts over at the next commit
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             with self.hold:
                 began = time.perf_counter()
                 _busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
