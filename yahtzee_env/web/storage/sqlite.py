@@ -37,19 +37,18 @@ class Checkpointer:
     may leave frames behind (the count it answers is of the log when it began, so it
     cannot tell), a second one runs holding ``hold`` (the storage's lock: no commit
     meanwhile), which copies only what came during the first and lets the log start over.
-    The held pass runs only once the log has reached ``hold_from`` pages, and after passes
-    without the lock until one is quick (issue 60: each hold stopped the moves for 16 ms on
+    The held pass runs only once the log has reached ``hold_from`` pages, and after a
+    second pass without the lock (issue 60: each hold stopped the moves for 16 ms on
     average, up to 65 ms, once a second at 1,000 players, and half of the slowest moves of a
     ten-minute run fell in one): the log grows to that size, 64 MiB of 4 KiB pages, and
-    starts over from there, a hold every few seconds, copying what came during the last
-    quick pass only.
+    starts over from there, a hold every few seconds, copying what came during the
+    unlocked second pass only.
     ``done``: checkpoints run; ``complete``: those that copied the whole log (the tests);
     ``held``: the last ``RECENT`` second passes, ``(time.monotonic() at its end, seconds the
     lock was held)`` (the load benchmark sets the slow moves beside them)."""
 
     RECENT = 4096
     HOLD_FROM = 16_384  # pages in the log before a pass holds the storage's lock
-    UNHELD_PASSES, QUICK_S = 4, 0.005  # passes without the lock before it, until a quick one
 
     def __init__(self, path: str, every: float = 1.0, hold=None, hold_from: int | None = None):
         self.path, self.every, self.hold = path, every, hold
@@ -64,14 +63,10 @@ class Checkpointer:
         """One checkpoint on ``conn``: True if it copied the whole log."""
         _busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         if self.hold is not None and frames >= self.hold_from:
-            # passes without the lock, each copying what came during the one before (far
-            # less), until one is quick; the held one then copies only what came during
-            # that one, no commit lands meanwhile, and the log starts over at the next commit
-            for _ in range(self.UNHELD_PASSES):
-                began = time.perf_counter()
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                if time.perf_counter() - began < self.QUICK_S:
-                    break
+            # a second pass without the lock copies what came during the first (far less),
+            # so the held one copies only what came during the second; then no commit
+            # lands during the held pass, and the log starts over at the next commit
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             with self.hold:
                 began = time.perf_counter()
                 _busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
