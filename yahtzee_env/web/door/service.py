@@ -588,7 +588,7 @@ class Service:
     async def settle(self) -> None:
         """Every few seconds: the tables whose game is over and that idled past
         `Limits.finished_evict_s` leave memory (they reload if someone comes back; about 35
-        games end a second at 1,000 players, and a table holds ~70 KB: waiting for the
+        games end a second at 1,000 players, and a table holds ~50 KB: waiting for the
         minute's sweep doubled the memory of the tables), then what the collector's young
         collections left is frozen (`memory.Settler`)."""
         lim = self.limits
