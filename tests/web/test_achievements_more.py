@@ -14,6 +14,7 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("httpx", reason="TestClient needs httpx")
 
 from starlette.testclient import TestClient
+from visitors import account, read, send
 
 from yahtzee_env.game.engine import BOX_ACTION_OFFSET
 from yahtzee_env.game.rules import BOX_NAMES, RuleSet
@@ -22,7 +23,6 @@ from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.people.achievements import achievement_ids, earned
 from yahtzee_env.web.tables.review import ERROR_LABELS, best_action, label_of
 
-PASSWORD = "correct horse battery"
 LEVELS = ["easy", "medium", "hard", "expert", "random"]
 FAST = {"rate": 10_000.0, "burst": 10_000, "token_rate": 10_000.0, "token_burst": 10_000}
 
@@ -70,29 +70,6 @@ def test_a_tournament_won_is_dated_by_the_first_one_won():
 
 
 # ------------------------------------------------------------------ over the API
-def account(app, username: str) -> TestClient:
-    c = TestClient(app)
-    assert c.post("/api/session", json={"name": username.title()}).status_code == 200
-    r = c.post("/api/account/signup", json={"username": username, "password": PASSWORD})
-    assert r.status_code == 200, r.text
-    return c
-
-
-def send(c, path: str, body: dict):
-    r = c.post(path, json=body)
-    while r.status_code == 429:
-        time.sleep(0.1)
-        r = c.post(path, json=body)
-    return r
-
-
-def read(c, path: str) -> dict:
-    r = c.get(path)
-    while r.status_code == 429:
-        time.sleep(0.1)
-        r = c.get(path)
-    assert r.status_code == 200, r.text
-    return r.json()
 
 
 def warm(app) -> None:

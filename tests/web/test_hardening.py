@@ -25,7 +25,7 @@ from starlette.websockets import WebSocketDisconnect
 from yahtzee_env.web.door.app import STATIC_DIR, create_app
 from yahtzee_env.web.door.guard import RefusalLog
 from yahtzee_env.web.door.hub import CLOSE_BINARY, CLOSE_GONE, CLOSE_SLOW, Client, Hub
-from yahtzee_env.web.door.service import Service
+from yahtzee_env.web.door.service import Service, settle
 from yahtzee_env.web.limits import Limits
 from yahtzee_env.web.storage import open_storage
 
@@ -583,7 +583,7 @@ def test_a_failing_sweep_leaves_the_server_up(db, new_table, act, roll_first, mo
 def test_a_finished_tables_leaves_memory_sooner_and_no_table_in_play_is_dropped(
     db, new_table, play_out
 ):
-    """Issue 60: every few seconds (`Service.settle`, and at the sweep) a table whose game is
+    """Issue 60: every few seconds (`service.settle`, and at the sweep) a table whose game is
     over and that idled past `Limits.finished_evict_s` leaves memory (it reloads if someone
     comes back), while a table in play idle as long stays; and the cap holds as many tables
     as there are sockets, so 1,000 players' tables are not dropped and rebuilt at each
@@ -596,7 +596,7 @@ def test_a_finished_tables_leaves_memory_sooner_and_no_table_in_play_is_dropped(
         tables = c.app.state.service.tables
         for code in (over, playing):
             tables.loaded[code].used -= 45  # both idle 45 s
-        c.portal.call(c.app.state.service.settle)
+        c.portal.call(settle, c.app.state.service)
         assert over not in tables.loaded and playing in tables.loaded
         assert c.get(f"/api/tables/{over}").json()["over"]  # reloaded as it was
 

@@ -4,7 +4,6 @@ CPU places through Starlette's TestClient on both backends, across a restart."""
 
 from __future__ import annotations
 
-import time
 from itertools import combinations
 
 import pytest
@@ -13,6 +12,8 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("httpx", reason="TestClient needs httpx")
 
 from starlette.testclient import TestClient
+from test_tournaments import play_round
+from visitors import account, read, send
 
 from yahtzee_env.web.door.app import create_app
 from yahtzee_env.web.people.swiss import (
@@ -26,7 +27,6 @@ from yahtzee_env.web.people.swiss import (
     swiss_rounds,
 )
 
-PASSWORD = "correct horse battery"
 CPU = "greedy"  # a quick level
 
 
@@ -109,59 +109,6 @@ def test_points_ties_and_the_buchholz_tie_break():
 
 
 # ------------------------------------------------------------------ over the API
-def account(app, username: str) -> TestClient:
-    client = TestClient(app)
-    client.post("/api/session", json={"name": username.title()})
-    reply = client.post("/api/account/signup", json={"username": username, "password": PASSWORD})
-    assert reply.status_code == 200, reply.text
-    return client
-
-
-def send(c, path: str, body: dict):
-    """POST ``body``, waiting out the player's token bucket as a person would."""
-    r = c.post(path, json=body)
-    while r.status_code == 429:
-        time.sleep(0.1)
-        r = c.post(path, json=body)
-    return r
-
-
-def read(c, path: str) -> dict:
-    """GET ``path``'s JSON, waiting out the asker's token bucket."""
-    r = c.get(path)
-    while r.status_code == 429:
-        time.sleep(0.1)
-        r = c.get(path)
-    assert r.status_code == 200, r.text
-    return r.json()
-
-
-def play_table(players: list[TestClient], code: str) -> dict:
-    """Play table ``code`` to its end, each seat by whichever of ``players`` holds it."""
-    state = read(players[0], f"/api/tables/{code}")
-    while not state["over"]:
-        seat, seq, game = state["current"], state["seq"], state["game"]
-        if state["cup"]:
-            action = {"type": "roll", "hold": []}
-        else:
-            action = {"type": "score", "box": max(state["options"], key=state["options"].get)}
-        body = {"seat": seat, "seq": seq, "game": game, "action": action}
-        for c in players:
-            r = send(c, f"/api/tables/{code}/act", body)
-            if r.status_code == 200:
-                state = r.json()
-                break
-        else:
-            raise AssertionError(f"nobody holds seat {seat}: {r.text}")
-    return state
-
-
-def play_round(code: str, people: list[TestClient], watcher: TestClient) -> dict:
-    bracket = read(watcher, f"/api/tournaments/{code}")
-    for match in bracket["rounds"][-1]["matches"]:
-        if match["table"] and match["winner"] is None:
-            play_table(people, match["table"])
-    return read(watcher, f"/api/tournaments/{code}")
 
 
 def check_swiss(bracket: dict, entrants: int) -> None:

@@ -7,15 +7,15 @@ Set ``YAHTZEE_SCREENSHOTS=docs/img/screens`` to write the screenshots there."""
 
 from __future__ import annotations
 
-from browsing import new_player, shot, tid
-from test_tournaments import play_table, read
-from test_tournaments_browser import DESKTOP, PHONE, account
+from browsing import DESKTOP, PHONE, new_player, shot, tid
+from test_tournaments import play_table
+from visitors import read, served_account
 
 from yahtzee_env.web.people.accounts import SESSION_COOKIE
 
 
 def test_a_swiss_tournament_shows_its_standings_in_both_languages(browser, server, tmp_path):
-    people = [account(server, n) for n in ("ann_s", "bob_s")]
+    people = [served_account(server.url, n) for n in ("ann_s", "bob_s")]
     ann = people[0]
     a_ctx, mine, a_errors = new_player(browser, DESKTOP, "it-IT")
     w_ctx, watcher, w_errors = new_player(browser, PHONE, "en-US")

@@ -63,7 +63,7 @@ class Limits:
     # 500 dropped and rebuilt half of 1,000 players' tables at each sweep, ~1 ms each)
     tables_in_memory: int = 2000
     idle_evict_s: float = 600.0  # a table idle this long leaves memory (reloads on use)
-    finished_evict_s: float = 10.0  # ... one whose game is over, this long (`Service.settle`)
+    finished_evict_s: float = 10.0  # ... one whose game is over, this long (`service.settle`)
     expire_unstarted_s: float = 86_400.0  # a table never started is deleted after a day
     expire_idle_s: float = 30 * 86_400.0  # any table idle this long is deleted
     # an unfinished game against the computer, or online without a turn clock: a week

@@ -585,18 +585,6 @@ class Service:
             done.append(code)
         return done
 
-    async def settle(self) -> None:
-        """Every few seconds: the tables whose game is over and that idled past
-        `Limits.finished_evict_s` leave memory (they reload if someone comes back; about 35
-        games end a second at 1,000 players, and a table holds ~50 KB: waiting for the
-        minute's sweep doubled the memory of the tables), then what the collector's young
-        collections left is frozen (`memory.Settler`)."""
-        lim = self.limits
-        self.tables.evict(
-            lim.idle_evict_s, lim.tables_in_memory, self.locks.busy, lim.finished_evict_s
-        )
-        await run_in_threadpool(self.settler.settle)
-
     async def socket_closed(self) -> None:
         """A socket closed: after every few hundred, the heap goes back to the system."""
         if self.closes.closed():
@@ -623,7 +611,7 @@ class Service:
                 tg.start_soon(forever, self.sweep, self.limits.sweep_every_s, False, "sweep")
                 # what the young collections left, out of the collector's walks (issue 60)
                 every = self.limits.freeze_every_s
-                tg.start_soon(forever, self.settle, every, False, "collector's freeze")
+                tg.start_soon(forever, functools.partial(settle, self), every, False, "freeze")
                 tg.start_soon(self.spectators.check)
                 # the clock: at start-up first (deadlines that passed while it was down)
                 tg.start_soon(forever, self.tick, self.limits.clock_every_s, True, None)
@@ -646,6 +634,19 @@ class Service:
             self.storage.close()
 
 
+async def settle(service: Service) -> None:
+    """Every few seconds: the tables whose game is over and that idled past
+    `Limits.finished_evict_s` leave memory (they reload if someone comes back; about 35 games
+    end a second at 1,000 players, and a table holds ~50 KB: waiting for the minute's sweep
+    doubled the memory of the tables), then what the collector's young collections left is
+    frozen (`memory.Settler`)."""
+    lim = service.limits
+    service.tables.evict(
+        lim.idle_evict_s, lim.tables_in_memory, service.locks.busy, lim.finished_evict_s
+    )
+    await run_in_threadpool(service.settler.settle)
+
+
 async def forever(work, every_s: float, at_start: bool, what: str | None) -> None:
     """``await work()`` every ``every_s`` seconds (``at_start``: first at once) for as long as
     the server lives; a failure is logged (``what`` names it; None: passed over quietly)
@@ -661,4 +662,4 @@ async def forever(work, every_s: float, at_start: bool, what: str | None) -> Non
         await anyio.sleep(every_s)
 
 
-__all__ = ["MAX_BODY", "Service", "forever", "parse_json", "pid", "who"]
+__all__ = ["MAX_BODY", "Service", "forever", "parse_json", "pid", "settle", "who"]
