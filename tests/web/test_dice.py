@@ -311,6 +311,33 @@ def play_through(client, code, tokens, state):
     return state
 
 
+def test_a_socket_opening_while_a_seed_lands_is_sent_the_state_with_it(client, app, new_table):
+    """A change of this server made while a socket opens (its state read, the socket not
+    yet among the table's) reaches that socket: its first state is read again. A client
+    seed moves no game or move (``version``), so a page shown the older copy after the
+    seed's answer would show it unsent (the CI failure of stop 65)."""
+    code, tokens, _ = new_table(client, seats=("human", "greedy"), online=True)
+    service = app.state.service
+    real = service.session_of
+    landed = []
+
+    async def seed_lands_meanwhile(conn):  # the await between the socket's read and its join
+        if not landed:
+            body = {"seat": 0, "token": tokens["0"], "client_seed": "meanwhile"}
+            landed.append(await service.client_seed(code, body, None))
+        return await real(conn)
+
+    service.session_of = seed_lands_meanwhile
+    try:
+        with client.websocket_connect(f"/ws/{code}") as ws:
+            first = ws.receive_json()
+    finally:
+        service.session_of = real
+    assert landed and landed[0]["client_seeds"] == ["meanwhile", None]
+    assert first["type"] == "state" and first["state"]["client_seeds"] == ["meanwhile", None]
+    assert first["state"]["rev"] == landed[0]["rev"]
+
+
 def test_attack_client_seed_after_the_first_roll_is_refused(client, new_table, act, roll_first):
     """Adversary: a player who has seen dice (theirs or another seat's) and sends a seed
     to steer the rolls to come: once the game has rolled, its seeds are fixed (409

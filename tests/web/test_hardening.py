@@ -378,7 +378,7 @@ def test_seat_tokens_die_with_their_table(db, new_table):
         con.execute("UPDATE tables SET updated = updated - 2 * 86400 WHERE code = ?", (code,))
         con.commit()
         con.close()
-        assert c.portal.call(c.app.state.service.sweep)["expired"] == [code]
+        assert c.portal.call(c.app.state.service.sweep) == [code]
         reply = c.post(f"/api/tables/{code}/start", json={"seat": 0, "token": tokens["0"]})
         assert reply.status_code == 404
         con = sqlite3.connect(db)
@@ -518,7 +518,7 @@ def test_idle_tables_leave_memory_and_come_back(db, new_table, act, roll_first):
         code, tokens, state = new_table(c)
         state = roll_first(c, code, 0, tokens["0"], state)  # the dice out of the cup
         state = act(c, code, 0, tokens["0"], {"type": "roll", "hold": [1]}, state=state).json()
-        assert c.portal.call(c.app.state.service.sweep)["evicted"] == [code]
+        assert c.portal.call(settle, c.app.state.service) == [code]
         assert code not in c.app.state.service.tables.loaded
         again = c.get(f"/api/tables/{code}").json()
         for key in ("dice", "rolls_left", "held", "seq", "cards"):
@@ -560,7 +560,7 @@ def test_a_failing_sweep_leaves_the_server_up(db, new_table, act, roll_first, mo
         calls.append(1)
         if len(calls) == 1:
             raise KeyError("a table that a worker thread dropped")
-        return {"evicted": [], "expired": []}
+        return []
 
     monkeypatch.setattr(Service, "sweep", sweep)
     with (
@@ -605,7 +605,7 @@ def test_a_finished_tables_leaves_memory_sooner_and_no_table_in_play_is_dropped(
 def test_in_memory_tables_are_capped(db, new_table):
     with TestClient(create_app(db, limits=Limits(tables_in_memory=3))) as c:
         codes = [new_table(c)[0] for _ in range(5)]
-        c.portal.call(c.app.state.service.sweep)
+        c.portal.call(settle, c.app.state.service)
         assert list(c.app.state.service.tables.loaded) == codes[2:]  # the least recently used went
 
 
@@ -622,9 +622,7 @@ def test_tables_expire(db, new_table):
         con.close()
         with c.websocket_connect(f"/ws/{idle}") as ws:
             ws.receive_json()
-            assert sorted(c.portal.call(c.app.state.service.sweep)["expired"]) == sorted(
-                [waiting, idle]
-            )
+            assert sorted(c.portal.call(c.app.state.service.sweep)) == sorted([waiting, idle])
             with pytest.raises(WebSocketDisconnect) as gone:
                 ws.receive_json()
             assert gone.value.code == CLOSE_GONE
@@ -639,7 +637,7 @@ def test_a_never_started_table_lasts_a_day(db, new_table):
         con.execute("UPDATE tables SET updated = updated - 3600 WHERE code = ?", (code,))
         con.commit()
         con.close()
-        assert c.portal.call(c.app.state.service.sweep)["expired"] == []
+        assert c.portal.call(c.app.state.service.sweep) == []
 
 
 # ------------------------------------------------------------------ 9. malformed input

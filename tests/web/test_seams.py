@@ -37,7 +37,7 @@ def online_table(client, turn_timer: int):
 
 
 def sweep(client) -> list[str]:
-    return client.portal.call(client.app.state.service.sweep)["expired"]
+    return client.portal.call(client.app.state.service.sweep)
 
 
 def tick(client) -> list[str]:

@@ -75,6 +75,7 @@ class Fanout:
         self.tasks: set[asyncio.Task] = set()
         self.opening: dict[str, int] = {}  # code -> sockets opening now (bounded by the slots)
         self.missed: dict[str, int | None] = {}  # code -> newest rev heard meanwhile (None: any)
+        self.moved: dict[str, int] = {}  # code -> newest rev published here meanwhile
         self.loop: asyncio.AbstractEventLoop | None = None
         self.encoded: tuple[dict[str, Any] | None, str] = (None, "")  # the last state's text
         self.continued: dict[str, Any] | None = None  # the last state published ``continued``
@@ -99,6 +100,9 @@ class Fanout:
         has had (its events start after the game's first), so the sockets' frames of it
         (the push, the ack) leave out the game's `STEADY_KEYS`."""
         self.continued = state if continued else None
+        code = state["code"]
+        if code in self.opening:  # a socket opening may have read the older state (`opened`)
+            self.moved[code] = max(self.moved.get(code, -1), state["rev"])
         self.present(state)
         self.push(state, skip)
         if self.on_state is not None:
@@ -260,14 +264,20 @@ class Fanout:
             if not self.opening[code]:
                 del self.opening[code]
                 self.missed.pop(code, None)
+                self.moved.pop(code, None)
 
-    def opened(self, code: str, rev: int) -> None:
-        """The socket of ``code`` that read the state at ``rev`` has joined the hub."""
+    def opened(self, code: str, rev: int) -> bool:
+        """The socket of ``code`` that read the state at ``rev`` has joined the hub: True if
+        this process published a newer state of it meanwhile, which the socket, not yet in
+        the hub, was not sent (it reads the state again: a client seed changes no version
+        the page could tell from, issue 58). Another process's change heard meanwhile is
+        pushed to the table's sockets."""
         late = self.missed.get(code, -1)
         if late is None:  # the notifications were interrupted meanwhile: re-read
             self.heard("", rev)
         elif late > rev:
             self.heard(code, late)
+        return self.moved.get(code, -1) > rev
 
 
 __all__ = ["STEADY_KEYS", "Fanout"]

@@ -538,13 +538,11 @@ class Service:
         return out
 
     # ----------------------------------------------------------------- housekeeping
-    async def sweep(self) -> dict[str, list[str]]:
-        """Evict idle tables from memory and delete expired ones (closing their sockets),
-        but those in use and those a running tournament still waits on."""
+    async def sweep(self) -> list[str]:
+        """Delete expired tables (closing their sockets), but those in use and those a
+        running tournament still waits on, and what else has expired (sessions, devices,
+        invitations, mails, tournaments). Idle tables leave memory in `settle`."""
         lim = self.limits
-        evicted = self.tables.evict(
-            lim.idle_evict_s, lim.tables_in_memory, self.locks.busy, lim.finished_evict_s
-        )
         awaited = await run_in_threadpool(self.storage.tournaments.awaited_tables)
         expired = await run_in_threadpool(
             functools.partial(
@@ -569,7 +567,7 @@ class Service:
         for limiter in self.limiters:
             limiter.forget_full()
         await run_in_threadpool(give_back, False)
-        return {"evicted": evicted, "expired": expired}
+        return expired
 
     async def tick(self) -> list[str]:
         """Play the turns (and votes) whose deadline has passed; return their tables."""
@@ -634,17 +632,18 @@ class Service:
             self.storage.close()
 
 
-async def settle(service: Service) -> None:
-    """Every few seconds: the tables whose game is over and that idled past
-    `Limits.finished_evict_s` leave memory (they reload if someone comes back; about 35 games
-    end a second at 1,000 players, and a table holds ~50 KB: waiting for the minute's sweep
-    doubled the memory of the tables), then what the collector's young collections left is
-    frozen (`memory.Settler`)."""
+async def settle(service: Service) -> list[str]:
+    """Every few seconds: idle tables leave memory (they reload if someone comes back), those
+    whose game is over once they idled past `Limits.finished_evict_s` (about 35 games end a
+    second at 1,000 players, and a table holds ~50 KB: waiting for the minute's sweep doubled
+    the memory of the tables), then what the collector's young collections left is frozen
+    (`memory.Settler`). Returns the tables evicted."""
     lim = service.limits
-    service.tables.evict(
+    evicted = service.tables.evict(
         lim.idle_evict_s, lim.tables_in_memory, service.locks.busy, lim.finished_evict_s
     )
     await run_in_threadpool(service.settler.settle)
+    return evicted
 
 
 async def forever(work, every_s: float, at_start: bool, what: str | None) -> None:

@@ -147,7 +147,13 @@ class TableSocket:
         if full is None:
             service.slots.take_anonymous(address, code, self.who)
             service.hub.add(client)
-            service.fanout.opened(code, state["rev"])
+            try:
+                if service.fanout.opened(code, state["rev"]):  # a change here while it opened
+                    state = await service.table_state(code)
+            except BaseException:  # the caller answers the error: give back what was taken
+                service.hub.remove(client)
+                service.slots.release_anonymous(address, code, self.who)
+                raise
             return state
         seat = None
         with anyio.move_on_after(service.limits.hello_timeout):
@@ -167,12 +173,13 @@ class TableSocket:
         service.hub.seat(client, seat, service.limits.sockets_per_seat, quiet=True)
         try:
             state = await service.table_state(code)
+            if service.fanout.opened(code, state["rev"]):
+                state = await service.table_state(code)
         except BaseException:  # the caller answers the error: give back what was taken
             service.hub.remove(client)
             service.slots.release_seated()
             self.slot = None
             raise
-        service.fanout.opened(code, state["rev"])
         return state
 
     async def serve(self, state: dict[str, Any]) -> None:

@@ -22,16 +22,16 @@ import * as result from "./table/result.js";
 import * as seats from "./table/seats.js";
 import { amHost, isMine, mySeats, watching } from "./table/seats.js";
 import * as tray from "./table/tray.js";
+import { newer } from "./table/order.js";
 
 // What the table itself keeps: the newest state and how it is applied and acted on.
 const T = {
-  code: null, state: null, version: [-1, -1],
+  code: null, state: null, version: [-1, -1], rev: undefined,
   queue: Promise.resolve(), pending: 0, animating: false,  // states applied one after another
   came: [],  // when each state still queued came (performance.now)
   busy: false, netError: false, focusAfter: null,  // an intent in flight, its failure, the focus after
 };
 const myTurn = () => T.state && T.state.started && !T.state.over && isMine(T.state.current) && !T.animating && !T.busy;
-const newer = (a, b) => a[0] > b[0] || (a[0] === b[0] && a[1] >= b[1]);
 const say = tray.say;
 
 function setError(err) { $("error").textContent = err ? errorText(err, T.state) : ""; }
@@ -117,7 +117,7 @@ const STEADY = ["rules", "online", "match", "coach", "fill", "turn_timer", "time
   "dice_version", "client_seeds", "client_seed_marks", "client_seeds_open"];
 
 async function apply(state, came = performance.now()) {
-  if (state.code !== T.code || !newer(state.version, T.version)) return;
+  if (state.code !== T.code || !newer(state, T)) return;
   const previous = T.state;
   const sameGame = previous && previous.game === state.game;
   if (!("rules" in state)) {
@@ -150,7 +150,7 @@ async function apply(state, came = performance.now()) {
   } else {
     tray.resetPlaces();
   }
-  T.version = state.version;
+  T.version = state.version; T.rev = state.rev;
   const newTurn = !previous || previous.current !== state.current || previous.game !== state.game ||
     previous.seq !== state.seq;
   if (newTurn) { tray.holdOnly(state.held); card.select(null); coach.forget(); }
@@ -381,7 +381,7 @@ async function askHint() {
 // `watch`: a spectator's page (/w/ID): the table of watch link ID, read-only.
 export async function showTable(code, { watch = false } = {}) {
   T.code = watch ? code : code.toUpperCase();
-  T.state = null; T.version = [-1, -1];
+  T.state = null; T.version = [-1, -1]; T.rev = undefined;
   tray.resetPlaces();
   seats.reset({ watch });
   result.reset();
