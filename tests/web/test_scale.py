@@ -504,6 +504,31 @@ def test_the_collectors_pauses_are_measured_and_a_server_tunes_it(tmp_path):
     assert out.stdout.split() == ["True", "True"]
 
 
+def test_the_pauses_are_read_while_the_collector_runs():
+    """A collection may start inside `GcPauses.since` or `longest_since` (any allocation
+    can start one) and its callback appends to the pauses they walk: they walk a copy
+    (the benchmark's stats read failed with HTTP 500 under a low young threshold). Here
+    every allocation starts a young collection."""
+    import gc
+
+    from yahtzee_env.web.door import memory
+
+    pauses = memory.GcPauses()
+    for k in range(2000):
+        pauses.recent.append((float(k), 0, 0.001, 0.001))
+    threshold = gc.get_threshold()
+    pauses.start()
+    gc.set_threshold(1)
+    try:
+        seen = pauses.since(-1.0)
+        longest = pauses.longest_since(-1.0)
+    finally:
+        gc.set_threshold(*threshold)
+        pauses.stop()
+    assert len(seen) >= 2000 and longest[0] >= 0.001
+    assert pauses.count[0] > 0  # collections did run (and append) meanwhile
+
+
 def test_the_server_freezes_what_survives_and_unfreezes_it_hourly():
     """Issue 60 (`memory.Settler`), in a process of its own (a freeze would reach this one's
     objects): outside a tuned server it leaves the collector alone; in one, each settle

@@ -151,7 +151,7 @@ class GcPauses:
         """The longest pause of each generation that ended after ``since`` (`time.monotonic`),
         among the last ``RECENT``."""
         out = [0.0, 0.0, 0.0]
-        for ended, gen, spent, _cpu in self.recent:
+        for ended, gen, spent, _cpu in self.copy():
             if ended > since:
                 out[gen] = max(out[gen], spent)
         return out
@@ -159,7 +159,16 @@ class GcPauses:
     def since(self, since: float) -> list[list[float]]:
         """The pauses that ended after ``since``, among the last ``RECENT``: ``[end, generation,
         seconds, CPU seconds]`` each."""
-        return [[ended, gen, spent, cpu] for ended, gen, spent, cpu in self.recent if ended > since]
+        return [[ended, gen, spent, cpu] for ended, gen, spent, cpu in self.copy() if ended > since]
+
+    def copy(self) -> list[tuple[float, int, float, float]]:
+        """The recent pauses, copied: a collection may start during any allocation, its
+        callback appending to them, and a walk of the deque itself would then fail."""
+        while True:
+            try:
+                return list(self.recent)
+            except RuntimeError:  # "deque mutated during iteration": copy again
+                continue
 
     def snapshot(self, since: float | None = None) -> dict:
         """The counts and times so far; with ``since``, also ``max_s_since``: the longest
