@@ -3,12 +3,13 @@
 new person at the page (`new_player`: a browser context of its own, its page, the page's
 errors), an account signed up on the page (`sign_up`), the screens and languages the tests
 use (`PHONE`, `DESKTOP`, `LANGS`) and the skip of a module that drives a served page
-(`served_page`)."""
+(`served_page`), and the wait for the server's state of a table (`table_when`)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,22 @@ def served_page():
     pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
     pytest.importorskip("playwright.sync_api", reason="needs playwright (dev extra)")
     return pytest.importorskip("httpx")
+
+
+def table_when(page, url: str, code: str, check, timeout_s: float = TIMEOUT_MS / 1000) -> dict:
+    """The server's state of table ``code`` once ``check(state)`` holds, read over the page's
+    own connection every 0.2 s (a 429 read again); AssertionError with the last state after
+    ``timeout_s``. (Not `page.wait_for_function` over a ``fetch``: it does not await a
+    promise, which is truthy, so such a wait returns at once.)"""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        reply = page.request.get(f"{url}/api/tables/{code}")
+        state = reply.json() if reply.status == 200 else None
+        if state is not None and check(state):
+            return state
+        if time.monotonic() > deadline:
+            raise AssertionError(f"table {code} never got there: {state}")
+        time.sleep(0.2)
 
 
 def tid(name: str) -> str:

@@ -338,6 +338,46 @@ def test_a_socket_opening_while_a_seed_lands_is_sent_the_state_with_it(client, a
     assert first["state"]["rev"] == landed[0]["rev"]
 
 
+def test_a_game_a_cpu_starts_rolls_with_the_seed_sent_after_the_last(
+    client, app, new_table, act, play_out, roll_first
+):
+    """A best-of-five passes the start on, so its second game is the CPU's to start and
+    rolls as it starts: once the first game is over the next game's seeds are open (with
+    its commitment shown), the person's seed goes in before the vote that starts it, and
+    the CPU's first roll is made with it. Sent after that roll, a seed is late."""
+    code, tokens, state = new_table(client, seats=("human", "greedy"), match=True)
+    table = app.state.service.tables.load(code)
+    assert state["client_seeds_game"] == 0 and state["next_dice_commitment"] is None
+    assert send_seed(client, code, 0, tokens["0"], "game-0-seed").status_code == 200
+    state = play_out(client, code, tokens["0"], state=state)
+    assert state["over"] and state["first"] == 0
+    next_seed = game_dice_seed(table.dice_secret, 1)
+    assert state["client_seeds_game"] == 1 and state["client_seeds_open"] is True
+    assert state["client_seeds"] == [None, None]  # the next game's: none sent yet
+    assert state["next_dice_commitment"] == commitment(next_seed)
+    assert state["dice_commitment"] != state["next_dice_commitment"]
+    sent = send_seed(client, code, 0, tokens["0"], "game-1-seed").json()
+    assert sent["client_seeds"] == ["game-1-seed", None] and sent["client_seeds_game"] == 1
+    assert sent["client_seed_marks"][0] == client_seed_mark(next_seed, 1, 0, "game-1-seed")
+    nxt = act(client, code, 0, tokens["0"], {"type": "next"}).json()
+    assert nxt["game"] == 1 and nxt["first"] == 1  # the CPU starts, and has rolled
+    assert nxt["dice_commitment"] == commitment(next_seed) and nxt["client_seeds_open"] is False
+    assert nxt["client_seeds"] == ["game-1-seed", None]
+    late = send_seed(client, code, 0, tokens["0"], "too-late")
+    assert late.status_code == 409 and late.json()["code"] == "client_seed_late"
+    nxt = play_out(client, code, tokens["0"], state=roll_first(client, code, 0, tokens["0"]))
+    record = review(client, nxt["result"]["game_id"], tokens=tokens)["dice"]
+    assert record["client_seeds"] == ["game-1-seed", DEFAULT_CLIENT_SEED]
+    assert record["commitment"] == commitment(next_seed)
+    assert verify_record(record).ok
+    cpu_first = next(r for r in record["rolls"] if r["seat"] == 1 and r["turn"] == 0)
+    seeds = ["game-1-seed", DEFAULT_CLIENT_SEED]
+    assert sorted(cpu_first["dice"]) == sorted(roll_values_v2(next_seed, seeds, 1, 1, 0, 0))
+    # the first game's record keeps its own seed
+    first_record = review(client, state["result"]["game_id"], tokens=tokens)["dice"]
+    assert first_record["client_seeds"] == ["game-0-seed", DEFAULT_CLIENT_SEED]
+
+
 def test_attack_client_seed_after_the_first_roll_is_refused(client, new_table, act, roll_first):
     """Adversary: a player who has seen dice (theirs or another seat's) and sends a seed
     to steer the rolls to come: once the game has rolled, its seeds are fixed (409

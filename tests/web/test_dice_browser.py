@@ -18,7 +18,7 @@ pytest.importorskip("starlette", reason="needs the web extra: pip install 'yahtz
 pytest.importorskip("uvicorn", reason="needs the web extra: pip install 'yahtzee-rl[web]'")
 
 import twins
-from browsing import more_options, score_best, tid, wait_my_dice
+from browsing import more_options, score_best, table_when, tid, wait_my_dice
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -232,6 +232,40 @@ def test_the_page_sends_its_client_seed_before_the_first_roll_and_shows_the_comm
     assert state["client_seeds"] == ["ada-typed-7", None] and not state["client_seeds_open"]
 
 
+def test_the_page_sends_its_seed_for_a_game_the_cpu_starts_before_its_vote(open_page, server):
+    """A best-of-five's second game is the CPU's to start, and it rolls as it starts: when
+    the first game ends the page sends a new seed of its own for the next one (its seeds
+    are open from then on), before the Play again that starts it; the CPU's first roll of
+    that game is made with it."""
+    page = open_page(1280, 900, False, "en-US")
+    page.goto(f"{server.url}/?pace=0")
+    more_options(page)
+    if not page.input_value(tid("name")):
+        page.fill(tid("name"), "Ada")
+    page.select_option(tid("seat-kind-1"), "greedy")
+    page.check(tid("match"))
+    page.click(tid("play"))
+    page.wait_for_selector('#tray[data-cup="true"]')
+    code = page.text_content(tid("table-code"))
+    page.wait_for_selector(f"{tid('client-seed-status')}:has-text('In the dice')", state="attached")
+    first_seed = page.input_value(tid("client-seed"))
+    for _ in range(13):
+        score_best(page)
+    page.wait_for_selector(f"{tid('result')}:not([hidden])")
+    state = page.request.get(f"{server.url}/api/tables/{code}").json()
+    assert state["over"] and state["client_seeds_game"] == 1
+    state = table_when(
+        page, server.url, code, lambda s: s["client_seeds_game"] == 1 and s["client_seeds"][0]
+    )
+    next_seed = state["client_seeds"][0]
+    assert re.fullmatch(r"[0-9a-f]{32}", next_seed) and next_seed != first_seed  # a new one
+    assert page.input_value(tid("client-seed")) == next_seed
+    page.click(tid("play-again"))
+    state = table_when(page, server.url, code, lambda s: s["game"] == 1)
+    assert state["first"] == 1 and state["client_seeds"] == [next_seed, None]
+    assert not state["client_seeds_open"]  # the CPU has rolled, with the page's seed in
+
+
 def test_the_first_roll_is_the_tap_on_roll_and_gives_the_committed_dice(open_page, server):
     """Issue 58, item 2: a person's turn starts with the dice in the cup (no faces, nothing
     to hold or score, the tray says to roll); the page's own client seed goes in first, and
@@ -317,20 +351,11 @@ def test_a_seed_chosen_in_the_lobby_is_the_next_tables_client_seed(browser, open
         guest.wait_for_selector(f"{tid('table-code')}:not(:empty)")
         assert guest.locator(tid("client-seed")).count() == 1  # the table's, now
         assert guest.get_attribute(tid("client-seed"), "id") == "client-seed"
-        guest.wait_for_function(
-            "code => fetch(`/api/tables/${code}`).then((r) => r.json())"
-            ".then((s) => s.client_seeds[1] === 'bea_seed_2')",
-            arg=code,
-        )
+        table_when(guest, url, code, lambda s: s["client_seeds"][1] == "bea_seed_2")
         assert not errors, errors
     finally:
         ctx.close()
-    page.wait_for_function(
-        "code => fetch(`/api/tables/${code}`).then((r) => r.json())"
-        ".then((s) => s.client_seeds[0] === 'ada-lobby-1')",
-        arg=code,
-    )
-    state = page.request.get(f"{url}/api/tables/{code}").json()
+    state = table_when(page, url, code, lambda s: s["client_seeds"][0] == "ada-lobby-1")
     assert state["client_seeds"] == ["ada-lobby-1", "bea_seed_2"] and not state["started"]
     assert page.input_value(tid("client-seed")) == "ada-lobby-1"  # the table's field says so
     # used once: back in the lobby, the field is empty again (the next table gets a new one)

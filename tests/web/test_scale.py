@@ -24,28 +24,39 @@ def trips_of(client, code, token, action, state, act):
 def test_a_move_and_its_cpu_moves_are_one_transaction_of_two_statements(client, new_table, act, db):
     """A score (the CPU seat then plays its whole turn) and a re-roll: each one transaction
     of at most two statements (the table's row, the log's rows), no read first; on
-    PostgreSQL two round trips (BEGIN and the statements pipelined, then COMMIT)."""
+    PostgreSQL two round trips (BEGIN and the statements pipelined, then COMMIT). The counts
+    are the storage's, of every thread: a background step (the clock, a tournament's) may
+    land inside a move's window on a busy machine, so each kind of move is counted over
+    three turns and its fewest are held to the bound (the step only ever adds)."""
     code, tokens, state = new_table(client, ("human", "medium"))
-    # the turn starts with the dice in the cup: the tap on Roll, a move like any other
-    reply, tapped = trips_of(client, code, tokens["0"], {"type": "roll", "hold": []}, state, act)
-    assert reply.status_code == 200, reply.text
-    state = reply.json()
-    seq = state["seq"]
-    roll = {"type": "roll", "hold": [0]}
-    reply, rolled = trips_of(client, code, tokens["0"], roll, state, act)
-    assert reply.status_code == 200, reply.text
-    now = reply.json()
-    box = max(now["options"], key=now["options"].get)
-    reply, score = trips_of(client, code, tokens["0"], {"type": "score", "box": box}, now, act)
-    assert reply.status_code == 200, reply.text
-    after = reply.json()
-    assert after["seq"] > seq + 2  # the CPU's turn was played and logged with the move
+    counted: dict[str, list[dict[str, int]]] = {"tap": [], "roll": [], "score": []}
+    for _ in range(3):
+        # the turn starts with the dice in the cup: the tap on Roll, a move like any other
+        tap = {"type": "roll", "hold": []}
+        reply, spent = trips_of(client, code, tokens["0"], tap, state, act)
+        assert reply.status_code == 200, reply.text
+        counted["tap"].append(spent)
+        state = reply.json()
+        seq = state["seq"]
+        roll = {"type": "roll", "hold": [0]}
+        reply, spent = trips_of(client, code, tokens["0"], roll, state, act)
+        assert reply.status_code == 200, reply.text
+        counted["roll"].append(spent)
+        now = reply.json()
+        box = max(now["options"], key=now["options"].get)
+        score = {"type": "score", "box": box}
+        reply, spent = trips_of(client, code, tokens["0"], score, now, act)
+        assert reply.status_code == 200, reply.text
+        counted["score"].append(spent)
+        state = reply.json()
+        assert state["seq"] > seq + 2  # the CPU's turn was played and logged with the move
     postgres = str(db).startswith("postgresql")
-    for spent in (tapped, rolled, score):
-        assert spent["transactions"] == 1, spent
-        assert spent["statements"] <= 2, spent
+    for kind, turns in counted.items():
+        fewest = {k: min(t[k] for t in turns) for k in turns[0]}
+        assert fewest["transactions"] == 1, (kind, turns)
+        assert fewest["statements"] <= 2, (kind, turns)
         # SQLite: BEGIN, the two statements, COMMIT; PostgreSQL: two waits for an answer
-        assert spent["round_trips"] <= (2 if postgres else 4), spent
+        assert fewest["round_trips"] <= (2 if postgres else 4), (kind, turns)
 
 
 def test_a_refused_move_asks_the_database_nothing(client, new_table, act):
@@ -805,7 +816,9 @@ def test_a_moves_socket_frames_leave_out_what_the_game_repeats(client, new_table
                     if reply.get("id") == moves:
                         break
                 assert reply["type"] == "ack", reply
-                if state["seq"] > 0:  # a move after the game's first: the steady fields out
+                if reply["state"]["over"]:  # the last: whole (the next game's seeds open)
+                    assert set(reply["state"]) >= STEADY_KEYS, sorted(reply["state"])
+                elif state["seq"] > 0:  # a move after the game's first: the steady fields out
                     assert not STEADY_KEYS & set(reply["state"]), sorted(reply["state"])
                 state = {**state, **reply["state"]}
         over = client.get(f"/api/tables/{code}").json()

@@ -59,6 +59,8 @@ STEADY_KEYS = frozenset(
         "client_seeds",
         "client_seed_marks",
         "client_seeds_open",
+        "client_seeds_game",
+        "next_dice_commitment",
     )
 )  # fmt: skip (the seats' seeds are closed by the game's first roll: issue 58)
 

@@ -453,7 +453,9 @@ class Service:
         table, first = done if isinstance(done, tuple) else (done, 0)
         seats = [fields["seat"]] if fields.get("token") is not None else []
         seats.extend(table.seats_of(fields.get("player_id")))
-        return self.tables.state(table, first), first > 0, seats
+        # a game's last move goes out whole: the next game's seeds open with it (`seeds`)
+        continued = first > 0 and table.game is not None and not table.game.over
+        return self.tables.state(table, first), continued, seats
 
     async def run_change(self, code: Any, work: Callable[[str], Any]) -> Any:
         """``work(code)`` under the table's lock, in a worker thread; for a table in memory

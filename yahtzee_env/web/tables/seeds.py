@@ -13,6 +13,11 @@ fixed: a seed sent then is refused (409 ``client_seed_late``). A game whose firs
 person's (the dice in the cup, issue 58 item 2) has not rolled until that person's Roll: a
 seed sent before it re-deals the first roll, which nobody has seen, with the seeds sent.
 Tables stored before roll by ``sha256-ctr-v1`` and take no seed (409 ``client_seed_v1``).
+
+Once a game is over the next game's seeds are open (``client_seeds_game``: the game the
+state's seeds are for; ``next_dice_commitment``: that game's commitment), so that a game a
+CPU seat starts (a best-of-five passes the start on) rolls with the people's seeds too: each
+page sends its seed for the next game before its vote to play it (the vote starts it).
 """
 
 from __future__ import annotations
@@ -30,16 +35,27 @@ from yahtzee_env.web.errors import WebError
 from yahtzee_env.web.tables.deal import game_dice_seed
 
 
+def seeds_game(table) -> int:
+    """The game whose client seeds a state shows: game 0 before the start, the current game
+    while it is on, the next one once it is over."""
+    if not table.started or table.game is None:
+        return 0
+    return table.idx + 1 if table.game.over else table.idx
+
+
 def open_game(table) -> int | None:
     """The game a client seed sent now is for: game 0 before the start, the current game
-    while it has not rolled; None when no game's seeds are open."""
+    while it has not rolled, the next game once the current is over; None when no game's
+    seeds are open."""
     if table.dice != DICE_V2 or table.dice_secret is None:
         return None
     if not table.started:
         return 0
     game = table.game
-    if game is None or game.over or game.seeded is None:
+    if game is None or game.seeded is None:
         return None
+    if game.over:
+        return table.idx + 1
     if game.seeded.seeds_fixed and not first_roll_in_cup(table):
         return None
     return table.idx
@@ -55,7 +71,7 @@ def client_seed_view(table) -> dict[str, Any]:
     """What a state says of the client seeds (nothing for a table without v2 dice)."""
     if table.dice != DICE_V2 or table.dice_secret is None:
         return {}
-    idx = table.idx if table.started and table.game is not None else 0
+    idx = seeds_game(table)
     seeds = list(table.client_seeds.get(idx) or [None] * len(table.seats))
     secret = game_dice_seed(table.dice_secret, idx)
     out: dict[str, Any] = {
@@ -66,9 +82,13 @@ def client_seed_view(table) -> dict[str, Any]:
             for seat, c in enumerate(seeds)
         ],
         "client_seeds_open": open_game(table) is not None,
+        "client_seeds_game": idx,
+        "next_dice_commitment": None,
     }
     if table.game is None:  # before the start: the commitment the seeds are sent after
         out["dice_commitment"] = commitment(secret)
+    elif table.game.over:  # the next game's, which its seeds are sent after
+        out["next_dice_commitment"] = commitment(secret)
     return out
 
 
@@ -133,4 +153,4 @@ class ClientSeeds:
             return table
 
 
-__all__ = ["ClientSeeds", "client_seed_view", "open_game", "take_client_seed"]
+__all__ = ["ClientSeeds", "client_seed_view", "open_game", "seeds_game", "take_client_seed"]

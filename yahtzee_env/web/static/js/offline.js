@@ -237,6 +237,7 @@ function state(events = []) {
     // the page deals its own dice: nothing to commit to, no seat's seed to mix in
     dice_commitment: null, duplicate: false,
     dice_version: null, client_seeds: null, client_seed_marks: null, client_seeds_open: false,
+    client_seeds_game: null, next_dice_commitment: null,
     cards: game.players.map(cardOf), over: game.over, events,
   };
   if (game.over) out.result = result(game);  // a solo table has no votes to play again (`online`)

@@ -114,7 +114,7 @@ async function pause(ms) {
 // Missing with no earlier state of that game (a socket that missed the game's start): the
 // table's whole state is read instead.
 const STEADY = ["rules", "online", "match", "coach", "fill", "turn_timer", "time_bank", "first", "dice_commitment", "duplicate",
-  "dice_version", "client_seeds", "client_seed_marks", "client_seeds_open"];
+  "dice_version", "client_seeds", "client_seed_marks", "client_seeds_open", "client_seeds_game", "next_dice_commitment"];
 
 async function apply(state, came = performance.now()) {
   if (state.code !== T.code || !newer(state, T)) return;
@@ -295,6 +295,7 @@ function showPresence(connected) {
 async function playAgain() {
   result.vote();
   if (T.state && !T.state.over) { result.forget(); render(T.state); return; }  // it started meanwhile
+  await seedSettled();  // this page's seed for the next game goes in before the vote starts it
   await act({ type: "next" });
 }
 

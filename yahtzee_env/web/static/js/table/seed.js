@@ -1,10 +1,10 @@
 // The dice's panel of the table's head (issue 58): a tap on the commitment shows it whole,
 // with a copy button, and this page's client seed for the dice. The page makes the seed
-// (crypto.getRandomValues; kept per table in localStorage, so a reload keeps it), or takes
-// the one the person chose in the lobby's More options for the next table (`NEXT_SEED`),
-// and sends it for each of its seats while the game's seeds are open (before its first
-// roll, after the commitment was shown); the person may edit it and send it again until
-// then.
+// (crypto.getRandomValues; kept per table and game in localStorage, so a reload keeps it),
+// or takes the one the person chose in the lobby's More options for the next table
+// (`NEXT_SEED`), and sends it for each of its seats while the game's seeds are open (before
+// its first roll, after the commitment was shown; once a game is over, the next game's:
+// `client_seeds_game`); the person may edit it and send it again until then.
 import { $, store } from "../page.js";
 import { api } from "../net.js";
 import { t } from "../words.js";
@@ -12,19 +12,21 @@ import { CLIENT_SEED, newClientSeed } from "../fair_dice.js";
 import { isMine, watching } from "./seats.js";
 
 const S = { code: null, state: null, sending: false, tried: new Set(), receive: null, flight: null };
-const key = (code) => `yz.seed.${code}`;
+// a new seed each game (a server that learnt one cannot have chosen a later game's dice for it)
+const key = (code, game) => (game > 0 ? `yz.seed.${code}.${game}` : `yz.seed.${code}`);
+const seedsGame = (state) => (state.client_seeds_game ?? state.game);
 const valid = (seed) => typeof seed === "string" && CLIENT_SEED.test(seed);
 // The seed the person chose in the lobby (More options): the next table this page sits at,
 // with its seeds open, takes it, once (the server has learnt it there: another table gets
 // a new one, so that no server knows a seed before it seals its dice).
 export const NEXT_SEED = "yz.seed.next";
 
-function seedOf(code, open) {
-  let seed = store.get(key(code), null);
+function seedOf(code, game, open) {
+  let seed = store.get(key(code, game), null);
   if (valid(seed)) return seed;
   const chosen = open ? store.get(NEXT_SEED, null) : null;
   seed = valid(chosen) ? chosen : newClientSeed();
-  store.set(key(code), seed);
+  store.set(key(code, game), seed);
   if (seed === chosen) store.set(NEXT_SEED, null);
   return seed;
 }
@@ -80,7 +82,8 @@ export function render(state) {
   S.waits = 0;  // a later wait (a socket opened again, its hello to come) waits afresh
   const input = $("client-seed");
   const open = Boolean(state.client_seeds_open);
-  if (document.activeElement !== input) input.value = state.client_seeds[seats[0]] || seedOf(state.code, open);
+  const game = seedsGame(state);
+  if (document.activeElement !== input) input.value = state.client_seeds[seats[0]] || seedOf(state.code, game, open);
   input.disabled = !open;
   $("client-seed-send").disabled = !open;
   const sent = state.client_seeds[seats[0]];
@@ -89,10 +92,10 @@ export function render(state) {
   else if (!open) status.textContent = t("dice.client_seed_closed");
   else status.textContent = "";
   // the page's own seed goes in by itself, once per game and seat, while the seeds are open
-  const unsent = seats.filter((s) => !state.client_seeds[s] && !S.tried.has(`${state.game}:${s}`));
+  const unsent = seats.filter((s) => !state.client_seeds[s] && !S.tried.has(`${game}:${s}`));
   if (open && unsent.length) {
-    unsent.forEach((s) => S.tried.add(`${state.game}:${s}`));
-    send(unsent, seedOf(state.code, open));
+    unsent.forEach((s) => S.tried.add(`${game}:${s}`));
+    send(unsent, seedOf(state.code, game, open));
   }
 }
 
@@ -116,7 +119,7 @@ export function setup(receive) {
     const input = $("client-seed");
     const seed = input.value.trim();
     if (!CLIENT_SEED.test(seed)) { $("client-seed-status").textContent = t("dice.client_seed_invalid"); return; }
-    if (S.code) store.set(key(S.code), seed);
+    if (S.code && S.state) store.set(key(S.code, seedsGame(S.state)), seed);
     if (S.state) send(mySeats(S.state), seed);
   });
 }
