@@ -5,6 +5,7 @@ the CPU's turns and a seat the computer plays roll by themselves."""
 from __future__ import annotations
 
 import pytest
+from visitors import send
 
 SQLITE = pytest.mark.backends("sqlite")
 
@@ -69,7 +70,7 @@ def test_the_tap_cannot_change_the_dice(tmp_path):
 
 def _send_seed(client, code, seat, token, seed):
     body = {"seat": seat, "token": token, "client_seed": seed}
-    return client.post(f"/api/tables/{code}/client-seed", json=body)
+    return send(client, f"/api/tables/{code}/client-seed", body)  # a 429 waited out
 
 
 @SQLITE
