@@ -11,7 +11,7 @@ import re
 import sqlite3
 
 import pytest
-from visitors import send
+from visitors import send, send_seed
 
 from yahtzee_env.game.fair_dice import (
     DEFAULT_CLIENT_SEED,
@@ -232,13 +232,6 @@ def test_quick_match_takes_duplicate_dice_as_a_preference(client, app):
 
 
 # ------------------------------------------------------------------ issue 58: client seeds
-def send_seed(client, code, seat, token, seed):
-    """The seat's seed, sent as a person's page would: after the player's token bucket
-    (429) is waited out (a game's moves in a burst spend it on a fast machine)."""
-    body = {"seat": seat, "token": token, "client_seed": seed}
-    return send(client, f"/api/tables/{code}/client-seed", body)
-
-
 def test_every_seat_sends_its_client_seed_before_the_first_roll_and_the_record_holds_it(
     client, app, new_table, play_out, roll_first
 ):

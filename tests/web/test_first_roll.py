@@ -5,7 +5,7 @@ the CPU's turns and a seat the computer plays roll by themselves."""
 from __future__ import annotations
 
 import pytest
-from visitors import send
+from visitors import send_seed
 
 SQLITE = pytest.mark.backends("sqlite")
 
@@ -68,11 +68,6 @@ def test_the_tap_cannot_change_the_dice(tmp_path):
     assert state["dice_commitment"] == now["dice_commitment"]
 
 
-def _send_seed(client, code, seat, token, seed):
-    body = {"seat": seat, "token": token, "client_seed": seed}
-    return send(client, f"/api/tables/{code}/client-seed", body)  # a 429 waited out
-
-
 @SQLITE
 def test_a_solo_seat_sends_its_seed_before_its_first_tap(client, app, new_table, roll_first):
     """A solo table starts at once, but its first roll is the person's tap: until then the
@@ -82,7 +77,7 @@ def test_a_solo_seat_sends_its_seed_before_its_first_tap(client, app, new_table,
 
     code, tokens, state = new_table(client, seats=("human", "greedy"))
     assert state["cup"] and state["client_seeds_open"] is True
-    reply = _send_seed(client, code, 0, tokens["0"], "my-own-seed")
+    reply = send_seed(client, code, 0, tokens["0"], "my-own-seed")
     assert reply.status_code == 200, reply.text
     assert reply.json()["client_seeds"] == ["my-own-seed", None] and reply.json()["cup"]
     state = roll_first(client, code, 0, tokens["0"])
@@ -120,7 +115,7 @@ def test_attack_a_reload_cannot_reroll_the_first_roll(
     assert reloaded["cup"] is False and reloaded["dice"] == dice and reloaded["rolls_left"] == 2
     again = act(client, code, 0, tokens["0"], {"type": "roll", "hold": []}, state=state)
     assert again.status_code == 409 and again.json()["code"] == "stale_seq"  # the old tap
-    late = _send_seed(client, code, 0, tokens["0"], "another-try")
+    late = send_seed(client, code, 0, tokens["0"], "another-try")
     assert late.status_code == 409 and late.json()["code"] == "client_seed_late"
     now = client.get(f"/api/tables/{code}").json()
     assert now["dice"] == dice and now["rolls_left"] == 2 and now["client_seeds"] == [None, None]

@@ -56,6 +56,12 @@ def send(client, path: str, body: dict):
     return reply
 
 
+def send_seed(client, code: str, seat: int, token, seed):
+    """Seat ``seat``'s client seed for table ``code``, sent as a page would (`send`)."""
+    body = {"seat": seat, "token": token, "client_seed": seed}
+    return send(client, f"/api/tables/{code}/client-seed", body)
+
+
 def read(client, path: str) -> dict:
     """GET ``path``'s JSON, waiting out the asker's token bucket."""
     reply = client.get(path)

@@ -54,11 +54,9 @@ def open_game(table) -> int | None:
     game = table.game
     if game is None or game.seeded is None:
         return None
-    if game.over:
-        return table.idx + 1
-    if game.seeded.seeds_fixed and not first_roll_in_cup(table):
+    if not game.over and game.seeded.seeds_fixed and not first_roll_in_cup(table):
         return None
-    return table.idx
+    return seeds_game(table)
 
 
 def first_roll_in_cup(table) -> bool:
