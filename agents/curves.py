@@ -347,7 +347,17 @@ def summarize(
 
 def evaluation_at(run_dir: str | Path, steps: int) -> dict[str, float | int] | None:
     """The run's own evaluation logged at ``steps`` env-steps (mean, CI, rates and regret, in
-    the keys of the ``eval.json`` next to a best model), or None if none was logged there."""
+    the keys of the ``eval.json`` next to a best model), or None if none was logged there.
+    A run graded by its win rate at a table (``evals.jsonl`` rows without a ``mean``, as
+    `configs/winner.yaml` writes them) gets its logged row as it is."""
+    import json
+
+    evals = RunPaths(run_dir).evals
+    if evals.exists():
+        logged = [json.loads(line) for line in evals.read_text().splitlines() if line.strip()]
+        at = [e for e in logged if e.get("timesteps") == steps]
+        if logged and "mean" not in logged[0]:
+            return at[-1] if at else None
     for row in collect(run_dir):
         if row["steps"] == steps:
             return {

@@ -556,3 +556,19 @@ def test_the_duelist_teaches_only_at_a_table():
         load_config(ROOT / "configs" / "tiny.yaml", ["warm_start.teacher=duelist"])
     with pytest.raises(ConfigError, match="at a 2-seat table the teacher is the duelist"):
         load_config(WINNER, ["teacher=optimal", "warm_start.teacher=optimal"])
+
+
+def test_a_win_runs_checkpoint_exports_with_its_logged_win_rate(tmp_path):
+    """`yahtzee export RUN --model STEPS` of a run graded by its win rate (no solitaire mean
+    in its logs) takes the evaluation logged at that step, and a step with none gets none."""
+    from yahtzee_agents.curves import evaluation_at
+
+    rows = [
+        {"timesteps": 2000, "games": 10, "deals": 5, "seed": 1, "opponent": "optimal",
+         "win_rate": 0.5, "win_ci95": 0.3},
+        {"timesteps": 4000, "games": 10, "deals": 5, "seed": 1, "opponent": "optimal",
+         "win_rate": 0.6, "win_ci95": 0.3},
+    ]  # fmt: skip
+    (tmp_path / "evals.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert evaluation_at(tmp_path, 4000) == rows[1]
+    assert evaluation_at(tmp_path, 3000) is None
