@@ -23,17 +23,22 @@ from yahtzee_env.web.people.ratings import fit_levels, shown
 
 
 def ladder_games(paths: list[str]) -> tuple[list[tuple[str, str, float]], list[str]]:
-    """Every recorded game of the rows: ``(agent, opponent, score of agent)``."""
+    """Every recorded game of the levels' rows: ``(agent, opponent, score of agent)``, and
+    the rows read."""
     games: list[tuple[str, str, float]] = []
+    kept = []
     for path in paths:
         row = json.loads(Path(path).read_text(encoding="utf-8"))
+        if row["model"]["kind"] != "level":
+            continue  # a model file (`versus-2p-win.json`): not a level the game offers
+        kept.append(path)
         for o in row["opponents"]:
             if o["opponent"] == row["agent"]:
                 continue  # a level against itself says nothing of its rating
             a, b = row["agent"], o["opponent"]
             games += [(a, b, 1.0)] * o["wins"] + [(a, b, 0.5)] * o["draws"]
             games += [(a, b, 0.0)] * o["losses"]
-    return games, paths
+    return games, kept
 
 
 def main() -> None:

@@ -51,13 +51,19 @@ SOLITAIRE = {
     "duelist": "duelist (plays to win at 2 seats: the solver's moves and an exact win-probability "
     "search over the last turns; alone and at 3-4 seats it plays hard's network)",
     # alone, the duelist is hard's network: its solitaire row says so and states hard's facts
+    "winner": "winner (plays to win at 2 seats: a network that reads both cards, the duelist "
+    "distilled from expert's weights then PPO with the result as its only reward, "
+    "`configs/winner.yaml`; alone and at 3-4 seats it plays expert's network)",
     "heuristic": "heuristic (built-in baseline)",
     "medium": "medium (PPO, a `configs/ppo.yaml` checkpoint at 1.26 M env-steps)",
     "easy": "easy (PPO, a `configs/ppo.yaml` checkpoint at 262,144 env-steps)",
     "greedy": "greedy (best immediate score)",
     "random": "random (uniform legal action)",
 }
-VERSUS = ("easy", "medium", "hard", "expert", "master", "duelist")
+VERSUS = ("easy", "medium", "hard", "expert", "master", "duelist", "winner")
+VERSUS_DEALS = {"winner": 20_000}
+"""Levels graded on more deals than the ladder's: the winner on the protocol's 40,000 games
+an opponent (issue 61), where its edge over hard is a fraction of a point."""
 OUR_VERSUS = {
     # name: (the numpy export committed beside its grading on the data shelf, its description)
     "win": (
@@ -69,9 +75,9 @@ OUR_VERSUS = {
 }
 """Our own learned 2-seat models, by the standard 2-player protocol; the row's agent is the
 model file's path (a reader replays it with `yahtzee verify ROW PATH`)."""
-SAME_WEIGHTS = {"duelist": "hard"}
+SAME_WEIGHTS = {"duelist": "hard", "winner": "expert"}
 """Levels whose weights file is another level's: their rows say ``same_weights_as``."""
-SOLO_KNEW_OF = {"duelist": "hard"}
+SOLO_KNEW_OF = {"duelist": "hard", "winner": "expert"}
 """Levels that play alone as another level does: their solitaire row states that one's facts."""
 
 _PPO_LONG = knowledge_of_training(
@@ -367,7 +373,10 @@ def main() -> None:
     if not args.no_versus and args.ship is None:
         for name in VERSUS:
             if only is None or name in only:
-                row = benchmark_versus(name, players=2, vs=VERSUS_PROTOCOL.standard_opponents)
+                deals = VERSUS_DEALS.get(name, VERSUS_PROTOCOL.deals)
+                row = benchmark_versus(
+                    name, players=2, vs=VERSUS_PROTOCOL.standard_opponents, deals=deals
+                )
                 write(out / f"versus-2p-{name}.json", versus_row(name, row))
         for name, (model, description) in OUR_VERSUS.items():
             if only is None or name in only:

@@ -38,6 +38,7 @@ LEVEL_CONFIGS = {
     "duelist": (HARD_RUN, 1),  # hard's network: the manifest states hard's config
     "expert": ("data/levels/expert/config.yaml", 0),
     "master": ("data/model_based/value-s0.json", None),  # the model-based agent's config
+    "winner": ("data/win/winner/run-expert-init/config.yaml", 2),  # its table network's run
 }
 """Every shipped level's config. No level is excepted: a level whose config could not be
 recovered would be named here with the reason, and its manifest and card would say so."""

@@ -423,6 +423,13 @@ def code_identity(policy: Any) -> dict[str, Any]:
     return {"code": list(modules), "code_sha256": code_digest(modules)}
 
 
+def table_identity(manifest: Any) -> dict[str, Any]:
+    """``table_sha256``: the weights digest of a level's second network, the one that plays
+    at a 2-seat table (`models.TABLE_MLP`); nothing for a model of one network."""
+    table = getattr(manifest, "table", None)
+    return {} if table is None else {"table_sha256": table.weights_sha256}
+
+
 def model_identity(policy: Any, agent: Any = None) -> dict[str, Any]:
     """What made a row: ``kind`` (built-in, level, model file, function, python object),
     ``name`` and ``sha256`` (a level's or manifest's weights digest, a model file's bytes, a
@@ -458,6 +465,7 @@ def model_identity(policy: Any, agent: Any = None) -> dict[str, Any]:
             "name": spec if spec in LEVELS else Path(spec).name,
             "sha256": manifest.weights_sha256,
             **code_identity(inner),
+            **table_identity(manifest),
         }
     path = Path(spec)
     return {

@@ -73,6 +73,12 @@ _MODEL = {
             "description": "sha256 of `sha256sum` lines of the code's files "
             "(yahtzee_env.analysis.protocol.code_digest); absent: the weights play alone",
         },
+        "table_sha256": {
+            "type": "string",
+            "pattern": SHA256,
+            "description": "sha256 of the weights file of the network that plays at a 2-seat "
+            "table, for a level of two networks (`sha256`: the one that plays elsewhere)",
+        },
     },
 }
 _COMMON = {

@@ -127,6 +127,12 @@ def check_model(row: dict[str, Any], model: str, agent: Any, replay: bool = True
             f"{named['sha256'][:16]}..., {model!r} has "
             f"{(found['sha256'] or 'none')[:16]}..."
         )
+    if found.get("table_sha256") != named.get("table_sha256"):  # a level's 2-seat network
+        raise RowError(
+            f"model.table_sha256: the row was made by {named['name']!r} whose table network "
+            f"has sha256 {(named.get('table_sha256') or 'none')[:16]}..., {model!r}'s has "
+            f"{(found.get('table_sha256') or 'none')[:16]}..."
+        )
     if "code_sha256" in named and found.get("code_sha256") != named["code_sha256"]:
         code = ", ".join(named.get("code", [])) or "its code"
         what = (

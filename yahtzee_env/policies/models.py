@@ -36,10 +36,12 @@ from yahtzee_env.game.observation import (
     OBS_SIZE,
     TABLE_INPUT_SEATS,
     TABLE_INPUT_VERSION,
+    TABLE_SIZE,
     decode_roll,
     decode_rolls,
     model_input,
     table_input,
+    write_table,
 )
 from yahtzee_env.game.rules import PRESETS, UPPER_BONUS_THRESHOLD, RuleSet
 from yahtzee_env.policies.turn_value import TurnValuePolicy, feature_size, turn_value_table
@@ -60,13 +62,17 @@ OLD_METHODS = {"reward-only": "ppo"}
 OBJECTIVES = ("score", "win")
 # The architectures a manifest may declare: a policy network over the observation, or a
 # value network over turn-start states played by expectimax (`policies.turn_value`).
-# Or a policy network that plays only where the table is not 2 seats (`policies.duel`).
+# Or a policy network that plays only where the table is not 2 seats (`policies.duel`), or
+# one that plays there while a second network (`Manifest.table`) plays at a 2-seat table.
 MLP, TURN_VALUE_MLP, WIN_SEARCH_MLP = "mlp", "turn-value-mlp", "win-search-mlp"
+TABLE_MLP = "table-mlp"
 ARCHITECTURE_OUTPUTS = {
     MLP: "masked argmax over action logits",
     TURN_VALUE_MLP: "expectimax over each turn through the rules, the learned value at turn starts",
     WIN_SEARCH_MLP: "at a 2-seat table: the solver's moves and an exact win-probability search "
     "over the last turns; elsewhere: masked argmax over action logits",
+    TABLE_MLP: "at a 2-seat table: masked argmax over the table network's logits (it reads "
+    "both cards); elsewhere: masked argmax over action logits",
 }
 MAX_MANIFEST_BYTES = 1 << 20
 # Bounds on the architecture a manifest may declare, so that the weights file it promises is
@@ -136,7 +142,11 @@ class Manifest:
     """What it plays for, one of `OBJECTIVES`; None in older files (which all play for the
     score)."""
     kind: str = MLP
-    """The architecture's type: `MLP` (a policy over the observation) or `TURN_VALUE_MLP`."""
+    """The architecture's type: `MLP` (a policy over the observation), `TURN_VALUE_MLP`,
+    `WIN_SEARCH_MLP` or `TABLE_MLP`."""
+    table: Manifest | None = None
+    """A `TABLE_MLP`'s second network, the one that plays at a 2-seat table (input version
+    3, its own weights file and digest); None for the other kinds."""
 
     @property
     def trained_rules(self) -> str:
@@ -226,7 +236,7 @@ def read_manifest(path: str | Path) -> Manifest:
     level = data.get("level")
     if level is not None and not isinstance(level, str):
         raise ModelFormatError(f"{path}: manifest 'level' must be a string or null: {level!r}")
-    if kind in (MLP, WIN_SEARCH_MLP):
+    if kind in (MLP, WIN_SEARCH_MLP, TABLE_MLP):
         obs_version = _require(data, "observation_version", int, path)
         if obs_version not in INPUT_SIZES:
             raise ModelFormatError(
@@ -277,6 +287,9 @@ def read_manifest(path: str | Path) -> Manifest:
         raise ModelFormatError(
             f"{path}: manifest 'objective' must be one of {OBJECTIVES}: {str(objective)[:40]!r}"
         )
+    table = None
+    if kind == TABLE_MLP:
+        table = _table_network(data, path, rules, level, config_sha256)
     return Manifest(
         path=path,
         weights_path=path.with_name(weights_name),
@@ -294,6 +307,64 @@ def read_manifest(path: str | Path) -> Manifest:
         env_steps=_optional_int(data, "env_steps", 0, path),
         objective=objective,
         kind=kind,
+        table=table,
+    )
+
+
+def _table_network(
+    data: dict[str, Any], path: Path, rules: str, level: str | None, config_sha256: str
+) -> Manifest:
+    """A `TABLE_MLP` manifest's ``table``: the network that plays at a 2-seat table, a
+    policy network over the table observation (input version 3) in a weights file of its own,
+    checked as strictly as the manifest's own network."""
+    spec = _require(data, "table", dict, path)
+    where = Path(f"{path} (table)")
+    hidden = _require(spec, "hidden", list, where)
+    if len(hidden) > MAX_HIDDEN_LAYERS or not all(
+        isinstance(h, int) and not isinstance(h, bool) and 0 < h <= MAX_HIDDEN_WIDTH for h in hidden
+    ):
+        raise ModelFormatError(
+            f"{where}: hidden must be at most {MAX_HIDDEN_LAYERS} ints in 1..{MAX_HIDDEN_WIDTH}: "
+            f"{str(hidden)[:100]}"
+        )
+    activation = _require(spec, "activation", str, where)
+    if activation not in ACTIVATIONS:
+        raise ModelFormatError(f"{where}: unsupported activation {activation!r}")
+    if _require(spec, "observation_version", int, where) != TABLE_INPUT_VERSION:
+        raise ModelFormatError(
+            f"{where}: the table network reads observation version {TABLE_INPUT_VERSION} "
+            f"(both cards), got {spec['observation_version']!r}"
+        )
+    sizes = (INPUT_SIZES[TABLE_INPUT_VERSION], NUM_ACTIONS)
+    if (spec.get("inputs"), spec.get("outputs")) != sizes:
+        raise ModelFormatError(
+            f"{where}: network maps {str(spec.get('inputs'))[:20]} -> "
+            f"{str(spec.get('outputs'))[:20]}, expected {sizes[0]} -> {sizes[1]}"
+        )
+    holds = _require(spec, "holds", str, where)
+    if holds not in ("canonical", "all"):
+        raise ModelFormatError(f"{where}: holds must be 'canonical' or 'all', got {holds!r}")
+    digest = _require(spec, "weights_sha256", str, where)
+    if not _SHA256.fullmatch(digest):
+        raise ModelFormatError(f"{where}: weights_sha256 is not a sha256 hex digest")
+    name = _require(spec, "weights_file", str, where)
+    if not _PLAIN_FILE_NAME.fullmatch(name):
+        raise ModelFormatError(f"{where}: weights_file must be a bare file name: {name[:100]!r}")
+    if name == data.get("weights_file"):
+        raise ModelFormatError(f"{where}: the table network needs a weights file of its own")
+    return Manifest(
+        path=path,
+        weights_path=path.with_name(name),
+        hidden=tuple(hidden),
+        activation=activation,
+        rules=rules,
+        level=level,
+        config_sha256=config_sha256,
+        weights_sha256=digest,
+        canonical_holds=holds == "canonical",
+        raw=spec,
+        input_version=TABLE_INPUT_VERSION,
+        kind=MLP,
     )
 
 
@@ -374,10 +445,21 @@ class MLPPolicy:
 
     def act_table(self, observation: np.ndarray, action_mask: np.ndarray, cards: Any) -> int:
         """One move at a table of two: ``cards`` (filled, upper total, yahtzee state, total)
-        per seat, the mover's own first (`yahtzee_env.game.cpu.table_cards`)."""
-        cards = np.asarray(cards, dtype=np.int64)[None]
-        obs, mask = np.asarray(observation)[None], np.asarray(action_mask)[None]
-        return int(self.act_batch_table(obs, mask, cards)[0])
+        per seat, the mover's own first (`yahtzee_env.game.cpu.table_cards`). A table model's
+        one row is built in plain Python (`write_table`'s one-table path), the batch's floats."""
+        obs = np.asarray(observation, dtype=np.float32)
+        if (
+            not self.reads_table
+            or len(cards) != TABLE_INPUT_SEATS
+            or obs.shape != (OBS_SIZE,)
+            or np.shape(action_mask) != (NUM_ACTIONS,)
+        ):  # the batch's checks and errors
+            batch = np.asarray(cards, dtype=np.int64)[None]
+            return int(self.act_batch_table(obs[None], np.asarray(action_mask)[None], batch)[0])
+        row = np.empty(OBS_SIZE + TABLE_SIZE, dtype=np.float32)
+        row[:OBS_SIZE] = obs
+        write_table(row[OBS_SIZE:], cards, self.threshold)
+        return self._act_row(row, obs, action_mask)
 
     def act_batch_table(
         self, observations: np.ndarray, action_masks: np.ndarray, cards: np.ndarray
@@ -400,9 +482,14 @@ class MLPPolicy:
         network sees a ``[1, n]`` batch), with the mask decoded in plain Python."""
         self._solitaire(observation)
         obs = np.asarray(observation, dtype=np.float32)
-        allowed = np.array(action_mask, dtype=bool)
-        if obs.shape != (OBS_SIZE,) or allowed.shape != (NUM_ACTIONS,):
+        if obs.shape != (OBS_SIZE,) or np.shape(action_mask) != (NUM_ACTIONS,):
             return int(self.act_batch(observation, action_mask)[0])  # its checks and errors
+        return self._act_row(obs, obs, action_mask)
+
+    def _act_row(self, x: np.ndarray, obs: np.ndarray, action_mask: np.ndarray) -> int:
+        """The masked argmax of one row ``x`` (what the network reads) whose own
+        `Yahtzee-v0` observation is ``obs``, the mask decoded in plain Python."""
+        allowed = np.array(action_mask, dtype=bool)
         if not allowed.any():
             raise ValueError("an action_mask has no legal action")
         if self.canonical_holds:
@@ -410,7 +497,7 @@ class MLPPolicy:
             if roll < 0:
                 raise ValueError("an observation does not show five dice (not a Yahtzee-v0 obs)")
             allowed[:NUM_HOLDS] &= CANONICAL_HOLDS[roll]
-        logits = self.logits(obs[None])[0]
+        logits = self.logits(x[None])[0]
         return int(np.argmax(np.where(allowed, logits, -np.inf)))
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
@@ -423,6 +510,49 @@ class MLPPolicy:
     def __repr__(self) -> str:
         sizes = [w.shape[1] for w, _ in self.weights[:-1]]
         return f"MLPPolicy({self.name!r}, hidden={sizes}, activation={self.activation!r})"
+
+
+class TablePlay:
+    """A level of two networks (`TABLE_MLP`): at a table of two, ``table`` (it reads both
+    cards: input version 3); alone and at 3-4 seats, ``alone`` (the network it started
+    from). Deterministic, no search: each move is one network's masked argmax."""
+
+    reads_table = True  # `act_table` wants every seat's card
+    table_only = False  # it plays alone too (``alone``)
+    stochastic = False
+
+    def __init__(self, alone: MLPPolicy, table: MLPPolicy, name: str) -> None:
+        self.alone, self.table, self.name = alone, table, name
+        self.manifest: Manifest | None = None  # set by `load_opponent`
+        self.trained_rules = alone.trained_rules
+
+    def __repr__(self) -> str:
+        return f"TablePlay({self.name!r}, alone={self.alone!r}, table={self.table!r})"
+
+    def reseed(self, seed: int | None) -> None:
+        """Nothing to reseed: the policy is deterministic."""
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return self.alone.act(observation, action_mask)
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return self.alone.act_batch(observations, action_masks)
+
+    def act_table(self, observation: np.ndarray, action_mask: np.ndarray, cards: Any) -> int:
+        """One move at a table: ``cards`` (filled, upper total, yahtzee state, total) per
+        seat, the mover's own first (`yahtzee_env.game.cpu.table_cards`)."""
+        if len(cards) != TABLE_INPUT_SEATS:
+            return self.alone.act(observation, action_mask)
+        return self.table.act_table(observation, action_mask, cards)
+
+    def act_batch_table(
+        self, observations: np.ndarray, action_masks: np.ndarray, cards: np.ndarray
+    ) -> np.ndarray:
+        """Moves for ``N`` seats at tables of one size: ``cards`` ``int [N, seats, 4]``."""
+        cards = np.asarray(cards, dtype=np.int64)
+        if cards.ndim == 3 and cards.shape[1] != TABLE_INPUT_SEATS:
+            return self.alone.act_batch(observations, action_masks)
+        return self.table.act_batch_table(observations, action_masks, cards)
 
 
 def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) -> Any:
@@ -450,22 +580,7 @@ def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) 
             f"{path}: model trained for rules {manifest.rules!r}, asked to play "
             f"{RuleSet.from_spec(rules).name!r}"
         )
-    limit = manifest.max_weights_bytes()
-    try:
-        blob = read_regular_file(manifest.weights_path, limit)
-    except UnsafeFileError as err:
-        raise ModelFormatError(f"weights {err} (for this architecture)") from None
-    except OSError as err:
-        raise ModelFormatError(
-            f"{manifest.weights_path}: cannot read weights: {err.strerror or err}"
-        ) from None
-    digest = hashlib.sha256(blob).hexdigest()
-    if digest != manifest.weights_sha256:
-        raise ModelFormatError(
-            f"{manifest.weights_path}: sha256 {digest[:12]}… does not match the manifest's "
-            f"{manifest.weights_sha256[:12]}… (file corrupt, truncated or replaced)"
-        )
-    weights = _read_weights(manifest, blob)
+    weights = _checked_weights(manifest)
     trained = RuleSet.from_spec(manifest.rules)
     if manifest.kind == TURN_VALUE_MLP:
         table = turn_value_table(weights, trained, manifest.activation)
@@ -491,7 +606,43 @@ def load_opponent(name_or_path: str | Path, rules: RuleSet | str | None = None) 
         duel = DuelPolicy(trained, policy, name=manifest.level or path.stem)
         duel.manifest = manifest
         return duel
+    if manifest.kind == TABLE_MLP:  # the table network plays at 2 seats, this one elsewhere
+        spec = manifest.table
+        assert spec is not None  # read_manifest gives a TABLE_MLP its table
+        table = MLPPolicy(
+            _checked_weights(spec),
+            spec.activation,
+            name=f"{policy.name} (table)",
+            canonical_holds=spec.canonical_holds,
+            input_version=TABLE_INPUT_VERSION,
+            threshold=trained.upper_bonus_threshold,
+        )
+        table.manifest, table.trained_rules = spec, manifest.rules
+        both = TablePlay(policy, table, name=policy.name)
+        both.manifest = manifest
+        return both
     return policy
+
+
+def _checked_weights(manifest: Manifest) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The weights file a manifest names, read once, its size bounded by the architecture,
+    its sha256 checked, then its arrays (`_read_weights`)."""
+    limit = manifest.max_weights_bytes()
+    try:
+        blob = read_regular_file(manifest.weights_path, limit)
+    except UnsafeFileError as err:
+        raise ModelFormatError(f"weights {err} (for this architecture)") from None
+    except OSError as err:
+        raise ModelFormatError(
+            f"{manifest.weights_path}: cannot read weights: {err.strerror or err}"
+        ) from None
+    digest = hashlib.sha256(blob).hexdigest()
+    if digest != manifest.weights_sha256:
+        raise ModelFormatError(
+            f"{manifest.weights_path}: sha256 {digest[:12]}… does not match the manifest's "
+            f"{manifest.weights_sha256[:12]}… (file corrupt, truncated or replaced)"
+        )
+    return _read_weights(manifest, blob)
 
 
 def level_manifest(level: str) -> Manifest:
