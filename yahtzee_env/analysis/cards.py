@@ -30,9 +30,18 @@ METHODS = {
 }
 
 
-def _objective_limit(objective: str | None) -> str:
+def _objective_limit(objective: str | None, manifest: Any = None) -> str:
     """What the level plays for (`Manifest.objective`), as a limit: the score, or ``"win"``
-    at a 2-seat table only."""
+    at a 2-seat table only (by a search, or by a table network: `models.TABLE_MLP`)."""
+    if objective == "win" and getattr(manifest, "table", None) is not None:
+        prior = manifest.raw.get("builds_on", {}).get("prior", "another level")
+        return (
+            "- It plays to win only at a 2-seat table (its table network is shown both cards "
+            f"there); alone and at 3-4 seats it plays as {prior} does. It learned the table "
+            "from a teacher (the duelist's moves) and from its own results, with no search at "
+            "play time: against the solver it wins less often than the duelist does (its "
+            "rows above)."
+        )
     if objective == "win":
         return (
             "- It plays to win only at a 2-seat table (it is shown both cards there); alone and "
@@ -59,6 +68,23 @@ def _rows_of(level: str, rows: Sequence[dict[str, Any]]) -> tuple[dict | None, d
             elif r["kind"] == "versus":
                 versus = r
     return solo, versus
+
+
+def _table_network(manifest: Any) -> list[str]:
+    """A two-network level's (`models.TABLE_MLP`) lines on the network that plays at a
+    2-seat table and on the one that plays elsewhere; nothing for one network."""
+    table = manifest.table
+    if table is None:
+        return []
+    raw = table.raw
+    layers = " → ".join(str(x) for x in [raw["inputs"], *raw["hidden"], raw["outputs"]])
+    prior = manifest.raw.get("builds_on", {}).get("prior", "another level")
+    return [
+        f"- at a 2-seat table: its table network, {layers}, {raw['activation']} (input version "
+        f"{table.input_version}: both cards), weights `{raw['weights_file']}`, sha256 "
+        f"`{table.weights_sha256}`; alone and at 3-4 seats: {prior}'s network (the weights "
+        "above)",
+    ]
 
 
 def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
@@ -107,6 +133,7 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         + (f" ({raw['games']:,} games)" if "games" in raw else ""),
         f"- training config sha256: `{manifest.config_sha256}`",
         f"- weights: `{raw['weights_file']}`, sha256 `{manifest.weights_sha256}`",
+        *_table_network(manifest),
         "",
         *_what_it_knew(knew, track(knew)),
         "## Benchmark",
@@ -166,7 +193,7 @@ def model_card(level: str, rows: Sequence[dict[str, Any]]) -> str:
         f"- It learned the **{manifest.rules}** rules; under another preset it still plays "
         "(the mask keeps its moves legal) but as it learned, labelled "
         f'"trained for {manifest.rules} rules".',
-        _objective_limit(manifest.objective),
+        _objective_limit(manifest.objective, manifest),
         "- Its numbers hold for the benchmark's protocol; other seeds give other sample "
         "means within the CIs, and the expected score is the sharper estimate.",
         "",
