@@ -138,3 +138,11 @@ def test_verify_refuses_a_row_whose_table_network_differs():
     row["model"]["table_sha256"] = "0" * 64
     with pytest.raises(RowError, match=r"model\.table_sha256"):
         check_model(row, "winner", load_opponent("winner"), replay=False)
+
+
+def test_the_even_table_check_reads_the_winner():
+    """`experiments/win_even_table.py winner`: the level shown an even table at 2 seats."""
+    from yahtzee_env.analysis.table_decisions import table_reading
+
+    report = table_reading(load_opponent("winner"), "greedy", deals=4, seed=3)
+    assert report["games"] == 8 and report["seed"] == 3

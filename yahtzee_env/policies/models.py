@@ -525,6 +525,7 @@ class TablePlay:
         self.alone, self.table, self.name = alone, table, name
         self.manifest: Manifest | None = None  # set by `load_opponent`
         self.trained_rules = alone.trained_rules
+        self.threshold = table.threshold  # the upper bonus's, as the table's floats read it
 
     def __repr__(self) -> str:
         return f"TablePlay({self.name!r}, alone={self.alone!r}, table={self.table!r})"
