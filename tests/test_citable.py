@@ -650,8 +650,9 @@ def test_every_row_in_docs_and_results_verifies() -> None:
             "results/ppo-strict-lam09-ent06-s2.json"} <= checked  # fmt: skip
     assert {"data/win/versus-2p-win-optimal.json", "data/win/versus-2p-win-hard.json",
             "data/win/anchor/versus-2p-win-hard.json"} <= checked  # fmt: skip
-    assert {"results/versus-2p-winner.json", "data/win/winner/level/versus-2p-winner-hard-400k.json",
-            "data/win/winner/level/versus-2p-winner-hard-duplicate.json"} <= checked  # fmt: skip
+    winner = "data/win/winner/level/versus-2p-winner-hard"
+    assert {"results/versus-2p-winner.json", f"{winner}-400k.json",
+            f"{winner}-duplicate.json"} <= checked  # fmt: skip
 
 
 def test_verify_by_digests_refuses_a_row_that_is_not_its_own_arithmetic(tmp_path) -> None:

@@ -146,3 +146,14 @@ def test_the_even_table_check_reads_the_winner():
 
     report = table_reading(load_opponent("winner"), "greedy", deals=4, seed=3)
     assert report["games"] == 8 and report["seed"] == 3
+
+
+def test_export_copies_both_networks_and_the_copy_plays_as_the_level(tmp_path):
+    from yahtzee_env.commands.cli import main
+
+    assert main(["export", "winner", "--out", str(tmp_path), "--name", "mine"]) in (0, None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine-table.npz", "mine.json", "mine.npz"]
+    copy = load_opponent(tmp_path / "mine.json")
+    for obs, mask, cards, action in _games(2, 2):
+        assert copy.act_table(obs, mask, cards) == action
+    assert main(["export", "winner", "--format", "web", "--out", str(tmp_path / "web")]) == 2

@@ -271,9 +271,11 @@ def _export_manifest(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.run} is a numpy model already: export it with --format onnx")
         manifest = read_manifest(args.run)
         if manifest.kind != "mlp":
+            from yahtzee_env.policies.models import ARCHITECTURE_OUTPUTS
+
             raise ValueError(
-                f"{args.run} is a {manifest.kind} model (expectimax through the rules at play "
-                "time): it has no ONNX graph; play it with numpy (load_opponent)"
+                f"{args.run} is a {manifest.kind} model ({ARCHITECTURE_OUTPUTS[manifest.kind]}): "
+                "it has no single ONNX graph; play it with numpy (load_opponent)"
             )
         policy = load_opponent(args.run)
         rules = manifest.rules
@@ -335,6 +337,9 @@ def _export_level(args: argparse.Namespace) -> int:
         raw = json.loads(manifest_path.read_text(encoding="utf-8"))
         raw["weights_file"] = f"{name}.npz"
         atomic_write(args.out / f"{name}.npz", manifest.weights_path.read_bytes())
+        if manifest.table is not None:  # a level of two networks: the table's file too
+            raw["table"]["weights_file"] = f"{name}-table.npz"
+            atomic_write(args.out / f"{name}-table.npz", manifest.table.weights_path.read_bytes())
         atomic_write(args.out / f"{name}.json", json.dumps(raw, indent=2) + "\n")
     except (ModelFormatError, OutputPathError, OSError) as err:
         print(f"yahtzee export: error: {err}", file=sys.stderr)
