@@ -275,7 +275,7 @@ def _export_manifest(args: argparse.Namespace) -> int:
 
             raise ValueError(
                 f"{args.run} is a {manifest.kind} model ({ARCHITECTURE_OUTPUTS[manifest.kind]}): "
-                "it has no single ONNX graph; play it with numpy (load_opponent)"
+                "it has no ONNX graph; play it with numpy (load_opponent)"
             )
         policy = load_opponent(args.run)
         rules = manifest.rules
