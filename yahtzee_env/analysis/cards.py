@@ -34,7 +34,7 @@ def _objective_limit(objective: str | None, manifest: Any = None) -> str:
     """What the level plays for (`Manifest.objective`), as a limit: the score, or ``"win"``
     at a 2-seat table only (by a search, or by a table network: `models.TABLE_MLP`)."""
     if objective == "win" and getattr(manifest, "table", None) is not None:
-        prior = manifest.raw.get("builds_on", {}).get("prior", "another level")
+        prior = _prior(manifest)
         return (
             "- It plays to win only at a 2-seat table (its table network is shown both cards "
             f"there); alone and at 3-4 seats it plays as {prior} does. It learned the table "
@@ -70,6 +70,11 @@ def _rows_of(level: str, rows: Sequence[dict[str, Any]]) -> tuple[dict | None, d
     return solo, versus
 
 
+def _prior(manifest: Any) -> str:
+    """The level a two-network level started from, which plays where its table does not."""
+    return manifest.raw.get("builds_on", {}).get("prior", "another level")
+
+
 def _table_network(manifest: Any) -> list[str]:
     """A two-network level's (`models.TABLE_MLP`) lines on the network that plays at a
     2-seat table and on the one that plays elsewhere; nothing for one network."""
@@ -78,7 +83,7 @@ def _table_network(manifest: Any) -> list[str]:
         return []
     raw = table.raw
     layers = " → ".join(str(x) for x in [raw["inputs"], *raw["hidden"], raw["outputs"]])
-    prior = manifest.raw.get("builds_on", {}).get("prior", "another level")
+    prior = _prior(manifest)
     return [
         f"- at a 2-seat table: its table network, {layers}, {raw['activation']} (input version "
         f"{table.input_version}: both cards), weights `{raw['weights_file']}`, sha256 "

@@ -219,17 +219,7 @@ def read_manifest(path: str | Path) -> Manifest:
     kind = arch.get("type")
     if kind not in ARCHITECTURE_OUTPUTS:
         raise ModelFormatError(f"{path}: unsupported architecture {str(kind)[:100]!r}")
-    hidden = _require(arch, "hidden", list, path)
-    if len(hidden) > MAX_HIDDEN_LAYERS or not all(
-        isinstance(h, int) and not isinstance(h, bool) and 0 < h <= MAX_HIDDEN_WIDTH for h in hidden
-    ):
-        raise ModelFormatError(
-            f"{path}: architecture.hidden must be at most {MAX_HIDDEN_LAYERS} ints in "
-            f"1..{MAX_HIDDEN_WIDTH}: {str(hidden)[:100]}"
-        )
-    activation = _require(arch, "activation", str, path)
-    if activation not in ACTIVATIONS:
-        raise ModelFormatError(f"{path}: unsupported activation {activation!r}")
+    hidden, activation = _layers(arch, path, "architecture.hidden")
     rules = _require(data, "rules", str, path)
     if rules not in PRESETS:
         raise ModelFormatError(f"{path}: unknown rules preset {rules!r}")
@@ -243,9 +233,7 @@ def read_manifest(path: str | Path) -> Manifest:
                 f"{path}: model expects observation version {obs_version}, this package reads "
                 f"versions {sorted(INPUT_SIZES)}"
             )
-        holds = _require(data, "holds", str, path)
-        if holds not in ("canonical", "all"):
-            raise ModelFormatError(f"{path}: holds must be 'canonical' or 'all', got {holds!r}")
+        holds = _holds(data, path)
         sizes, reads = (INPUT_SIZES[obs_version], NUM_ACTIONS), f"observation version {obs_version}"
     else:  # a turn-value network reads the scorecard, not the observation
         obs_version, holds = 1, "canonical"
@@ -264,13 +252,7 @@ def read_manifest(path: str | Path) -> Manifest:
     config_sha256 = _require(data, "config_sha256", str, path)
     if not _SHA256.fullmatch(config_sha256):
         raise ModelFormatError(f"{path}: config_sha256 is not a sha256 hex digest")
-    if not _SHA256.fullmatch(_require(data, "weights_sha256", str, path)):
-        raise ModelFormatError(f"{path}: weights_sha256 is not a sha256 hex digest")
-    weights_name = _require(data, "weights_file", str, path)
-    if not _PLAIN_FILE_NAME.fullmatch(weights_name):
-        raise ModelFormatError(
-            f"{path}: weights_file must be a bare file name: {weights_name[:100]!r}"
-        )
+    weights_name, weights_sha256 = _weights_file(data, path)
     if "knew" in data:  # what the model knew (issue 29): five facts from a fixed vocabulary
         from yahtzee_env.policies.knowledge import KnowledgeError, check_knowledge
 
@@ -298,7 +280,7 @@ def read_manifest(path: str | Path) -> Manifest:
         rules=rules,
         level=level,
         config_sha256=config_sha256,
-        weights_sha256=_require(data, "weights_sha256", str, path),
+        weights_sha256=weights_sha256,
         canonical_holds=holds == "canonical",
         raw=data,
         input_version=obs_version,
@@ -311,6 +293,41 @@ def read_manifest(path: str | Path) -> Manifest:
     )
 
 
+def _layers(spec: dict[str, Any], where: Path, field: str) -> tuple[list[int], str]:
+    """A network's hidden widths (``field`` names them in errors) and activation, checked
+    against the bounds that cap the weights file it may promise."""
+    hidden = _require(spec, "hidden", list, where)
+    if len(hidden) > MAX_HIDDEN_LAYERS or not all(
+        isinstance(h, int) and not isinstance(h, bool) and 0 < h <= MAX_HIDDEN_WIDTH for h in hidden
+    ):
+        raise ModelFormatError(
+            f"{where}: {field} must be at most {MAX_HIDDEN_LAYERS} ints in "
+            f"1..{MAX_HIDDEN_WIDTH}: {str(hidden)[:100]}"
+        )
+    activation = _require(spec, "activation", str, where)
+    if activation not in ACTIVATIONS:
+        raise ModelFormatError(f"{where}: unsupported activation {activation!r}")
+    return hidden, activation
+
+
+def _holds(spec: dict[str, Any], where: Path) -> str:
+    holds = _require(spec, "holds", str, where)
+    if holds not in ("canonical", "all"):
+        raise ModelFormatError(f"{where}: holds must be 'canonical' or 'all', got {holds!r}")
+    return holds
+
+
+def _weights_file(spec: dict[str, Any], where: Path) -> tuple[str, str]:
+    """A network's weights file (a bare name beside the manifest) and its sha256."""
+    digest = _require(spec, "weights_sha256", str, where)
+    if not _SHA256.fullmatch(digest):
+        raise ModelFormatError(f"{where}: weights_sha256 is not a sha256 hex digest")
+    name = _require(spec, "weights_file", str, where)
+    if not _PLAIN_FILE_NAME.fullmatch(name):
+        raise ModelFormatError(f"{where}: weights_file must be a bare file name: {name[:100]!r}")
+    return name, digest
+
+
 def _table_network(
     data: dict[str, Any], path: Path, rules: str, level: str | None, config_sha256: str
 ) -> Manifest:
@@ -319,17 +336,7 @@ def _table_network(
     checked as strictly as the manifest's own network."""
     spec = _require(data, "table", dict, path)
     where = Path(f"{path} (table)")
-    hidden = _require(spec, "hidden", list, where)
-    if len(hidden) > MAX_HIDDEN_LAYERS or not all(
-        isinstance(h, int) and not isinstance(h, bool) and 0 < h <= MAX_HIDDEN_WIDTH for h in hidden
-    ):
-        raise ModelFormatError(
-            f"{where}: hidden must be at most {MAX_HIDDEN_LAYERS} ints in 1..{MAX_HIDDEN_WIDTH}: "
-            f"{str(hidden)[:100]}"
-        )
-    activation = _require(spec, "activation", str, where)
-    if activation not in ACTIVATIONS:
-        raise ModelFormatError(f"{where}: unsupported activation {activation!r}")
+    hidden, activation = _layers(spec, where, "hidden")
     if _require(spec, "observation_version", int, where) != TABLE_INPUT_VERSION:
         raise ModelFormatError(
             f"{where}: the table network reads observation version {TABLE_INPUT_VERSION} "
@@ -341,15 +348,8 @@ def _table_network(
             f"{where}: network maps {str(spec.get('inputs'))[:20]} -> "
             f"{str(spec.get('outputs'))[:20]}, expected {sizes[0]} -> {sizes[1]}"
         )
-    holds = _require(spec, "holds", str, where)
-    if holds not in ("canonical", "all"):
-        raise ModelFormatError(f"{where}: holds must be 'canonical' or 'all', got {holds!r}")
-    digest = _require(spec, "weights_sha256", str, where)
-    if not _SHA256.fullmatch(digest):
-        raise ModelFormatError(f"{where}: weights_sha256 is not a sha256 hex digest")
-    name = _require(spec, "weights_file", str, where)
-    if not _PLAIN_FILE_NAME.fullmatch(name):
-        raise ModelFormatError(f"{where}: weights_file must be a bare file name: {name[:100]!r}")
+    holds = _holds(spec, where)
+    name, digest = _weights_file(spec, where)
     if name == data.get("weights_file"):
         raise ModelFormatError(f"{where}: the table network needs a weights file of its own")
     return Manifest(
