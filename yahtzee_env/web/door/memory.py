@@ -8,9 +8,9 @@ every one); most of what stayed was
 the C heap: the freed buffers of the connections stay in glibc's arenas (one per thread
 that ever allocated, up to eight per core) instead of going back to the system. So the
 server caps the arenas at start-up (`limit_arenas`: two) and, after every `TRIM_EVERY`
-closed sockets and at each sweep, collects the young generations and trims the heap
-(`give_back`: ``malloc_trim``); every few seconds what the young collections left is frozen
-(`Settler`: issue 60, no collection walking every socket's objects). `tune_gc` sets the
+closed sockets and at each sweep, trims the heap (`give_back`: ``malloc_trim``); every few
+seconds what survived is frozen (`Settler`: issue 60, no collection walking every socket's
+objects; in play, no collection at all). `tune_gc` sets the
 collector for a long-running server, `GcPauses` measures its pauses. The trims are no-ops
 where the C library is not glibc.
 """
@@ -45,9 +45,17 @@ def limit_arenas(arenas: int = ARENAS) -> bool:
 
 
 def give_back(full: bool = True) -> bool:
-    """Collect the garbage (``full``: every generation; else the young ones, where a closed
-    socket's is) and hand the heap's free pages back to the system."""
-    gc.collect() if full else gc.collect(1)
+    """Hand the heap's free pages back to the system, after a collection of the garbage
+    (``full``: every generation; else the young ones, where a closed socket's is). In a
+    server `tune_gc` made, a young collection is left out: what a closed socket leaves is
+    freed by reference counting, the young collections of long runs found no garbage, and
+    each walked every socket's live coroutines (27 ms on average, up to 42, every 200
+    closed sockets at 1,000 players: issue 60's fifth round); the `Settler` is that
+    server's collector."""
+    if full:
+        gc.collect()
+    elif not TUNED["server"]:
+        gc.collect(1)
     return bool(LIBC is not None and LIBC.malloc_trim(0))
 
 
@@ -87,17 +95,21 @@ class Settler:
         return full
 
 
-GC_THRESHOLD = (10_000, 10, 10)  # the serving process's: young collections 14 times rarer
+# the serving process's: a young collection only past 100,000 new objects, which the
+# `Settler`'s freeze every 2 s resets first (at 1,000 players a young collection walked
+# 24,000-38,000 objects, the sockets' coroutines most, for 15-45 ms: issue 60)
+GC_THRESHOLD = (100_000, 10, 10)
 TUNED = {"server": False}  # whether `tune_gc` made this process a long-running server's
 
 
 def tune_gc() -> None:
     """For a long-running server (issue 33): the objects alive after start-up (modules,
     the CPU levels' weights) are moved out of the collector's reach (`gc.freeze`: a full
-    collection no longer walks them), and the young generation is collected every 10,000
-    allocations, not 700 (each collection walks the same young objects, far less often).
-    With CPython's defaults the collector stopped the server for about a sixth of its time
-    per move at 1,000 players, full collections for up to a third of a second."""
+    collection no longer walks them), and the young generation is collected only past
+    `GC_THRESHOLD`'s 100,000 new objects, not CPython's 700: the `Settler` freezes the
+    survivors every few seconds first, so in play no collection runs at all. With CPython's
+    defaults the collector stopped the server for about a sixth of its time per move at
+    1,000 players, full collections for up to a third of a second."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLD)

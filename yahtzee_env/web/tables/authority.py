@@ -405,11 +405,14 @@ class Tables:
         failed change, `_build`): it is no error."""
         now = time.monotonic()
         over = len(self.loaded) - keep
+        soonest = idle_s if finished_s is None else min(idle_s, finished_s)
         gone = []
         for code, table in list(self.loaded.items()):  # least recently used first
             if busy(code):
                 continue
             idle = now - table.used
+            if over <= 0 and idle <= soonest:  # the rest were used later still: none goes
+                break
             done = finished_s is not None and table.game is not None and table.game.over
             if over > 0 or idle > idle_s or (done and idle > finished_s):
                 if self.loaded.pop(code, None) is not None:

@@ -460,7 +460,10 @@ class Table:
         out["duplicate"] = self.duplicate
         out["cards"] = [card_view(card) for card in game.players]
         out["over"] = game.over
-        out["events"] = [e for e in self.events if e["seq"] >= since]
+        events, k = self.events, len(self.events)
+        while k and events[k - 1]["seq"] >= since:  # the events are in seq order: the tail
+            k -= 1
+        out["events"] = events[k:]
         if game.over:
             out["result"] = self.result()
             if self.online:
