@@ -29,10 +29,11 @@ committed, never acknowledged), never behind.
 Several servers on one PostgreSQL database (issue 20): ``--db postgresql://USER@HOST:PORT/DB``
 (or ``--db local-postgres``: a private PostgreSQL cluster in a temporary folder, Debian's
 initdb and pg_ctl) and ``--servers N``: N ``yahtzee serve`` processes, player i on server
-i mod N. With N > 1, ``--watchers W`` of the players have a second socket on their table at
-the next server, and the report gives the fan-out: from a move's send on one server to its
-state arriving at the other server's socket. The crash check then kills server 0 and reads
-every table from server 1, without a restart.
+i mod N. With N > 1, ``--watchers W`` of the players (50 by default) have a second socket on
+their table at the next server, and the report gives the fan-out: from a move's send on one
+server to its state arriving at the other server's socket. With one server, ``--watchers W``
+watches on the same server (issue 60: a move's fan-out to its table's other sockets). The
+crash check then kills server 0 and reads every table from server 1, without a restart.
 
 The server alone (issue 33): ``--server-cpus 0 --client-cpus 1`` pins the servers (and a
 ``--db local-postgres`` cluster) and this load generator to separate CPUs; the report's
@@ -182,8 +183,10 @@ def options() -> argparse.ArgumentParser:
     parser.add_argument(
         "--watchers",
         type=int,
-        default=50,
-        help="with --servers above 1: players whose table is also watched from the next server",
+        default=None,
+        help="players whose table is also watched by a second socket, from the next server "
+        "(on the same one where there is one server): the report's fan-out; default 50 with "
+        "--servers above 1, else 0",
     )
     parser.add_argument(
         "--server-cpus",

@@ -310,9 +310,8 @@ async def load(
         Player(i, urls[i % len(urls)], opponents, think, ramp * i / players, t0 + ramp)
         for i in range(players)
     ]
-    if len(urls) > 1:
-        for p in crowd[:watchers]:
-            p.watch_url = urls[(p.index + 1) % len(urls)]
+    for p in crowd[:watchers]:  # the next server (the same one where there is one)
+        p.watch_url = urls[(p.index + 1) % len(urls)]
     tasks = [asyncio.create_task(p.run()) for p in crowd]
     stop_hostile = hostile(crowd) if hostile else None
     start = time.perf_counter()

@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -232,6 +233,7 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
                 stalls["wal_checkpoint_lock"] = [tuple(h) for h in holds]
             if "client_gc" in after:  # this load generator's own pauses
                 stalls["client_gc"] = [(e, w) for e, _g, w, _c in after["client_gc"]]
+            stalls.update(after.get("stalls", {}))  # its loop running late, the CPUs stolen
             if stalls:
                 out["beside_the_slow_moves"] = beside_the_slow_moves(crowd, t0, t1, stalls)
         out["changes"] = {
@@ -263,15 +265,90 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
     return out
 
 
+class Stalls:
+    """What may stand beside a slow move that no server reports (issue 60, fifth round): this
+    load generator's own event loop running late (``client_loop``: a 2 ms sleep that woke 5 ms
+    or more late delays every round trip it would have timed) and the time the machine's
+    hypervisor took from the servers' CPUs (``steal``: ``/proc/stat``'s steal jiffies of
+    ``cpus``, read every 50 ms; a jiffy is 10 ms, so a span is at least that). Called with
+    the crowd (a `beside` hook, in the load's event loop), it starts both and returns their
+    stop; `since` gives ``name -> [(end, seconds), ...]`` on `time.perf_counter`'s clock."""
+
+    LATE, EVERY = 0.005, 0.002
+
+    def __init__(self, cpus: set[int] | None) -> None:
+        self.cpus = cpus
+        self.spans: dict[str, list[tuple[float, float]]] = {"client_loop": [], "steal": []}
+        self.stopped = False
+
+    def __call__(self, crowd) -> Callable[[], None]:
+        import asyncio
+        import threading
+
+        task = asyncio.get_running_loop().create_task(self.loop_lag())
+        thread = threading.Thread(target=self.steal, daemon=True)
+        thread.start()
+
+        def stop() -> None:
+            self.stopped = True
+            task.cancel()
+            thread.join(1)
+
+        return stop
+
+    async def loop_lag(self) -> None:
+        import asyncio
+
+        while not self.stopped:
+            start = time.perf_counter()
+            await asyncio.sleep(self.EVERY)
+            now = time.perf_counter()
+            late = now - start - self.EVERY
+            if late >= self.LATE:
+                self.spans["client_loop"].append((now, late))
+
+    def stolen(self) -> int | None:
+        """The steal jiffies of ``cpus`` (every CPU where None) so far."""
+        total = 0
+        try:
+            with open("/proc/stat", encoding="utf-8") as lines:
+                for line in lines:
+                    name, *fields = line.split()
+                    if not name.startswith("cpu") or name == "cpu" or len(fields) < 8:
+                        continue
+                    if self.cpus is None or int(name[3:]) in self.cpus:
+                        total += int(fields[7])
+        except OSError:
+            return None
+        return total
+
+    def steal(self) -> None:
+        tick = 1.0 / os.sysconf("SC_CLK_TCK")
+        last = self.stolen()
+        while not self.stopped and last is not None:
+            time.sleep(0.05)
+            now = self.stolen()
+            if now is None:
+                return
+            if now > last:
+                self.spans["steal"].append((time.perf_counter(), (now - last) * tick))
+            last = now
+
+    def since(self, start: float) -> dict[str, list[tuple[float, float]]]:
+        return {k: [s for s in list(v) if s[0] >= start] for k, v in self.spans.items()}
+
+
 class Meter:
     """Reads what the servers have spent, at each edge of the measured window (the load
     calls it): ``rows`` of ``(time.perf_counter(), readings)``. At the first reading it
     starts the profilers asked for (``--profile``: py-spy; ``--perf``: Linux perf) on
     server 0 for the window's length (``procs``, waited for by `finish`)."""
 
-    def __init__(self, args, servers: list, postmaster: int | None, client_gc) -> None:
+    def __init__(
+        self, args, servers: list, postmaster: int | None, client_gc, stalls: Stalls | None = None
+    ) -> None:
         self.args, self.servers, self.postmaster = args, servers, postmaster
-        self.client_gc = client_gc
+        self.client_gc, self.stalls = client_gc, stalls
         self.rows: list = []
         self.procs: list = []
 
@@ -296,6 +373,8 @@ class Meter:
         row["client_cpu_s"] = time.process_time()
         if rows and self.client_gc is not None:
             row["client_gc"] = self.client_gc.since(rows[0][0])
+        if rows and self.stalls is not None:
+            row["stalls"] = self.stalls.since(rows[0][0])
         rows.append((time.perf_counter(), row))
 
     def profile(self) -> None:

@@ -1,8 +1,9 @@
-"""The report's parts: the profiles' top frames (py-spy, perf), the fan-out between
-servers, the attacks' outcome."""
+"""The report's parts: the profiles' top frames (py-spy, perf), the fan-out to watchers
+(on another server or the same one), the attacks' outcome."""
 
 from __future__ import annotations
 
+import bisect
 import os
 import resource
 import sys
@@ -127,14 +128,26 @@ def profiles(args, result: dict) -> None:
 
 
 def fanout(args, crowd: list) -> dict:
-    """From a move's send on one server to its state (or a newer one: pushes coalesce) at
-    the watcher's socket on the next server."""
+    """From a move's send (by its player) to its state (or a newer one: pushes coalesce) at
+    the watcher's socket: on the next server, or on the same one where there is one."""
     fan = []
     for p in crowd:
+        seen: dict[str, list[tuple[int, float]]] = {}
+        for (code, seq), at in p.seen.items():
+            seen.setdefault(code, []).append((seq, at))
+        for code, arrivals in seen.items():  # the first arrival at or after each seq
+            arrivals.sort()
+            first = [at for _, at in arrivals]
+            for k in range(len(first) - 2, -1, -1):
+                first[k] = min(first[k], first[k + 1])
+            seqs = [seq for seq, _ in arrivals]
+            seen[code] = (seqs, first)
         for (code, seq), t in p.sent.items():
-            later = [at for (c, s), at in p.seen.items() if c == code and s >= seq]
-            if later:
-                fan.append(min(later) - t)
+            if code in seen:
+                seqs, first = seen[code]
+                k = bisect.bisect_left(seqs, seq)
+                if k < len(seqs):
+                    fan.append(first[k] - t)
     fan_ms = np.array(fan) * 1000
     return {
         "watched_players": min(args.watchers, args.players),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from webload.clients import FreshConnections, SlowSockets, load
 from webload.curve import Curve, IdleSockets, machine, other_cores_busy, rss_growth, verdict
-from webload.measures import Meter, memory
+from webload.measures import Meter, Stalls, memory
 from webload.report import attacks, fanout, load_result, profiles
 from yahtzee_env.web.door.local_server import LocalServer
 
@@ -80,7 +80,7 @@ def start_servers(args, stack: contextlib.ExitStack, tmp: str, db) -> list[Local
     """``--servers`` servers on ``db`` (killed when ``stack`` closes); this process moves to
     ``--client-cpus`` first."""
     flags = ["--trust-proxy", "--bench-stats", *(["--batch-moves"] if args.batch_moves else [])]
-    wanted = args.players + args.watchers + args.sockets + 100  # and some room
+    wanted = args.players + (args.watchers or 0) + args.sockets + 100  # and some room
     if wanted > 2000:  # the server's default cap on open sockets (`yahtzee serve --max-sockets`)
         flags += ["--max-sockets", str(wanted)]
     servers = [
@@ -144,6 +144,8 @@ def crash_check(args, servers: list[LocalServer]) -> dict:
 def run(args) -> int:
     """The benchmark of ``args`` (`bench_web.py`'s options): its report printed (and
     written to ``--json``); 1 if the crash check found a table behind."""
+    if args.watchers is None:  # watchers by default between servers only
+        args.watchers = 50 if args.servers > 1 else 0
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory())
         db, backend, postmaster = database(args, stack, tmp)
@@ -152,11 +154,12 @@ def run(args) -> int:
         if client_gc is not None:
             client_gc.start()
             stack.callback(client_gc.stop)
-        meter = Meter(args, servers, postmaster, client_gc)
+        stalls = Stalls(set(args.server_cpus) if args.server_cpus else None)
+        meter = Meter(args, servers, postmaster, client_gc, stalls)
         hostile = Hostile(args, servers[0])
         curve = Curve(servers, args.every)
         idle = IdleSockets(servers[0].url, args.sockets, servers[0].proc.pid)
-        hooks = [curve, *([idle] if args.sockets else [])]
+        hooks = [curve, stalls, *([idle] if args.sockets else [])]
         if args.slow_sockets or args.fresh_connections:
             hooks.append(hostile)
 
@@ -195,7 +198,7 @@ def run(args) -> int:
         result["verdict"] = verdict(result, growth)
         meter.finish()
         profiles(args, result)
-        if args.servers > 1:
+        if args.watchers:
             result["fanout"] = fanout(args, crowd)
         result.update(attacks(args, crowd, hostile.attack))
         print(json.dumps(result, indent=1), flush=True)

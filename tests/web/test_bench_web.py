@@ -65,7 +65,7 @@ def test_a_tiny_run_reports_the_machine_the_curve_and_a_verdict(tmp_path):
     command = [
         sys.executable, str(EXPERIMENTS / "bench_web.py"), "--players", "4", "--think", "0.2",
         "--ramp", "0.5", "--seconds", "3", "--every", "1", "--sockets", "5", "--instances", "1",
-        "--no-crash", "--json", str(out),
+        "--watchers", "2", "--no-crash", "--json", str(out),
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -78,9 +78,33 @@ def test_a_tiny_run_reports_the_machine_the_curve_and_a_verdict(tmp_path):
     assert "other_cores_busy" in result and "rss_growth_after_first_minute" in result
     assert result["idle_sockets"]["asked"] == 5
     assert result["verdict"].startswith("verdict: ")
+    # two players' tables watched on the one server: a move's fan-out to the watcher
+    assert result["fanout"]["watched_players"] == 2 and result["fanout"]["arrived"] > 0
+    # what the slow moves stood beside includes this load generator's late loop and the
+    # CPU time the machine's hypervisor took (issue 60, fifth round)
+    beside = result["server"]["beside_the_slow_moves"]
+    assert {"client_loop", "steal", "gc_young", "wal_checkpoint_lock"} <= set(beside)
     # the simulated players play as the page does (the first roll of a turn a tap): every
     # move of theirs is acknowledged
     assert result["actions"] > 0 and result["errors"] == 0, (result["actions"], result["errors"])
+
+
+def test_the_fanout_takes_the_first_state_at_or_past_each_move(bench):
+    """A move's fan-out is the time from its send to the first state at the watcher whose
+    seq is at least the move's (pushes coalesce: a later state carries it too)."""
+    import argparse
+
+    from webload.report import fanout
+
+    class P:
+        watch_errors = 0
+
+    p = P()
+    p.sent = {("A", 1): 10.0, ("A", 2): 11.0, ("A", 5): 12.0, ("B", 1): 20.0}
+    p.seen = {("A", 1): 10.5, ("A", 3): 11.2, ("A", 2): 11.4, ("B", 0): 19.0}
+    out = fanout(argparse.Namespace(watchers=1, players=1), [p])
+    # A1 -> 0.5 s; A2 -> A3's 11.2 (before A2's own 11.4); A5 and B1: nothing past them
+    assert out["arrived"] == 2 and out["moves"] == 4 and out["max_ms"] == 500.0
 
 
 def test_the_verdict_reads_each_target_from_the_report(bench):

@@ -707,6 +707,52 @@ def test_whole_games_at_the_tables_leave_no_cyclic_garbage(tmp_path):
         storage.close()
 
 
+def test_a_states_cards_are_the_cards_as_they_stand(tmp_path):
+    """Issue 60, fifth round: a state takes each seat's card from the card history its last
+    score wrote (a card moves only at a score) rather than building it at every state; at
+    every state of whole games (two and three seats, a duplicate table, CPU seats, the next
+    game) and once the table is rebuilt from the database, they are the engine's cards."""
+    from yahtzee_env.web.storage import open_storage
+    from yahtzee_env.web.tables.authority import Tables
+    from yahtzee_env.web.tables.table import card_view
+
+    storage = open_storage(tmp_path / "t.sqlite3")
+    try:
+        tables = Tables(storage, 100, 100)
+        made = [
+            tables.create({"seats": ["human", "medium"]}, "10.0.0.1", None),
+            tables.create({"seats": ["human", "easy", "medium"]}, "10.0.0.2", None),
+            tables.create({"seats": ["human", "easy"], "duplicate": True}, "10.0.0.3", None),
+        ]
+        checked = games = 0
+        for _ in range(100):
+            for table, tokens in made:
+                table = tables.loaded[table.code]
+                game = table.game
+                if game.over:
+                    intent, games = {"type": "next"}, games + 1
+                elif table.in_cup:
+                    intent = {"type": "roll", "hold": []}
+                elif game.rolls_left == 2:
+                    intent = {"type": "roll", "hold": [1, 3]}
+                else:
+                    options = tables.state(table)["options"]
+                    intent = {"type": "score", "box": max(options, key=options.get)}
+                code = table.code
+                table, first = tables.act(code, 0, tokens[0], intent, len(table.log), table.idx)
+                cards = [card_view(card) for card in table.game.players]
+                assert tables.state(table, first)["cards"] == cards
+                assert tables.state(table)["cards"] == cards
+                checked += 1
+        assert games >= 3 and checked == 300
+        for table, _ in made:
+            cards = tables.state(tables.load(table.code))["cards"]
+            tables.loaded.clear()  # rebuilt from the database's log
+            assert tables.state(tables.load(table.code))["cards"] == cards
+    finally:
+        storage.close()
+
+
 def test_a_move_on_sqlite_writes_no_news_for_other_processes(db, new_table, act, monkeypatch):
     """The news of a change (`Replicas.news`, JSON for the other processes' copies to follow)
     is made only where other processes share the database: on SQLite nobody hears it."""

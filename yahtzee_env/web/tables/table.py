@@ -458,7 +458,7 @@ class Table:
         # itself only in the finished game's review)
         out["dice_commitment"] = game.seeded.commitment if game.seeded is not None else None
         out["duplicate"] = self.duplicate
-        out["cards"] = [card_view(card) for card in game.players]
+        out["cards"] = [cards[-1] for cards in self.card_history]  # a card moves at a score
         out["over"] = game.over
         events, k = self.events, len(self.events)
         while k and events[k - 1]["seq"] >= since:  # the events are in seq order: the tail
