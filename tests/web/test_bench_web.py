@@ -107,6 +107,42 @@ def test_the_fanout_takes_the_first_state_at_or_past_each_move(bench):
     assert out["arrived"] == 2 and out["moves"] == 4 and out["max_ms"] == 500.0
 
 
+def test_a_player_posts_on_its_event_loop_and_a_refusal_is_an_error(bench):
+    """The simulated players make their tables with no worker thread (`post_async`): the
+    request as sent, the JSON answer, and a 4xx raised as OSError (a player's error)."""
+    import asyncio
+
+    from webload.clients import post_async
+
+    seen = []
+
+    async def main():
+        async def answer(reader, writer):
+            request = await reader.readuntil(b"\r\n\r\n")
+            length = int(request.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            body = await reader.readexactly(length)
+            seen.append((request, body))
+            if b"X-Forwarded-For: 10.0.0.9" in request:
+                writer.write(b"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 2\r\n\r\n{}")
+            else:
+                writer.write(b'HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\n{"code": "A"}')
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            url = f"http://127.0.0.1:{port}/api/tables"
+            assert await post_async(url, {"seats": ["human"]}, "10.0.0.8") == {"code": "A"}
+            with pytest.raises(OSError, match="429"):
+                await post_async(url, {"seats": []}, "10.0.0.9")
+
+    asyncio.run(main())
+    request, body = seen[0]
+    assert request.startswith(b"POST /api/tables HTTP/1.1\r\n")
+    assert json.loads(body) == {"seats": ["human"]}
+
+
 def test_the_verdict_reads_each_target_from_the_report(bench):
     """The verdict's p99.9 is the report's ``p999_ms`` (it read a key no report has, so every
     run failed on "p99.9 None")."""
