@@ -129,30 +129,38 @@ def profiles(args, result: dict) -> None:
 
 def fanout(args, crowd: list) -> dict:
     """From a move's send (by its player) to its state (or a newer one: pushes coalesce) at
-    the watcher's socket: on the next server, or on the same one where there is one."""
-    fan = []
+    the watcher's socket: on the next server, or on the same one where there is one. Only
+    the moves sent once the watcher had its first state count (``before_watching`` the
+    others: a move made while the watcher's socket still opened reaches it with its first
+    state, which times the opening, not the push)."""
+    fan, early = [], 0
     for p in crowd:
-        seen: dict[str, list[tuple[int, float]]] = {}
+        seen: dict[str, tuple[float, list[int], list[float]]] = {}
+        arrivals_of: dict[str, list[tuple[int, float]]] = {}
         for (code, seq), at in p.seen.items():
-            seen.setdefault(code, []).append((seq, at))
-        for code, arrivals in seen.items():  # the first arrival at or after each seq
+            arrivals_of.setdefault(code, []).append((seq, at))
+        for code, arrivals in arrivals_of.items():  # the first arrival at or after each seq
             arrivals.sort()
             first = [at for _, at in arrivals]
             for k in range(len(first) - 2, -1, -1):
                 first[k] = min(first[k], first[k + 1])
-            seqs = [seq for seq, _ in arrivals]
-            seen[code] = (seqs, first)
+            seen[code] = (first[0], [seq for seq, _ in arrivals], first)
         for (code, seq), t in p.sent.items():
-            if code in seen:
-                seqs, first = seen[code]
-                k = bisect.bisect_left(seqs, seq)
-                if k < len(seqs):
-                    fan.append(first[k] - t)
+            if code not in seen:
+                continue
+            opened, seqs, first = seen[code]
+            if t < opened:
+                early += 1
+                continue
+            k = bisect.bisect_left(seqs, seq)
+            if k < len(seqs):
+                fan.append(first[k] - t)
     fan_ms = np.array(fan) * 1000
     return {
         "watched_players": min(args.watchers, args.players),
         "moves": sum(len(p.sent) for p in crowd),
         "arrived": int(fan_ms.size),
+        "before_watching": early,
         **percentiles(fan_ms),
         "max_ms": round(float(fan_ms.max()), 2) if fan_ms.size else None,
         "watch_errors": sum(p.watch_errors for p in crowd),

@@ -91,7 +91,8 @@ def test_a_tiny_run_reports_the_machine_the_curve_and_a_verdict(tmp_path):
 
 def test_the_fanout_takes_the_first_state_at_or_past_each_move(bench):
     """A move's fan-out is the time from its send to the first state at the watcher whose
-    seq is at least the move's (pushes coalesce: a later state carries it too)."""
+    seq is at least the move's (pushes coalesce: a later state carries it too), for the moves
+    sent once the watcher had its first state."""
     import argparse
 
     from webload.report import fanout
@@ -100,11 +101,14 @@ def test_the_fanout_takes_the_first_state_at_or_past_each_move(bench):
         watch_errors = 0
 
     p = P()
-    p.sent = {("A", 1): 10.0, ("A", 2): 11.0, ("A", 5): 12.0, ("B", 1): 20.0}
-    p.seen = {("A", 1): 10.5, ("A", 3): 11.2, ("A", 2): 11.4, ("B", 0): 19.0}
+    p.sent = {("A", 1): 10.0, ("A", 2): 11.0, ("A", 5): 12.0, ("B", 2): 20.0, ("C", 1): 30.0}
+    p.seen = {("A", 0): 9.0, ("A", 1): 10.5, ("A", 3): 11.2, ("A", 2): 11.4, ("B", 2): 20.9}
+    p.seen[("C", 0)] = 29.0
     out = fanout(argparse.Namespace(watchers=1, players=1), [p])
-    # A1 -> 0.5 s; A2 -> A3's 11.2 (before A2's own 11.4); A5 and B1: nothing past them
-    assert out["arrived"] == 2 and out["moves"] == 4 and out["max_ms"] == 500.0
+    # A1 -> 0.5 s; A2 -> A3's 11.2 (before A2's own 11.4); A5 and C1: nothing past them;
+    # B2 was sent before B's watcher had its first state: its opening, not a push
+    assert out["arrived"] == 2 and out["moves"] == 5 and out["max_ms"] == 500.0
+    assert out["before_watching"] == 1
 
 
 def test_a_player_posts_on_its_event_loop_and_a_refusal_is_an_error(bench):

@@ -657,9 +657,10 @@ def test_a_kept_event_holds_no_list_for_the_collector_to_walk(tmp_path):
 
 def test_whole_games_at_the_tables_leave_no_cyclic_garbage(tmp_path):
     """Issue 60: what a move makes (the engine's, the CPU seat's, the storage's, the state
-    for the ack, a game's end and the next game) is freed by reference counting alone, so the
-    sweep collects the young generations only and never forces a full collection (a full one
-    walks every socket's and table's objects with the event loop stopped). With the collector
+    for the ack, a game's end and the next game) is freed by reference counting alone, so a
+    tuned server makes no collection in play (each walks the sockets' and tables' objects
+    with the event loop stopped; the `Settler` freezes what survives, and hourly gives it
+    back to one full collection). With the collector
     off, two whole games at each of four tables against ``medium`` leave nothing for it."""
     import gc
 
