@@ -590,6 +590,39 @@ print(settler.settle(), sum(found) >= 1, gc.get_freeze_count() > 0)
     assert tuned.stdout.split() == ["True", "True"]
 
 
+def test_frozen_cycles_past_a_bound_go_to_a_full_collection_at_once():
+    """Issue 60, fifth round: with no collection in play, cycles that refused requests and
+    dropped sockets leave are frozen; once the frozen objects pass ``most_frozen`` and twice
+    what the last full collection left, the next settle collects them all then (not at the
+    hour), so a stranger cannot make the server hold an hour of them; below the bound, a
+    settle only freezes. In a process of its own (a freeze reaches all of its objects)."""
+    import subprocess
+    import sys
+
+    code = """
+import gc
+from yahtzee_env.web.door import memory
+now = [0.0]
+gc.collect(); gc.freeze(); base = gc.get_freeze_count()
+gc.disable()  # as in a tuned server at play: no young collection finds them first
+settler = memory.Settler(3600.0, clock=lambda: now[0], freeze=True, most_frozen=base + 20000)
+print(settler.settle())
+for _ in range(15000):  # cycles, dropped: garbage only a collection finds
+    ring = [1]; ring.append(ring)
+ring = None
+print(settler.settle())  # 15,000 more frozen: below the bound
+for _ in range(15000):
+    ring = [1]; ring.append(ring)
+ring = None
+found = []
+gc.callbacks.append(lambda phase, info: found.append(info["collected"]) if phase == "stop" else 0)
+print(settler.settle(), sum(found) >= 30000, gc.get_freeze_count() < base + 5000)
+print(settler.settle(), now[0] == 0.0)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False", "True", "True", "True", "False", "True"]
+
+
 def test_the_bench_stats_give_a_windows_longest_collector_pauses(tmp_path):
     """``GET /api/bench-stats?since=T`` (the benchmark's second reading, T from its first's
     ``gc.now``) gives each generation's longest pause after T; a ``since`` that is not a
