@@ -51,10 +51,12 @@ libraries included) and reports its top objects and symbols, each also in millis
 move; ``server.server0_threads`` splits server 0's CPU time per move between its event loop
 and its other threads. ``server.beside_the_slow_moves`` sets the window's slowest moves
 (at or above its p99) beside what stalled them: server 0's collector pauses by generation,
-SQLite's checkpoint holding the storage's lock, and this load generator's own collector
-pauses; ``server.client_cpu_share`` is this load generator's share of its CPU (a busy one's
-own queue is in the round trips it measures); ``server.server0_rss_mb`` is server 0's
-memory at the window's start and end and its peak (``/proc/PID/status``). The load
+SQLite's checkpoint holding the storage's lock, this load generator's own collector
+pauses, its event loop waking late (``client_loop``) and the CPU time the hypervisor took
+from the servers' CPUs (``steal``); ``server.client_cpu_share`` is this load generator's
+share of its CPU (a busy one's own queue is in the round trips it measures);
+``server.server0_rss_mb`` is server 0's memory at the window's start and end and its peak
+(``/proc/PID/status``). The load
 generator's own collector is frozen and off during the load unless ``--client-gc``: its
 pauses would stop every simulated player at once (real players are on machines of their
 own) and be counted as the server's.

@@ -10,9 +10,9 @@ that ever allocated, up to eight per core) instead of going back to the system. 
 server caps the arenas at start-up (`limit_arenas`: two) and, after every `TRIM_EVERY`
 closed sockets and at each sweep, trims the heap (`give_back`: ``malloc_trim``); every few
 seconds what survived is frozen (`Settler`: issue 60, no collection walking every socket's
-objects; in play, no collection at all). `tune_gc` sets the
-collector for a long-running server, `GcPauses` measures its pauses. The trims are no-ops
-where the C library is not glibc.
+objects; in play, no collection at all). `tune_gc` sets the collector for a long-running
+server, `GcPauses` measures its pauses. The trims are no-ops where the C library is not
+glibc.
 """
 
 from __future__ import annotations
