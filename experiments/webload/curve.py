@@ -13,7 +13,7 @@ import threading
 import time
 
 from webload.clients import address_of, post
-from webload.measures import rss_mb
+from webload.measures import cpu_ticks, rss_mb
 
 TARGETS = {"p99_ms": 50.0, "p999_ms": 150.0, "errors": 0, "rss_growth": 0.10}
 
@@ -41,16 +41,9 @@ def machine() -> dict:
 def cpu_times() -> dict[int, tuple[int, int]]:
     """Per CPU, ``(busy, total)`` jiffies since boot (``/proc/stat``; empty elsewhere)."""
     out = {}
-    try:
-        with open("/proc/stat", encoding="utf-8") as lines:
-            for line in lines:
-                name, *fields = line.split()
-                if name.startswith("cpu") and name != "cpu":
-                    ticks = [int(x) for x in fields[:8]]
-                    idle = ticks[3] + ticks[4]  # idle, iowait
-                    out[int(name[3:])] = (sum(ticks) - idle, sum(ticks))
-    except OSError:
-        pass
+    for cpu, ticks in cpu_ticks().items():
+        idle = ticks[3] + ticks[4]  # idle, iowait
+        out[cpu] = (sum(ticks) - idle, sum(ticks))
     return out
 
 

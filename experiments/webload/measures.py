@@ -6,12 +6,14 @@ window's edges."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections import Counter
@@ -265,6 +267,21 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
     return out
 
 
+def cpu_ticks() -> dict[int, list[int]]:
+    """Per CPU, its first eight ``/proc/stat`` counters since boot, in jiffies (user, nice,
+    system, idle, iowait, irq, softirq, steal); empty where there is no such file."""
+    out = {}
+    try:
+        with open("/proc/stat", encoding="utf-8") as lines:
+            for line in lines:
+                name, *fields = line.split()
+                if name.startswith("cpu") and name != "cpu" and len(fields) >= 8:
+                    out[int(name[3:])] = [int(x) for x in fields[:8]]
+    except OSError:
+        pass
+    return out
+
+
 class Stalls:
     """What may stand beside a slow move that no server reports (issue 60, fifth round): this
     load generator's own event loop running late (``client_loop``: a 2 ms sleep that woke 5 ms
@@ -282,9 +299,6 @@ class Stalls:
         self.stopped = False
 
     def __call__(self, crowd) -> Callable[[], None]:
-        import asyncio
-        import threading
-
         task = asyncio.get_running_loop().create_task(self.loop_lag())
         thread = threading.Thread(target=self.steal, daemon=True)
         thread.start()
@@ -297,8 +311,6 @@ class Stalls:
         return stop
 
     async def loop_lag(self) -> None:
-        import asyncio
-
         while not self.stopped:
             start = time.perf_counter()
             await asyncio.sleep(self.EVERY)
@@ -309,18 +321,10 @@ class Stalls:
 
     def stolen(self) -> int | None:
         """The steal jiffies of ``cpus`` (every CPU where None) so far."""
-        total = 0
-        try:
-            with open("/proc/stat", encoding="utf-8") as lines:
-                for line in lines:
-                    name, *fields = line.split()
-                    if not name.startswith("cpu") or name == "cpu" or len(fields) < 8:
-                        continue
-                    if self.cpus is None or int(name[3:]) in self.cpus:
-                        total += int(fields[7])
-        except OSError:
+        ticks = cpu_ticks()
+        if not ticks:
             return None
-        return total
+        return sum(t[7] for cpu, t in ticks.items() if self.cpus is None or cpu in self.cpus)
 
     def steal(self) -> None:
         tick = 1.0 / os.sysconf("SC_CLK_TCK")

@@ -14,6 +14,7 @@ actions rebuilds the same game, dice included. CPU moves are logged like human o
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hmac
 import secrets
@@ -458,12 +459,10 @@ class Table:
         # itself only in the finished game's review)
         out["dice_commitment"] = game.seeded.commitment if game.seeded is not None else None
         out["duplicate"] = self.duplicate
-        out["cards"] = [cards[-1] for cards in self.card_history]  # a card moves at a score
+        out["cards"] = [cards[-1] for cards in self.card_history]
         out["over"] = game.over
-        events, k = self.events, len(self.events)
-        while k and events[k - 1]["seq"] >= since:  # the events are in seq order: the tail
-            k -= 1
-        out["events"] = events[k:]
+        # the events are in seq order (a card, too, moves only at a score: its history's last)
+        out["events"] = self.events[bisect.bisect_left(self.events, since, key=_seq) :]
         if game.over:
             out["result"] = self.result()
             if self.online:
@@ -511,6 +510,10 @@ class Table:
             )
             for s, card in enumerate(game.players)
         ]
+
+
+def _seq(event: dict[str, Any]) -> int:
+    return event["seq"]
 
 
 def card_view(card: Scorecard) -> dict[str, Any]:
