@@ -209,6 +209,7 @@ class Player:
         self.url, self.opponents, self.think = url, opponents, think
         self.latencies: list[float] = []
         self.games = self.errors = 0
+        self.error_codes: Counter = Counter()  # each error's code ("create": a table not made)
         self.tables: dict[str, tuple[int, str, list[int], bool]] = {}  # code -> state
         self.stop = False
         self.watch_url: str | None = None  # another server: watch my table there
@@ -269,6 +270,7 @@ class Player:
                 code, token = await self.create()
             except OSError:
                 self.errors += 1
+                self.error_codes["create"] += 1
                 return
             headers = {"X-Forwarded-For": self.address}
             async with websockets.connect(
@@ -311,6 +313,7 @@ class Player:
                         self.acks.append(time.perf_counter())
                     if reply["type"] != "ack":
                         self.errors += 1
+                        self.error_codes[str(reply.get("code"))] += 1
                         self.tables[code] = (state["version"], token, None)
                         continue
                     state = reply["state"]

@@ -166,18 +166,21 @@ class IdleSockets:
     people who watch and do not play. ``opened`` and ``refused`` count them; with the
     server's ``pid``, ``rss_mb`` is its memory just before the first opens and once the last
     has opened (with its tables made before either), so ``kb_per_socket`` is what an idle
-    watcher costs (issue 60: under 20 KB)."""
+    watcher costs (issue 60: under 20 KB). They open ``after`` seconds into the run
+    (``--sockets-after``; by default once the players' first minute is over, as the RSS
+    growth is read: what the players' warm-up adds is not charged to the sockets)."""
 
     PER_TABLE = 30
 
-    def __init__(self, url: str, count: int, pid: int | None = None) -> None:
-        self.url, self.count, self.pid = url, count, pid
+    def __init__(self, url: str, count: int, pid: int | None = None, after: float = 0.0) -> None:
+        self.url, self.count, self.pid, self.after = url, count, pid, after
         self.opened = self.refused = 0
         self.tasks: list[asyncio.Task] = []
         self.rss: list[float] = []  # MiB: before the first opens, once the last has
 
     def report(self) -> dict:
         out = {"asked": self.count, "opened": self.opened, "refused": self.refused}
+        out["after_s"] = self.after
         if len(self.rss) == 2 and self.opened:
             out["rss_mb"] = self.rss
             out["kb_per_socket"] = round((self.rss[1] - self.rss[0]) * 1024 / self.opened, 1)
@@ -210,6 +213,7 @@ class IdleSockets:
         """Open the sockets (from the load's event loop); returns the stop."""
 
         async def start():
+            await asyncio.sleep(self.after)
             tables = -(-self.count // self.PER_TABLE)
             codes = []
             for i in range(tables):

@@ -103,6 +103,7 @@ def load_result(args, backend: str, crowd: list, elapsed: float, crashed, meters
         "actions_per_s": round(lat.size / elapsed, 1),
         **percentiles(lat),
         "errors": sum(p.errors for p in crowd) + len(crashed),
+        "error_codes": dict(sum((p.error_codes for p in crowd), Counter())),
         "command": " ".join(sys.argv[1:]),
         "batch_moves": args.batch_moves,
         "serve_args": args.serve_arg,

@@ -1042,22 +1042,22 @@ def test_a_connected_socket_costs_the_collector_a_bounded_number_of_objects(tmp_
     connected sockets (about 230 a player, the issue measured). Under uvicorn in this
     process, with the server's own protocols, 120 watcher sockets held open by another
     process (4 tables, 30 each): the tracked objects they add, per socket, after a full
-    collection, stay under `TRACKED_PER_SOCKET` (measured: issue 60's round in
-    docs/web_scale.md)."""
+    collection, stay under `TRACKED_PER_SOCKET`, and the bytes they hold (`tracemalloc`)
+    under `BYTES_PER_SOCKET` (measured: issue 60's rounds in docs/web_scale.md)."""
     import gc
     import subprocess
     import sys
     import threading
+    import tracemalloc
 
     import uvicorn
 
     from yahtzee_env.web.door.app import create_app
     from yahtzee_env.web.door.local_server import free_port
-    from yahtzee_env.web.door.server import websocket_protocol
+    from yahtzee_env.web.door.server import uvicorn_config, websocket_protocol
     from yahtzee_env.web.limits import Limits
 
-    protocol = websocket_protocol()
-    if protocol is None:
+    if websocket_protocol() is None:
         pytest.skip("this uvicorn has no sans-I/O WebSocket protocol")
     port = free_port()
     app = create_app(
@@ -1067,9 +1067,7 @@ def test_a_connected_socket_costs_the_collector_a_bounded_number_of_objects(tmp_
             sockets_per_address=1000,
         ),
     )  # fmt: skip
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws=protocol)
-    )
+    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port))  # as `yahtzee serve` has it
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
@@ -1081,8 +1079,10 @@ def test_a_connected_socket_costs_the_collector_a_bounded_number_of_objects(tmp_
         codes = [
             post_json(f"{url}/api/tables", {"seats": ["human", "easy"]})["code"] for _ in range(4)
         ]
+        tracemalloc.start()  # what is allocated from here on: the sockets' own memory
         gc.collect()
         before = len(gc.get_objects())
+        bytes_before = tracemalloc.get_traced_memory()[0]
         child = subprocess.Popen(
             [sys.executable, "-c", HOLD_SOCKETS, url.replace("http", "ws"), ",".join(codes), "30"],
             stdin=subprocess.PIPE,
@@ -1095,8 +1095,11 @@ def test_a_connected_socket_costs_the_collector_a_bounded_number_of_objects(tmp_
         assert app.state.service.hub.count() == 120
         gc.collect()
         per_socket = (len(gc.get_objects()) - before) / 120
+        bytes_per_socket = (tracemalloc.get_traced_memory()[0] - bytes_before) / 120
         assert per_socket < TRACKED_PER_SOCKET, per_socket
+        assert bytes_per_socket < BYTES_PER_SOCKET, bytes_per_socket
     finally:
+        tracemalloc.stop()
         if child is not None:
             child.stdin.close()
             child.wait(30)
@@ -1106,8 +1109,14 @@ def test_a_connected_socket_costs_the_collector_a_bounded_number_of_objects(tmp_
 
 # measured 183 (issue 60): the socket's tasks and their anyio scopes (24 coroutines, 21 cells,
 # 30 lists, 15 bound methods...), uvicorn's protocol, Starlette's WebSocket, the hub's Client;
-# 139 once an idle socket holds no sender task nor a task group, and no dict of bound methods
-TRACKED_PER_SOCKET = 160
+# 139 once an idle socket holds no sender task nor a task group, and no dict of bound methods;
+# 84 once it holds no asyncio queue nor event, and no frames of the middleware and router
+TRACKED_PER_SOCKET = 110
+# measured about 30 KB (issue 60, sixth round): the handshake's headers, kept by the parser of
+# `websockets`; an `asyncio.Queue` and two events; the frames of Starlette's middleware and
+# router, kept for as long as a socket is open. About 17 KB once those went (the table's own
+# state, built for the first socket, is in the figure: about 1.6 KB a socket at 30 a table)
+BYTES_PER_SOCKET = 20 * 1024
 
 
 def post_json(url: str, body: dict) -> dict:

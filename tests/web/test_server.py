@@ -365,3 +365,84 @@ def test_sockets_opened_and_closed_leave_nothing_held(tmp_path):
     finally:
         server.should_exit = True
         thread.join(timeout=WAIT)
+
+
+def test_the_sockets_mailbox_keeps_order_and_wakes_its_reader():
+    """`server.Mailbox` stands in for uvicorn's `asyncio.Queue` of a socket's events:
+    first in, first out; a waiting ``get`` wakes on the next ``put_nowait``; a cancelled
+    ``get`` loses nothing."""
+    import asyncio
+
+    from yahtzee_env.web.door.server import Mailbox
+
+    async def scenario():
+        box = Mailbox()
+        assert box.empty() and box.qsize() == 0
+        box.put_nowait("a")
+        box.put_nowait("b")
+        assert [await box.get(), await box.get()] == ["a", "b"] and box.empty()
+        waiting = asyncio.ensure_future(box.get())
+        await asyncio.sleep(0)
+        assert not waiting.done()
+        box.put_nowait("c")
+        assert await asyncio.wait_for(waiting, 1) == "c"
+        cancelled = asyncio.ensure_future(box.get())
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        box.put_nowait("d")  # nobody waits: kept for the next reader
+        assert box.waiter is None and await box.get() == "d"
+
+    asyncio.run(scenario())
+
+
+def test_the_sockets_writable_flag_holds_writers_until_set():
+    """`server.Flag` stands in for uvicorn's `asyncio.Event` (writable): ``wait`` returns at
+    once while set, waits while cleared, and every waiter wakes on ``set``."""
+    import asyncio
+
+    from yahtzee_env.web.door.server import Flag
+
+    async def scenario():
+        flag = Flag(True)
+        assert flag.is_set() and await flag.wait() is True
+        flag.clear()
+        waiters = [asyncio.ensure_future(flag.wait()) for _ in range(3)]
+        await asyncio.sleep(0)
+        assert not any(w.done() for w in waiters)
+        gone = waiters.pop()
+        gone.cancel()
+        await asyncio.sleep(0)
+        assert len(flag.waiters) == 2  # a cancelled waiter leaves the list
+        flag.set()
+        assert await asyncio.wait_for(asyncio.gather(*waiters), 1) == [True, True]
+        assert flag.waiters is None
+
+    asyncio.run(scenario())
+
+
+def test_sockets_take_the_short_way_in_and_other_paths_still_reach_the_router(tmp_path):
+    """`app.SocketLane`: a table's socket and a watch link's socket reach their handlers
+    past the router (their state, and a watch link's refusal, as before); a socket on a
+    path no route has is still closed by the router; the forwarded address of a trusted
+    proxy is the socket's address (the lane sits after the proxy's middleware)."""
+    from starlette.testclient import TestClient
+    from starlette.websockets import WebSocketDisconnect
+
+    from yahtzee_env.web.door.app import SocketLane, create_app
+
+    app = create_app(tmp_path / "lane.sqlite3", trust_proxy="*")
+    stack = [m.cls for m in app.user_middleware]
+    assert stack.index(SocketLane) == 1  # after the proxy's middleware, before the guard
+    with TestClient(app) as client:
+        code = client.post("/api/tables", json={"seats": ["human", "easy"]}).json()["code"]
+        headers = {"x-forwarded-for": "203.0.113.7"}
+        with client.websocket_connect(f"/ws/{code}", headers=headers) as ws:
+            assert ws.receive_json()["type"] == "state"
+            (client_socket,) = app.state.service.hub.clients[code]
+            assert client_socket.address == "203.0.113.7"
+        with client.websocket_connect("/ws/watch/nosuchlink") as ws:
+            assert ws.receive_json()["code"] == "unknown_table"  # the watch handler's refusal
+        with pytest.raises(WebSocketDisconnect), client.websocket_connect("/nowhere") as ws:
+            ws.receive_json()

@@ -13,7 +13,9 @@
   done, and once the app is done with a socket, a peer that still does
   not read (so the buffered bytes never drain and a plain close never completes) is cut off
   (`transport.abort()`) after `CLOSE_GRACE` seconds: closed sockets are released. A socket
-  whose peer is gone is let go at once (no timer holds it).
+  whose peer is gone is let go at once (no timer holds it). Its receive queue and writable
+  flag are a `Mailbox` and a `Flag`, without the deques of asyncio's queue and event
+  (issue 60: an idle socket holds about 17 KB, not 30).
 - h11's limit on an incomplete request head (16 KiB), WebSocket frames of at most 64 KiB,
   keep-alive pings on every socket (a vanished peer is released), a cap on concurrent
   connections (503 beyond it), and the forwarded address only from ``--trust-proxy``.
@@ -28,6 +30,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
@@ -106,6 +109,77 @@ class ClientErrorFilter(logging.Filter):
         return self.bucket.allow("log")
 
 
+class Mailbox:
+    """What uvicorn's WebSocket protocol uses of its `asyncio.Queue` (``put_nowait``,
+    ``get``, ``empty``), for its one reader, the socket's handler: a list and, while the
+    handler waits, one future (an `asyncio.Queue` holds three deques and an event, about
+    3.6 KB for a socket that mostly waits)."""
+
+    __slots__ = ("items", "waiter")
+
+    def __init__(self) -> None:
+        self.items: list = []
+        self.waiter: asyncio.Future | None = None
+
+    def put_nowait(self, item) -> None:
+        self.items.append(item)
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    def empty(self) -> bool:
+        return not self.items
+
+    def qsize(self) -> int:
+        return len(self.items)
+
+    async def get(self):
+        while not self.items:
+            self.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self.waiter
+            finally:
+                self.waiter = None
+        return self.items.pop(0)
+
+
+class Flag:
+    """What uvicorn's WebSocket protocol uses of its `asyncio.Event` (``set``, ``clear``,
+    ``is_set``, ``wait``), the list of waiters made only when one waits (an event's deque
+    is about 0.7 KB a socket)."""
+
+    __slots__ = ("value", "waiters")
+
+    def __init__(self, value: bool = False) -> None:
+        self.value = value
+        self.waiters: list[asyncio.Future] | None = None
+
+    def is_set(self) -> bool:
+        return self.value
+
+    def set(self) -> None:
+        self.value = True
+        waiters, self.waiters = self.waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(True)
+
+    def clear(self) -> None:
+        self.value = False
+
+    async def wait(self) -> bool:
+        if self.value:
+            return True
+        waiter = asyncio.get_running_loop().create_future()
+        if self.waiters is None:
+            self.waiters = []
+        self.waiters.append(waiter)
+        try:
+            return await waiter
+        finally:
+            if self.waiters is not None and waiter in self.waiters:
+                self.waiters.remove(waiter)
+
+
 def websocket_protocol():
     """uvicorn's sans-I/O WebSocket protocol, releasing its connection when the app is done
     (None if this uvicorn does not have it: then its default is used)."""
@@ -116,6 +190,12 @@ def websocket_protocol():
 
     class ReleasingWebSocketProtocol(WebSocketsSansIOProtocol):
         release_timer = None
+
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            # the receive queue and the writable flag, without asyncio's deques (issue 60:
+            # 4 KB of an idle socket's 30)
+            self.queue, self.writable = Mailbox(), Flag(True)
 
         async def run_asgi(self) -> None:
             await super().run_asgi()
@@ -128,7 +208,9 @@ def websocket_protocol():
             await super().send(message)
             if self.handshake_complete and getattr(self, "response", None) is not None:
                 # the handshake's request and response (their headers: about 3 KB a socket)
-                # are not read again once it is done (issue 60)
+                # are not read again once it is done (issue 60); the request's headers are
+                # emptied, as the parser of `websockets` keeps the request to the end
+                self.request.headers.clear()
                 self.request = self.response = None
 
         def connection_lost(self, exc) -> None:
@@ -166,6 +248,50 @@ def __getattr__(name: str):
 WS_IMPLS = ("websockets-sansio", "websockets", "wsproto")  # uvicorn's, for `ws_impl`
 
 
+def uvicorn_config(
+    app,
+    host: str,
+    port: int,
+    *,
+    header_timeout: float = HEADER_TIMEOUT,
+    workers: int = 1,
+    ws_deflate: bool = False,
+    ws_impl: str | None = None,
+    max_connections: int = MAX_CONNECTIONS,
+):
+    """uvicorn's `Config` of `run` (the same arguments): what ``yahtzee serve`` runs, for a
+    test that serves ``app`` in its own process as users get it."""
+    import uvicorn
+
+    ws = ws_impl or websocket_protocol() or "auto"
+    if workers > 1:  # the workers import the protocol classes by name (no pickled classes)
+        os.environ["YAHTZEE_HEADER_TIMEOUT"] = str(header_timeout)
+        http = f"{__name__}:HeaderTimeoutH11Protocol"
+        if ws_impl is None and ws != "auto":
+            ws = f"{__name__}:ReleasingWebSocketProtocol"
+        extra = {"factory": True, "workers": workers}
+    else:
+        http, extra = protocol_with(header_timeout), {}
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        http=http,
+        ws=ws,
+        ws_max_size=WS_MAX_SIZE,
+        ws_per_message_deflate=ws_deflate,
+        ws_ping_interval=20.0,
+        ws_ping_timeout=20.0,
+        timeout_keep_alive=KEEP_ALIVE,
+        h11_max_incomplete_event_size=MAX_HEAD,
+        limit_concurrency=max_connections,
+        proxy_headers=False,  # the app applies --trust-proxy itself
+        server_header=False,
+        **extra,
+    )
+
+
 def run(
     app,
     host: str,
@@ -189,32 +315,15 @@ def run(
 
     limit_arenas()  # before the worker threads: freed memory goes back (`memory`)
     tune_gc()  # a long-running process: what start-up made is out of the collector's way
-    ws = ws_impl or websocket_protocol() or "auto"
-    if workers > 1:  # the workers import the protocol classes by name (no pickled classes)
-        os.environ["YAHTZEE_HEADER_TIMEOUT"] = str(header_timeout)
-        http = f"{__name__}:HeaderTimeoutH11Protocol"
-        if ws_impl is None and ws != "auto":
-            ws = f"{__name__}:ReleasingWebSocketProtocol"
-        extra = {"factory": True, "workers": workers}
-    else:
-        http, extra = protocol_with(header_timeout), {}
-    config = uvicorn.Config(
+    config = uvicorn_config(
         app,
-        host=host,
-        port=port,
-        log_level="warning",
-        http=http,
-        ws=ws,
-        ws_max_size=WS_MAX_SIZE,
-        ws_per_message_deflate=ws_deflate,
-        ws_ping_interval=20.0,
-        ws_ping_timeout=20.0,
-        timeout_keep_alive=KEEP_ALIVE,
-        h11_max_incomplete_event_size=MAX_HEAD,
-        limit_concurrency=max_connections,
-        proxy_headers=False,  # the app applies --trust-proxy itself
-        server_header=False,
-        **extra,
+        host,
+        port,
+        header_timeout=header_timeout,
+        workers=workers,
+        ws_deflate=ws_deflate,
+        ws_impl=ws_impl,
+        max_connections=max_connections,
     )
     logging.getLogger("uvicorn.error").addFilter(ClientErrorFilter())  # after uvicorn's config
     server = uvicorn.Server(config)
