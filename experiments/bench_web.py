@@ -128,15 +128,8 @@ def options() -> argparse.ArgumentParser:
         default=0,
         metavar="N",
         help="N more sockets that watch and stay idle (30 to a table, each from its own "
-        "address): the 5,000-connected run (the server takes 2,000 sockets by default)",
-    )
-    parser.add_argument(
-        "--sockets-after",
-        type=float,
-        default=None,
-        metavar="S",
-        help="open the --sockets S seconds into the run (default: the ramp and the first "
-        "minute, or a third of a shorter run: the players' warm-up is not charged to them)",
+        "address), opened before the players arrive: the 5,000-connected run (the server "
+        "takes 2,000 sockets by default)",
     )
     parser.add_argument("--opponents", default="medium", help="CPU seats, comma-separated")
     parser.add_argument(

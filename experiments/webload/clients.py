@@ -339,11 +339,15 @@ async def load(
     urls: list[str] | None = None,
     watchers: int = 0,
     meter=None,
+    before=None,
 ):
     """Run the crowd for ``seconds`` (round-trips are recorded after the ``ramp``-second
     arrival of the players), or until ``kill`` is called half-way. ``hostile(crowd)``
     starts the attackers and returns the function that stops them. ``meter()`` is called
-    when the recording starts and when it ends (the server's spending between the two)."""
+    when the recording starts and when it ends (the server's spending between the two).
+    ``before()``, a coroutine, is awaited before the first player arrives."""
+    if before is not None:
+        await before()
     t0 = time.perf_counter()
     urls = urls or [url]
     crowd = [

@@ -166,21 +166,21 @@ class IdleSockets:
     people who watch and do not play. ``opened`` and ``refused`` count them; with the
     server's ``pid``, ``rss_mb`` is its memory just before the first opens and once the last
     has opened (with its tables made before either), so ``kb_per_socket`` is what an idle
-    watcher costs (issue 60: under 20 KB). They open ``after`` seconds into the run
-    (``--sockets-after``; by default once the players' first minute is over, as the RSS
-    growth is read: what the players' warm-up adds is not charged to the sockets)."""
+    watcher costs (issue 60: under 20 KB). They open before the players arrive (`opening`,
+    awaited by the load): the players' warm-up is not charged to them, and their 3,000
+    handshakes in two seconds fall outside the players' window (a flash crowd is another
+    test: ``--fresh-connections``)."""
 
     PER_TABLE = 30
 
-    def __init__(self, url: str, count: int, pid: int | None = None, after: float = 0.0) -> None:
-        self.url, self.count, self.pid, self.after = url, count, pid, after
+    def __init__(self, url: str, count: int, pid: int | None = None) -> None:
+        self.url, self.count, self.pid = url, count, pid
         self.opened = self.refused = 0
         self.tasks: list[asyncio.Task] = []
         self.rss: list[float] = []  # MiB: before the first opens, once the last has
 
     def report(self) -> dict:
         out = {"asked": self.count, "opened": self.opened, "refused": self.refused}
-        out["after_s"] = self.after
         if len(self.rss) == 2 and self.opened:
             out["rss_mb"] = self.rss
             out["kb_per_socket"] = round((self.rss[1] - self.rss[0]) * 1024 / self.opened, 1)
@@ -209,33 +209,31 @@ class IdleSockets:
         if self.opened + self.refused == self.count:
             ready.set()
 
+    async def opening(self) -> None:
+        """Make the sockets' tables and open the sockets (on the load's event loop; they
+        stay open until the stop that `__call__` returns)."""
+        tables = -(-self.count // self.PER_TABLE)
+        codes = []
+        for i in range(tables):
+            body = {"seats": ["human", "easy"], "name": "watched"}
+            where = address_of(300_000 + i)
+            made = await asyncio.to_thread(post, f"{self.url}/api/tables", body, where)
+            codes.append(made["code"])
+        ready = asyncio.Event()
+        self._rss()
+        for i in range(self.count):
+            hold = self.hold(codes[i // self.PER_TABLE], i, ready)
+            self.tasks.append(asyncio.create_task(hold))
+            if i % 100 == 99:
+                await asyncio.sleep(0.05)
+        await ready.wait()
+        await asyncio.sleep(1.0)  # the last hellos answered
+        self._rss()
+
     def __call__(self, crowd: list):
-        """Open the sockets (from the load's event loop); returns the stop."""
-
-        async def start():
-            await asyncio.sleep(self.after)
-            tables = -(-self.count // self.PER_TABLE)
-            codes = []
-            for i in range(tables):
-                body = {"seats": ["human", "easy"], "name": "watched"}
-                where = address_of(300_000 + i)
-                made = await asyncio.to_thread(post, f"{self.url}/api/tables", body, where)
-                codes.append(made["code"])
-            ready = asyncio.Event()
-            self._rss()
-            for i in range(self.count):
-                hold = self.hold(codes[i // self.PER_TABLE], i, ready)
-                self.tasks.append(asyncio.create_task(hold))
-                if i % 100 == 99:
-                    await asyncio.sleep(0.05)
-            await ready.wait()
-            await asyncio.sleep(1.0)  # the last hellos answered
-            self._rss()
-
-        opening = asyncio.ensure_future(start())
+        """The sockets' stop (they were opened before the crowd: `opening`)."""
 
         def stop():
-            opening.cancel()
             for task in self.tasks:
                 task.cancel()
 

@@ -158,10 +158,7 @@ def run(args) -> int:
         meter = Meter(args, servers, postmaster, client_gc, stalls)
         hostile = Hostile(args, servers[0])
         curve = Curve(servers, args.every)
-        after = args.sockets_after
-        if after is None:  # the players' first minute over (a third of a shorter run)
-            after = args.ramp + min(60.0, args.seconds / 3)
-        idle = IdleSockets(servers[0].url, args.sockets, servers[0].proc.pid, after)
+        idle = IdleSockets(servers[0].url, args.sockets, servers[0].proc.pid)
         hooks = [curve, stalls, *([idle] if args.sockets else [])]
         if args.slow_sockets or args.fresh_connections:
             hooks.append(hostile)
@@ -188,6 +185,7 @@ def run(args) -> int:
                 [srv.url for srv in servers],
                 args.watchers,
                 meter,
+                idle.opening if args.sockets else None,
             )
         )
         result = load_result(args, backend, crowd, elapsed, crashed, meter.rows)
