@@ -112,8 +112,8 @@ class ClientErrorFilter(logging.Filter):
 class Mailbox:
     """What uvicorn's WebSocket protocol uses of its `asyncio.Queue` (``put_nowait``,
     ``get``, ``empty``), for its one reader, the socket's handler: a list and, while the
-    handler waits, one future (an `asyncio.Queue` holds three deques and an event, about
-    3.6 KB for a socket that mostly waits)."""
+    handler waits, one future (an `asyncio.Queue` holds three deques and an event: with the
+    writable event, 3.9 KB of a socket that mostly waits)."""
 
     __slots__ = ("items", "waiter")
 
@@ -194,7 +194,7 @@ def websocket_protocol():
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
             # the receive queue and the writable flag, without asyncio's deques (issue 60:
-            # 4 KB of an idle socket's 30)
+            # 3.9 KB of an idle socket's 30)
             self.queue, self.writable = Mailbox(), Flag(True)
 
         async def run_asgi(self) -> None:
@@ -259,8 +259,13 @@ def uvicorn_config(
     ws_impl: str | None = None,
     max_connections: int = MAX_CONNECTIONS,
 ):
-    """uvicorn's `Config` of `run` (the same arguments): what ``yahtzee serve`` runs, for a
-    test that serves ``app`` in its own process as users get it."""
+    """uvicorn's `Config` for ``app`` on ``host:port`` with the settings above: what `run`
+    (``yahtzee serve``) serves with, and a test that serves ``app`` in its own process.
+    ``max_connections``: open connections and sockets together, past which uvicorn answers
+    503 (`yahtzee serve` raises it with ``--max-sockets``).
+    ``workers`` above 1: ``app`` is the import string of an app factory, run in that many
+    processes sharing the listening socket (uvicorn's supervisor). ``ws_deflate``: offer
+    permessage-deflate; ``ws_impl``: one of `WS_IMPLS` as uvicorn has it (None: ours)."""
     import uvicorn
 
     ws = ws_impl or websocket_protocol() or "auto"
@@ -271,7 +276,8 @@ def uvicorn_config(
             ws = f"{__name__}:ReleasingWebSocketProtocol"
         extra = {"factory": True, "workers": workers}
     else:
-        http, extra = protocol_with(header_timeout), {}
+        # one process: uvicorn's WEB_CONCURRENCY, if set, does not make it a supervisor
+        http, extra = protocol_with(header_timeout), {"workers": 1}
     return uvicorn.Config(
         app,
         host=host,
@@ -292,42 +298,19 @@ def uvicorn_config(
     )
 
 
-def run(
-    app,
-    host: str,
-    port: int,
-    *,
-    header_timeout: float = HEADER_TIMEOUT,
-    workers: int = 1,
-    ws_deflate: bool = False,
-    ws_impl: str | None = None,
-    max_connections: int = MAX_CONNECTIONS,
-) -> None:
-    """Serve ``app`` on ``host:port`` with the settings above (blocks until stopped).
-    ``max_connections``: open connections and sockets together, past which uvicorn answers
-    503 (`yahtzee serve` raises it with ``--max-sockets``).
-    ``workers`` above 1: ``app`` is the import string of an app factory, run in that many
-    processes sharing the listening socket (uvicorn's supervisor). ``ws_deflate``: offer
-    permessage-deflate; ``ws_impl``: one of `WS_IMPLS` as uvicorn has it (None: ours)."""
+def run(app, host: str, port: int, **settings) -> None:
+    """Serve ``app`` on ``host:port`` (blocks until stopped), with `uvicorn_config`'s
+    ``settings``, the collector and the heap set for a long-running process."""
     import uvicorn
 
     from yahtzee_env.web.door.memory import limit_arenas, tune_gc
 
     limit_arenas()  # before the worker threads: freed memory goes back (`memory`)
     tune_gc()  # a long-running process: what start-up made is out of the collector's way
-    config = uvicorn_config(
-        app,
-        host,
-        port,
-        header_timeout=header_timeout,
-        workers=workers,
-        ws_deflate=ws_deflate,
-        ws_impl=ws_impl,
-        max_connections=max_connections,
-    )
+    config = uvicorn_config(app, host, port, **settings)
     logging.getLogger("uvicorn.error").addFilter(ClientErrorFilter())  # after uvicorn's config
     server = uvicorn.Server(config)
-    if workers > 1:
+    if config.workers > 1:
         import inspect
 
         from uvicorn.supervisors import Multiprocess
