@@ -90,8 +90,10 @@ def test_attack_later_seat_never_receives_dice_it_has_not_rolled(app):
         stranger.websocket_connect(f"/ws/watch/{watch}") as spy,
     ):
         received.append(receive(ws))
-        ws.send_json({"type": "hello", "id": 1})
+        # the spectator's socket open (its first state read) before seat 1 says hello: a
+        # presence change while it is still opening could race its first state
         watched.append(receive(spy))
+        ws.send_json({"type": "hello", "id": 1})
         # seat 0: three rolls of turn 0 (the first from the cup, then re-rolling all), a score
         rolls = []
         for _ in range(3):
