@@ -746,6 +746,7 @@ def test_bad_websocket_messages(client, new_table):
             json.dumps({"type": ["act"]}),
             json.dumps({"type": "act", "seq": 10**40, "seat": 0, "token": tokens["0"]}),
             json.dumps({"type": "hint", "id": {"x": 1}}),
+            '{"type": "ping", "id": NaN}',  # strict JSON: NaN is no number
             "x" * 5000,
         ]:
             ws.send_text(raw)

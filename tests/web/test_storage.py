@@ -197,3 +197,41 @@ def test_a_url_is_shown_without_its_password():
     url = "postgresql://yahtzee:s3cret@db:5432/yahtzee"
     assert describe_target(url) == "postgresql://yahtzee:***@db:5432/yahtzee"
     assert "s3cret" not in describe_target(url)
+
+
+def test_the_moves_move_into_their_keys_tree_and_none_is_lost(tmp_path):
+    """Migration 22 (issue 60): a database of the 21 before it, with moves stored, reaches the
+    last; every move is still there, and on SQLite the moves are kept in their key's own
+    tree (WITHOUT ROWID: one page of the log a move, not the table's and its index's)."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for number in range(21):
+        for statement in migration_sql(number, "sqlite"):
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version=21")
+    moves = [("ABCD", 0, seq, seq % 2, 40 + seq, 0.5 if seq == 3 else None, seq == 5)
+             for seq in range(8)] + [("EFGH", 1, 0, 0, 7, None, 0)]  # fmt: skip
+    conn.executemany(
+        "INSERT INTO actions (code, idx, seq, seat, action, regret, auto) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        moves,
+    )
+    conn.close()
+    storage = open_storage(path)
+    try:
+        assert storage.version == SCHEMA_VERSION
+        rows = storage.db.execute(
+            "SELECT code, idx, seq, seat, action, regret, auto FROM actions ORDER BY code, seq"
+        ).fetchall()
+        assert [tuple(r) for r in rows] == [(*m[:6], int(m[6])) for m in moves]
+        sql = storage.db.execute("SELECT sql FROM sqlite_master WHERE name = 'actions'")
+        assert sql.fetchone()[0].rstrip().endswith("WITHOUT ROWID")
+        with pytest.raises(sqlite3.IntegrityError):  # the key still holds
+            storage.db.execute(
+                "INSERT INTO actions (code, idx, seq, seat, action) VALUES ('ABCD', 0, 3, 0, 1)"
+            )
+    finally:
+        storage.close()
+    assert "WITHOUT ROWID" not in " ".join(migration_sql(21, "postgresql"))

@@ -9,16 +9,28 @@ from typing import Any
 
 from yahtzee_env.web.errors import WebError
 
+try:  # the web extra's orjson: a move's message parsed in a tenth of json's time (issue 60)
+    from orjson import loads as _loads
+except ModuleNotFoundError:  # pragma: no cover - without the web extra's orjson
+
+    def _not_json(name: str) -> None:
+        raise ValueError(f"{name} is not JSON")
+
+    def _loads(raw: bytes | str) -> Any:
+        return json.loads(raw, parse_constant=_not_json)
+
+
 MAX_BODY = 4096  # bytes: every legitimate request (or socket message) is far smaller
 MAX_SINCE_DIGITS = 9  # `since` is an event number: a few digits at most
 
 
 def parse_json(raw: bytes | str, limit: int = MAX_BODY) -> dict[str, Any]:
-    """A request body or socket message: a JSON object of at most ``limit`` bytes."""
+    """A request body or socket message: a JSON object of at most ``limit`` bytes, strict
+    JSON (RFC 8259): NaN and Infinity are malformed, with orjson or without it."""
     if len(raw) > limit:
         raise WebError(f"payload too large: {len(raw)} bytes (at most {limit})", 413)
     try:
-        data = json.loads(raw or b"{}")
+        data = _loads(raw or b"{}")
     except (ValueError, UnicodeDecodeError) as err:
         raise WebError(f"malformed JSON: {str(err)[:80]}") from None
     except RecursionError:
