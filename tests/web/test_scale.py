@@ -805,16 +805,18 @@ def test_a_move_on_sqlite_writes_no_news_for_other_processes(db, new_table, act,
     assert bool(made) == str(db).startswith("postgresql")
 
 
-def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
+def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db, clock):
     """A move in the middle of a game leaves ``over`` (and the two indexes on it) alone: its
-    guarded UPDATE sets the rev and the time only; the move that ends the game sets it, and
-    the table leaves the host's open tables (both backends). On SQLite, that is two pages
-    fewer in the log per move: a re-roll commits at most 3 (the table's row, its index by
-    time, and the log's row, kept in its key's tree: migration 22; 4 before it)."""
+    guarded UPDATE sets the rev and, once a minute, the time (`tables.TOUCH_EVERY_S`); the move
+    that ends the game sets both, and the table leaves the host's open tables (both
+    backends). On SQLite, a re-roll commits at most 2 pages of the log: the table's row and
+    the log's row, kept in its key's tree (migration 22). Before this round it was 4 (the
+    time's index and the log's index besides), and 6 before ``over`` was left alone."""
     from yahtzee_env.web.storage import open_storage
     from yahtzee_env.web.tables.authority import Tables
 
     storage = open_storage(db)
+    storage.clock = clock
     try:
         tables = Tables(storage)
         player = tables.create_player("Ada")
@@ -828,18 +830,33 @@ def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
             guards.append(guard[0])
             return guard, rest
 
+        def updated() -> float:
+            return storage._query("SELECT updated FROM tables WHERE code = ?", (table.code,))[0][
+                "updated"
+            ]
+
         storage._guarded = guarded
         sqlite = not storage.multi_process
         tap = {"type": "roll", "hold": []}  # the dice out of the cup
+        clock.now += 5
         table, _ = tables.act(table.code, 0, None, tap, len(table.log), table.idx, session["id"])
+        assert "updated" in guards[-1] and updated() == clock.now  # the copy's first write
+        touched = clock.now
         if sqlite:
             storage.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        clock.now += 59  # the contract: the time to within a minute
         roll = {"type": "roll", "hold": [0]}
         table, _ = tables.act(table.code, 0, None, roll, len(table.log), table.idx, session["id"])
         if sqlite:  # the frames of the log since the checkpoint: this move's commit's pages
             frames = storage.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
-            assert frames <= 3, frames
+            assert frames <= 2, frames
+        assert "over" not in guards[-1] and "updated" not in guards[-1], guards
+        assert updated() == touched  # within the minute: left as it was
+        clock.now += 1  # a minute since the copy wrote it: written again
+        roll = {"type": "roll", "hold": [0, 1]}
+        table, _ = tables.act(table.code, 0, None, roll, len(table.log), table.idx, session["id"])
         assert "over" not in guards[-1] and "updated" in guards[-1], guards
+        assert updated() == clock.now
         assert [t["code"] for t in storage.players.tables_of(session["id"])] == [table.code]
         while not table.game.over:
             state = tables.state(table)
@@ -851,7 +868,7 @@ def test_a_move_writes_the_tables_over_flag_only_when_its_game_ends(db):
             table, _ = tables.act(
                 table.code, 0, None, intent, len(table.log), table.idx, session["id"]
             )
-        assert "over" in guards[-1], guards[-1]
+        assert "over" in guards[-1] and "updated" in guards[-1]  # the last move: both
         assert sum("over" in text for text in guards) == 1
         assert storage.players.tables_of(session["id"]) == []
         assert Tables(storage).load(table.code).game.over

@@ -11,6 +11,10 @@ from typing import Any
 
 from yahtzee_env.web.storage.base import Store
 
+# A move rewrites its table's ``updated`` only once the copy's last write of it is this old
+# (`TableStore.append_actions`): the time of a table's last move, to within a minute.
+TOUCH_EVERY_S = 60.0
+
 
 class TableStore(Store):
     """``storage.tables``: everything stored per table."""
@@ -77,13 +81,13 @@ class TableStore(Store):
             (code, idx, match_no, first),
         )
 
-    def _touch(self, code: str, over: bool | None = None) -> tuple[str, tuple]:
+    def _touch(
+        self, code: str, over: bool | None = None, now: float | None = None
+    ) -> tuple[str, tuple]:
+        now = self.db.clock() if now is None else now
         if over is None:
-            return ("UPDATE tables SET updated = ? WHERE code = ?", (self.db.clock(), code))
-        return (
-            "UPDATE tables SET updated = ?, over = ? WHERE code = ?",
-            (self.db.clock(), int(over), code),
-        )
+            return ("UPDATE tables SET updated = ? WHERE code = ?", (now, code))
+        return ("UPDATE tables SET updated = ?, over = ? WHERE code = ?", (now, int(over), code))
 
     def update_seat(self, code: str, seat: dict[str, Any]) -> None:
         self.db._tx([self._seat_row(code, seat), self._touch(code)])
@@ -289,10 +293,18 @@ class TableStore(Store):
         results: list[dict[str, Any]] = (),
         over: bool = False,
         auto: Iterable[int] = (),
-    ) -> None:
+        touched: float | None = None,
+    ) -> float | None:
         """Log ``(seat, action, regret)`` rows from ``first_seq`` on (``auto``: the seqs the
         computer played for a human seat), and the finished game's ``results`` if any
-        (``over``: the game is over), in one committed transaction."""
+        (``over``: the game is over), in one committed transaction.
+
+        ``touched``: when the caller's copy of the table last wrote its ``updated`` (None:
+        not known). Within `TOUCH_EVERY_S` of it, a move that does not end the game leaves
+        ``updated`` as it is: each write of it moves its index's entry, two more pages in
+        SQLite's log a move (issue 60), and what reads it (the sweep's ages of hours and
+        days, the newest-first lists) needs no finer time. Returns the time written to
+        ``updated``, or None when it was left."""
         auto = set(auto)
         statements = [
             (
@@ -331,8 +343,12 @@ class TableStore(Store):
         ]
         # ``over`` is written when the game ends only: a game's start sets it to 0, and
         # every write of it moves two indexes' entries (two more pages in SQLite's log)
-        statements.append(self._touch(code, True if over else None))
+        wrote = None
+        if over or touched is None or now - touched >= TOUCH_EVERY_S:
+            statements.append(self._touch(code, True if over else None, now))
+            wrote = now
         self.db._tx(statements)
+        return wrote
 
     # ------------------------------------------------------------------ seats' people
     def seat_owners(self, code: str) -> list[int]:

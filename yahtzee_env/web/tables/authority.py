@@ -708,10 +708,12 @@ class Tables:
                         "assisted": int(bool(table.coach) or s.seat in helped),
                     }
                 )
-        self.storage.tables.append_actions(
+        touched = self.storage.tables.append_actions(
             table.code, table.idx, first, table.log[first:], results, over=game.over,
-            auto={seq for seq in table.auto if seq >= first},
+            auto={seq for seq in table.auto if seq >= first}, touched=table.touched,
         )  # fmt: skip
+        if touched is not None:
+            table.touched = touched
         if game.over and self.on_game_over is not None:
             self.on_game_over(table)
 

@@ -166,6 +166,9 @@ class Table:
     decisions: dict[int, list] = field(default_factory=dict)  # seat -> [coach.Decision]
     used: float = 0.0  # time.monotonic() of the last use, for eviction from memory
     rev: int = 0  # the database's revision of the table this copy is at
+    # the database clock's time this copy last wrote to the table's ``updated`` (None: it
+    # has not): a move soon after leaves it (`TableStore.append_actions`)
+    touched: float | None = None
     turn_timer: int = 0  # seconds per turn (0: off)
     deadline: float | None = None  # epoch seconds: the waited-on decision times out
     armed: tuple | None = None  # the decision `deadline` was set for
