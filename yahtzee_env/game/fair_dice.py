@@ -80,6 +80,7 @@ A v2 record (format ``yahtzee-dice-v2``, dice ``hmac-sha256-v2``) adds ``"game"`
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import math
@@ -295,8 +296,10 @@ class SeededDice:
                 raise ValueError(f"{len(seeds)} client seeds for {self.seats} seats")
             self.client_seeds = [None if c is None else check_client_seed(c) for c in seeds]
 
-    @property
+    @functools.cached_property
     def commitment(self) -> str:
+        """`commitment` of the seed (which never changes): worked out once, as every state
+        of the game shows it."""
         return commitment(self.seed)
 
     @property

@@ -22,6 +22,7 @@ page sends its seed for the next game before its vote to play it (the vote start
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -71,14 +72,11 @@ def client_seed_view(table) -> dict[str, Any]:
         return {}
     idx = seeds_game(table)
     seeds = list(table.client_seeds.get(idx) or [None] * len(table.seats))
-    secret = game_dice_seed(table.dice_secret, idx)
+    secret, marks = _marks(table.dice_secret, idx, tuple(seeds))
     out: dict[str, Any] = {
         "dice_version": DICE_V2,
         "client_seeds": seeds,
-        "client_seed_marks": [
-            None if c is None else client_seed_mark(secret, idx, seat, c)
-            for seat, c in enumerate(seeds)
-        ],
+        "client_seed_marks": list(marks),
         "client_seeds_open": open_game(table) is not None,
         "client_seeds_game": idx,
         "next_dice_commitment": None,
@@ -88,6 +86,18 @@ def client_seed_view(table) -> dict[str, Any]:
     elif table.game.over:  # the next game's, which its seeds are sent after
         out["next_dice_commitment"] = commitment(secret)
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _marks(dice_secret: bytes, idx: int, seeds: tuple) -> tuple[bytes, tuple]:
+    """Game ``idx``'s dice seed and the marks of its ``seeds``: the same for every state of
+    the game, so worked out once (issue 60: three HMACs a move, in every state sent)."""
+    secret = game_dice_seed(dice_secret, idx)
+    marks = tuple(
+        None if c is None else client_seed_mark(secret, idx, seat, c)
+        for seat, c in enumerate(seeds)
+    )
+    return secret, marks
 
 
 def take_client_seed(table, seat: int, client_seed: Any) -> str:

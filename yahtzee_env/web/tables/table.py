@@ -353,7 +353,7 @@ class Table:
         seat = self.seats[game.current]
         if seat.computer_moves:
             return None
-        filled = sum(v is not None for c in game.players for v in c.as_dict().values())
+        filled = sum(c.filled.bit_count() for c in game.players)
         return (self.idx, filled, game.current)
 
     def result(self) -> dict[str, Any] | None:
