@@ -422,6 +422,58 @@ def test_the_sockets_writable_flag_holds_writers_until_set():
     asyncio.run(scenario())
 
 
+def test_a_reply_is_written_by_its_own_socket_in_order_and_a_peer_behind_is_queued():
+    """`hub.Client.reply` (issue 60, seventh round): the answer to a socket's message is
+    written from its receive loop, with no sender task, when nothing waits before it and
+    the transport takes more; pushes made while it writes go out after it, in order; a
+    peer behind (the writable flag cleared) gets it queued, behind what waits, and its
+    queue still fills up and closes it (4008) as before."""
+    import asyncio
+
+    from yahtzee_env.web.door.hub import CLOSE_SLOW, WRITABLE, Client
+    from yahtzee_env.web.door.server import Flag
+
+    class Socket:
+        def __init__(self) -> None:
+            self.writable = Flag(True)
+            self.scope = {"extensions": {WRITABLE: self.writable}}
+            self.sent: list[str] = []
+            self.gate: asyncio.Event | None = None
+
+        async def send_text(self, text: str) -> None:
+            await self.writable.wait()
+            if self.gate is not None:
+                await self.gate.wait()
+            self.sent.append(text)
+
+    async def scenario():
+        ws = Socket()
+        client = Client(ws, "ABCD", "1.2.3.4", queue_size=3)
+        tasks = len(asyncio.all_tasks())
+        await client.reply({"type": "pong", "id": 1})
+        assert ws.sent == ['{"type":"pong","id":1}'] and client.sender is None
+        assert len(asyncio.all_tasks()) == tasks  # no sender task was made
+        ws.gate = asyncio.Event()  # the next write takes a while
+        replying = asyncio.ensure_future(client.reply("ack"))
+        await asyncio.sleep(0)
+        client.push("state 1")  # another change's push, while the ack is being written
+        client.push("state 2")
+        assert client.sender is replying  # queued behind the reply, no task of its own
+        ws.gate.set()
+        await asyncio.wait_for(replying, 1)
+        assert ws.sent[1:] == ["ack", "state 1", "state 2"] and client.sender is None
+        ws.gate = None
+        ws.writable.clear()  # the peer is behind: its transport takes no more
+        await client.reply("ack 2")
+        assert client.queue == ["ack 2"] and client.sender is not None
+        for n in range(3):
+            await client.reply(f"ack {n + 3}")
+        assert client.closing == (CLOSE_SLOW, client.closing[1])  # its queue filled up
+        client.end()
+
+    asyncio.run(scenario())
+
+
 def test_sockets_take_the_short_way_in_and_other_paths_still_reach_the_router(tmp_path):
     """`app.SocketLane`: a table's socket and a watch link's socket reach their handlers
     past the router (their state, and a watch link's refusal, as before); a socket on a

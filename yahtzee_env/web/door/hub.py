@@ -36,6 +36,11 @@ except ModuleNotFoundError:  # pragma: no cover - without the web extra's orjson
         return json.dumps(message, separators=(",", ":"))
 
 
+# The ASGI scope's extension by which the server shows a socket's writable flag (set while
+# its transport takes more: `server.websocket_protocol`); `Client.reply` writes inline only
+# then. Without it (another server, the test client) a reply is written inline.
+WRITABLE = "yahtzee.writable"
+
 CLOSE_BINARY = 1003  # binary frames are not accepted (standard "unsupported data")
 CLOSE_SLOW = 4008  # the socket fell behind: its send queue is full
 CLOSE_ORIGIN = 4403  # the handshake came from another site
@@ -90,6 +95,37 @@ class Client:
         self.queue.append(message if isinstance(message, str) else encode(message))
         if self.sender is None:
             self.sender = asyncio.get_running_loop().create_task(self.send_queued())
+
+    async def reply(self, message: dict[str, Any] | str) -> None:
+        """Send ``message``, the answer to this socket's own message, from its receive loop
+        when nothing waits to be written before it and the transport takes more (else
+        queued behind, as `push`, so a reader that falls behind fills its queue and is
+        closed, as before): a move's ack then makes no sender task (issue 60, seventh
+        round: a task a move). While it writes, the pushes of other changes queue behind
+        the reply (``sender`` is the loop's task), and it writes them too, in order."""
+        writable = self.ws.scope.get("extensions", {}).get(WRITABLE)
+        if (
+            self.sender is not None
+            or self.queue
+            or self.closing is not None
+            or self.ended
+            or (writable is not None and not writable.is_set())  # the peer is behind
+        ):
+            self.push(message)
+            return
+        task = self.sender = asyncio.current_task()
+        queue = self.queue
+        try:
+            await self.ws.send_text(message if isinstance(message, str) else encode(message))
+            while queue:
+                await self.ws.send_text(queue.pop(0))
+        except (WebSocketDisconnect, OSError, RuntimeError):  # the peer is gone
+            self.closing = self.closing or (1006, "")
+            if self.scope is not None:
+                self.scope.cancel()
+        finally:
+            if self.sender is task:
+                self.sender = None
 
     def end(self) -> None:
         """No more messages: the queue's sender is stopped (the socket is done)."""

@@ -38,6 +38,7 @@ import socket
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from yahtzee_env.web.door.hub import WRITABLE
 from yahtzee_env.web.limits import RateLimiter
 
 HEADER_TIMEOUT = 10.0  # s for a request's head to arrive
@@ -196,6 +197,12 @@ def websocket_protocol():
             # the receive queue and the writable flag, without asyncio's deques (issue 60:
             # 3.9 KB of an idle socket's 30)
             self.queue, self.writable = Mailbox(), Flag(True)
+
+        def handle_connect(self, event) -> None:
+            super().handle_connect(event)
+            scope = getattr(self, "scope", None)  # none: the handshake was refused
+            if scope is not None:  # the socket's writable flag, for `hub.Client.reply`
+                scope["extensions"][WRITABLE] = self.writable
 
         async def run_asgi(self) -> None:
             await super().run_asgi()

@@ -7,8 +7,8 @@ then takes a slot (`limits.SocketSlots`): an anonymous one (a watcher), or, when
 full, a seated one if its first message, a ``hello`` with the seat's token (or the session's
 cookie), proves a seat. The server pushes ``{"type": "state"}`` after every change at the
 table and ``{"type": "presence"}`` when who is connected changes; the sender is the
-socket's own task (`hub.Client.send_queued`, while messages wait), so a slow reader only
-hurts itself.
+socket's own task (`hub.Client.send_queued`, while messages wait; the answer to the socket's
+own message, its receive loop: `hub.Client.reply`), so a slow reader only hurts itself.
 
 Messages (JSON text, each with an optional ``id`` echoed in its reply): ``hello`` (-> hello),
 ``state`` (-> state), ``ping`` (-> pong), and the intents, each answered by the same handler
@@ -221,7 +221,7 @@ class TableSocket:
             except WebError as err:
                 self.service.refused(self.ws, f"WS /ws/{code}", err)
                 reply = {"error": str(err), "code": err.code, "status": err.status}
-                client.push({"type": "error", "id": msg_id, **reply})
+                await client.reply({"type": "error", "id": msg_id, **reply})
 
     async def answer(self, msg: dict[str, Any], msg_id: int | str | None) -> None:
         """One message: its intent's handler, and the reply."""
@@ -229,10 +229,10 @@ class TableSocket:
         kind = msg.get("type")
         if isinstance(kind, str) and kind in self.CHANGES:
             state = await getattr(service, kind)(code, msg, session, skip=client)
-            client.push(service.fanout.envelope("ack", state, msg_id))
+            await client.reply(service.fanout.envelope("ack", state, msg_id))
         elif kind == "hint":
             reply = await service.hint(code, msg, session)
-            client.push({"type": "hint", "id": msg_id, **reply})
+            await client.reply({"type": "hint", "id": msg_id, **reply})
         elif kind == "hello":
             seats = await service.hello(code, msg, session)
             if self.slot == "anonymous":
@@ -240,12 +240,12 @@ class TableSocket:
                 service.slots.take_seated()
                 self.slot = "seated"
             service.hub.seat(client, seats, service.limits.sockets_per_seat, quiet=True)
-            client.push({**hello(seats), "id": msg_id})
+            await client.reply({**hello(seats), "id": msg_id})
         elif kind == "state":
             state = service.fanout.present(await service.table_state(code))
-            client.push({"type": "state", "state": self.view(state)})
+            await client.reply({"type": "state", "state": self.view(state)})
         elif kind == "ping":
-            client.push({"type": "pong", "id": msg_id})
+            await client.reply({"type": "pong", "id": msg_id})
         else:
             raise WebError(f"unknown message type {str(kind)[:20]!r}")
 
