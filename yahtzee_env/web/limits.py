@@ -76,6 +76,9 @@ class Limits:
     unfreeze_every_s: float = 3600.0  # ... and given back to a full collection, hourly
     # or at once past this many frozen objects (and twice what the last one left): cycles
     frozen_most: int = 1_500_000  # that refusals leave are not held for an hour (issue 60)
+    # ... counted once a minute, not at each freeze: the count walks every frozen object
+    # with the GIL held (20-60 ms at 1,000 players, every 2 s: issue 60, seventh round)
+    frozen_count_every_s: float = 60.0
     read_timeout_s: float = 10.0  # a request body must arrive within this
     logins_per_minute: float = 60.0  # sign-ins and sign-ups per address (a backstop; the
     # recovery codes have a bucket of their own)

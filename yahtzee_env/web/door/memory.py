@@ -77,9 +77,12 @@ class Settler:
     refused requests and 80 refused or broken sockets left 8,000 objects in cycles), and
     with no collection in play (`GC_THRESHOLD`) a stranger could otherwise make the server
     hold an hour of them. Play stays below that (600,000 frozen objects at 1,000 players,
-    1.1 million at 5,000 sockets). Only in a process `tune_gc` made a server's (``yahtzee
-    serve``; ``freeze`` None): an app in a test process or under another server leaves the
-    collector alone, as `tune_gc` does."""
+    1.1 million at 5,000 sockets). The frozen objects are counted once every
+    ``count_every_s``, not at each freeze: `gc.get_freeze_count` walks them all with the
+    GIL held, and every 2 s it stopped the event loop for 20-60 ms at 1,000 players
+    (issue 60, seventh round: the slowest moves came every 2 s). Only in a process
+    `tune_gc` made a server's (``yahtzee serve``; ``freeze`` None): an app in a test
+    process or under another server leaves the collector alone, as `tune_gc` does."""
 
     def __init__(
         self,
@@ -88,28 +91,32 @@ class Settler:
         freeze: bool | None = None,
         most_frozen: int = 1_500_000,
         growth: float = 2.0,
+        count_every_s: float = 60.0,
     ) -> None:
         self.unfreeze_every_s, self.clock, self.freeze = unfreeze_every_s, clock, freeze
         self.most_frozen, self.growth = most_frozen, growth
-        self.last_full = clock()
+        self.count_every_s = count_every_s
+        self.last_full = self.last_count = clock()
         self.left = 0  # the frozen objects the last full collection left (the live ones)
 
     def settle(self) -> bool:
         """(A worker thread, every few seconds) the freeze, or a full collection and the
-        freeze: hourly, or once the frozen objects have grown too many. True if it was a
-        full one."""
+        freeze: hourly, or once the frozen objects have grown too many (counted once every
+        ``count_every_s``). True if it was a full one."""
         if not (TUNED["server"] if self.freeze is None else self.freeze):
             return False
         gc.freeze()
-        frozen = gc.get_freeze_count()
-        full = self.clock() - self.last_full >= self.unfreeze_every_s or frozen > max(
-            self.most_frozen, self.growth * self.left
-        )
+        now = self.clock()
+        full = now - self.last_full >= self.unfreeze_every_s
+        if not full and now - self.last_count >= self.count_every_s:
+            self.last_count = now  # the count walks every frozen object: not every freeze
+            full = gc.get_freeze_count() > max(self.most_frozen, self.growth * self.left)
         if full:
             gc.unfreeze()
             gc.collect()
             gc.freeze()
-            self.last_full, self.left = self.clock(), gc.get_freeze_count()
+            self.last_full = self.last_count = self.clock()
+            self.left = gc.get_freeze_count()
         return full
 
 

@@ -153,7 +153,9 @@ class Service:
         self.refusals = RefusalLog()
         self.closes = Closes()
         self.settler = Settler(  # the collector's freezes
-            limits.unfreeze_every_s, most_frozen=limits.frozen_most
+            limits.unfreeze_every_s,
+            most_frozen=limits.frozen_most,
+            count_every_s=limits.frozen_count_every_s,
         )
         self.gc_pauses = GcPauses()  # measured only under `yahtzee serve --bench-stats`
         self.origins, self.hosts = origins, hosts
