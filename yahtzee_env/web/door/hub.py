@@ -113,19 +113,8 @@ class Client:
         ):
             self.push(message)
             return
-        task = self.sender = asyncio.current_task()
-        queue = self.queue
-        try:
-            await self.ws.send_text(message if isinstance(message, str) else encode(message))
-            while queue:
-                await self.ws.send_text(queue.pop(0))
-        except (WebSocketDisconnect, OSError, RuntimeError):  # the peer is gone
-            self.closing = self.closing or (1006, "")
-            if self.scope is not None:
-                self.scope.cancel()
-        finally:
-            if self.sender is task:
-                self.sender = None
+        self.sender = asyncio.current_task()
+        await self.send_queued(message if isinstance(message, str) else encode(message))
 
     def end(self) -> None:
         """No more messages: the queue's sender is stopped (the socket is done)."""
@@ -141,10 +130,13 @@ class Client:
             if self.scope is not None:
                 self.scope.cancel()
 
-    async def send_queued(self) -> None:
-        """The sender task: write the queue out in order, then end (until the next push)."""
+    async def send_queued(self, first: str | None = None) -> None:
+        """The sender (a task of its own, or the receive loop's with its reply ``first``):
+        write the queue out in order, then end (until the next push)."""
         queue = self.queue
         try:
+            if first is not None:
+                await self.ws.send_text(first)
             while queue:
                 await self.ws.send_text(queue.pop(0))
         except (WebSocketDisconnect, OSError, RuntimeError):  # the peer is gone
