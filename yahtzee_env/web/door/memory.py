@@ -99,6 +99,16 @@ class Settler:
         self.last_full = self.last_count = clock()
         self.left = 0  # the frozen objects the last full collection left (the live ones)
 
+    @classmethod
+    def of(cls, limits) -> Settler:
+        """A server's, by its `Limits`: the hourly unfreeze, the frozen objects' bound and
+        how often they are counted."""
+        return cls(
+            limits.unfreeze_every_s,
+            most_frozen=limits.frozen_most,
+            count_every_s=limits.frozen_count_every_s,
+        )
+
     def settle(self) -> bool:
         """(A worker thread, every few seconds) the freeze, or a full collection and the
         freeze: hourly, or once the frozen objects have grown too many (counted once every

@@ -152,11 +152,7 @@ class Service:
         self.hash_gate = HashGate(limits.hash_workers, limits.hash_queue)  # argon2, bounded
         self.refusals = RefusalLog()
         self.closes = Closes()
-        self.settler = Settler(  # the collector's freezes
-            limits.unfreeze_every_s,
-            most_frozen=limits.frozen_most,
-            count_every_s=limits.frozen_count_every_s,
-        )
+        self.settler = Settler.of(limits)  # the collector's freezes
         self.gc_pauses = GcPauses()  # measured only under `yahtzee serve --bench-stats`
         self.origins, self.hosts = origins, hosts
         # a place to play (issue 32): the quick-match queue (ratings, spectators: above)
