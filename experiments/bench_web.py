@@ -68,7 +68,10 @@ and each CPU's busy share from ``/proc/stat`` (``curve``; ``other_cores_busy``: 
 the servers were not pinned to), ``--sockets N`` idle watchers beside the players, and
 ends with one line, the verdict against the targets: p99 <= 50 ms, p99.9 <= 150 ms, no
 error, server 0's RSS growing under 10% after the first minute. ``--instances`` is
-``--servers``, ``--window`` is ``--seconds``.
+``--servers``, ``--window`` is ``--seconds``. ``server.moves_by_kind`` counts the players'
+moves by kind (a turn's tap, its re-rolls, its score) and ``server_cpu_ms_per_turn`` is the
+CPU per player turn (the CPU seats' turns run in its score's answer): it compares servers
+whose turns differ (before issue 58 a turn had no tap, a third of today's moves).
 
     nice -n 15 python experiments/bench_web.py --players 1000 --think 1.0 --ramp 5 \
         --seconds 600 --every 60 --sockets 1000 --server-cpus 0 --client-cpus 1 --no-crash

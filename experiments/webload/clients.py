@@ -190,6 +190,16 @@ class FreshConnections:
         return threads
 
 
+def move_kind(state: dict, action: dict) -> str:
+    """A player's move as the report counts it: ``tap`` (a turn's first roll, the dice in
+    the cup), ``reroll`` or ``score`` (the turn's end; the CPU seats' turns run in its
+    answer). A turn is one tap, its re-rolls and one score, so the CPU per turn compares
+    servers whose turns have different moves (before issue 58 a turn had no tap)."""
+    if state.get("cup"):
+        return "tap"
+    return "reroll" if action.get("type") == "roll" else "score"
+
+
 class Player:
     """One simulated player: plays games until told to stop, recording round-trips."""
 
@@ -218,6 +228,7 @@ class Player:
         self.watch_errors = 0
         self.bytes_in = 0  # bytes of the server's messages received while metered
         self.acks: list[float] = []  # when each recorded action's answer arrived
+        self.ack_kinds: list[str] = []  # and its kind (`move_kind`), in the same order
         self.record_until = float("inf")  # the end of the metered window
         self.bytes_by_type: Counter = Counter()
 
@@ -289,6 +300,7 @@ class Player:
                         await asyncio.sleep(self.rng.uniform(0, 2 * self.think))
                     msg_id += 1
                     action = self.choose(state)
+                    kind = move_kind(state, action)
                     self.tables[code] = (state["version"], token, action)  # in flight
                     t0 = time.perf_counter()
                     await ws.send(
@@ -311,6 +323,7 @@ class Player:
                     if t0 >= self.record_after:
                         self.latencies.append(time.perf_counter() - t0)
                         self.acks.append(time.perf_counter())
+                        self.ack_kinds.append(kind)
                     if reply["type"] != "ack":
                         self.errors += 1
                         self.error_codes[str(reply.get("code"))] += 1

@@ -190,6 +190,12 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
         wire = after["loopback_bytes"] - before["loopback_bytes"]
         out["loopback_bytes_per_move"] = round(wire / per, 1)
     out["server_cpu_ms_per_move"] = round(out["server_cpu_s"] * 1000 / per, 3)
+    kinds = Counter(
+        kind for p in crowd for at, kind in zip(p.acks, p.ack_kinds, strict=True) if t0 <= at <= t1
+    )
+    out["moves_by_kind"] = dict(kinds)  # `clients.move_kind`
+    if kinds["score"]:  # a turn: its tap, re-rolls and score (the CPU seats' turns in it)
+        out["server_cpu_ms_per_turn"] = round(out["server_cpu_s"] * 1000 / kinds["score"], 3)
     (u0, s0), (u1, s1) = before["user_sys_s"], after["user_sys_s"]
     out["server0_user_sys_ms_per_move"] = [
         round((u1 - u0) * 1000 / per, 3),

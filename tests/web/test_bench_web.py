@@ -87,6 +87,26 @@ def test_a_tiny_run_reports_the_machine_the_curve_and_a_verdict(tmp_path):
     # the simulated players play as the page does (the first roll of a turn a tap): every
     # move of theirs is acknowledged
     assert result["actions"] > 0 and result["errors"] == 0, (result["actions"], result["errors"])
+    # each acknowledged move's kind (a turn: a tap, its re-rolls, a score), so that servers
+    # whose turns have different moves compare by the CPU per turn
+    server = result["server"]
+    kinds = server["moves_by_kind"]
+    assert set(kinds) <= {"tap", "reroll", "score"} and kinds.get("tap", 0) > 0, kinds
+    assert sum(kinds.values()) == server["moves"]
+    if kinds.get("score"):
+        per_turn = server["server_cpu_s"] * 1000 / kinds["score"]
+        assert server["server_cpu_ms_per_turn"] == pytest.approx(per_turn, abs=1e-3)
+
+
+def test_a_move_is_counted_as_the_tap_a_re_roll_or_the_score(bench):
+    """`clients.move_kind`: the dice in the cup make any move the turn's tap; otherwise a
+    roll is a re-roll and the rest the turn's score."""
+    from webload.clients import move_kind
+
+    assert move_kind({"cup": True}, {"type": "roll", "hold": []}) == "tap"
+    assert move_kind({"cup": False, "rolls_left": 2}, {"type": "roll", "hold": [0]}) == "reroll"
+    assert move_kind({"cup": False}, {"type": "score", "box": "chance"}) == "score"
+    assert move_kind({}, {"type": "roll", "hold": [1]}) == "reroll"  # a server before the cup
 
 
 def test_the_fanout_takes_the_first_state_at_or_past_each_move(bench):
