@@ -367,6 +367,29 @@ class Database:
             self._write_all(conn, rest)
 
     @contextlib.contextmanager
+    def timed_commits(self) -> Iterator[list[float]]:
+        """Within the block, the calling threads' CPU seconds in the optimistic commits
+        (`_commit_pending`: BEGIN, the guarded UPDATE, the rest, COMMIT; on PostgreSQL the
+        client's side only, its waits not counted) are summed into the one-item list it
+        yields. For experiments/bench_move_path.py; off by default (the server never pays
+        for the clock readings)."""
+        spent = [0.0]
+        real = self._commit_pending
+
+        def timed(lock: TableLock, origin: str | None) -> None:
+            start = time.thread_time()
+            try:
+                return real(lock, origin)
+            finally:
+                spent[0] += time.thread_time() - start
+
+        self._commit_pending = timed
+        try:
+            yield spent
+        finally:
+            del self._commit_pending  # the class's own again
+
+    @contextlib.contextmanager
     def _optimistic(self, code: str, origin: str | None) -> Iterator[TableLock]:
         lock = TableLock(code, None, optimistic=True)
         self._local.lock = lock

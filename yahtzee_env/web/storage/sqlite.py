@@ -146,28 +146,6 @@ class SQLiteStorage(Storage):
             return int(self.db.execute("PRAGMA page_size").fetchone()[0])
 
     @contextlib.contextmanager
-    def timed_commits(self) -> Iterator[list[float]]:
-        """Within the block, the calling threads' CPU seconds in the optimistic commits
-        (`_commit_pending`: BEGIN, the guarded UPDATE, the rest, COMMIT) are summed into the
-        one-item list it yields. For experiments/bench_move_path.py; off by default (the
-        server never pays for the clock readings)."""
-        spent = [0.0]
-        real = self._commit_pending
-
-        def timed(lock: TableLock, origin: str | None) -> None:
-            start = time.thread_time()
-            try:
-                return real(lock, origin)
-            finally:
-                spent[0] += time.thread_time() - start
-
-        self._commit_pending = timed
-        try:
-            yield spent
-        finally:
-            del self._commit_pending  # the class's own again
-
-    @contextlib.contextmanager
     def held_if_free(self) -> Iterator[bool]:
         """Free now, or within `HELD_WAIT_S` (the holder is another thread's short piece of
         work, which runs meanwhile: the wait lets the GIL go). A wait that ran out means
