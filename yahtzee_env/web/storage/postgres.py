@@ -115,23 +115,16 @@ class PostgresStorage(Storage):
             self.trips.add(1, self._write_each(conn, statements))
 
     def _commit_pending(self, lock: TableLock, origin: str | None) -> None:
-        """`Storage._commit_pending` as plain statements: BEGIN, the guarded UPDATE (which
-        notifies), the rest only if it found the row (a run of rows in one executemany),
-        COMMIT (or ROLLBACK). Not in a pipeline (two round trips instead of four): entering,
-        syncing and leaving psycopg's pipeline cost the client more CPU than the two round
-        trips it saves, a quarter of the commit's on loopback (issue 60, eighth round:
-        ``experiments/bench_move_path.py --db local-postgres``), and on PostgreSQL a move's
-        commit runs in a worker thread, where a round trip waits without holding the loop."""
+        """`Storage._commit_pending` in two round trips: BEGIN, the guarded UPDATE (which
+        notifies) and the rest in one pipeline; then the COMMIT (or ROLLBACK)."""
         guard, rest = self._guarded(lock, origin)
         with self._connection() as conn:
             try:
-                with self._transaction(conn):
+                with conn.pipeline(), self._transaction(conn):
                     cur = conn.execute(self.sql(guard[0]), guard[1])
-                    self.trips.add(1, 1)
+                    self.trips.add(1, 1 + self._write_each(conn, rest))
                     if not cur.fetchall():
                         raise StaleCopy(f"table {lock.code} is no longer at rev {lock.rev}")
-                    sent = self._write_each(conn, rest)
-                    self.trips.add(sent, sent)
             except self.psycopg.errors.IntegrityError as err:  # rows of the newer rev's
                 raise StaleCopy(f"table {lock.code} moved on: {err}") from None
 
