@@ -11,6 +11,8 @@ import re
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import yahtzee_env
 
 PACKAGE = Path(yahtzee_env.__file__).parent
@@ -120,6 +122,25 @@ def test_the_move_path_benchmark_runs_on_public_storage_methods(tmp_path):
     out = bench.main(["--tables", "4", "--moves", "40", "--checkpoint-every", "4"])
     assert out["moves"] == 40 and 0 < out["commit_us_per_move"] < out["cpu_us_per_move"]
     assert out["per_move"]["transactions"] > 0 and out["page_size"] > 0
+
+
+def test_the_move_path_benchmark_runs_on_postgresql():
+    """``bench_move_path.py --db local-postgres``: the same moves on a private PostgreSQL
+    cluster, the commits timed through the base storage's `timed_commits`, no WAL counted."""
+    pytest.importorskip("psycopg", reason="needs the postgres extra")
+    from yahtzee_env.web.door.local_postgres import find_bin
+
+    if find_bin() is None:
+        pytest.skip("PostgreSQL's initdb / pg_ctl are not installed")
+    spec = importlib.util.spec_from_file_location(
+        "bench_move_path", EXPERIMENTS / "bench_move_path.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = bench.main(["--tables", "3", "--moves", "30", "--db", "local-postgres"])
+    assert out["db"] == "postgresql" and out["moves"] == 30
+    assert 0 < out["commit_us_per_move"] < out["cpu_us_per_move"] and out["wall_us_per_move"] > 0
+    assert out["wal_frames_per_commit"] is None and out["per_move"]["transactions"] == 1
 
 
 def test_the_wing_holds_the_sql():
