@@ -102,9 +102,9 @@ def main(argv: list[str] | None = None) -> dict:
                 {"seats": ["human", args.opponent]}, f"10.{i // 250}.{i % 250}.1", None
             )
             made.append((table.code, tokens[0]))
-        if wal and storage.checkpoints is not None:  # checkpoints between the timed moves
-            storage.checkpoints.stop()
-        if wal:
+        if wal:  # SQLite's checkpoints run here, between the timed moves
+            if storage.checkpoints is not None:
+                storage.checkpoints.stop()
             storage.wal_checkpoint("TRUNCATE")
         with storage.timed_commits() as commit_s:
             trips = storage.trips.snapshot()

@@ -174,7 +174,10 @@ def beside_the_slow_moves(crowd: list, t0: float, t1: float, stalls: dict) -> di
 def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
     """The servers' spending per acknowledged move in the metered window."""
     (t0, before), (t1, after) = meters[0], meters[-1]
-    moves = sum(1 for p in crowd for at in p.acks if t0 <= at <= t1)
+    kinds = Counter(  # each metered move by its kind (`clients.move_kind`)
+        kind for p in crowd for at, kind in zip(p.acks, p.ack_kinds, strict=True) if t0 <= at <= t1
+    )
+    moves = sum(kinds.values())
     per = max(moves, 1)
     out = {
         "metered_s": round(t1 - t0, 2),
@@ -190,10 +193,7 @@ def spending(meters: list, crowd: list, pg_cpu: bool) -> dict:
         wire = after["loopback_bytes"] - before["loopback_bytes"]
         out["loopback_bytes_per_move"] = round(wire / per, 1)
     out["server_cpu_ms_per_move"] = round(out["server_cpu_s"] * 1000 / per, 3)
-    kinds = Counter(
-        kind for p in crowd for at, kind in zip(p.acks, p.ack_kinds, strict=True) if t0 <= at <= t1
-    )
-    out["moves_by_kind"] = dict(kinds)  # `clients.move_kind`
+    out["moves_by_kind"] = dict(kinds)
     if kinds["score"]:  # a turn: its tap, re-rolls and score (the CPU seats' turns in it)
         out["server_cpu_ms_per_turn"] = round(out["server_cpu_s"] * 1000 / kinds["score"], 3)
     (u0, s0), (u1, s1) = before["user_sys_s"], after["user_sys_s"]
