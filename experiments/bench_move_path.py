@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yahtzee_env.web.storage import Storage, open_storage
+from yahtzee_env.web.storage import Storage, is_postgres_url, open_storage
 from yahtzee_env.web.tables.authority import Tables
 
 
@@ -84,6 +84,8 @@ def main(argv: list[str] | None = None) -> dict:
     )
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
+    if args.db not in ("sqlite", "local-postgres") and not is_postgres_url(args.db):
+        parser.error(f"--db {args.db!r}: use sqlite, local-postgres or a postgresql:// URL")
     with contextlib.ExitStack() as stack:
         if args.db == "sqlite":
             target = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "web.sqlite3"

@@ -143,6 +143,21 @@ def test_the_move_path_benchmark_runs_on_postgresql():
     assert out["wal_frames_per_commit"] is None and out["per_move"]["transactions"] == 1
 
 
+def test_the_move_path_benchmark_refuses_a_database_it_does_not_know(tmp_path, monkeypatch, capsys):
+    """``--db`` that is neither sqlite, local-postgres nor a postgresql:// URL is an error
+    naming it (not a SQLite file of that name made in the working folder)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_move_path", EXPERIMENTS / "bench_move_path.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        bench.main(["--tables", "1", "--moves", "1", "--db", "mysql://x"])
+    assert "mysql://x" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
 def test_the_wing_holds_the_sql():
     """The checkers see the statements where they are (so that they can fail)."""
     inside = [p for p in STORAGE.rglob("*.py") if sql_strings(p.read_text(encoding="utf-8"))]
